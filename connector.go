@@ -1,0 +1,162 @@
+package toolkit
+
+import (
+	"context"
+	"time"
+)
+
+// Connector is a source of tools, prompts and resources other than the
+// builtins: a remote MCP server, or the application's persistent store
+// serving the "user" namespace.
+//
+// Run keeps the connector alive until ctx is cancelled or the source closes
+// for good. The List methods return the connector's current items; the
+// toolkit calls them when the connector reports that it is ready or that a
+// list changed (through the onEvent callback handed to
+// ToolkitDelegate.CreateConnector), never on the path of List or Lookup.
+// They should answer from memory.
+type Connector interface {
+	Run(ctx context.Context) error
+	ListTools(ctx context.Context) ([]Tool, error)
+	ListPrompts(ctx context.Context) ([]Prompt, error)
+	ListResources(ctx context.Context) ([]Resource, error)
+}
+
+// ConnectorEventKind identifies the kind of a ConnectorEvent.
+type ConnectorEventKind int
+
+const (
+	// ConnectorEventStateChange reports a change of connector state; the
+	// State field is set. The toolkit handles it and does not forward it to
+	// the delegate.
+	ConnectorEventStateChange ConnectorEventKind = iota
+	// ConnectorEventToolListChanged reports that the tool list changed.
+	ConnectorEventToolListChanged
+	// ConnectorEventPromptListChanged reports that the prompt list changed.
+	ConnectorEventPromptListChanged
+	// ConnectorEventResourceListChanged reports that the resource list changed.
+	ConnectorEventResourceListChanged
+	// ConnectorEventResourceUpdated reports that one resource's content
+	// changed; the URI field is set.
+	ConnectorEventResourceUpdated
+)
+
+// String returns a short name for the kind.
+func (k ConnectorEventKind) String() string {
+	switch k {
+	case ConnectorEventStateChange:
+		return "state_change"
+	case ConnectorEventToolListChanged:
+		return "tool_list_changed"
+	case ConnectorEventPromptListChanged:
+		return "prompt_list_changed"
+	case ConnectorEventResourceListChanged:
+		return "resource_list_changed"
+	case ConnectorEventResourceUpdated:
+		return "resource_updated"
+	}
+	return "unknown"
+}
+
+// ConnectorEvent is one lifecycle or list-change notification.
+type ConnectorEvent struct {
+	// Kind identifies the event.
+	Kind ConnectorEventKind
+	// Connector is the connector that fired the event; nil for events about
+	// builtins. The toolkit sets it; connectors need not.
+	Connector Connector
+	// Namespace is the namespace of the source the event is about
+	// ("builtin" for builtins). The toolkit sets it.
+	Namespace string
+	// State is set for ConnectorEventStateChange.
+	State ConnectorState
+	// URI is set for ConnectorEventResourceUpdated.
+	URI string
+}
+
+// StateChangeEvent returns a ConnectorEventStateChange event.
+func StateChangeEvent(state ConnectorState) ConnectorEvent {
+	return ConnectorEvent{Kind: ConnectorEventStateChange, State: state}
+}
+
+// ToolListChangeEvent returns a ConnectorEventToolListChanged event.
+func ToolListChangeEvent() ConnectorEvent {
+	return ConnectorEvent{Kind: ConnectorEventToolListChanged}
+}
+
+// PromptListChangeEvent returns a ConnectorEventPromptListChanged event.
+func PromptListChangeEvent() ConnectorEvent {
+	return ConnectorEvent{Kind: ConnectorEventPromptListChanged}
+}
+
+// ResourceListChangeEvent returns a ConnectorEventResourceListChanged event.
+func ResourceListChangeEvent() ConnectorEvent {
+	return ConnectorEvent{Kind: ConnectorEventResourceListChanged}
+}
+
+// ResourceUpdatedEvent returns a ConnectorEventResourceUpdated event for uri.
+func ResourceUpdatedEvent(uri string) ConnectorEvent {
+	return ConnectorEvent{Kind: ConnectorEventResourceUpdated, URI: uri}
+}
+
+// ConnectorStatus is the phase of a connector's life.
+type ConnectorStatus int
+
+const (
+	// StatusConnecting: the first connection attempt is under way.
+	StatusConnecting ConnectorStatus = iota
+	// StatusReady: connected; the item lists are current.
+	StatusReady
+	// StatusReconnecting: the connection was lost; retrying with backoff.
+	StatusReconnecting
+	// StatusFailed: the connector gave up (for example a permanent error).
+	StatusFailed
+	// StatusStopped: the connector was removed or the toolkit stopped.
+	StatusStopped
+)
+
+// String returns a short name for the status.
+func (s ConnectorStatus) String() string {
+	switch s {
+	case StatusConnecting:
+		return "connecting"
+	case StatusReady:
+		return "ready"
+	case StatusReconnecting:
+		return "reconnecting"
+	case StatusFailed:
+		return "failed"
+	case StatusStopped:
+		return "stopped"
+	}
+	return "unknown"
+}
+
+// MarshalText makes the status print as its name in JSON and logs.
+func (s ConnectorStatus) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// ConnectorState describes a connector: who the remote is and how the
+// connection stands.
+type ConnectorState struct {
+	// URL is the connector's URL; Namespace the namespace it serves. The
+	// toolkit sets both.
+	URL       string `json:"url,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+
+	// Name, Version and Title identify the remote server.
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
+	Title   string `json:"title,omitempty"`
+	// Instructions are the server's usage instructions, if any.
+	Instructions string `json:"instructions,omitempty"`
+	// ProtocolVersion is the negotiated MCP protocol version.
+	ProtocolVersion string `json:"protocol_version,omitempty"`
+
+	// Status is the connector's phase.
+	Status ConnectorStatus `json:"status"`
+	// LastError is the text of the last connection error, if any.
+	LastError string `json:"last_error,omitempty"`
+	// ConnectedSince is when the current connection was made (zero when not
+	// connected).
+	ConnectedSince time.Time `json:"connected_since,omitzero"`
+}

@@ -1,0 +1,103 @@
+package toolkit
+
+import (
+	"context"
+	"log/slog"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/llmkit/toolkit/internal/names"
+	"github.com/llmkit/toolkit/prompt"
+	"github.com/llmkit/toolkit/resource"
+	"github.com/llmkit/toolkit/tool"
+)
+
+// Tool is a callable function with JSON input; see package tool.
+type Tool = tool.Tool
+
+// ToolMeta holds advisory hints about a tool's behaviour.
+type ToolMeta = tool.Meta
+
+// Prompt is a reusable prompt template ("agent"); see package prompt.
+type Prompt = prompt.Prompt
+
+// Resource is an addressable blob of data; see package resource.
+type Resource = resource.Resource
+
+// Reserved namespaces and the URI of the user connector.
+const (
+	BuiltinNamespace = names.BuiltinNamespace
+	UserNamespace    = names.UserNamespace
+	UserConnectorURI = "connector:" + UserNamespace
+)
+
+// ReservedNames are item names no ordinary builtin may take (the
+// structured-output tool made by tool.NewOutputTool may).
+var ReservedNames = []string{names.OutputToolName}
+
+// ReservedNamespaces are namespaces no connector may take.
+var ReservedNamespaces = []string{BuiltinNamespace, UserNamespace}
+
+// DefaultMaxCallDepth is the default limit on nested Calls (a tool or
+// prompt calling back into the toolkit).
+const DefaultMaxCallDepth = 8
+
+// ToolkitDelegate connects a toolkit to the application: it runs prompts,
+// creates connectors and receives events.
+type ToolkitDelegate interface {
+	// OnEvent receives list-change and resource-update events, in order and
+	// outside any toolkit lock, so it may call back into the toolkit.
+	// State-change events are handled by the toolkit and not forwarded.
+	OnEvent(ConnectorEvent)
+
+	// Call runs a prompt (usually with a model). The first resource holds
+	// the input; the others are attachments.
+	Call(ctx context.Context, p Prompt, resources ...Resource) (Resource, error)
+
+	// CreateConnector creates the connector for url. The connector reports
+	// its lifecycle and list changes through onEvent. It is called with
+	// UserConnectorURI for the "user" namespace; return ErrNotImplemented
+	// (or a nil connector) when there is none.
+	CreateConnector(url string, onEvent func(ConnectorEvent)) (Connector, error)
+}
+
+// Option configures a Toolkit in New.
+type Option func(*Toolkit) error
+
+// WithTool registers builtin tools.
+func WithTool(items ...Tool) Option {
+	return func(tk *Toolkit) error { return tk.AddTool(items...) }
+}
+
+// WithPrompt registers builtin prompts.
+func WithPrompt(items ...Prompt) Option {
+	return func(tk *Toolkit) error { return tk.AddPrompt(items...) }
+}
+
+// WithResource registers builtin resources.
+func WithResource(items ...Resource) Option {
+	return func(tk *Toolkit) error { return tk.AddResource(items...) }
+}
+
+// WithDelegate sets the delegate that runs prompts, creates connectors,
+// serves the "user" namespace and receives events.
+func WithDelegate(d ToolkitDelegate) Option {
+	return func(tk *Toolkit) error { tk.delegate = d; return nil }
+}
+
+// WithTracer sets an OpenTelemetry tracer: every tool call runs in a span
+// named after the tool.
+func WithTracer(t trace.Tracer) Option {
+	return func(tk *Toolkit) error { tk.tracer = t; return nil }
+}
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(tk *Toolkit) error { tk.logger = l; return nil }
+}
+
+// WithMaxCallDepth sets the limit on nested calls (default
+// DefaultMaxCallDepth).
+func WithMaxCallDepth(n int) Option {
+	return func(tk *Toolkit) error { tk.maxDepth = n; return nil }
+}
