@@ -1,5 +1,10 @@
 package toolkit
 
+import (
+	"context"
+	"fmt"
+)
+
 // ListType selects a kind of item.
 type ListType string
 
@@ -68,4 +73,120 @@ type ListResponse struct {
 	Offset uint
 	// Limit is the limit applied (nil if none).
 	Limit *uint
+}
+
+// List returns the items matching req, in the stable order described on
+// ListResponse. It reads the latest snapshot and never blocks on a
+// connector. An unknown Type wraps ErrBadParameter; an unknown Namespace
+// wraps ErrNotFound.
+func (tk *Toolkit) List(ctx context.Context, req ListRequest) (*ListResponse, error) {
+	s := tk.snap.Load()
+	kinds, err := kindsOf(req.Type)
+	if err != nil {
+		return nil, err
+	}
+	var src *source
+	if req.Namespace != "" {
+		if src = s.byNS[req.Namespace]; src == nil {
+			return nil, fmt.Errorf("%w: namespace %q", ErrNotFound, req.Namespace)
+		}
+	}
+
+	// Collect the matching runs of entries without copying them.
+	var runs [][]*entry
+	var count int
+	for _, k := range kinds {
+		var run []*entry
+		switch {
+		case req.Name != "":
+			run = s.byName(src, k, req.Name)
+		case src != nil:
+			run = src.items[k]
+		default:
+			run = s.all[k]
+		}
+		if len(run) > 0 {
+			runs = append(runs, run)
+			count += len(run)
+		}
+	}
+
+	resp := &ListResponse{Count: uint(count), Offset: req.Offset, Limit: req.Limit}
+	start := min(uint(count), req.Offset)
+	end := uint(count)
+	if req.Limit != nil {
+		end = min(end, start+*req.Limit)
+	}
+	if end > start {
+		resp.Items = make([]Item, 0, end-start)
+	}
+	pos := uint(0)
+	for _, run := range runs {
+		n := uint(len(run))
+		if pos+n <= start {
+			pos += n
+			continue
+		}
+		if pos >= end {
+			break
+		}
+		lo := uint(0)
+		if start > pos {
+			lo = start - pos
+		}
+		hi := min(n, end-pos)
+		for _, e := range run[lo:hi] {
+			resp.Items = append(resp.Items, e.item)
+			switch e.kind {
+			case kindTool:
+				resp.Tools = append(resp.Tools, e.item.Value.(Tool))
+			case kindPrompt:
+				resp.Prompts = append(resp.Prompts, e.item.Value.(Prompt))
+			case kindResource:
+				resp.Resources = append(resp.Resources, e.item.Value.(Resource))
+			}
+		}
+		pos += n
+	}
+	return resp, nil
+}
+
+var allKinds = []kind{kindTool, kindPrompt, kindResource}
+
+func kindsOf(t ListType) ([]kind, error) {
+	switch t {
+	case "":
+		return allKinds, nil
+	case ListTypeTools:
+		return allKinds[0:1], nil
+	case ListTypePrompts:
+		return allKinds[1:2], nil
+	case ListTypeResources:
+		return allKinds[2:3], nil
+	}
+	return nil, fmt.Errorf("%w: list type %q: want %q, %q, %q or empty", ErrBadParameter, t, ListTypeTools, ListTypePrompts, ListTypeResources)
+}
+
+// byName returns the entries of kind k named name (resources: by URI or
+// name), in source order, within src when it is not nil.
+func (s *snapshot) byName(src *source, k kind, name string) []*entry {
+	sources := s.sources
+	if src != nil {
+		sources = []*source{src}
+	}
+	var out []*entry
+	for _, src := range sources {
+		if e := src.index[k][name]; e != nil {
+			out = append(out, e)
+			continue
+		}
+		if k == kindResource {
+			for _, e := range src.items[k] {
+				if e.item.Name == name {
+					out = append(out, e)
+				}
+			}
+		}
+	}
+	return out
 }

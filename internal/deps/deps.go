@@ -6,9 +6,9 @@ package deps
 
 import (
 	_ "go.opentelemetry.io/otel"
+	_ "go.opentelemetry.io/otel/propagation"
 	_ "go.opentelemetry.io/otel/sdk/trace"
 	_ "go.opentelemetry.io/otel/sdk/trace/tracetest"
-	_ "go.opentelemetry.io/otel/propagation"
 	_ "go.uber.org/goleak"
 	_ "golang.org/x/text/encoding/charmap"
 	_ "golang.org/x/text/encoding/unicode"

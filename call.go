@@ -1,0 +1,317 @@
+package toolkit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/llmkit/toolkit/internal/names"
+	"github.com/llmkit/toolkit/resource"
+)
+
+// frame is what a Call puts in the context of the tool or prompt it runs:
+// the toolkit, the nesting depth and the resources passed to Call.
+type frame struct {
+	tk        *Toolkit
+	depth     int
+	resources []Resource
+}
+
+type frameKey struct{}
+
+func frameFrom(ctx context.Context) *frame {
+	f, _ := ctx.Value(frameKey{}).(*frame)
+	return f
+}
+
+// ResourcesFromContext returns the resources passed to the Call that is
+// running the current tool or prompt (the first one holds the input), or
+// nil outside a call. The slice must not be modified.
+func ResourcesFromContext(ctx context.Context) []Resource {
+	if f := frameFrom(ctx); f != nil {
+		return f.resources
+	}
+	return nil
+}
+
+// CallDepth returns how many Calls are nested in ctx: 1 inside a tool or
+// prompt called from outside, 0 outside any call.
+func CallDepth(ctx context.Context) int {
+	if f := frameFrom(ctx); f != nil {
+		return f.depth
+	}
+	return 0
+}
+
+// Call runs a tool or a prompt. item is a Tool, a Prompt, an Item, or a key
+// resolved with Lookup.
+//
+// For a tool, the first resource holds the JSON input ("{}" when there is
+// none); it is validated against the tool's input schema before Run. Every
+// resource is reachable from the tool's context through
+// ResourcesFromContext, and the session through SessionFromContext. The
+// output is wrapped into a Resource: nil stays nil; a string becomes text; a
+// json.RawMessage becomes JSON; []byte is sniffed; a Resource is returned as
+// is; any other value is marshalled as JSON. With an output schema the
+// output must be JSON that satisfies it. A failing or panicking tool returns
+// an error wrapping ErrToolFailed.
+//
+// A prompt is run by the delegate's Call: the first resource supplies the
+// template variables and the others are attachments. Without a delegate the
+// error wraps ErrBadParameter.
+//
+// Nested calls (a tool or prompt calling back into the toolkit with the ctx
+// it was given) are limited by WithMaxCallDepth; beyond it the error wraps
+// ErrDepthExceeded.
+func (tk *Toolkit) Call(ctx context.Context, item any, resources ...Resource) (Resource, error) {
+	var e *entry
+	if it, ok := item.(Item); ok {
+		item = it.Value
+	}
+	switch v := item.(type) {
+	case string:
+		var err error
+		if e, err = tk.snap.Load().lookup(v); err != nil {
+			return nil, err
+		}
+		item = e.item.Value
+	case nil:
+		return nil, fmt.Errorf("%w: nothing to call", ErrBadParameter)
+	default:
+		e = tk.snap.Load().entryFor(v)
+	}
+	switch v := item.(type) {
+	case Tool:
+		return tk.callTool(ctx, v, e, resources)
+	case Prompt:
+		return tk.callPrompt(ctx, v, resources)
+	case Resource:
+		return nil, fmt.Errorf("%w: %q is a resource: read it instead of calling it", ErrBadParameter, v.URI())
+	}
+	return nil, fmt.Errorf("%w: cannot call a %T", ErrBadParameter, item)
+}
+
+// enter checks the depth limit and returns the context for a nested call.
+func (tk *Toolkit) enter(ctx context.Context, what, name string, resources []Resource) (context.Context, error) {
+	depth := 1
+	if f := frameFrom(ctx); f != nil {
+		depth = f.depth + 1
+	}
+	if depth > tk.maxDepth {
+		return nil, fmt.Errorf("%w: %s %q would run at depth %d, limit %d", ErrDepthExceeded, what, name, depth, tk.maxDepth)
+	}
+	return context.WithValue(ctx, frameKey{}, &frame{tk: tk, depth: depth, resources: resources}), nil
+}
+
+func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []Resource) (Resource, error) {
+	name := t.Name()
+	ctx, err := tk.enter(ctx, "tool", name, resources)
+	if err != nil {
+		return nil, err
+	}
+	input, err := toolInput(ctx, name, resources)
+	if err != nil {
+		return nil, err
+	}
+	sc := tk.schemasOf(t, e)
+	if sc.err != nil {
+		return nil, fmt.Errorf("%w: tool %q: %w", ErrSchema, name, sc.err)
+	}
+	if sc.in != nil {
+		if err := validateJSON(sc.in, input); err != nil {
+			return nil, fmt.Errorf("%w: tool %q: input: %w", ErrSchema, name, err)
+		}
+	}
+	var span trace.Span
+	if tk.tracer != nil {
+		ns := ""
+		if e != nil {
+			ns = e.item.Namespace
+		}
+		ctx, span = tk.tracer.Start(ctx, name, trace.WithAttributes(
+			attribute.String("toolkit.namespace", ns),
+			attribute.String("toolkit.tool", name),
+		))
+		defer span.End()
+	}
+	out, err := runTool(ctx, t, input)
+	if err == nil {
+		var res Resource
+		if res, err = wrapOutput(name, out); err == nil {
+			if err = checkOutput(ctx, sc.out, res); err == nil {
+				return res, nil
+			}
+			err = fmt.Errorf("%w: tool %q: output: %w", ErrSchema, name, err)
+		} else {
+			err = fmt.Errorf("%w: tool %q: output: %w", ErrToolFailed, name, err)
+		}
+	} else if errors.Is(err, ErrToolFailed) {
+		err = fmt.Errorf("tool %q: %w", name, err)
+	} else {
+		err = fmt.Errorf("%w: tool %q: %w", ErrToolFailed, name, err)
+	}
+	if span != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return nil, err
+}
+
+func (tk *Toolkit) callPrompt(ctx context.Context, p Prompt, resources []Resource) (Resource, error) {
+	name := p.Name()
+	if tk.delegate == nil {
+		return nil, fmt.Errorf("%w: prompt %q: the toolkit has no delegate to run prompts", ErrBadParameter, name)
+	}
+	ctx, err := tk.enter(ctx, "prompt", name, resources)
+	if err != nil {
+		return nil, err
+	}
+	if tk.tracer != nil {
+		var span trace.Span
+		ctx, span = tk.tracer.Start(ctx, name, trace.WithAttributes(attribute.String("toolkit.prompt", name)))
+		defer span.End()
+	}
+	res, err := tk.delegate.Call(ctx, p, resources...)
+	if err != nil {
+		return nil, fmt.Errorf("prompt %q: %w", name, err)
+	}
+	return res, nil
+}
+
+// toolInput returns the JSON input held by the first resource, or "{}".
+func toolInput(ctx context.Context, name string, resources []Resource) (json.RawMessage, error) {
+	if len(resources) == 0 || resources[0] == nil {
+		return json.RawMessage("{}"), nil
+	}
+	data, err := resources[0].Read(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: tool %q: reading input: %w", ErrBadParameter, name, err)
+	}
+	if len(data) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	if !json.Valid(data) {
+		return nil, fmt.Errorf("%w: tool %q: input is not valid JSON", ErrBadParameter, name)
+	}
+	return data, nil
+}
+
+// runTool runs t, turning a panic into an error.
+func runTool(ctx context.Context, t Tool, input json.RawMessage) (out any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("%w: panic: %v\n%s", ErrToolFailed, r, debug.Stack())
+		}
+	}()
+	return t.Run(ctx, input)
+}
+
+// wrapOutput turns what Run returned into a Resource.
+func wrapOutput(name string, out any) (Resource, error) {
+	switch v := out.(type) {
+	case nil:
+		return nil, nil
+	case Resource:
+		return v, nil
+	case string:
+		return resource.Text(names.Sanitize(name), v)
+	case json.RawMessage:
+		return resource.JSON(names.Sanitize(name), v)
+	case []byte:
+		return resource.Data(names.Sanitize(name), v)
+	}
+	return resource.JSON(names.Sanitize(name), out)
+}
+
+// checkOutput validates a tool's output against its output schema.
+func checkOutput(ctx context.Context, schema *jsonschema.Resolved, res Resource) error {
+	if schema == nil {
+		return nil
+	}
+	if res == nil {
+		return errors.New("the tool has an output schema but returned no output")
+	}
+	if !resource.IsJSON(res.Type()) {
+		return fmt.Errorf("the tool has an output schema but returned %s", res.Type())
+	}
+	data, err := res.Read(ctx)
+	if err != nil {
+		return err
+	}
+	return validateJSON(schema, data)
+}
+
+func validateJSON(schema *jsonschema.Resolved, data []byte) error {
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	return schema.Validate(v)
+}
+
+// schemasOf returns the resolved schemas of a tool: cached on its entry, or
+// in the toolkit's cache of unregistered pointer-typed tools, or resolved
+// now.
+func (tk *Toolkit) schemasOf(t Tool, e *entry) *toolSchemas {
+	if e != nil && e.schemas != nil {
+		e.schemas.once.Do(func() { e.schemas.resolve(t) })
+		return e.schemas
+	}
+	if isPointer(t) {
+		if v, ok := tk.adhoc.Load(t); ok {
+			return v.(*toolSchemas)
+		}
+		sc := &toolSchemas{}
+		sc.once.Do(func() { sc.resolve(t) })
+		tk.adhoc.Store(t, sc)
+		return sc
+	}
+	sc := &toolSchemas{}
+	sc.resolve(t)
+	return sc
+}
+
+// resolve resolves a tool's schemas once; the input schema must describe an
+// object.
+func (sc *toolSchemas) resolve(t Tool) {
+	sc.in, sc.out, sc.err = resolveToolSchemas(t)
+}
+
+func resolveToolSchemas(t Tool) (in, out *jsonschema.Resolved, err error) {
+	s, err := t.InputSchema()
+	if err != nil {
+		return nil, nil, fmt.Errorf("input schema: %w", err)
+	}
+	if s != nil {
+		if !isObjectSchema(s) {
+			return nil, nil, errors.New("input schema does not describe an object")
+		}
+		if in, err = s.Resolve(nil); err != nil {
+			return nil, nil, fmt.Errorf("input schema: %w", err)
+		}
+	}
+	s, err = t.OutputSchema()
+	if err != nil {
+		return nil, nil, fmt.Errorf("output schema: %w", err)
+	}
+	if s != nil {
+		if out, err = s.Resolve(nil); err != nil {
+			return nil, nil, fmt.Errorf("output schema: %w", err)
+		}
+	}
+	return in, out, nil
+}
+
+func isObjectSchema(s *jsonschema.Schema) bool {
+	if s.Type != "" {
+		return s.Type == "object"
+	}
+	return len(s.Types) == 1 && s.Types[0] == "object"
+}

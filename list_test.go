@@ -1,0 +1,100 @@
+package toolkit
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func keys(resp *ListResponse) []string {
+	out := make([]string, len(resp.Items))
+	for i, it := range resp.Items {
+		out[i] = string(it.Type) + ":" + it.Key()
+	}
+	return out
+}
+
+func TestListOrderAndFilters(t *testing.T) {
+	tk, _ := fixture(t)
+	ctx := t.Context()
+	all, err := tk.List(ctx, ListRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"tool:builtin.echo",
+		"tool:one.builtin.echo", "tool:one.dotted.name", "tool:one.echo", "tool:one.only_one", "tool:one.shared",
+		"tool:two.only_two", "tool:two.shared",
+		"prompt:builtin.echo", "prompt:builtin.summarize",
+		"prompt:one.shared",
+		"prompt:user.echo", "prompt:user.mine",
+		"resource:file:///builtin#builtin",
+		"resource:file:///shared#one",
+		"resource:file:///doc#part#two", "resource:file:///shared#two",
+		"resource:file:///shared#user",
+	}
+	if got := keys(all); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("order:\n got %v\nwant %v", got, want)
+	}
+	if all.Count != uint(len(want)) || len(all.Tools) != 8 || len(all.Prompts) != 5 || len(all.Resources) != 5 {
+		t.Fatalf("count %d, tools %d, prompts %d, resources %d", all.Count, len(all.Tools), len(all.Prompts), len(all.Resources))
+	}
+
+	tests := []struct {
+		req  ListRequest
+		want []string
+		n    uint
+	}{
+		{ListRequest{Type: ListTypeTools, Namespace: "two"}, []string{"tool:two.only_two", "tool:two.shared"}, 2},
+		{ListRequest{Name: "shared"}, []string{"tool:one.shared", "tool:two.shared", "prompt:one.shared"}, 3},
+		{ListRequest{Name: "shared_res"}, []string{"resource:file:///shared#one", "resource:file:///shared#two", "resource:file:///shared#user"}, 3},
+		{ListRequest{Name: "file:///shared", Namespace: "user"}, []string{"resource:file:///shared#user"}, 1},
+		{ListRequest{Type: ListTypePrompts, Namespace: "user"}, []string{"prompt:user.echo", "prompt:user.mine"}, 2},
+		{ListRequest{Type: ListTypeTools, Namespace: "user"}, []string{}, 0},
+		{ListRequest{Offset: 7, Limit: ptr(uint(3))}, []string{"tool:two.shared", "prompt:builtin.echo", "prompt:builtin.summarize"}, 18},
+		{ListRequest{Offset: 17, Limit: ptr(uint(10))}, []string{"resource:file:///shared#user"}, 18},
+		{ListRequest{Offset: 100}, []string{}, 18},
+		{ListRequest{Limit: ptr(uint(0))}, []string{}, 18},
+		{ListRequest{Type: ListTypeResources, Offset: 1, Limit: ptr(uint(2))}, []string{"resource:file:///shared#one", "resource:file:///doc#part#two"}, 5},
+	}
+	for _, tt := range tests {
+		resp, err := tk.List(ctx, tt.req)
+		if err != nil {
+			t.Fatalf("%+v: %v", tt.req, err)
+		}
+		if got := keys(resp); fmt.Sprint(got) != fmt.Sprint(tt.want) || resp.Count != tt.n {
+			t.Errorf("%+v:\n got %v (count %d)\nwant %v (count %d)", tt.req, got, resp.Count, tt.want, tt.n)
+		}
+		if resp.Offset != tt.req.Offset || resp.Limit != tt.req.Limit {
+			t.Errorf("%+v: pagination echoed as %d/%v", tt.req, resp.Offset, resp.Limit)
+		}
+	}
+}
+
+func TestListErrors(t *testing.T) {
+	tk, _ := fixture(t)
+	if _, err := tk.List(t.Context(), ListRequest{Type: "tools"}); !errors.Is(err, ErrBadParameter) {
+		t.Errorf("bad type: %v", err)
+	}
+	if _, err := tk.List(t.Context(), ListRequest{Namespace: "nowhere"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown namespace: %v", err)
+	}
+}
+
+func TestListPagesCoverEverythingOnce(t *testing.T) {
+	tk, _ := fixture(t)
+	all, _ := tk.List(t.Context(), ListRequest{})
+	var got []string
+	for off := uint(0); off < all.Count; off += 4 {
+		page, err := tk.List(t.Context(), ListRequest{Offset: off, Limit: ptr(uint(4))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, keys(page)...)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(keys(all)) {
+		t.Fatalf("pages:\n%v\nall:\n%v", got, keys(all))
+	}
+}

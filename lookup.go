@@ -1,0 +1,145 @@
+package toolkit
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/llmkit/toolkit/internal/names"
+)
+
+// maxKey bounds the length of a Lookup key.
+const maxKey = 8192
+
+// Lookup finds a tool, prompt or resource and returns it (a Tool, Prompt or
+// Resource). Keys take four forms, tried in this order:
+//
+//  1. "namespace.name": a tool or prompt of one namespace ("builtin", a
+//     connector's namespace, or "user"). When the part before the first dot
+//     is a namespace, the key is qualified and never matches elsewhere.
+//  2. "uri#namespace": a resource of one namespace.
+//  3. "name": the first tool, then prompt, then resource (by name) found in
+//     the builtins, then connectors in registration order, then "user".
+//  4. "uri": the first resource with this URI, in the same source order.
+//
+// A key that is not of these forms wraps ErrBadParameter; a key that matches
+// nothing wraps ErrNotFound. Lookup reads the latest snapshot: it never
+// blocks on a connector and does not allocate on a hit.
+func (tk *Toolkit) Lookup(ctx context.Context, key string) (any, error) {
+	e, err := tk.snap.Load().lookup(key)
+	if err != nil {
+		return nil, err
+	}
+	return e.item.Value, nil
+}
+
+// LookupItem is Lookup returning the item with its namespace and kind.
+func (tk *Toolkit) LookupItem(ctx context.Context, key string) (Item, error) {
+	e, err := tk.snap.Load().lookup(key)
+	if err != nil {
+		return Item{}, err
+	}
+	return e.item, nil
+}
+
+func (s *snapshot) lookup(key string) (*entry, error) {
+	uri, err := parseKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if uri {
+		if i := strings.LastIndexByte(key, '#'); i > 0 {
+			if src := s.byNS[key[i+1:]]; src != nil {
+				if e := src.index[kindResource][key[:i]]; e != nil {
+					return e, nil
+				}
+			}
+		}
+		if e := s.bare[kindResource][key]; e != nil {
+			return e, nil
+		}
+		return nil, fmt.Errorf("%w: no resource with URI %q", ErrNotFound, key)
+	}
+	if i := strings.IndexByte(key, '.'); i > 0 {
+		if src := s.byNS[key[:i]]; src != nil {
+			name := key[i+1:]
+			if e := src.index[kindTool][name]; e != nil {
+				return e, nil
+			}
+			if e := src.index[kindPrompt][name]; e != nil {
+				return e, nil
+			}
+			return nil, fmt.Errorf("%w: no tool or prompt %q in namespace %q", ErrNotFound, name, key[:i])
+		}
+	}
+	if e := s.bare[kindTool][key]; e != nil {
+		return e, nil
+	}
+	if e := s.bare[kindPrompt][key]; e != nil {
+		return e, nil
+	}
+	if e := s.bareResName[key]; e != nil {
+		return e, nil
+	}
+	return nil, fmt.Errorf("%w: no tool, prompt or resource named %q", ErrNotFound, key)
+}
+
+// parseKey checks the form of a Lookup key and reports whether it is a URI
+// (a scheme followed by ':'). Names are made of [A-Za-z0-9_.-]; URIs may hold
+// any printable ASCII or UTF-8 but no spaces or control characters.
+func parseKey(key string) (uri bool, err error) {
+	if key == "" {
+		return false, fmt.Errorf("%w: empty lookup key", ErrBadParameter)
+	}
+	if len(key) > maxKey {
+		return false, fmt.Errorf("%w: lookup key of %d bytes is longer than %d", ErrBadParameter, len(key), maxKey)
+	}
+	if colon := strings.IndexByte(key, ':'); colon >= 0 {
+		if !isScheme(key[:colon]) {
+			return false, fmt.Errorf("%w: lookup key %q: invalid URI scheme", ErrBadParameter, key)
+		}
+		for i := colon + 1; i < len(key); i++ {
+			if c := key[i]; c <= ' ' || c == 0x7f {
+				return false, fmt.Errorf("%w: lookup key %q: space or control character in URI", ErrBadParameter, key)
+			}
+		}
+		return true, nil
+	}
+	if !validNameKey(key) {
+		return false, fmt.Errorf("%w: lookup key %q: want name, namespace.name, uri or uri#namespace", ErrBadParameter, key)
+	}
+	return false, nil
+}
+
+// validNameKey reports whether key is made of [A-Za-z0-9_.-] and is not
+// longer than a namespace, a dot and a remote name.
+func validNameKey(key string) bool {
+	if len(key) > names.MaxName+1+names.MaxRemoteName {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// isScheme reports whether s is a URI scheme: a letter followed by letters,
+// digits, '+', '-' or '.'.
+func isScheme(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}

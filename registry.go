@@ -1,0 +1,452 @@
+package toolkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/llmkit/toolkit/internal/names"
+	"github.com/llmkit/toolkit/resource"
+)
+
+// conn is one registered connector.
+type conn struct {
+	url  string
+	ns   string
+	user bool
+
+	refreshMu sync.Mutex // serialises refreshes of this connector
+
+	// Guarded by Toolkit.mu.
+	c       Connector // nil while the delegate is creating it
+	src     *source
+	state   ConnectorState
+	removed bool
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when its supervisor ends; nil if never started
+}
+
+// listTimeout bounds one List call on a connector. Connectors answer from
+// memory, so it only guards against a broken one.
+const listTimeout = 30 * time.Second
+
+// stopTimeout bounds how long RemoveConnector and Run wait for a connector's
+// Run to return after its context is cancelled.
+const stopTimeout = 10 * time.Second
+
+// AddConnector registers a connector for url under a namespace inferred
+// from the URL: the last meaningful path segment or the host name (for
+// example "https://mcp.github.com/mcp" gives "github" and
+// "stdio:///usr/bin/weather-server" gives "weather-server"), made a valid
+// namespace. A namespace already taken is refused with ErrConflict; use
+// AddConnectorNS to choose another. Safe before or while Run is active.
+func (tk *Toolkit) AddConnector(url string) error {
+	ns, err := InferNamespace(url)
+	if err != nil {
+		return err
+	}
+	return tk.AddConnectorNS(ns, url)
+}
+
+// AddConnectorNS registers a connector for url under namespace ns. The
+// delegate's CreateConnector makes the connector (it may be slow: other
+// toolkit operations go on meanwhile); if Run is active the connector
+// starts at once. A namespace or URL already registered is refused with
+// ErrConflict, an invalid or reserved namespace with ErrBadParameter.
+func (tk *Toolkit) AddConnectorNS(ns, url string) error {
+	if err := names.CheckNamespace(ns); err != nil {
+		return err
+	}
+	if url == "" {
+		return fmt.Errorf("%w: connector %q: empty URL", ErrBadParameter, ns)
+	}
+	if url == UserConnectorURI {
+		return fmt.Errorf("%w: %q is the user connector; the delegate provides it", ErrBadParameter, url)
+	}
+	if tk.delegate == nil {
+		return fmt.Errorf("%w: connector %q: %w", ErrBadParameter, url, errNoDelegate)
+	}
+	cn := &conn{url: url, ns: ns}
+	cn.state = ConnectorState{URL: url, Namespace: ns, Status: StatusStopped}
+
+	tk.mu.Lock()
+	if tk.closed {
+		tk.mu.Unlock()
+		return fmt.Errorf("%w: connector %q: the toolkit has stopped", ErrClosed, url)
+	}
+	for _, other := range tk.conns {
+		if other.ns == ns {
+			tk.mu.Unlock()
+			return fmt.Errorf("%w: namespace %q is taken by connector %q", ErrConflict, ns, other.url)
+		}
+		if other.url == url {
+			tk.mu.Unlock()
+			return fmt.Errorf("%w: connector %q is already registered as namespace %q", ErrConflict, url, other.ns)
+		}
+	}
+	tk.conns = append(tk.conns, cn) // reserves ns and url while creating
+	tk.mu.Unlock()
+
+	c, err := tk.delegate.CreateConnector(url, func(ev ConnectorEvent) { tk.onEvent(cn, ev) })
+	if err == nil && isNil(c) {
+		err = fmt.Errorf("%w: the delegate returned no connector", ErrNotImplemented)
+	}
+
+	tk.mu.Lock()
+	if err != nil || cn.removed || tk.closed {
+		removedMeanwhile := cn.removed
+		tk.dropConn(cn)
+		tk.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("connector %q: %w", url, err)
+		}
+		if removedMeanwhile {
+			return fmt.Errorf("%w: connector %q was removed while it was being created", ErrConflict, url)
+		}
+		return fmt.Errorf("%w: connector %q: the toolkit has stopped", ErrClosed, url)
+	}
+	cn.c = c
+	if tk.run != nil {
+		tk.startConn(cn)
+	}
+	tk.mu.Unlock()
+
+	tk.refresh(cn, allKinds...)
+	return nil
+}
+
+// RemoveConnector stops and removes the connector registered for url. Its
+// items disappear from List and Lookup at once and the matching list-change
+// events are fired. It waits (a bounded time) for the connector's Run to
+// return. It wraps ErrNotFound for an unknown URL.
+func (tk *Toolkit) RemoveConnector(url string) error {
+	tk.mu.Lock()
+	var cn *conn
+	for _, c := range tk.conns {
+		if c.url == url {
+			cn = c
+			break
+		}
+	}
+	if cn == nil {
+		tk.mu.Unlock()
+		if url == UserConnectorURI {
+			return fmt.Errorf("%w: the user connector cannot be removed", ErrBadParameter)
+		}
+		return fmt.Errorf("%w: no connector %q", ErrNotFound, url)
+	}
+	tk.dropConn(cn)
+	var events []ConnectorEvent
+	if cn.src != nil {
+		for k := range numKinds {
+			if len(cn.src.items[k]) > 0 {
+				events = append(events, ConnectorEvent{Kind: listChangedKind[k], Connector: cn.c, Namespace: cn.ns})
+			}
+		}
+	}
+	tk.publish()
+	tk.queue(events...)
+	cancel, done := cn.cancel, cn.done
+	tk.mu.Unlock()
+
+	if cancel != nil {
+		cancel()
+		tk.awaitStop(cn, done)
+	}
+	return nil
+}
+
+// dropConn unregisters cn. tk.mu must be held.
+func (tk *Toolkit) dropConn(cn *conn) {
+	cn.removed = true
+	for i, c := range tk.conns {
+		if c == cn {
+			tk.conns = append(tk.conns[:i:i], tk.conns[i+1:]...)
+			break
+		}
+	}
+}
+
+// Connectors returns the state of every connector in registration order,
+// the user connector last.
+func (tk *Toolkit) Connectors() []ConnectorState {
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	out := make([]ConnectorState, 0, len(tk.conns)+1)
+	for _, c := range tk.conns {
+		out = append(out, c.state)
+	}
+	if tk.user != nil {
+		out = append(out, tk.user.state)
+	}
+	return out
+}
+
+// openUser asks the delegate for the user connector.
+func (tk *Toolkit) openUser() error {
+	cn := &conn{url: UserConnectorURI, ns: UserNamespace, user: true}
+	cn.state = ConnectorState{URL: UserConnectorURI, Namespace: UserNamespace, Status: StatusStopped}
+	c, err := tk.delegate.CreateConnector(UserConnectorURI, func(ev ConnectorEvent) { tk.onEvent(cn, ev) })
+	if errors.Is(err, ErrNotImplemented) || (err == nil && isNil(c)) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("user connector: %w", err)
+	}
+	tk.mu.Lock()
+	cn.c = c
+	tk.user = cn
+	tk.mu.Unlock()
+	tk.refresh(cn, kindPrompt, kindResource)
+	return nil
+}
+
+// onEvent receives the events of one connector.
+func (tk *Toolkit) onEvent(cn *conn, ev ConnectorEvent) {
+	tk.mu.Lock()
+	if cn.removed {
+		tk.mu.Unlock()
+		return
+	}
+	ev.Connector, ev.Namespace = cn.c, cn.ns
+	if ev.Kind == ConnectorEventStateChange {
+		st := ev.State
+		st.URL, st.Namespace = cn.url, cn.ns
+		cn.state = st
+		tk.mu.Unlock()
+		if st.Status == StatusReady {
+			tk.refresh(cn, allKinds...)
+		}
+		return
+	}
+	if ev.Kind == ConnectorEventResourceUpdated {
+		tk.queue(ev)
+		tk.mu.Unlock()
+		return
+	}
+	tk.mu.Unlock()
+	for k, kev := range listChangedKind {
+		if kev == ev.Kind {
+			tk.refresh(cn, kind(k))
+		}
+	}
+}
+
+// refresh re-reads some lists of a connector, publishes a new snapshot and
+// queues a list-change event for each list that really changed.
+func (tk *Toolkit) refresh(cn *conn, kinds ...kind) {
+	cn.refreshMu.Lock()
+	defer cn.refreshMu.Unlock()
+	tk.mu.Lock()
+	c := cn.c
+	tk.mu.Unlock()
+	if c == nil {
+		return
+	}
+	var lists [numKinds][]*entry
+	var got [numKinds]bool
+	for _, k := range kinds {
+		if k == kindTool && cn.user {
+			continue // the user namespace never serves tools
+		}
+		list, err := tk.listConn(cn, c, k)
+		if err != nil {
+			tk.logger.Warn("toolkit: listing connector items failed", "namespace", cn.ns, "url", cn.url, "kind", string(kindTypes[k]), "err", err)
+			continue
+		}
+		lists[k], got[k] = list, true
+	}
+
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	if cn.removed {
+		return
+	}
+	var items [numKinds][]*entry
+	if cn.src != nil {
+		items = cn.src.items
+	}
+	var events []ConnectorEvent
+	for k := range numKinds {
+		if !got[k] {
+			continue
+		}
+		var one [numKinds][]*entry
+		one[k] = lists[k]
+		fresh := newSource(cn.ns, one).items[k]
+		if !sameItems(items[k], fresh) {
+			events = append(events, ConnectorEvent{Kind: listChangedKind[k], Connector: c, Namespace: cn.ns})
+		}
+		items[k] = fresh
+	}
+	if len(events) == 0 && cn.src != nil {
+		return
+	}
+	cn.src = newSource(cn.ns, items)
+	tk.publish()
+	tk.queue(events...)
+}
+
+// listConn lists one kind of a connector's items and turns them into
+// entries. Items that cannot be served (nil, bad names, bad URIs,
+// duplicates) are skipped with a warning that names them.
+func (tk *Toolkit) listConn(cn *conn, c Connector, k kind) ([]*entry, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+	defer cancel()
+	var values []any
+	switch k {
+	case kindTool:
+		items, err := c.ListTools(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range items {
+			values = append(values, v)
+		}
+	case kindPrompt:
+		items, err := c.ListPrompts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range items {
+			values = append(values, v)
+		}
+	case kindResource:
+		items, err := c.ListResources(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range items {
+			values = append(values, v)
+		}
+	}
+	out := make([]*entry, 0, len(values))
+	seen := make(map[string]bool, len(values))
+	for _, v := range values {
+		e, err := connEntry(cn.ns, k, v)
+		if err == nil && seen[e.key] {
+			err = fmt.Errorf("%w: duplicate %s %q", ErrConflict, kindTypes[k], e.key)
+		}
+		if err != nil {
+			tk.logger.Warn("toolkit: skipping connector item", "namespace", cn.ns, "url", cn.url, "err", err)
+			continue
+		}
+		seen[e.key] = true
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// connEntry checks one item served by a connector.
+func connEntry(ns string, k kind, v any) (*entry, error) {
+	if isNil(v) {
+		return nil, fmt.Errorf("%w: nil %s", ErrBadParameter, kindTypes[k])
+	}
+	e := &entry{kind: k}
+	switch k {
+	case kindTool, kindPrompt:
+		var name string
+		if k == kindTool {
+			name = v.(Tool).Name()
+			e.schemas = &toolSchemas{}
+		} else {
+			name = v.(Prompt).Name()
+		}
+		if !names.IsRemoteName(name) {
+			return nil, fmt.Errorf("%w: %s name %q: want 1 to %d characters of [A-Za-z0-9_.-]", ErrBadParameter, kindTypes[k], name, names.MaxRemoteName)
+		}
+		e.key = name
+		e.item = Item{Namespace: ns, Type: kindTypes[k], Name: name, Value: v}
+	case kindResource:
+		r := v.(Resource)
+		uri := r.URI()
+		if err := resource.CheckURI(uri); err != nil {
+			return nil, err
+		}
+		e.key = uri
+		e.item = Item{Namespace: ns, Type: ListTypeResources, Name: r.Name(), URI: uri, Value: v}
+	}
+	return e, nil
+}
+
+// InferNamespace derives a namespace from a connector URL: the last path
+// segment that is not a generic endpoint name ("mcp", "sse", ...), else the
+// host name without common prefixes ("www.", "mcp.", "api.") and its top
+// level domain, made a valid namespace (lower case, other characters
+// become '-'). It wraps ErrBadParameter when nothing usable remains.
+func InferNamespace(rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme == "" {
+		return "", fmt.Errorf("%w: connector URL %q: not an absolute URL", ErrBadParameter, rawURL)
+	}
+	p := u.Path
+	if p == "" {
+		p = u.Opaque
+	}
+	segs := strings.Split(p, "/")
+	for i := len(segs) - 1; i >= 0; i-- {
+		seg := segs[i]
+		if ext := path.Ext(seg); ext != "" && ext != seg {
+			seg = strings.TrimSuffix(seg, ext)
+		}
+		if genericSegment[strings.ToLower(seg)] {
+			continue
+		}
+		if ns := toNamespace(seg); ns != "" {
+			return ns, nil
+		}
+	}
+	host := strings.ToLower(u.Hostname())
+	if host != "" && host != "localhost" && strings.Trim(host, "0123456789.:[]") != "" {
+		labels := strings.Split(host, ".")
+		for len(labels) > 1 && (labels[0] == "www" || labels[0] == "mcp" || labels[0] == "api") {
+			labels = labels[1:]
+		}
+		if len(labels) > 1 {
+			labels = labels[:len(labels)-1]
+		}
+		if ns := toNamespace(strings.Join(labels, "-")); ns != "" {
+			return ns, nil
+		}
+	}
+	return "", fmt.Errorf("%w: cannot infer a namespace from %q; use AddConnectorNS", ErrBadParameter, rawURL)
+}
+
+var genericSegment = map[string]bool{"": true, "mcp": true, "sse": true, "message": true, "messages": true, "v1": true, "v2": true, "api": true, "stream": true, "index": true}
+
+// toNamespace maps s to a valid namespace, or "".
+func toNamespace(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_':
+			b.WriteRune(r)
+			dash = false
+		default:
+			if !dash && b.Len() > 0 {
+				b.WriteByte('-')
+				dash = true
+			}
+		}
+	}
+	ns := strings.TrimRight(b.String(), "-")
+	if ns == "" {
+		return ""
+	}
+	if ns[0] >= '0' && ns[0] <= '9' {
+		ns = "mcp-" + ns
+	}
+	if len(ns) > names.MaxName {
+		ns = strings.TrimRight(ns[:names.MaxName], "-")
+	}
+	if names.IsReservedNamespace(ns) || !names.IsNamespace(ns) {
+		return ""
+	}
+	return ns
+}

@@ -1,0 +1,134 @@
+package toolkit
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// kind indexes the three kinds of item.
+type kind uint8
+
+const (
+	kindTool kind = iota
+	kindPrompt
+	kindResource
+	numKinds
+)
+
+var kindTypes = [numKinds]ListType{ListTypeTools, ListTypePrompts, ListTypeResources}
+
+// entry is one item of a snapshot. It is immutable once published, except
+// for the lazily resolved schemas, which are guarded by a sync.Once.
+type entry struct {
+	item    Item
+	kind    kind
+	key     string // name for tools and prompts, URI for resources
+	schemas *toolSchemas
+}
+
+// toolSchemas caches a tool's resolved input and output schemas.
+type toolSchemas struct {
+	once    sync.Once
+	in, out *jsonschema.Resolved
+	err     error
+}
+
+// source is the immutable view of one namespace: the builtins, a
+// connector, or the user namespace.
+type source struct {
+	ns    string
+	items [numKinds][]*entry // sorted by key
+	index [numKinds]map[string]*entry
+}
+
+func newSource(ns string, items [numKinds][]*entry) *source {
+	s := &source{ns: ns}
+	for k := range numKinds {
+		list := items[k]
+		slices.SortFunc(list, func(a, b *entry) int { return strings.Compare(a.key, b.key) })
+		s.items[k] = list
+		m := make(map[string]*entry, len(list))
+		for _, e := range list {
+			m[e.key] = e
+		}
+		s.index[k] = m
+	}
+	return s
+}
+
+// snapshot is the immutable state read by Lookup, List and Call. A change
+// builds a new snapshot and publishes it atomically; readers never lock.
+type snapshot struct {
+	sources []*source // builtin, connectors in registration order, user
+	byNS    map[string]*source
+	all     [numKinds][]*entry
+	// bare maps an unqualified key to the first entry in source order: tool
+	// and prompt names, resource URIs; bareResName maps resource names.
+	bare        [numKinds]map[string]*entry
+	bareResName map[string]*entry
+	// byValue maps pointer-typed item values to their entries, so a Call
+	// with a Tool value finds its cached schemas.
+	byValue map[any]*entry
+}
+
+func buildSnapshot(sources []*source) *snapshot {
+	s := &snapshot{sources: sources, byNS: make(map[string]*source, len(sources))}
+	var total [numKinds]int
+	for _, src := range sources {
+		s.byNS[src.ns] = src
+		for k := range numKinds {
+			total[k] += len(src.items[k])
+		}
+	}
+	s.byValue = make(map[any]*entry, total[kindTool]+total[kindPrompt])
+	s.bareResName = make(map[string]*entry, total[kindResource])
+	for k := range numKinds {
+		s.all[k] = make([]*entry, 0, total[k])
+		s.bare[k] = make(map[string]*entry, total[k])
+	}
+	for _, src := range sources {
+		for k := range numKinds {
+			for _, e := range src.items[k] {
+				s.all[k] = append(s.all[k], e)
+				if _, ok := s.bare[k][e.key]; !ok {
+					s.bare[k][e.key] = e
+				}
+				if k == kindResource {
+					if _, ok := s.bareResName[e.item.Name]; !ok {
+						s.bareResName[e.item.Name] = e
+					}
+				} else if isPointer(e.item.Value) {
+					if _, ok := s.byValue[e.item.Value]; !ok {
+						s.byValue[e.item.Value] = e
+					}
+				}
+			}
+		}
+	}
+	return s
+}
+
+// entryFor returns the entry of a tool or prompt value, or nil.
+func (s *snapshot) entryFor(v any) *entry {
+	if !isPointer(v) {
+		return nil
+	}
+	return s.byValue[v]
+}
+
+// sameItems reports whether two sorted entry lists hold the same keys and
+// the same values.
+func sameItems(a, b []*entry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].key != b[i].key || !identical(a[i].item.Value, b[i].item.Value) {
+			return false
+		}
+	}
+	return true
+}
