@@ -135,15 +135,26 @@ func (tk *Toolkit) List(ctx context.Context, req ListRequest) (*ListResponse, er
 			lo = start - pos
 		}
 		hi := min(n, end-pos)
-		for _, e := range run[lo:hi] {
+		page := run[lo:hi]
+		for _, e := range page {
 			resp.Items = append(resp.Items, e.item)
-			switch e.kind {
-			case kindTool:
-				resp.Tools = append(resp.Tools, e.item.Value.(Tool))
-			case kindPrompt:
-				resp.Prompts = append(resp.Prompts, e.item.Value.(Prompt))
-			case kindResource:
-				resp.Resources = append(resp.Resources, e.item.Value.(Resource))
+		}
+		// A run holds one kind of item.
+		switch run[0].kind {
+		case kindTool:
+			resp.Tools = make([]Tool, len(page))
+			for i, e := range page {
+				resp.Tools[i] = e.item.Value.(Tool)
+			}
+		case kindPrompt:
+			resp.Prompts = make([]Prompt, len(page))
+			for i, e := range page {
+				resp.Prompts[i] = e.item.Value.(Prompt)
+			}
+		case kindResource:
+			resp.Resources = make([]Resource, len(page))
+			for i, e := range page {
+				resp.Resources[i] = e.item.Value.(Resource)
 			}
 		}
 		pos += n

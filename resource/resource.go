@@ -1,6 +1,3 @@
-// Package resource defines the Resource contract of the toolkit and the
-// constructors that make resources from strings, bytes, JSON values and
-// readers.
 package resource
 
 import "context"

@@ -1,0 +1,35 @@
+// Package toolkit gathers tools, prompts and resources from everywhere an
+// agent needs them — Go code in the same process, remote MCP servers, and
+// the application's own persistent store — behind one small surface:
+// List, Lookup and Call.
+//
+// A Toolkit holds builtins (registered with AddTool, AddPrompt and
+// AddResource, served under the namespace "builtin") and connectors (added
+// with AddConnector or AddConnectorNS, each under a namespace of its own,
+// and the delegate's "user" namespace). Run keeps the connectors alive;
+// they can be added and removed while it runs.
+//
+// Reads never wait: List and Lookup read an immutable snapshot that every
+// change replaces atomically, so a slow or dead server never blocks them.
+// Lookup accepts "namespace.name", "uri#namespace", a bare name or a bare
+// URI, searching builtins first, then connectors in registration order,
+// then "user"; tools before prompts before resources.
+//
+// Call runs every tool through one pipeline: resolve, check the call depth,
+// validate the input against the tool's input schema (resolved once and
+// cached), put the session and the call's resources in the context, start
+// a span when a tracer is set, run with panic recovery, wrap the output
+// into a Resource and validate it against the output schema. Prompts are
+// run by the delegate.
+//
+// Errors wrap the sentinels of this package (ErrNotFound, ErrBadParameter,
+// ErrConflict, ...) and name the item they are about; test them with
+// errors.Is.
+//
+// The subpackages hold the contracts and helpers: tool (Tool, typed tools
+// from Go functions, the structured-output tool), prompt (markdown prompts
+// with YAML front matter), resource (Resource and its constructors), store
+// (a directory-backed "user" namespace), mcp (a connector for remote MCP
+// servers and a server that exposes any Toolkit over MCP) and model (names,
+// tool definitions and dispatch for model providers).
+package toolkit
