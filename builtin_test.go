@@ -213,3 +213,22 @@ func TestDelegatePanicIsContained(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestGenerationCountsChanges(t *testing.T) {
+	d := newDelegate()
+	tk := mustNew(t, WithDelegate(d))
+	g0 := tk.Generation()
+	if _, err := tk.List(t.Context(), ListRequest{}); err != nil || tk.Generation() != g0 {
+		t.Fatal("a read changed the generation")
+	}
+	if err := tk.AddTool(newTool("a")); err != nil {
+		t.Fatal(err)
+	}
+	g1 := tk.Generation()
+	if g1 == g0 {
+		t.Fatal("AddTool did not change the generation")
+	}
+	if err := tk.RemoveBuiltin("a"); err != nil || tk.Generation() == g1 {
+		t.Fatal("RemoveBuiltin did not change the generation")
+	}
+}

@@ -72,6 +72,8 @@ type snapshot struct {
 	// byValue maps pointer-typed item values to their entries, so a Call
 	// with a Tool value finds its cached schemas.
 	byValue map[any]*entry
+	// gen counts the snapshots published by a toolkit.
+	gen uint64
 }
 
 func buildSnapshot(sources []*source) *snapshot {

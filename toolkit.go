@@ -186,5 +186,12 @@ func (tk *Toolkit) publish() {
 	if tk.user != nil && tk.user.src != nil {
 		sources = append(sources, tk.user.src)
 	}
-	tk.snap.Store(buildSnapshot(sources))
+	next := buildSnapshot(sources)
+	next.gen = tk.snap.Load().gen + 1
+	tk.snap.Store(next)
 }
+
+// Generation returns a number that changes whenever the toolkit's items
+// change (a builtin added or removed, a connector's lists refreshed, a
+// connector added or removed). Caches of List results key on it.
+func (tk *Toolkit) Generation() uint64 { return tk.snap.Load().gen }

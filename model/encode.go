@@ -1,0 +1,159 @@
+package model
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/llmkit/toolkit/internal/errs"
+)
+
+// Format is a provider's wire format for function tools.
+type Format string
+
+// Supported formats.
+const (
+	// OpenAIChat is the Chat Completions API:
+	// {"type":"function","function":{"name","description","parameters","strict"}}.
+	OpenAIChat Format = "openai-chat"
+	// OpenAIResponses is the Responses API:
+	// {"type":"function","name","description","parameters","strict"}.
+	OpenAIResponses Format = "openai-responses"
+	// Anthropic is the Messages API: {"name","description","input_schema"}.
+	Anthropic Format = "anthropic"
+	// Gemini is the Gemini API: one {"functionDeclarations":[...]} tool
+	// whose declarations are {"name","description","parameters"} with
+	// parameters in Gemini's OpenAPI-subset schema (left out for functions
+	// without parameters).
+	Gemini Format = "gemini"
+)
+
+type openAIFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+type openAIChatTool struct {
+	Type     string         `json:"type"`
+	Function openAIFunction `json:"function"`
+}
+
+type openAIResponsesTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+type anthropicTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type geminiDeclaration struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+type geminiTool struct {
+	FunctionDeclarations []json.RawMessage `json:"functionDeclarations"`
+}
+
+// EncodeTool encodes one definition as a provider's tool object (for
+// Gemini, one function declaration). The parameters are adapted to what the
+// provider accepts; see Encode.
+func EncodeTool(f Format, d Definition) (json.RawMessage, error) {
+	if !IsModelName(d.Name) {
+		return nil, fmt.Errorf("%w: tool %q: not a model-safe name", errs.ErrBadParameter, d.Name)
+	}
+	params := d.Parameters
+	if len(params) == 0 {
+		params = emptyObjectSchema
+	}
+	var v any
+	switch f {
+	case OpenAIChat, OpenAIResponses:
+		p, err := adaptOpenAI(params)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", d.Name, err)
+		}
+		fn := openAIFunction{Name: d.Name, Description: d.Description, Parameters: p, Strict: d.Strict}
+		if f == OpenAIChat {
+			v = openAIChatTool{Type: "function", Function: fn}
+		} else {
+			v = openAIResponsesTool{Type: "function", Name: fn.Name, Description: fn.Description, Parameters: fn.Parameters, Strict: fn.Strict}
+		}
+	case Anthropic:
+		p, err := adaptAnthropic(params)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", d.Name, err)
+		}
+		v = anthropicTool{Name: d.Name, Description: d.Description, InputSchema: p}
+	case Gemini:
+		p, err := adaptGemini(params)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", d.Name, err)
+		}
+		v = geminiDeclaration{Name: d.Name, Description: d.Description, Parameters: p}
+	default:
+		return nil, fmt.Errorf("%w: unknown format %q", errs.ErrBadParameter, f)
+	}
+	return json.Marshal(v)
+}
+
+// Encode encodes definitions as the value of the "tools" field of a
+// provider's request body, in order: an array of tool objects for OpenAI and
+// Anthropic, and for Gemini an array holding one tool with all function
+// declarations (an empty array when there are no definitions).
+//
+// Schemas are adapted per provider. OpenAI and Anthropic: the root is made
+// a plain object schema ("type":"object", "properties" present; root
+// allOf/anyOf/oneOf folded in, root enum/const/not dropped), everything
+// below is passed through. Gemini: $schema, $id, additionalProperties,
+// titles (used as the description when there is none) and every keyword
+// outside Gemini's subset are dropped; local $refs are inlined (recursive
+// ones MaxRefDepth deep, then cut to a bare typed schema); allOf branches
+// are merged; oneOf becomes anyOf; a {"type":"null"} branch or a "null" in
+// a type array becomes "nullable"; other type arrays become anyOf; const
+// becomes a one-value enum; enums of anything but strings are dropped and
+// their values listed in the description; formats Gemini does not know are
+// dropped; types are upper-cased; required names that are not properties
+// are dropped; a function without parameters has none.
+//
+// A definition that cannot be encoded is left out and reported in the
+// returned error (joined, one per definition); the others are encoded. An
+// unknown format is an error wrapping ErrBadParameter.
+func Encode(f Format, defs []Definition) (json.RawMessage, error) {
+	switch f {
+	case OpenAIChat, OpenAIResponses, Anthropic, Gemini:
+	default:
+		return nil, fmt.Errorf("%w: unknown format %q", errs.ErrBadParameter, f)
+	}
+	var errList []error
+	items := make([]json.RawMessage, 0, len(defs))
+	for _, d := range defs {
+		b, err := EncodeTool(f, d)
+		if err != nil {
+			errList = append(errList, err)
+			continue
+		}
+		items = append(items, b)
+	}
+	var out any = items
+	if f == Gemini {
+		out = []geminiTool{}
+		if len(items) > 0 {
+			out = []geminiTool{{FunctionDeclarations: items}}
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return b, errors.Join(errList...)
+}

@@ -1,0 +1,266 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/tool"
+)
+
+func TestWords(t *testing.T) {
+	for in, want := range map[string][]string{
+		"get_weather":                   {"get", "weather"},
+		"getWeatherForecast":            {"get", "weather", "forecast"},
+		"parseHTTPResponse":             {"parse", "http", "response"},
+		"list-repos.v2":                 {"list", "repo", "v2"},
+		"What is the weather in Paris?": {"weather", "pari"},
+		"addresses class":               {"addresse", "class"},
+		"ÉtéCafé naïve":                 {"été", "café", "naïve"},
+		"":                              nil,
+	} {
+		if got := Words(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("Words(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func searchItems() []toolkit.Item {
+	mk := func(ns, name, desc string) toolkit.Item {
+		return toolkit.Item{Namespace: ns, Type: toolkit.ListTypeTools, Name: name, Value: &testTool{name: name, desc: desc}}
+	}
+	return []toolkit.Item{
+		mk("builtin", "get_weather", "Current weather conditions for a city."),
+		mk("builtin", "get_time", "Current time in a time zone."),
+		mk("github", "create_issue", "Open a new issue in a repository."),
+		mk("github", "list_issues", "List issues of a repository, filtered by state."),
+		mk("github", "searchCode", "Search code across repositories."),
+		mk("files", "read_file", "Read a file from disk."),
+		mk("files", "delete_file", "Delete a file from disk."),
+		{Namespace: "files", Type: toolkit.ListTypeResources, Name: "motd", URI: "file:///etc/motd"},
+	}
+}
+
+func TestIndexSearch(t *testing.T) {
+	x := NewIndex(searchItems())
+	names := func(hits []Hit) []string {
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.Item.Name)
+		}
+		return out
+	}
+	cases := []struct {
+		query string
+		k     int
+		keep  func(toolkit.Item) bool
+		want  []string
+	}{
+		{"what's the weather like in Paris?", 3, nil, []string{"get_weather"}},
+		{"open a GitHub issue about the bug", 2, nil, []string{"create_issue", "list_issues"}},
+		{"search code", 5, nil, []string{"searchCode"}},
+		{"file", 10, nil, []string{"read_file", "delete_file"}},
+		{"file", 1, nil, []string{"read_file"}},
+		{"file", 10, func(it toolkit.Item) bool { return it.Name != "read_file" }, []string{"delete_file"}},
+		{"motd", 10, nil, nil},
+		{"the and of", 10, nil, nil},
+		{"", 10, nil, nil},
+		{"weather", 0, nil, nil},
+	}
+	for _, c := range cases {
+		got := names(x.Search(c.query, c.k, c.keep))
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Search(%q, %d) = %v, want %v", c.query, c.k, got, c.want)
+		}
+	}
+	// Scores are positive and descending; positions point back.
+	items := searchItems()
+	hits := x.Search("issue repository", 10, nil)
+	for i, h := range hits {
+		if h.Score <= 0 || i > 0 && h.Score > hits[i-1].Score {
+			t.Errorf("bad order: %v", hits)
+		}
+		if items[h.Pos].Name != h.Item.Name {
+			t.Errorf("Pos %d is %s, not %s", h.Pos, items[h.Pos].Name, h.Item.Name)
+		}
+	}
+	if NewIndex(nil).Search("x", 3, nil) != nil {
+		t.Error("empty index found something")
+	}
+}
+
+func TestIndexConcurrent(t *testing.T) {
+	x := NewIndex(searchItems())
+	done := make(chan []Hit)
+	for range 8 {
+		go func() { done <- x.Search("file issue weather", 3, nil) }()
+	}
+	first := <-done
+	for range 7 {
+		if got := <-done; !reflect.DeepEqual(got, first) {
+			t.Errorf("concurrent searches disagree: %v vs %v", got, first)
+		}
+	}
+}
+
+func TestFilter(t *testing.T) {
+	yes, no := true, false
+	mk := func(ns, name string, m tool.Meta) toolkit.Item {
+		return toolkit.Item{Namespace: ns, Type: toolkit.ListTypeTools, Name: name, Value: &testTool{name: name, meta: m}}
+	}
+	ro := mk("builtin", "read_file", tool.Meta{ReadOnlyHint: true})
+	del := mk("files", "delete_file", tool.Meta{DestructiveHint: &yes})
+	add := mk("files", "append_line", tool.Meta{DestructiveHint: &no})
+	plain := mk("github", "create_issue", tool.Meta{})
+	pr := promptItem("user", "summarize")
+	res := toolkit.Item{Namespace: "files", Type: toolkit.ListTypeResources, Name: "r"}
+	all := []toolkit.Item{ro, del, add, plain, pr, res}
+	cases := []struct {
+		f    Filter
+		want []string
+	}{
+		{Filter{}, []string{"read_file", "delete_file", "append_line", "create_issue"}},
+		{Filter{Prompts: true}, []string{"read_file", "delete_file", "append_line", "create_issue", "summarize"}},
+		{Filter{Namespaces: []string{"files"}}, []string{"delete_file", "append_line"}},
+		{Filter{Names: []string{"*_file"}}, []string{"read_file", "delete_file"}},
+		{Filter{Names: []string{"github.*"}}, []string{"create_issue"}},
+		{Filter{Names: []string{"[bad"}}, nil},
+		{Filter{Exclude: []string{"delete_*", "files.append_line"}}, []string{"read_file", "create_issue"}},
+		{Filter{ReadOnly: true}, []string{"read_file"}},
+		{Filter{NonDestructive: true, Prompts: true}, []string{"read_file", "append_line", "summarize"}},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, it := range all {
+			if c.f.Match(it) {
+				got = append(got, it.Name)
+			}
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%+v: got %v, want %v", c.f, got, c.want)
+		}
+	}
+}
+
+func TestCatalog(t *testing.T) {
+	ctx := context.Background()
+	items := searchItems()
+	items = append(items, promptItem("user", "summarize"), toolItem("srv", "get_weather"), toolItem("srv", "bad.name"))
+	items = append(items, toolkit.Item{Namespace: "srv", Type: toolkit.ListTypeTools, Name: "broken",
+		Value: &testTool{name: "broken", schema: mustSchema(`{"type":"string"}`)}})
+	l := &staticLister{items: items}
+	c := NewCatalog(l, WithStrict(true))
+
+	defs, err := c.Definitions(ctx, Filter{Namespaces: []string{"srv"}})
+	if err == nil || !strings.Contains(err.Error(), `"srv.broken"`) {
+		t.Errorf("broken schema not reported: %v", err)
+	}
+	var names []string
+	for _, d := range defs {
+		names = append(names, d.Name)
+		if back, ok := c.Resolve(d.Name); !ok || back.Key() != d.Item.Key() {
+			t.Errorf("Resolve(%q) = %v", d.Name, back.Key())
+		}
+	}
+	if want := []string{"srv__get_weather", "srv__bad_name_" + hash6("tool:srv.bad.name")}; !reflect.DeepEqual(names, want) {
+		t.Errorf("names %v, want %v", names, want)
+	}
+
+	// Searching does not rebuild while the item identities stay the same.
+	s1, _ := c.refresh(ctx)
+	hits, err := c.Search(ctx, "weather in Paris", 2, Filter{})
+	if err != nil || len(hits) != 2 || hits[0].Name+hits[1].Name != "srv__get_weatherget_weather" {
+		t.Errorf("search: %v, %v", hits, err)
+	}
+	if s2, _ := c.refresh(ctx); s2 != s1 {
+		t.Error("snapshot rebuilt without a change")
+	}
+	// Prompts only with Filter.Prompts.
+	hits, _ = c.Search(ctx, "summarize", 5, Filter{})
+	if len(hits) != 0 {
+		t.Errorf("prompt without Prompts: %v", hits)
+	}
+	hits, _ = c.Search(ctx, "summarize", 5, Filter{Prompts: true})
+	if len(hits) != 1 || hits[0].Name != "summarize" || hits[0].Description != "prompt summarize" {
+		t.Errorf("prompt search: %+v", hits)
+	}
+
+	// A change in the set of items rebuilds; old names stay put.
+	l.items = append(l.items[:1:1], l.items[2:]...) // get_time removed
+	l.items = append(l.items, toolItem("new", "get_time"))
+	s3, _ := c.refresh(ctx)
+	if s3 == s1 {
+		t.Fatal("snapshot not rebuilt after a change")
+	}
+	if _, ok := c.Resolve("get_time"); ok {
+		t.Error("removed tool still resolves")
+	}
+	if n, _ := c.Namer().Name(toolItem("new", "get_time")); n != "new__get_time" {
+		t.Errorf("newcomer took a retired name: %q", n)
+	}
+	if n, _ := c.Namer().Name(toolItem("srv", "get_weather")); n != "srv__get_weather" {
+		t.Errorf("name changed on rebuild: %q", n)
+	}
+	c.Invalidate()
+	if s4, _ := c.refresh(ctx); s4 == s3 {
+		t.Error("Invalidate did not force a rebuild")
+	}
+
+	// Strict is set only where the schema qualifies.
+	l.items = append(l.items, toolkit.Item{Namespace: "builtin", Type: toolkit.ListTypeTools, Name: "add",
+		Value: &testTool{name: "add", schema: mustSchema(`{"type":"object","properties":{"a":{"type":"number"}},"required":["a"],"additionalProperties":false}`)}})
+	defs, _ = c.Definitions(ctx, Filter{Names: []string{"add", "get_weather"}})
+	if len(defs) != 3 || !defs[2].Strict || defs[0].Strict {
+		t.Errorf("strict: %+v", defs)
+	}
+}
+
+func TestNewDefinition(t *testing.T) {
+	it := toolkit.Item{Namespace: "builtin", Type: toolkit.ListTypeTools, Name: "t",
+		Value: &testTool{name: "t", meta: tool.Meta{Title: "Titled"}}}
+	d, err := NewDefinition("t", it)
+	if err != nil || d.Description != "Titled" || string(d.Parameters) != `{"type":"object","properties":{}}` {
+		t.Errorf("%+v, %v", d, err)
+	}
+	if _, err := NewDefinition("x", toolkit.Item{Namespace: "a", Name: "x", Value: 42}); !strings.Contains(fmt.Sprint(err), "not a tool") {
+		t.Errorf("non-tool: %v", err)
+	}
+}
+
+// genLister is a staticLister with a generation number.
+type genLister struct {
+	staticLister
+	gen uint64
+}
+
+func (l *genLister) Generation() uint64 { return l.gen }
+
+func TestCatalogGeneration(t *testing.T) {
+	ctx := context.Background()
+	l := &genLister{staticLister: staticLister{items: searchItems()}, gen: 1}
+	c := NewCatalog(l)
+	if _, err := c.Definitions(ctx, Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	calls := l.calls
+	s1, _ := c.refresh(ctx)
+	c.Search(ctx, "file", 3, Filter{})
+	if l.calls != calls {
+		t.Errorf("List called %d times under an unchanged generation", l.calls-calls)
+	}
+	// A new generation with the same items: listed, but nothing rebuilt.
+	l.gen++
+	s2, _ := c.refresh(ctx)
+	if l.calls == calls || s2.index != s1.index || s2.cache != s1.cache {
+		t.Error("same items under a new generation: not listed, or rebuilt")
+	}
+	// A new generation with other items: rebuilt.
+	l.items = l.items[1:]
+	l.gen++
+	if s3, _ := c.refresh(ctx); s3.index == s1.index {
+		t.Error("changed items not rebuilt")
+	}
+}
