@@ -1,0 +1,418 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/prompt"
+)
+
+// errSessionClosed is the cancellation cause of calls whose session the
+// supervisor closed.
+var errSessionClosed = errors.New("the connection to the server was lost during the request")
+
+// inflight is one request in progress.
+type inflight struct {
+	l       *live
+	session toolkit.Session
+	cancel  context.CancelCauseFunc
+}
+
+// callRegistry tracks the requests in progress, to route progress and log
+// notifications to their callers and to cancel them when their session
+// ends.
+type callRegistry struct {
+	mu    sync.Mutex
+	next  uint64
+	calls map[string]*inflight
+}
+
+// begin registers a request on l; it returns the request's context, its
+// progress token ("" when the caller's session takes no progress: the
+// toolkit's no-op session, with neither ID nor client) and the function
+// that ends it.
+func (r *callRegistry) begin(ctx context.Context, l *live) (context.Context, string, func()) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	sess := toolkit.SessionFromContext(ctx)
+	in := &inflight{l: l, session: sess, cancel: cancel}
+	r.mu.Lock()
+	r.next++
+	key := strconv.FormatUint(r.next, 10)
+	if r.calls == nil {
+		r.calls = map[string]*inflight{}
+	}
+	r.calls[key] = in
+	r.mu.Unlock()
+	token := key
+	if sess.ID() == "" && sess.ClientInfo() == nil {
+		token = ""
+	}
+	return cctx, token, func() {
+		r.mu.Lock()
+		delete(r.calls, key)
+		r.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// cancelSession cancels the requests made on l.
+func (r *callRegistry) cancelSession(l *live) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, in := range r.calls {
+		if in.l == l {
+			in.cancel(errSessionClosed)
+		}
+	}
+}
+
+func (r *callRegistry) get(token string) *inflight {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls[token]
+}
+
+// sole returns the caller's session when exactly one request is in
+// progress.
+func (r *callRegistry) sole() toolkit.Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.calls) != 1 {
+		return nil
+	}
+	for _, in := range r.calls {
+		return in.session
+	}
+	return nil
+}
+
+func tokenKey(t any) string {
+	switch v := t.(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return fmt.Sprint(t)
+}
+
+func (c *Connector) handleProgress(ctx context.Context, req *sdk.ProgressNotificationClientRequest) {
+	if req.Params == nil {
+		return
+	}
+	in := c.calls.get(tokenKey(req.Params.ProgressToken))
+	if in == nil {
+		return
+	}
+	var msg []string
+	if req.Params.Message != "" {
+		msg = []string{req.Params.Message}
+	}
+	if err := in.session.Progress(req.Params.Progress, req.Params.Total, msg...); err != nil {
+		c.logger.Debug("forwarding progress failed", "error", err)
+	}
+}
+
+// maxLogData caps the text of a server log message.
+const maxLogData = 16 << 10
+
+func (c *Connector) handleLog(ctx context.Context, req *sdk.LoggingMessageRequest) {
+	p := req.Params
+	if p == nil {
+		return
+	}
+	logger := c.logger
+	if s := c.calls.sole(); s != nil {
+		logger = s.Logger()
+	}
+	var msg string
+	switch d := p.Data.(type) {
+	case string:
+		msg = d
+	default:
+		b, _ := json.Marshal(d)
+		msg = string(b)
+	}
+	if len(msg) > maxLogData {
+		msg = msg[:maxLogData] + "…"
+	}
+	var level slog.Level
+	switch p.Level {
+	case "debug":
+		level = slog.LevelDebug
+	case "info", "notice":
+		level = slog.LevelInfo
+	case "warning":
+		level = slog.LevelWarn
+	default:
+		level = slog.LevelError
+	}
+	logger.Log(ctx, level, msg, "server", c.serverName(), "logger", p.Logger)
+}
+
+// acquire returns the ready session, waiting up to OptReconnectWait for one.
+func (c *Connector) acquire(ctx context.Context) (*live, error) {
+	var timer *time.Timer
+	for {
+		c.mu.Lock()
+		l, stopped, ch := c.cur, c.stopped, c.readyCh
+		c.mu.Unlock()
+		if l != nil {
+			return l, nil
+		}
+		if stopped {
+			return nil, fmt.Errorf("%w: connector %s is not running", errs.ErrClosed, c.ep.display)
+		}
+		if timer == nil {
+			timer = time.NewTimer(c.o.reconnectWait)
+			defer timer.Stop()
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			st := c.State()
+			detail := ""
+			if st.LastError != "" {
+				detail = ": " + st.LastError
+			}
+			return nil, fmt.Errorf("%w: server %s is %s after waiting %v%s", errs.ErrUnavailable, c.serverName(), st.Status, c.o.reconnectWait, detail)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// JSON-RPC error codes the SDK uses for failures of its own side: an error
+// carrying one is not an answer of the server.
+const (
+	codeUnknown       = -32001
+	codeClientClosing = -32003
+	codeServerClosing = -32004
+	codeRejected      = -32005
+)
+
+// isRemoteError reports an error answer of the server: the session works.
+func isRemoteError(err error) bool {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) {
+		return false
+	}
+	switch we.Code {
+	case codeUnknown, codeClientClosing, codeServerClosing, codeRejected:
+		return false
+	}
+	return true
+}
+
+// isTransportError reports an error of the way to the server rather than
+// of its answer.
+func isTransportError(err error) bool {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && !isRemoteError(err) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// notDelivered reports errors that prove the server did not process the
+// request: the client refused to send it on a closing connection, or the
+// server answered that it does not know the session (it restarted).
+func notDelivered(err error) bool {
+	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing)
+}
+
+// reqName names a request in errors; it is formatted only when needed.
+type reqName struct{ kind, name string }
+
+func (r reqName) String() string { return r.kind + " " + strconv.Quote(r.name) }
+
+// do runs one request for a caller on the ready session and translates
+// its errors; what names the request ("tool \"x\""), failed is the sentinel
+// for an error answer of the server. A request that provably did not reach
+// the server is sent once more on the next session; any other failure that
+// is not an answer of the server makes do ping the session, and a failed
+// ping ends it.
+func (c *Connector) do(ctx context.Context, what reqName, failed error, f func(ctx context.Context, l *live, token string) error) error {
+	if c.o.callTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.o.callTimeout)
+		defer cancel()
+	}
+	for try := 0; ; try++ {
+		l, err := c.acquire(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		cctx, token, done := c.calls.begin(ctx, l)
+		err = f(cctx, l, token)
+		cause := context.Cause(cctx)
+		done()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return fmt.Errorf("%s of server %s: %w", what, c.serverName(), context.Cause(ctx))
+		case errors.Is(cause, errSessionClosed):
+			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), errSessionClosed)
+		case notDelivered(err):
+			c.lost(l, err)
+			if try == 0 {
+				continue
+			}
+			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), err)
+		case isRemoteError(err):
+			return fmt.Errorf("%w: %s of server %s: %v", failed, what, c.serverName(), err)
+		}
+		if perr := c.ping(ctx, l); perr != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("%s of server %s: %w", what, c.serverName(), context.Cause(ctx))
+			}
+			c.lost(l, fmt.Errorf("%v; ping failed: %v", err, perr))
+			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), err)
+		}
+		if isTransportError(err) {
+			// The session works, the transport failed this request.
+			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), err)
+		}
+		// The session works: the answer to this request was broken.
+		return fmt.Errorf("%w: %s of server %s: %v", failed, what, c.serverName(), err)
+	}
+}
+
+// callTool calls a remote tool and maps its result.
+func (c *Connector) callTool(ctx context.Context, t *remoteTool, input json.RawMessage) (any, error) {
+	what := reqName{"tool", t.def.Name}
+	var args any
+	if in := bytes.TrimSpace(input); len(in) > 0 && !bytes.Equal(in, []byte("null")) {
+		if in[0] != '{' || !json.Valid(in) {
+			return nil, fmt.Errorf("%w: %s of server %s: input must be a JSON object", errs.ErrBadParameter, what, c.serverName())
+		}
+		args = json.RawMessage(in)
+	}
+	var res *sdk.CallToolResult
+	err := c.do(ctx, what, errs.ErrToolFailed, func(ctx context.Context, l *live, token string) error {
+		params := &sdk.CallToolParams{Name: t.def.Name, Arguments: args}
+		if token != "" {
+			params.SetProgressToken(token)
+		}
+		var err error
+		res, err = l.sess.CallTool(ctx, params)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.toolResult(t.def.Name, res)
+}
+
+// getPrompt renders a remote prompt with prompts/get.
+func (c *Connector) getPrompt(ctx context.Context, p *remotePrompt, input json.RawMessage) (*prompt.Rendered, error) {
+	what := reqName{"prompt", p.def.Name}
+	args, err := promptArguments(input)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s of server %s: %v", errs.ErrBadParameter, what, c.serverName(), err)
+	}
+	var res *sdk.GetPromptResult
+	err = c.do(ctx, what, errs.ErrToolFailed, func(ctx context.Context, l *live, token string) error {
+		params := &sdk.GetPromptParams{Name: p.def.Name, Arguments: args}
+		if token != "" {
+			params.SetProgressToken(token)
+		}
+		var err error
+		res, err = l.sess.GetPrompt(ctx, params)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &prompt.Rendered{Description: res.Description}
+	base := c.resultURI("prompt", p.def.Name)
+	for i, m := range res.Messages {
+		if m == nil {
+			continue
+		}
+		r, err := c.contentResource(m.Content, fmt.Sprintf("%s/%d", base, i), p.def.Name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s of server %s: message %d: %v", errs.ErrToolFailed, what, c.serverName(), i, err)
+		}
+		role := prompt.RoleUser
+		if m.Role == "assistant" {
+			role = prompt.RoleAssistant
+		}
+		out.Messages = append(out.Messages, prompt.Message{Role: role, Content: r})
+	}
+	return out, nil
+}
+
+// promptArguments turns a JSON object into prompt arguments: strings as
+// they are, other values as their JSON text.
+func promptArguments(input json.RawMessage) (map[string]string, error) {
+	in := bytes.TrimSpace(input)
+	if len(in) == 0 || bytes.Equal(in, []byte("null")) {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(in, &m); err != nil {
+		return nil, errors.New("input must be a JSON object")
+	}
+	args := make(map[string]string, len(m))
+	for k, v := range m {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			args[k] = s
+		} else {
+			args[k] = string(v)
+		}
+	}
+	return args, nil
+}
+
+// readResource reads a resource with resources/read, returning its bytes
+// and MIME type.
+func (c *Connector) readResource(ctx context.Context, uri string) ([]byte, string, error) {
+	what := reqName{"resource", uri}
+	var res *sdk.ReadResourceResult
+	err := c.do(ctx, what, errs.ErrNotFound, func(ctx context.Context, l *live, token string) error {
+		params := &sdk.ReadResourceParams{URI: uri}
+		if token != "" {
+			params.SetProgressToken(token)
+		}
+		var err error
+		res, err = l.sess.ReadResource(ctx, params)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	var pick *sdk.ResourceContents
+	for _, rc := range res.Contents {
+		if rc == nil {
+			continue
+		}
+		if pick == nil || (rc.URI == uri && pick.URI != uri) {
+			pick = rc
+		}
+	}
+	if pick == nil {
+		return nil, "", fmt.Errorf("%w: %s of server %s: no contents", errs.ErrNotFound, what, c.serverName())
+	}
+	if pick.Blob != nil {
+		return pick.Blob, pick.MIMEType, nil
+	}
+	return []byte(pick.Text), pick.MIMEType, nil
+}

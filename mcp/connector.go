@@ -1,0 +1,248 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
+)
+
+// Connector is a toolkit.Connector for one remote MCP server. Create it with
+// New and start it with Run; it is safe for concurrent use.
+type Connector struct {
+	url    string
+	ep     *endpoint
+	o      options
+	logger *slog.Logger
+	client *sdk.Client
+
+	httpClient *http.Client
+	ownHTTP    *http.Transport // closed when Run returns; nil with OptHTTPClient
+	preferSSE  atomic.Bool     // the SSE transport worked last time
+
+	running atomic.Bool
+
+	mu      sync.Mutex
+	state   toolkit.ConnectorState
+	cur     *live         // the ready session, or nil
+	readyCh chan struct{} // closed while ready; replaced when leaving ready
+	stopped bool          // Run returned and was not started again
+
+	snap       atomic.Pointer[catalog]
+	resultHost atomic.Pointer[string] // host part of result URIs, from the server's name
+	calls      callRegistry
+
+	// Signals from SDK handlers and callers to the supervisor.
+	wake     chan struct{}
+	pending  atomic.Uint32
+	updMu    sync.Mutex
+	updated  []string // resource URIs reported updated, not yet delivered
+	reasonMu sync.Mutex
+	reason   error // why the session was last suspected or lost
+
+	// dials counts connection attempts.
+	dials atomic.Int64
+}
+
+// Signals for Connector.pending.
+const (
+	sigTools uint32 = 1 << iota
+	sigPrompts
+	sigResources
+	sigUpdated
+	sigSuspect
+	sigLost
+)
+
+var _ toolkit.Connector = (*Connector)(nil)
+
+// New returns a connector for the MCP server at url (see the package
+// documentation for the URL forms), identifying itself as clientName and
+// clientVersion. Nothing is contacted before Run.
+func New(url, clientName, clientVersion string, opts ...Option) (*Connector, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	if clientName == "" {
+		return nil, fmt.Errorf("%w: connector %q: empty client name", errs.ErrBadParameter, url)
+	}
+	var ep *endpoint
+	if o.dialer != nil {
+		if url == "" {
+			return nil, fmt.Errorf("%w: empty connector URL", errs.ErrBadParameter)
+		}
+		ep = &endpoint{kind: -1, display: url}
+	} else {
+		var err error
+		if ep, err = parseEndpoint(url); err != nil {
+			return nil, err
+		}
+	}
+	c := &Connector{
+		url:     url,
+		ep:      ep,
+		o:       o,
+		readyCh: make(chan struct{}),
+		wake:    make(chan struct{}, 1),
+	}
+	c.logger = o.logger
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	c.logger = c.logger.With("connector", ep.display)
+	c.httpClient = o.httpClient
+	if c.httpClient == nil {
+		c.ownHTTP = http.DefaultTransport.(*http.Transport).Clone()
+		c.httpClient = &http.Client{Transport: c.ownHTTP}
+	}
+	c.state = toolkit.ConnectorState{URL: ep.display, Status: toolkit.StatusConnecting}
+	c.snap.Store(&catalog{})
+	c.client = sdk.NewClient(&sdk.Implementation{Name: clientName, Version: clientVersion}, &sdk.ClientOptions{
+		Logger:                      c.logger,
+		Capabilities:                &sdk.ClientCapabilities{},
+		ToolListChangedHandler:      func(context.Context, *sdk.ToolListChangedRequest) { c.signal(sigTools) },
+		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { c.signal(sigPrompts) },
+		ResourceListChangedHandler:  func(context.Context, *sdk.ResourceListChangedRequest) { c.signal(sigResources) },
+		ResourceUpdatedHandler:      c.handleResourceUpdated,
+		LoggingMessageHandler:       c.handleLog,
+		ProgressNotificationHandler: c.handleProgress,
+	})
+	return c, nil
+}
+
+// URL returns the URL the connector was created with.
+func (c *Connector) URL() string { return c.url }
+
+// State returns the connector's current state.
+func (c *Connector) State() toolkit.ConnectorState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// ListTools returns the server's tools as last listed. It does no I/O.
+func (c *Connector) ListTools(ctx context.Context) ([]toolkit.Tool, error) {
+	return slices.Clone(c.snap.Load().tools), nil
+}
+
+// ListPrompts returns the server's prompts as last listed. It does no I/O.
+func (c *Connector) ListPrompts(ctx context.Context) ([]toolkit.Prompt, error) {
+	return slices.Clone(c.snap.Load().prompts), nil
+}
+
+// ListResources returns the server's resources as last listed. It does no
+// I/O.
+func (c *Connector) ListResources(ctx context.Context) ([]toolkit.Resource, error) {
+	return slices.Clone(c.snap.Load().resources), nil
+}
+
+// signal wakes the supervisor with the given signal bits.
+func (c *Connector) signal(bits uint32) {
+	for {
+		old := c.pending.Load()
+		if c.pending.CompareAndSwap(old, old|bits) {
+			break
+		}
+	}
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// suspectCurrent asks the supervisor to check the current session.
+func (c *Connector) suspectCurrent(reason error) {
+	c.setReason(reason)
+	c.signal(sigSuspect)
+}
+
+// lost tells the supervisor that the session l is gone; callers wait for
+// the next session at once.
+func (c *Connector) lost(l *live, reason error) {
+	c.mu.Lock()
+	current := c.cur == l
+	if current {
+		c.cur = nil
+		select {
+		case <-c.readyCh:
+			c.readyCh = make(chan struct{})
+		default:
+		}
+	}
+	c.mu.Unlock()
+	if current {
+		c.setReason(reason)
+		c.signal(sigLost)
+	}
+}
+
+func (c *Connector) setReason(err error) {
+	c.reasonMu.Lock()
+	c.reason = err
+	c.reasonMu.Unlock()
+}
+
+func (c *Connector) lastReason() error {
+	c.reasonMu.Lock()
+	defer c.reasonMu.Unlock()
+	if c.reason == nil {
+		return errors.New("connection suspected lost")
+	}
+	return c.reason
+}
+
+func (c *Connector) handleResourceUpdated(ctx context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+	if c.o.onResourceUpdated == nil || req.Params == nil {
+		return
+	}
+	c.updMu.Lock()
+	if len(c.updated) < maxPendingUpdates && !slices.Contains(c.updated, req.Params.URI) {
+		c.updated = append(c.updated, req.Params.URI)
+	}
+	c.updMu.Unlock()
+	c.signal(sigUpdated)
+}
+
+// maxPendingUpdates bounds the resource updates queued between two turns of
+// the supervisor; repeats of a queued URI are merged.
+const maxPendingUpdates = 1024
+
+// serverName names the server in errors and results: its own name once
+// known, else the connector's URL without secrets.
+func (c *Connector) serverName() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state.Name != "" {
+		return c.state.Name
+	}
+	return c.ep.display
+}
+
+// setState updates the state under the lock and returns a copy for the
+// callback.
+func (c *Connector) setState(f func(s *toolkit.ConnectorState)) toolkit.ConnectorState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(&c.state)
+	return c.state
+}
+
+// report hands a state to the state callback.
+func (c *Connector) report(ctx context.Context, s toolkit.ConnectorState) {
+	c.logger.Debug("connector state", "status", s.Status, "error", s.LastError)
+	if c.o.onState != nil {
+		c.o.onState(ctx, &s)
+	}
+}

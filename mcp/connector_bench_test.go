@@ -1,0 +1,124 @@
+package mcp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/testserver"
+)
+
+// benchToolkit returns a running toolkit whose "remote" namespace is the
+// server reached with opts and url.
+func benchToolkit(b *testing.B, url string, opts ...Option) *toolkit.Toolkit {
+	b.Helper()
+	events := &eventLog{notify: make(chan struct{}, 1)}
+	d := NewDelegate("bench", "1", append([]Option{OptLogger(quietLogger())}, opts...)...)
+	d.Events = events.add
+	tk, err := toolkit.New(toolkit.WithDelegate(d))
+	mustNotErr(b, err)
+	mustNotErr(b, tk.AddConnectorNS("remote", url))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tk.Run(ctx) }()
+	b.Cleanup(func() { cancel(); <-done })
+	events.wait(b, toolkit.ConnectorEventToolListChanged, "remote")
+	return tk
+}
+
+// benchCalls compares, on the same server, a toolkit Call of the remote
+// echo tool, a direct Run of the connector's tool, and a raw SDK CallTool.
+func benchCalls(b *testing.B, url string, opts []Option, rawTransport func() sdk.Transport) {
+	ctx := context.Background()
+	b.Run("toolkit", func(b *testing.B) {
+		tk := benchToolkit(b, url, opts...)
+		echo, err := tk.Lookup(ctx, "remote.echo")
+		mustNotErr(b, err)
+		in := jsonInput(`{"text":"x"}`)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := tk.Call(ctx, echo, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("connector", func(b *testing.B) {
+		r := start(b, url, false, opts...)
+		echo := findTool(b, r.Connector, "echo")
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := echo.Run(ctx, []byte(`{"text":"x"}`)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sdk", func(b *testing.B) {
+		c := sdk.NewClient(&sdk.Implementation{Name: "raw", Version: "1"}, nil)
+		cs, err := c.Connect(ctx, rawTransport(), &sdk.ClientSessionOptions{ProtocolVersion: DefaultProtocolVersion})
+		mustNotErr(b, err)
+		defer cs.Close()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkCallMemory(b *testing.B) {
+	s := newServer(b, testserver.Options{})
+	m := testserver.NewMemory(s.Server)
+	b.Cleanup(m.Close)
+	benchCalls(b, "memory://bench", []Option{OptDialer(m.Dial)}, func() sdk.Transport {
+		t, err := m.Dial(context.Background())
+		mustNotErr(b, err)
+		return t
+	})
+}
+
+func BenchmarkCallHTTP(b *testing.B) {
+	s := newServer(b, testserver.Options{})
+	h := testserver.ServeHTTP(b, s.Server, testserver.Stateful)
+	benchCalls(b, h.URL, nil, func() sdk.Transport {
+		return &sdk.StreamableClientTransport{Endpoint: h.URL}
+	})
+}
+
+// BenchmarkReconnect measures the time from a server restart to the
+// connector being ready again (reported as ms/reconnect).
+func BenchmarkReconnect(b *testing.B) {
+	for _, mode := range []testserver.Mode{testserver.Stateful, testserver.Stateless} {
+		b.Run(mode.String(), func(b *testing.B) {
+			s := newServer(b, testserver.Options{})
+			h := testserver.ServeHTTP(b, s.Server, mode)
+			r := start(b, h.URL, false, OptStableAfter(time.Millisecond), OptBackoff(time.Millisecond, 50*time.Millisecond))
+			ctx := context.Background()
+			var total time.Duration
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				t0 := time.Now()
+				h.Kill()
+				mustNotErr(b, h.Start())
+				if mode == testserver.Stateless {
+					// Nothing tells a stateless client the server went
+					// away: the first request after it finds out.
+					if _, err := call(b, ctx, r.Connector, "echo", `{"text":"x"}`); err != nil {
+						_, err = call(b, ctx, r.Connector, "echo", `{"text":"x"}`)
+						mustNotErr(b, err)
+					}
+				} else {
+					r.states.wait(b, toolkit.StatusReady, i+2)
+				}
+				total += time.Since(t0)
+			}
+			b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/reconnect")
+		})
+	}
+}

@@ -1,0 +1,290 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
+)
+
+// Protocol versions a connector may ask for.
+const (
+	// DefaultProtocolVersion is the stateful protocol version the connector
+	// asks for unless told otherwise.
+	DefaultProtocolVersion = "2025-11-25"
+	// StatelessProtocolVersion is the stateless protocol version; see the
+	// package documentation for how session loss is detected with it.
+	StatelessProtocolVersion = "2026-07-28"
+)
+
+// Defaults of the connector's options.
+const (
+	DefaultConnectTimeout   = 30 * time.Second
+	DefaultReconnectWait    = 10 * time.Second
+	DefaultBackoffMin       = 250 * time.Millisecond
+	DefaultBackoffMax       = 30 * time.Second
+	DefaultStableAfter      = 10 * time.Second
+	DefaultTerminateTimeout = 2 * time.Second
+	DefaultMaxMessageBytes  = 16 << 20
+	DefaultLogLevel         = "info"
+)
+
+// Option configures a Connector in New.
+type Option func(*options) error
+
+type options struct {
+	onState            func(context.Context, *toolkit.ConnectorState)
+	onTools            func(context.Context)
+	onPrompts          func(context.Context)
+	onResources        func(context.Context)
+	onResourceUpdated  func(context.Context, string)
+	connectTimeout     time.Duration
+	callTimeout        time.Duration
+	reconnectWait      time.Duration
+	backoffMin         time.Duration
+	backoffMax         time.Duration
+	stableAfter        time.Duration
+	maxAttempts        int
+	terminateTimeout   time.Duration
+	maxMessage         int
+	header             http.Header
+	httpClient         *http.Client
+	logger             *slog.Logger
+	protocolVersion    string
+	logLevel           string
+	subscribeResources bool
+	dialer             func(context.Context) (sdk.Transport, error)
+
+	// Hooks for tests: each backoff delay, and the end of each refresh.
+	beforeBackoff func(attempt int, d time.Duration)
+	afterRefresh  func(kinds uint32, err error)
+}
+
+func defaultOptions() options {
+	return options{
+		connectTimeout:   DefaultConnectTimeout,
+		reconnectWait:    DefaultReconnectWait,
+		backoffMin:       DefaultBackoffMin,
+		backoffMax:       DefaultBackoffMax,
+		stableAfter:      DefaultStableAfter,
+		terminateTimeout: DefaultTerminateTimeout,
+		maxMessage:       DefaultMaxMessageBytes,
+		protocolVersion:  DefaultProtocolVersion,
+		logLevel:         DefaultLogLevel,
+	}
+}
+
+// OptOnStateChange sets the function called, from the supervising
+// goroutine and in order, with the connector's full state each time it
+// changes.
+func OptOnStateChange(f func(ctx context.Context, state *toolkit.ConnectorState)) Option {
+	return func(o *options) error { o.onState = f; return nil }
+}
+
+// OptOnToolListChanged sets the function called when the server's tool list
+// really changed (after a list_changed notification or a reconnection).
+func OptOnToolListChanged(f func(ctx context.Context)) Option {
+	return func(o *options) error { o.onTools = f; return nil }
+}
+
+// OptOnPromptListChanged sets the function called when the server's prompt
+// list really changed.
+func OptOnPromptListChanged(f func(ctx context.Context)) Option {
+	return func(o *options) error { o.onPrompts = f; return nil }
+}
+
+// OptOnResourceListChanged sets the function called when the server's
+// resource list really changed.
+func OptOnResourceListChanged(f func(ctx context.Context)) Option {
+	return func(o *options) error { o.onResources = f; return nil }
+}
+
+// OptOnResourceUpdated sets the function called with the URI of a resource
+// the server reports as updated. Servers report updates of subscribed
+// resources only; see OptSubscribeResources.
+func OptOnResourceUpdated(f func(ctx context.Context, uri string)) Option {
+	return func(o *options) error { o.onResourceUpdated = f; return nil }
+}
+
+// OptSubscribeResources makes the connector subscribe to every listed
+// resource when the server supports subscriptions.
+func OptSubscribeResources() Option {
+	return func(o *options) error { o.subscribeResources = true; return nil }
+}
+
+func positive(name string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%w: %s must be positive, got %v", errs.ErrBadParameter, name, d)
+	}
+	return nil
+}
+
+// OptConnectTimeout bounds one connection attempt: the handshake and the
+// listing of every item (default DefaultConnectTimeout).
+func OptConnectTimeout(d time.Duration) Option {
+	return func(o *options) error { o.connectTimeout = d; return positive("connect timeout", d) }
+}
+
+// OptCallTimeout bounds every remote request made for a caller (tool
+// calls, prompt renders, resource reads); 0, the default, means only the
+// caller's context bounds them.
+func OptCallTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("%w: call timeout must not be negative, got %v", errs.ErrBadParameter, d)
+		}
+		o.callTimeout = d
+		return nil
+	}
+}
+
+// OptReconnectWait bounds how long a call made while the connector is not
+// ready waits for it before failing with toolkit.ErrUnavailable (default
+// DefaultReconnectWait).
+func OptReconnectWait(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("%w: reconnect wait must not be negative, got %v", errs.ErrBadParameter, d)
+		}
+		o.reconnectWait = d
+		return nil
+	}
+}
+
+// OptBackoff sets the delay before the second reconnection attempt (min)
+// and the cap of the delays (max); each further attempt doubles the delay,
+// and a random part of up to half of it is taken off (jitter).
+func OptBackoff(min, max time.Duration) Option {
+	return func(o *options) error {
+		if err := positive("backoff minimum", min); err != nil {
+			return err
+		}
+		if max < min {
+			return fmt.Errorf("%w: backoff maximum %v is below the minimum %v", errs.ErrBadParameter, max, min)
+		}
+		o.backoffMin, o.backoffMax = min, max
+		return nil
+	}
+}
+
+// OptStableAfter sets how long a connection must stay up before the backoff
+// starts again from the beginning (default DefaultStableAfter). A server
+// that accepts connections and drops them at once is thus retried with
+// growing delays.
+func OptStableAfter(d time.Duration) Option {
+	return func(o *options) error { o.stableAfter = d; return positive("stable-after duration", d) }
+}
+
+// OptMaxAttempts makes the connector give up (state Failed, Run returns an
+// error) after n consecutive failed connection attempts; 0, the default,
+// retries forever.
+func OptMaxAttempts(n int) Option {
+	return func(o *options) error {
+		if n < 0 {
+			return fmt.Errorf("%w: max attempts must not be negative, got %d", errs.ErrBadParameter, n)
+		}
+		o.maxAttempts = n
+		return nil
+	}
+}
+
+// OptTerminateTimeout sets how long a stdio server is given to exit after
+// its stdin is closed, and again after SIGTERM, before it is killed
+// (default DefaultTerminateTimeout).
+func OptTerminateTimeout(d time.Duration) Option {
+	return func(o *options) error { o.terminateTimeout = d; return positive("terminate timeout", d) }
+}
+
+// OptMaxMessageBytes bounds one message from the server: a stdio line, a
+// server-sent event or a JSON response body (default
+// DefaultMaxMessageBytes). A larger message breaks the request or the
+// session.
+func OptMaxMessageBytes(n int) Option {
+	return func(o *options) error {
+		if n <= 0 {
+			return fmt.Errorf("%w: max message bytes must be positive, got %d", errs.ErrBadParameter, n)
+		}
+		o.maxMessage = n
+		return nil
+	}
+}
+
+// OptHeader adds an HTTP header to every request (for example
+// Authorization). It may be given several times.
+func OptHeader(key, value string) Option {
+	return func(o *options) error {
+		if key == "" {
+			return fmt.Errorf("%w: empty header name", errs.ErrBadParameter)
+		}
+		if o.header == nil {
+			o.header = http.Header{}
+		}
+		o.header.Add(key, value)
+		return nil
+	}
+}
+
+// OptHTTPClient sets the HTTP client. Its Timeout, if any, also bounds the
+// long-lived event streams, so leave it zero. By default each connector has
+// a client of its own, whose idle connections are closed when Run returns.
+func OptHTTPClient(c *http.Client) Option {
+	return func(o *options) error {
+		if c == nil {
+			return fmt.Errorf("%w: nil HTTP client", errs.ErrBadParameter)
+		}
+		o.httpClient = c
+		return nil
+	}
+}
+
+// OptLogger sets the connector's logger (default slog.Default()).
+func OptLogger(l *slog.Logger) Option {
+	return func(o *options) error { o.logger = l; return nil }
+}
+
+// OptProtocolVersion sets the MCP protocol version the connector asks for
+// (default DefaultProtocolVersion). The server may negotiate an older one.
+func OptProtocolVersion(v string) Option {
+	return func(o *options) error {
+		switch v {
+		case "2024-11-05", "2025-03-26", "2025-06-18", DefaultProtocolVersion, StatelessProtocolVersion:
+			o.protocolVersion = v
+			return nil
+		}
+		return fmt.Errorf("%w: unsupported MCP protocol version %q", errs.ErrBadParameter, v)
+	}
+}
+
+// OptLogLevel sets the level of the log messages asked from servers that
+// support logging ("debug", "info", "notice", "warning", "error",
+// "critical", "alert" or "emergency"; default DefaultLogLevel); "" asks for
+// none.
+func OptLogLevel(level string) Option {
+	return func(o *options) error {
+		switch level {
+		case "", "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency":
+			o.logLevel = level
+			return nil
+		}
+		return fmt.Errorf("%w: unknown log level %q", errs.ErrBadParameter, level)
+	}
+}
+
+// OptDialer replaces the transport the URL selects: dial is called for each
+// connection attempt and returns a fresh transport (for example one end of
+// sdk.NewInMemoryTransports). The URL then only names the connector.
+func OptDialer(dial func(ctx context.Context) (sdk.Transport, error)) Option {
+	return func(o *options) error {
+		if dial == nil {
+			return fmt.Errorf("%w: nil dialer", errs.ErrBadParameter)
+		}
+		o.dialer = dial
+		return nil
+	}
+}

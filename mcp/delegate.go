@@ -1,0 +1,71 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
+)
+
+// Delegate is a ready toolkit.ToolkitDelegate for applications without one
+// of their own: CreateConnector makes MCP connectors wired to the toolkit's
+// events, there is no "user" namespace, and prompts are not run (Call
+// reports toolkit.ErrNotImplemented).
+type Delegate struct {
+	// ClientName and ClientVersion identify the application to servers.
+	ClientName    string
+	ClientVersion string
+	// Options are given to every connector, before the event wiring.
+	Options []Option
+	// Events, if set, receives the events the toolkit forwards to OnEvent.
+	Events func(toolkit.ConnectorEvent)
+}
+
+var _ toolkit.ToolkitDelegate = (*Delegate)(nil)
+
+// NewDelegate returns a Delegate whose connectors identify themselves as
+// clientName and clientVersion and use opts.
+func NewDelegate(clientName, clientVersion string, opts ...Option) *Delegate {
+	return &Delegate{ClientName: clientName, ClientVersion: clientVersion, Options: opts}
+}
+
+// OnEvent hands the event to d.Events, if set.
+func (d *Delegate) OnEvent(e toolkit.ConnectorEvent) {
+	if d.Events != nil {
+		d.Events(e)
+	}
+}
+
+// Call reports that the delegate runs no prompts.
+func (d *Delegate) Call(ctx context.Context, p toolkit.Prompt, resources ...toolkit.Resource) (toolkit.Resource, error) {
+	return nil, fmt.Errorf("%w: prompt %q: this delegate runs no prompts", errs.ErrNotImplemented, p.Name())
+}
+
+// CreateConnector returns an MCP connector for url whose state changes,
+// list changes and resource updates reach onEvent. It reports
+// toolkit.ErrNotImplemented for toolkit.UserConnectorURI.
+func (d *Delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEvent)) (toolkit.Connector, error) {
+	if url == toolkit.UserConnectorURI {
+		return nil, fmt.Errorf("%w: this delegate serves no %q namespace", errs.ErrNotImplemented, toolkit.UserNamespace)
+	}
+	opts := append([]Option(nil), d.Options...)
+	if onEvent != nil {
+		opts = append(opts,
+			OptOnStateChange(func(_ context.Context, s *toolkit.ConnectorState) { onEvent(toolkit.StateChangeEvent(*s)) }),
+			OptOnToolListChanged(func(context.Context) { onEvent(toolkit.ToolListChangeEvent()) }),
+			OptOnPromptListChanged(func(context.Context) { onEvent(toolkit.PromptListChangeEvent()) }),
+			OptOnResourceListChanged(func(context.Context) { onEvent(toolkit.ResourceListChangeEvent()) }),
+			OptOnResourceUpdated(func(_ context.Context, uri string) { onEvent(toolkit.ResourceUpdatedEvent(uri)) }),
+		)
+	}
+	name := d.ClientName
+	if name == "" {
+		name = "toolkit"
+	}
+	c, err := New(url, name, d.ClientVersion, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}

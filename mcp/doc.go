@@ -1,0 +1,117 @@
+// Package mcp connects a toolkit to the Model Context Protocol.
+//
+// # Connectors
+//
+// New returns a Connector: a toolkit.Connector that keeps a session with one
+// remote MCP server, caches its tools, prompts and resources, and serves
+// them to the toolkit from memory. Run supervises the session: it connects,
+// lists every item (following pagination), reports each state change
+// (connecting, ready, reconnecting, failed, stopped) and reconnects with
+// capped exponential backoff and jitter when the session is lost. Lists are
+// refreshed when the server sends a list_changed notification; callbacks
+// fire only when an item really changed (name, title, description, schemas
+// or annotations).
+//
+// NewDelegate returns a ready toolkit.ToolkitDelegate that creates such
+// connectors for the toolkit:
+//
+//	tk, err := toolkit.New(toolkit.WithDelegate(mcp.NewDelegate("app", "1.0")))
+//	...
+//	err = tk.AddConnectorNS("files", "stdio:///usr/local/bin/files-server?arg=--root&arg=/srv")
+//
+// # URL forms
+//
+// The URL given to New selects the transport:
+//
+//	http://host/path, https://host/path
+//	    Streamable HTTP. When the server answers the first POST with
+//	    400 Bad Request, 404 Not Found or 405 Method Not Allowed, the
+//	    connector falls back to the legacy HTTP+SSE transport (GET on the
+//	    same URL). Other failures (401, 403, 5xx, network errors) do not
+//	    cause a fallback. Once a transport has worked, reconnections try it
+//	    first.
+//	http://host/.../sse
+//	    A URL whose last path segment is exactly "sse" speaks the legacy
+//	    HTTP+SSE transport directly, with no streamable attempt.
+//	stdio:NAME?arg=A&arg=B&env=K%3DV&dir=/work
+//	stdio:///absolute/path?arg=A
+//	    A server started as a child process speaking newline-delimited
+//	    JSON-RPC on its stdin and stdout. NAME is a bare command name looked
+//	    up in PATH (it may not contain '/'); the second form names the
+//	    program by absolute, clean path. The query may hold only these
+//	    keys, each percent-encoded: arg (repeated, in order: the
+//	    arguments), env (repeated, "KEY=VALUE", added to the connector's
+//	    own environment) and dir (at most once, absolute: the working
+//	    directory). A host ("stdio://name"), user information, a fragment,
+//	    relative paths, unknown keys and NUL bytes are errors. StdioCommand
+//	    parses and formats this form.
+//
+// Any other scheme is refused. OptDialer replaces the transport for any
+// URL (for example with an in-memory transport).
+//
+// # Child processes
+//
+// A stdio server runs in its own process group. When its session ends the
+// connector closes its stdin, waits (OptTerminateTimeout), sends SIGTERM to
+// the group, waits again and sends SIGKILL, then reaps the process; any
+// process left in the group is killed. Each line the server writes to
+// stderr is logged at info level. A child that exits ends the session and
+// the connector reconnects (starting a new child) with backoff.
+//
+// # Remote items
+//
+// Remote tools implement tool.Tool. Their names are kept as the server gives
+// them (letters, digits, '_', '-', '.', up to 128 bytes); items with other
+// names, and later items that repeat a name (or a resource URI), are
+// skipped with a log line naming them. A tool whose input schema is not a
+// valid JSON Schema describing an object is kept, but its InputSchema and
+// Run report an error wrapping toolkit.ErrSchema that names the tool. An
+// invalid output schema is dropped with a log line.
+//
+// Run maps the tools/call result to one resource:
+//
+//   - isError: an error wrapping toolkit.ErrToolFailed with the server's text;
+//   - structuredContent: its JSON (application/json);
+//   - one content: text as text/plain; image and audio as their bytes with
+//     the server's MIME type; an embedded resource with its own URI, MIME
+//     type and text or bytes; a resource link as a resource with the link's
+//     URI whose Read fetches it from the server;
+//   - several text contents: one text/plain resource, the texts joined by
+//     newlines;
+//   - several contents of mixed kinds: the MCP content array as JSON
+//     (application/json), binary data base64-encoded as on the wire;
+//   - no content: no output.
+//
+// Results without a URI of their own are named mcp://SERVER/tool/NAME.
+//
+// Remote prompts implement prompt.Prompt and prompt.Renderer: their
+// arguments become an object schema of string properties, and Render calls
+// prompts/get (non-string argument values are passed as their JSON text).
+// Remote resources implement resource.Resource; Read calls resources/read
+// and returns the text or bytes of the content whose URI matches (else the
+// first content).
+//
+// # Calls
+//
+// A call made while the connector is not ready waits up to
+// OptReconnectWait for it, then fails with an error wrapping
+// toolkit.ErrUnavailable naming the server. Cancelling the call's context
+// cancels the remote request (the server receives notifications/cancelled).
+// Progress notifications reach the caller's
+// toolkit.SessionFromContext(ctx).Progress while its call is in flight
+// (notifications handled after the result arrived are dropped); no
+// progress is asked for when that session has neither an ID nor a client
+// (the toolkit's no-op session, which would only log it). Log
+// messages from the server go to the caller's session logger when they are
+// handled while exactly one call is in flight on the connector, and to the
+// connector's logger otherwise. A stateless server (go-sdk's stateless
+// streamable HTTP, for one) may not act on the cancellation.
+//
+// # Protocol version
+//
+// The connector asks for DefaultProtocolVersion (2025-11-25), a stateful
+// protocol whose session loss the SDK reports promptly. OptProtocolVersion
+// may ask for the stateless 2026-07-28 protocol; a lost connection is then
+// noticed only when a request fails, after which the connector checks the
+// session with a ping and reconnects.
+package mcp

@@ -1,0 +1,66 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/llmkit/toolkit"
+)
+
+// Serve exposes tk over streamable HTTP on addr (for example
+// "127.0.0.1:8080") at the path set by WithPath ("/mcp" by default) until
+// ctx is cancelled, then shuts the HTTP server down. opts configure both
+// the MCP server and its handler; include WithEventRelay so that clients
+// get list_changed notifications (see Server).
+func Serve(ctx context.Context, tk *toolkit.Toolkit, addr string, opts ...ServerOption) error {
+	s, err := NewServer(tk, nil, opts...)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.ServeListener(ctx, ln)
+}
+
+// ServeListener serves the streamable HTTP handler on ln until ctx is
+// cancelled, then shuts down: open streams and requests are cancelled and
+// given up to five seconds to finish. It closes ln.
+func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
+	path := s.cfg.path
+	if path == "" {
+		path = "/mcp"
+	}
+	mux := http.NewServeMux()
+	mux.Handle(path, s.Handler())
+	base, cancelBase := context.WithCancel(context.Background())
+	defer cancelBase()
+	hs := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	cancelBase() // ends event streams, which never go idle by themselves
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = hs.Close()
+	}
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return err
+}

@@ -1,0 +1,551 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+)
+
+// Server exposes a Toolkit to MCP clients: over stdio (Run, ServeStdio) and
+// over streamable HTTP, stateful or stateless (Handler, Serve). It is built
+// on the go-sdk server: the toolkit's tools, prompts and resources are
+// registered with it under the names of the naming policy (see
+// names_policy.go), and re-synchronised whenever the toolkit reports a
+// change, so that clients get list_changed notifications and stable
+// pagination.
+//
+// The server learns of changes through toolkit events, which go to the
+// toolkit's delegate. Wire them in one of two ways:
+//
+//	relay := mcp.ServerDelegate(appDelegate)          // wraps the app's delegate
+//	tk, _ := toolkit.New(toolkit.WithDelegate(relay), ...)
+//	srv, _ := mcp.NewServer(tk, nil, mcp.WithEventRelay(relay))
+//
+// or call srv.OnEvent from the application's own delegate's OnEvent. A
+// server that has received no event re-reads the toolkit on every list
+// request (and logs a warning once), so clients still see current lists,
+// but without list_changed notifications.
+type Server struct {
+	tk     *toolkit.Toolkit
+	cfg    *serverConfig
+	server *sdk.Server
+	logger *slog.Logger
+
+	syncMu sync.Mutex // serialises synchronisation
+
+	mu        sync.Mutex // guards the tables below
+	tools     *srvNamer
+	prompts   *srvNamer
+	resources *srvNamer
+	regTools  map[string]srvReg
+	regPrmpts map[string]srvReg
+	regRes    map[string]srvReg
+
+	// synced holds, per kind, 1 + the toolkit generation of the last
+	// synchronisation (0: never), so that a sync without changes is free.
+	synced [3]atomic.Uint64
+
+	events atomic.Bool // an event arrived or a relay is attached
+	warned atomic.Bool
+	relays []*EventRelay
+}
+
+// Kinds of item, indexes of Server.synced.
+const (
+	srvKindTool = iota
+	srvKindPrompt
+	srvKindResource
+)
+
+// upToDate reports whether kind was synchronised at generation gen.
+func (s *Server) upToDate(kind int, gen uint64) bool { return s.synced[kind].Load() == gen+1 }
+
+// srvReg is one registration with the SDK server: the toolkit key of the
+// item and a fingerprint of what was registered.
+type srvReg struct {
+	key string
+	fp  string
+}
+
+// NewServer returns a server that exposes tk. impl names the server to
+// clients; nil means {Name: "toolkit", Version: "v0"}. It registers the
+// toolkit's current items at once.
+func NewServer(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...ServerOption) (*Server, error) {
+	if tk == nil {
+		return nil, fmt.Errorf("%w: nil toolkit", toolkit.ErrBadParameter)
+	}
+	cfg := &serverConfig{}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(cfg); err != nil {
+			return nil, err
+		}
+	}
+	if impl == nil {
+		impl = &sdk.Implementation{Name: "toolkit", Version: "v0"}
+	}
+	logger := cfg.logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		tk:        tk,
+		cfg:       cfg,
+		logger:    logger,
+		tools:     newSrvNamer(false, cfg.qualify, cfg.sep),
+		prompts:   newSrvNamer(false, cfg.qualify, cfg.sep),
+		resources: newSrvNamer(true, cfg.qualify, cfg.sep),
+		regTools:  map[string]srvReg{},
+		regPrmpts: map[string]srvReg{},
+		regRes:    map[string]srvReg{},
+	}
+	s.server = sdk.NewServer(impl, &sdk.ServerOptions{
+		Instructions:       cfg.instructions,
+		Logger:             cfg.sdkLogger,
+		PageSize:           cfg.pageSize,
+		KeepAlive:          cfg.keepAlive,
+		CompletionHandler:  s.complete,
+		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+		Capabilities: &sdk.ServerCapabilities{
+			Logging:     &sdk.LoggingCapabilities{},
+			Completions: &sdk.CompletionCapabilities{},
+			Tools:       &sdk.ToolCapabilities{ListChanged: true},
+			Prompts:     &sdk.PromptCapabilities{ListChanged: true},
+			Resources:   &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		},
+	})
+	for _, t := range cfg.templates {
+		if err := srvSafe(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
+			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)
+		}
+	}
+	s.server.AddReceivingMiddleware(s.lazySync)
+	for _, r := range cfg.relays {
+		r.attach(s)
+		s.relays = append(s.relays, r)
+		s.events.Store(true)
+	}
+	if err := s.Sync(context.Background()); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// SDK returns the underlying go-sdk server, for what this package does not
+// cover (for example custom methods or extra middleware). Items registered
+// on it directly are not touched by synchronisation unless their names
+// collide with toolkit items.
+func (s *Server) SDK() *sdk.Server { return s.server }
+
+// Run serves one client over transport t until the client disconnects or
+// ctx is cancelled.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	return s.server.Run(ctx, t)
+}
+
+// ServeStdio serves one client over the process's standard input and
+// output until it disconnects or ctx is cancelled.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.Run(ctx, &sdk.StdioTransport{})
+}
+
+// Close detaches the server from its event relays and closes every client
+// session (stdio and HTTP alike); Run returns when its session closes.
+// Stateful HTTP sessions otherwise live until the client ends them or
+// WithSessionTimeout expires.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	relays := s.relays
+	s.relays = nil
+	s.mu.Unlock()
+	for _, r := range relays {
+		r.detach(s)
+	}
+	var errs []error
+	for ss := range s.server.Sessions() {
+		if err := ss.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// OnEvent applies a toolkit event: list changes re-synchronise the
+// registered items (clients then get list_changed notifications) and
+// resource updates are sent to the clients subscribed to the resource.
+// Call it from the application delegate's OnEvent, or use ServerDelegate.
+func (s *Server) OnEvent(ev toolkit.ConnectorEvent) {
+	s.events.Store(true)
+	ctx := context.Background()
+	var err error
+	switch ev.Kind {
+	case toolkit.ConnectorEventToolListChanged:
+		err = s.syncTools(ctx)
+	case toolkit.ConnectorEventPromptListChanged:
+		err = s.syncPrompts(ctx)
+	case toolkit.ConnectorEventResourceListChanged:
+		err = s.syncResources(ctx)
+	case toolkit.ConnectorEventResourceUpdated:
+		s.resourceUpdated(ctx, ev)
+	}
+	if err != nil {
+		s.logger.Warn("mcp server: synchronising with the toolkit", "event", ev.Kind.String(), "namespace", ev.Namespace, "error", err)
+	}
+}
+
+// Sync registers the toolkit's current tools, prompts and resources with
+// the server, adding and removing only what changed. Events call it for
+// the kind that changed; call it after changes the toolkit does not report.
+func (s *Server) Sync(ctx context.Context) error {
+	return errors.Join(s.syncTools(ctx), s.syncPrompts(ctx), s.syncResources(ctx))
+}
+
+// lazySync keeps lists current for a server that receives no events.
+func (s *Server) lazySync(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if !s.events.Load() {
+			var err error
+			switch method {
+			case "tools/list":
+				err = s.syncTools(ctx)
+			case "prompts/list":
+				err = s.syncPrompts(ctx)
+			case "resources/list":
+				err = s.syncResources(ctx)
+			}
+			if err != nil {
+				s.logger.Warn("mcp server: synchronising with the toolkit", "error", err)
+			}
+			if method == "tools/list" && s.warned.CompareAndSwap(false, true) {
+				s.logger.Warn("mcp server receives no toolkit events: clients get no list_changed notifications; use mcp.ServerDelegate or call Server.OnEvent from the delegate")
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// srvSafe runs f and turns a panic into an error: the SDK panics on some
+// invalid registrations.
+func srvSafe(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	f()
+	return nil
+}
+
+// srvFingerprint returns a stable text form of v for change detection.
+func srvFingerprint(key string, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return key + "\x00!" + err.Error()
+	}
+	return key + "\x00" + string(b)
+}
+
+// syncTools registers the toolkit's tools with the SDK server.
+func (s *Server) syncTools(ctx context.Context) error {
+	gen := s.tk.Generation()
+	if s.upToDate(srvKindTool, gen) {
+		return nil
+	}
+	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: toolkit.ListTypeTools})
+	if err != nil {
+		return err
+	}
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+
+	items := make([]srvNameItem, 0, len(resp.Items))
+	values := make(map[string]toolkit.Tool, len(resp.Items))
+	for _, it := range resp.Items {
+		t, ok := it.Value.(toolkit.Tool)
+		if !ok {
+			continue
+		}
+		key := it.Key()
+		items = append(items, srvNameItem{Key: key, Namespace: it.Namespace, Name: it.Name})
+		values[key] = t
+	}
+	s.mu.Lock()
+	table := s.tools.assign(items)
+	old := s.regTools
+	s.mu.Unlock()
+
+	next := make(map[string]srvReg, len(table))
+	var remove []string
+	type add struct {
+		tool *sdk.Tool
+		h    sdk.ToolHandler
+	}
+	var adds []add
+	for name, it := range table {
+		st, structured, err := srvSDKTool(name, values[it.Key])
+		if err != nil {
+			s.logger.Warn("mcp server: skipping tool", "tool", it.Key, "error", err)
+			continue
+		}
+		reg := srvReg{key: it.Key, fp: srvFingerprint(it.Key, st)}
+		next[name] = reg
+		if old[name] == reg {
+			continue
+		}
+		adds = append(adds, add{st, s.toolHandler(it.Key, structured)})
+	}
+	for name := range old {
+		if _, ok := next[name]; !ok {
+			remove = append(remove, name)
+		}
+	}
+	if len(remove) > 0 {
+		s.server.RemoveTools(remove...)
+	}
+	for _, a := range adds {
+		if err := srvSafe(func() { s.server.AddTool(a.tool, a.h) }); err != nil {
+			s.logger.Warn("mcp server: skipping tool", "tool", a.tool.Name, "error", err)
+			delete(next, a.tool.Name)
+		}
+	}
+	s.mu.Lock()
+	s.regTools = next
+	s.mu.Unlock()
+	s.synced[srvKindTool].Store(gen + 1)
+	return nil
+}
+
+// srvSDKTool describes t for MCP under the exposed name. It refuses input
+// schemas that are not objects. structured reports an output schema.
+func srvSDKTool(name string, t toolkit.Tool) (st *sdk.Tool, structured bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: tool %q: %v", toolkit.ErrSchema, name, r)
+		}
+	}()
+	in, err := t.InputSchema()
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: tool %q: input schema: %v", toolkit.ErrSchema, name, err)
+	}
+	if in == nil {
+		in = &jsonschema.Schema{Type: "object"}
+	}
+	if in.Type != "object" {
+		return nil, false, fmt.Errorf("%w: tool %q: input schema is not an object schema (type %q)", toolkit.ErrSchema, name, in.Type)
+	}
+	out, err := t.OutputSchema()
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: tool %q: output schema: %v", toolkit.ErrSchema, name, err)
+	}
+	meta := t.Meta()
+	st = &sdk.Tool{
+		Name:        name,
+		Title:       meta.Title,
+		Description: t.Description(),
+		InputSchema: in,
+		Annotations: &sdk.ToolAnnotations{
+			Title:           meta.Title,
+			ReadOnlyHint:    meta.ReadOnlyHint,
+			DestructiveHint: meta.DestructiveHint,
+			IdempotentHint:  meta.IdempotentHint,
+			OpenWorldHint:   meta.OpenWorldHint,
+		},
+	}
+	if out != nil {
+		st.OutputSchema = out
+	}
+	// Marshal once here so that a schema the SDK cannot send is refused now
+	// rather than on every tools/list.
+	if _, err := json.Marshal(st); err != nil {
+		return nil, false, fmt.Errorf("%w: tool %q: %v", toolkit.ErrSchema, name, err)
+	}
+	return st, out != nil, nil
+}
+
+// syncPrompts registers the toolkit's prompts with the SDK server.
+func (s *Server) syncPrompts(ctx context.Context) error {
+	gen := s.tk.Generation()
+	if s.upToDate(srvKindPrompt, gen) {
+		return nil
+	}
+	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: toolkit.ListTypePrompts})
+	if err != nil {
+		return err
+	}
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+
+	items := make([]srvNameItem, 0, len(resp.Items))
+	values := make(map[string]toolkit.Prompt, len(resp.Items))
+	for _, it := range resp.Items {
+		p, ok := it.Value.(toolkit.Prompt)
+		if !ok {
+			continue
+		}
+		key := it.Key()
+		items = append(items, srvNameItem{Key: key, Namespace: it.Namespace, Name: it.Name})
+		values[key] = p
+	}
+	s.mu.Lock()
+	table := s.prompts.assign(items)
+	old := s.regPrmpts
+	s.mu.Unlock()
+
+	next := make(map[string]srvReg, len(table))
+	var adds []*sdk.Prompt
+	addKeys := map[string]string{}
+	for name, it := range table {
+		sp, err := srvSDKPrompt(name, values[it.Key])
+		if err != nil {
+			s.logger.Warn("mcp server: skipping prompt", "prompt", it.Key, "error", err)
+			continue
+		}
+		reg := srvReg{key: it.Key, fp: srvFingerprint(it.Key, sp)}
+		next[name] = reg
+		if old[name] == reg {
+			continue
+		}
+		adds = append(adds, sp)
+		addKeys[name] = it.Key
+	}
+	var remove []string
+	for name := range old {
+		if _, ok := next[name]; !ok {
+			remove = append(remove, name)
+		}
+	}
+	if len(remove) > 0 {
+		s.server.RemovePrompts(remove...)
+	}
+	for _, p := range adds {
+		if err := srvSafe(func() { s.server.AddPrompt(p, s.promptHandler(addKeys[p.Name])) }); err != nil {
+			s.logger.Warn("mcp server: skipping prompt", "prompt", p.Name, "error", err)
+			delete(next, p.Name)
+		}
+	}
+	s.mu.Lock()
+	s.regPrmpts = next
+	s.mu.Unlock()
+	s.synced[srvKindPrompt].Store(gen + 1)
+	return nil
+}
+
+// syncResources registers the toolkit's resources with the SDK server.
+func (s *Server) syncResources(ctx context.Context) error {
+	gen := s.tk.Generation()
+	if s.upToDate(srvKindResource, gen) {
+		return nil
+	}
+	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: toolkit.ListTypeResources})
+	if err != nil {
+		return err
+	}
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+
+	items := make([]srvNameItem, 0, len(resp.Items))
+	values := make(map[string]toolkit.Resource, len(resp.Items))
+	for _, it := range resp.Items {
+		r, ok := it.Value.(toolkit.Resource)
+		if !ok {
+			continue
+		}
+		key := it.Key()
+		items = append(items, srvNameItem{Key: key, Namespace: it.Namespace, Name: it.URI})
+		values[key] = r
+	}
+	s.mu.Lock()
+	table := s.resources.assign(items)
+	old := s.regRes
+	s.mu.Unlock()
+
+	next := make(map[string]srvReg, len(table))
+	var adds []*sdk.Resource
+	addKeys := map[string]string{}
+	for uri, it := range table {
+		r := values[it.Key]
+		if u, err := url.Parse(uri); err != nil || u.Scheme == "" {
+			s.logger.Warn("mcp server: skipping resource with an invalid URI", "resource", it.Key)
+			continue
+		}
+		sr := &sdk.Resource{URI: uri, Name: r.Name(), Description: r.Description(), MIMEType: r.Type()}
+		if sr.Name == "" {
+			sr.Name = it.Name
+		}
+		reg := srvReg{key: it.Key, fp: srvFingerprint(it.Key, sr)}
+		next[uri] = reg
+		if old[uri] == reg {
+			continue
+		}
+		adds = append(adds, sr)
+		addKeys[uri] = it.Key
+	}
+	var remove []string
+	for uri := range old {
+		if _, ok := next[uri]; !ok {
+			remove = append(remove, uri)
+		}
+	}
+	if len(remove) > 0 {
+		s.server.RemoveResources(remove...)
+	}
+	for _, r := range adds {
+		if err := srvSafe(func() { s.server.AddResource(r, s.resourceHandler(addKeys[r.URI])) }); err != nil {
+			s.logger.Warn("mcp server: skipping resource", "resource", r.URI, "error", err)
+			delete(next, r.URI)
+		}
+	}
+	s.mu.Lock()
+	s.regRes = next
+	s.mu.Unlock()
+	s.synced[srvKindResource].Store(gen + 1)
+	return nil
+}
+
+// resourceUpdated tells the subscribers of a resource that it changed.
+func (s *Server) resourceUpdated(ctx context.Context, ev toolkit.ConnectorEvent) {
+	if ev.URI == "" {
+		return
+	}
+	s.mu.Lock()
+	uri, ok := s.resources.exposed(ev.URI + "#" + ev.Namespace)
+	s.mu.Unlock()
+	if !ok {
+		// Not (yet) listed: clients may have subscribed to the plain URI.
+		uri = ev.URI
+	}
+	if err := s.server.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+		s.logger.Warn("mcp server: resource update", "uri", uri, "error", err)
+	}
+}
+
+// ExposedName returns the name under which the item with the toolkit key
+// ("namespace.name" for tools and prompts, "uri#namespace" for resources)
+// is offered to clients, for the given kind.
+func (s *Server) ExposedName(kind toolkit.ListType, key string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch kind {
+	case toolkit.ListTypeTools:
+		return s.tools.exposed(key)
+	case toolkit.ListTypePrompts:
+		return s.prompts.exposed(key)
+	case toolkit.ListTypeResources:
+		return s.resources.exposed(key)
+	}
+	return "", false
+}

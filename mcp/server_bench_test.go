@@ -1,0 +1,171 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/resource"
+	"github.com/llmkit/toolkit/tool"
+)
+
+type srvBenchIn struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+// srvBenchAdd is the Go function every variant exposes.
+func srvBenchAdd(_ context.Context, in srvBenchIn) (string, error) {
+	return fmt.Sprint(in.A + in.B), nil
+}
+
+// srvBenchSDKServer is a plain go-sdk server exposing srvBenchAdd.
+func srvBenchSDKServer() *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "plain", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "adds"}, func(ctx context.Context, _ *sdk.CallToolRequest, in srvBenchIn) (*sdk.CallToolResult, any, error) {
+		out, err := srvBenchAdd(ctx, in)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}}, nil, err
+	})
+	return s
+}
+
+// srvBenchConnect runs s over in-memory transports and returns a client
+// session; everything stops when b ends.
+func srvBenchConnect(b *testing.B, run func(context.Context, sdk.Transport) error) *sdk.ClientSession {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ct, st := sdk.NewInMemoryTransports()
+	done := make(chan struct{})
+	go func() { _ = run(ctx, st); close(done) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close(); cancel(); <-done })
+	return cs
+}
+
+func srvBenchCalls(b *testing.B, cs *sdk.ClientSession) {
+	b.Helper()
+	ctx := context.Background()
+	params := &sdk.CallToolParams{Name: "add", Arguments: map[string]int{"a": 2, "b": 3}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+// BenchmarkServerCall compares tools/call through a Server with the same Go
+// function behind a plain go-sdk server, and with a direct toolkit call.
+func BenchmarkServerCall(b *testing.B) {
+	b.Run("sdk", func(b *testing.B) {
+		s := srvBenchSDKServer()
+		srvBenchCalls(b, srvBenchConnect(b, s.Run))
+	})
+	b.Run("toolkit", func(b *testing.B) {
+		relay := ServerDelegate(nil)
+		tk, err := toolkit.New(toolkit.WithDelegate(relay), toolkit.WithTool(tool.Must("add", "adds", srvBenchAdd)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := NewServer(tk, nil, WithEventRelay(relay))
+		if err != nil {
+			b.Fatal(err)
+		}
+		srvBenchCalls(b, srvBenchConnect(b, s.Run))
+	})
+	b.Run("direct", func(b *testing.B) {
+		tk, err := toolkit.New(toolkit.WithTool(tool.Must("add", "adds", srvBenchAdd)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		in := resource.Must("input", []byte(`{"a":2,"b":3}`))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := tk.Call(ctx, "add", in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkServerGateway compares a call to a plain go-sdk server made
+// directly with the same call made through a gateway: a toolkit whose
+// connector reaches that server, served by a Server. The difference is the
+// latency one gateway hop adds.
+func BenchmarkServerGateway(b *testing.B) {
+	upstream := srvBenchSDKServer()
+	b.Run("direct", func(b *testing.B) {
+		srvBenchCalls(b, srvBenchConnect(b, upstream.Run))
+	})
+	b.Run("gateway", func(b *testing.B) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var running []chan struct{}
+		b.Cleanup(func() {
+			cancel()
+			for _, c := range running {
+				<-c
+			}
+		})
+		dial := func(context.Context) (sdk.Transport, error) {
+			ct, st := sdk.NewInMemoryTransports()
+			done := make(chan struct{})
+			running = append(running, done)
+			go func() { _ = upstream.Run(ctx, st); close(done) }()
+			return ct, nil
+		}
+		inner := NewDelegate("gateway", "1", OptDialer(dial))
+		changed := make(chan struct{}, 1)
+		inner.Events = func(ev toolkit.ConnectorEvent) {
+			if ev.Kind == toolkit.ConnectorEventToolListChanged {
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			}
+		}
+		relay := ServerDelegate(inner)
+		tk, err := toolkit.New(toolkit.WithDelegate(relay))
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv, err := NewServer(tk, nil, WithEventRelay(relay))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tk.AddConnectorNS("up", "http://upstream.invalid/mcp"); err != nil {
+			b.Fatal(err)
+		}
+		tkDone := make(chan struct{})
+		running = append(running, tkDone)
+		go func() { _ = tk.Run(ctx); close(tkDone) }()
+		srvBenchWaitTool(b, srv, "add", changed)
+		srvBenchCalls(b, srvBenchConnect(b, srv.Run))
+	})
+}
+
+// srvBenchWaitTool waits until the server exposes the tool, checking each
+// time the toolkit reports a tool list change.
+func srvBenchWaitTool(b *testing.B, s *Server, name string, changed <-chan struct{}) {
+	b.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		if _, ok := s.ExposedName(toolkit.ListTypeTools, "up."+name); ok {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			b.Fatalf("tool %q never appeared", name)
+		}
+	}
+}

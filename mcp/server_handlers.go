@@ -1,0 +1,307 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/prompt"
+	"github.com/llmkit/toolkit/resource"
+)
+
+// Errors and results of tools/call
+//
+// A tools/call answers with a protocol (JSON-RPC) error only for protocol
+// problems: an unknown tool (the item went away) or arguments that are not
+// a JSON object (-32602, invalid params). Everything that happens once the
+// toolkit runs the call is a tool result with isError set and the error's
+// text as content, so that the model can read it and correct itself: a
+// tool's own failure (toolkit.ErrToolFailed or any error from Run), input
+// that does not satisfy the tool's schema (toolkit.ErrSchema,
+// toolkit.ErrBadParameter), an unreachable upstream, a call too deep.
+// A call cancelled by the client returns the context's error, which the SDK
+// does not send.
+
+func srvInvalidParams(format string, args ...any) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
+
+// toolHandler returns the SDK handler of the tool with the toolkit key key.
+func (s *Server) toolHandler(key string, structured bool) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return s.callTool(ctx, key, structured, req)
+	}
+}
+
+func (s *Server) callTool(ctx context.Context, key string, structured bool, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	item, err := s.tk.LookupItem(ctx, key)
+	if err != nil || item.Type != toolkit.ListTypeTools {
+		return nil, srvInvalidParams("unknown tool %q", req.Params.Name)
+	}
+	args := bytes.TrimSpace(req.Params.Arguments)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = []byte("{}")
+	}
+	if args[0] != '{' || !json.Valid(args) {
+		return nil, srvInvalidParams("tool %q: arguments must be a JSON object", req.Params.Name)
+	}
+	input, err := resource.JSON("input", json.RawMessage(args))
+	if err != nil {
+		return nil, srvInvalidParams("tool %q: %v", req.Params.Name, err)
+	}
+	sess := newServerSession(ctx, req, s.cfg.loggerName)
+	cctx := toolkit.ContextWithSession(ctx, sess)
+	cctx = ExtractTraceMeta(cctx, req.Params.Meta)
+	out, err := s.tk.Call(cctx, item.Value, input)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return srvErrorResult(err), nil
+	}
+	res, err := srvToolResult(cctx, out, structured)
+	if err != nil {
+		return srvErrorResult(err), nil
+	}
+	return res, nil
+}
+
+// srvSDKPrompt describes p for MCP under the exposed name. Arguments come
+// from the properties of its input schema, in the schema's property order
+// when it has one, by name otherwise.
+func srvSDKPrompt(name string, p toolkit.Prompt) (*sdk.Prompt, error) {
+	schema, err := p.InputSchema()
+	if err != nil {
+		return nil, fmt.Errorf("%w: prompt %q: input schema: %v", toolkit.ErrSchema, name, err)
+	}
+	sp := &sdk.Prompt{Name: name, Title: p.Title(), Description: p.Description()}
+	if schema == nil {
+		return sp, nil
+	}
+	for _, prop := range srvPropertyNames(schema) {
+		ps := schema.Properties[prop]
+		arg := &sdk.PromptArgument{Name: prop, Required: slices.Contains(schema.Required, prop)}
+		if ps != nil {
+			arg.Title, arg.Description = ps.Title, ps.Description
+		}
+		sp.Arguments = append(sp.Arguments, arg)
+	}
+	return sp, nil
+}
+
+// srvPropertyNames returns the property names of an object schema in a
+// stable order.
+func srvPropertyNames(schema *jsonschema.Schema) []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, n := range schema.PropertyOrder {
+		if _, ok := schema.Properties[n]; ok && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	var rest []string
+	for n := range schema.Properties {
+		if !seen[n] {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(names, rest...)
+}
+
+// promptHandler returns the SDK handler of the prompt with the toolkit key.
+func (s *Server) promptHandler(key string) sdk.PromptHandler {
+	return func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		return s.getPrompt(ctx, key, req)
+	}
+}
+
+func (s *Server) getPrompt(ctx context.Context, key string, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+	item, err := s.tk.LookupItem(ctx, key)
+	if err != nil || item.Type != toolkit.ListTypePrompts {
+		return nil, srvInvalidParams("unknown prompt %q", req.Params.Name)
+	}
+	p, _ := item.Value.(toolkit.Prompt)
+	r, ok := item.Value.(prompt.Renderer)
+	if p == nil || !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q cannot be rendered: %v", req.Params.Name, toolkit.ErrNotImplemented)}
+	}
+	schema, _ := p.InputSchema()
+	input, err := srvPromptInput(schema, req.Params.Arguments)
+	if err != nil {
+		return nil, srvInvalidParams("prompt %q: %v", req.Params.Name, err)
+	}
+	sess := newServerSession(ctx, req, s.cfg.loggerName)
+	cctx := toolkit.ContextWithSession(ctx, sess)
+	cctx = ExtractTraceMeta(cctx, req.Params.Meta)
+	rendered, err := r.Render(cctx, input)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if errors.Is(err, toolkit.ErrBadParameter) || errors.Is(err, toolkit.ErrSchema) {
+			return nil, srvInvalidParams("prompt %q: %v", req.Params.Name, err)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q: %v", req.Params.Name, err)}
+	}
+	res := &sdk.GetPromptResult{Description: rendered.Description, Messages: []*sdk.PromptMessage{}}
+	for i, m := range rendered.Messages {
+		content, _, _, err := srvContentOf(cctx, m.Content)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q: message %d: %v", req.Params.Name, i, err)}
+		}
+		role := sdk.Role(m.Role)
+		if role == "" {
+			role = "user"
+		}
+		for _, c := range content {
+			res.Messages = append(res.Messages, &sdk.PromptMessage{Role: role, Content: c})
+		}
+	}
+	return res, nil
+}
+
+// srvPromptInput turns MCP prompt arguments (all strings) into the JSON
+// object a prompt renders from. A value whose schema property is a number,
+// integer or boolean is converted when it parses as one; anything else
+// stays a string. No arguments and no schema give nil input.
+func srvPromptInput(schema *jsonschema.Schema, args map[string]string) (json.RawMessage, error) {
+	if len(args) == 0 {
+		if schema == nil {
+			return nil, nil
+		}
+		return json.RawMessage("{}"), nil
+	}
+	obj := make(map[string]any, len(args))
+	for k, v := range args {
+		obj[k] = v
+		var ps *jsonschema.Schema
+		if schema != nil {
+			ps = schema.Properties[k]
+		}
+		if ps == nil {
+			continue
+		}
+		types := ps.Types
+		if ps.Type != "" {
+			types = []string{ps.Type}
+		}
+		for _, t := range types {
+			switch t {
+			case "integer":
+				if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+					obj[k] = n
+				}
+			case "number":
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					obj[k] = f
+				}
+			case "boolean":
+				if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
+					obj[k] = b
+				}
+			default:
+				continue
+			}
+			if _, isString := obj[k].(string); !isString {
+				break
+			}
+		}
+	}
+	b, err := json.Marshal(obj)
+	return b, err
+}
+
+// resourceHandler returns the SDK read handler of the resource with the
+// toolkit key.
+func (s *Server) resourceHandler(key string) sdk.ResourceHandler {
+	return func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		item, err := s.tk.LookupItem(ctx, key)
+		r, ok := item.Value.(toolkit.Resource)
+		if err != nil || !ok {
+			return nil, sdk.ResourceNotFoundError(req.Params.URI)
+		}
+		sess := newServerSession(ctx, req, s.cfg.loggerName)
+		cctx := toolkit.ContextWithSession(ctx, sess)
+		cctx = ExtractTraceMeta(cctx, req.Params.Meta)
+		data, err := r.Read(cctx)
+		if err != nil {
+			if errors.Is(err, toolkit.ErrNotFound) {
+				return nil, sdk.ResourceNotFoundError(req.Params.URI)
+			}
+			return nil, fmt.Errorf("reading resource %q: %w", req.Params.URI, err)
+		}
+		mt := srvMediaType(r.Type())
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{
+			srvResourceContents(req.Params.URI, r.Type(), mt, data),
+		}}, nil
+	}
+}
+
+// complete answers completion/complete: the WithCompletion hook first, then
+// the enum values of a prompt argument's schema that start with the typed
+// value. Anything else completes to nothing.
+func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
+	if s.cfg.completion != nil {
+		res, err := s.cfg.completion(ctx, req)
+		if err != nil || res != nil {
+			return res, err
+		}
+	}
+	values := []string{}
+	if ref := req.Params.Ref; ref != nil && ref.Type == "ref/prompt" {
+		s.mu.Lock()
+		reg, ok := s.regPrmpts[ref.Name]
+		s.mu.Unlock()
+		if ok {
+			if item, err := s.tk.LookupItem(ctx, reg.key); err == nil {
+				if p, ok := item.Value.(toolkit.Prompt); ok {
+					values = srvEnumCompletions(p, req.Params.Argument.Name, req.Params.Argument.Value)
+				}
+			}
+		}
+	}
+	const maxValues = 100 // the protocol's limit per response
+	res := &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: values, Total: len(values)}}
+	if len(values) > maxValues {
+		res.Completion.Values = values[:maxValues]
+		res.Completion.HasMore = true
+	}
+	return res, nil
+}
+
+// srvEnumCompletions returns the enum values of argument arg of p that
+// start with prefix.
+func srvEnumCompletions(p toolkit.Prompt, arg, prefix string) []string {
+	values := []string{}
+	schema, err := p.InputSchema()
+	if err != nil || schema == nil {
+		return values
+	}
+	ps := schema.Properties[arg]
+	if ps == nil {
+		return values
+	}
+	for _, e := range ps.Enum {
+		v, ok := e.(string)
+		if !ok {
+			v = fmt.Sprint(e)
+		}
+		if strings.HasPrefix(v, prefix) {
+			values = append(values, v)
+		}
+	}
+	return values
+}

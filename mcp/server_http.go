@@ -1,0 +1,135 @@
+package mcp
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Handler returns an http.Handler serving the MCP streamable HTTP transport
+// for s, stateful unless WithStateless is given. opts add to (and override)
+// the options given to NewServer.
+//
+// Security, in the order the checks run:
+//   - DNS-rebinding protection (on unless WithoutRebindingProtection): a
+//     request that reached a loopback address must name a loopback host in
+//     its Host header; with WithAllowedHosts the Host header must be one of
+//     those; a request with an Origin header must come from the server's
+//     own origin or one listed with WithAllowedOrigins. Refusals get 403.
+//   - Bearer-token authentication with WithBearerAuth (401 without a valid
+//     token). The token's info reaches handlers through the SDK request.
+//   - A request body limit (WithMaxBodyBytes, 4 MiB by default; 413).
+func (s *Server) Handler(opts ...ServerOption) http.Handler {
+	cfg := *s.cfg
+	for _, o := range opts {
+		if o != nil {
+			if err := o(&cfg); err != nil {
+				return srvErrorHandler(err)
+			}
+		}
+	}
+	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.StreamableHTTPOptions{
+		Stateless:                  cfg.stateless,
+		JSONResponse:               cfg.jsonResponse,
+		Logger:                     cfg.sdkLogger,
+		SessionTimeout:             cfg.sessionTimeout,
+		MaxRequestBodyBytes:        cfg.maxBody,
+		DisableLocalhostProtection: cfg.noRebinding || len(cfg.hosts) > 0, // the guard below checks
+		EventStore:                 cfg.eventStore,
+	})
+	if cfg.verifier != nil {
+		h = auth.RequireBearerToken(cfg.verifier, cfg.authOpts)(h)
+	}
+	if !cfg.noRebinding {
+		h = &srvOriginGuard{next: h, origins: cfg.origins, hosts: cfg.hosts}
+	}
+	return h
+}
+
+// srvErrorHandler answers every request with 500: the handler was
+// misconfigured.
+func srvErrorHandler(err error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "misconfigured MCP handler: "+err.Error(), http.StatusInternalServerError)
+	})
+}
+
+// srvOriginGuard refuses requests whose Host or Origin header points
+// somewhere the server does not live: the defence against DNS rebinding and
+// cross-site requests from browsers.
+type srvOriginGuard struct {
+	next    http.Handler
+	origins []string
+	hosts   []string
+}
+
+func (g *srvOriginGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(g.hosts) > 0 && !g.hostAllowed(r.Host) {
+		http.Error(w, "Forbidden: host not allowed", http.StatusForbidden)
+		return
+	}
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
+		if srvIsLoopback(la.String()) && !srvIsLoopback(r.Host) && !g.hostAllowed(r.Host) {
+			http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
+			return
+		}
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin, r.Host) {
+		http.Error(w, "Forbidden: origin not allowed", http.StatusForbidden)
+		return
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+func (g *srvOriginGuard) hostAllowed(host string) bool {
+	if len(g.hosts) == 0 {
+		return false
+	}
+	name := srvHostName(host)
+	for _, h := range g.hosts {
+		if strings.EqualFold(h, host) || strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// originAllowed reports whether a request from origin may reach the server
+// known to the client as host: same host (and port), or listed.
+func (g *srvOriginGuard) originAllowed(origin, host string) bool {
+	if slices.ContainsFunc(g.origins, func(o string) bool { return strings.EqualFold(strings.TrimRight(o, "/"), origin) }) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if strings.EqualFold(u.Host, host) {
+		return true
+	}
+	// A loopback page talking to a loopback server (ports may differ).
+	return srvIsLoopback(u.Host) && srvIsLoopback(host)
+}
+
+// srvHostName returns the host part of a host[:port] string.
+func srvHostName(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// srvIsLoopback reports whether host[:port] names the loopback interface.
+func srvIsLoopback(hostport string) bool {
+	h := srvHostName(hostport)
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}

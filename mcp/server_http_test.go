@@ -1,0 +1,208 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+)
+
+// srvHTTP serves the fixture over loopback HTTP.
+func (f *srvFixture) srvHTTP(t *testing.T, opts ...ServerOption) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(f.srv.Handler(opts...))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// connectHTTP connects a go-sdk client to url; header, if given, is added
+// to every request.
+func srvConnectHTTP(t *testing.T, url string, header http.Header, copts *sdk.ClientOptions) (*sdk.ClientSession, error) {
+	t.Helper()
+	hc := &http.Client{Transport: &srvHeaderRT{header: header}}
+	c := sdk.NewClient(&sdk.Implementation{Name: "http-client", Version: "1"}, copts)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+type srvHeaderRT struct{ header http.Header }
+
+func (rt *srvHeaderRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range rt.header {
+		r.Header[k] = v
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestServerHTTP(t *testing.T) {
+	srvLeakCheck(t)
+	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(
+		srvFuncTool("hello", func(ctx context.Context, _ json.RawMessage) (any, error) {
+			toolkit.SessionFromContext(ctx).Logger().Info("saying hello")
+			return "hello", nil
+		}),
+	)})
+	for _, tc := range []struct {
+		name string
+		opts []ServerOption
+	}{
+		{"stateful", nil},
+		{"stateless", []ServerOption{WithStateless()}},
+		{"json", []ServerOption{WithJSONResponse()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := f.srvHTTP(t, tc.opts...)
+			notes := newSrvNotes()
+			cs, err := srvConnectHTTP(t, ts.URL, nil, notes.options())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "info"}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "hello"})
+			if err != nil || srvText(t, res) != "hello" {
+				t.Fatalf("call: %v %+v", err, res)
+			}
+			if tc.name == "stateful" {
+				// The log notification travels on the request's stream, ahead
+				// of the result.
+				<-notes.logCh
+			}
+		})
+	}
+}
+
+func TestServerHTTPAuth(t *testing.T) {
+	srvLeakCheck(t)
+	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(srvFuncTool("hello", func(context.Context, json.RawMessage) (any, error) { return "hi", nil }))})
+	verifier := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		if token != "s3cret" {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	ts := f.srvHTTP(t, WithBearerAuth(verifier, nil))
+
+	resp, err := http.Post(ts.URL, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no token: status %d, want 401", resp.StatusCode)
+	}
+	if _, err := srvConnectHTTP(t, ts.URL, http.Header{"Authorization": {"Bearer wrong"}}, nil); err == nil {
+		t.Error("wrong token: connected")
+	}
+	cs, err := srvConnectHTTP(t, ts.URL, http.Header{"Authorization": {"Bearer s3cret"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "hello"}); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestServerHTTPRebinding(t *testing.T) {
+	srvLeakCheck(t)
+	f := newSrvFixture(t, nil)
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	post := func(t *testing.T, url, host, origin, body string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	ts := f.srvHTTP(t, WithAllowedOrigins("https://app.example.com"), WithMaxBodyBytes(1024))
+	self := strings.TrimPrefix(ts.URL, "http://")
+	tests := []struct {
+		name, host, origin string
+		body               string
+		want               int
+	}{
+		{"evil host", "evil.example.com", "", initialize, http.StatusForbidden},
+		{"evil origin", "", "http://evil.example.com", initialize, http.StatusForbidden},
+		{"evil host and origin", "evil.example.com", "http://evil.example.com", initialize, http.StatusForbidden},
+		{"same origin", "", "http://" + self, initialize, http.StatusOK},
+		{"localhost origin", "", "http://localhost:9999", initialize, http.StatusOK},
+		{"allowed origin", "", "https://app.example.com", initialize, http.StatusOK},
+		{"localhost host", "localhost" + self[strings.LastIndex(self, ":"):], "", initialize, http.StatusOK},
+		{"no origin", "", "", initialize, http.StatusOK},
+		{"body too large", "", "", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 2048) + `"}}`, http.StatusRequestEntityTooLarge},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := post(t, ts.URL, tc.host, tc.origin, tc.body); got != tc.want {
+				t.Errorf("status %d, want %d", got, tc.want)
+			}
+		})
+	}
+	// Hosts can be pinned on any address.
+	pinned := f.srvHTTP(t, WithAllowedHosts("mcp.example.com"), WithStateless())
+	if got := post(t, pinned.URL, "", "", initialize); got != http.StatusForbidden {
+		t.Errorf("pinned host: status %d, want 403", got)
+	}
+	if got := post(t, pinned.URL, "mcp.example.com", "", initialize); got != http.StatusOK {
+		t.Errorf("pinned host, right name: status %d, want 200", got)
+	}
+}
+
+func TestServerServe(t *testing.T) {
+	srvLeakCheck(t)
+	relay := ServerDelegate(nil)
+	tk, err := toolkit.New(toolkit.WithDelegate(relay), toolkit.WithTool(srvFuncTool("hello", func(context.Context, json.RawMessage) (any, error) { return "hi", nil })))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(tk, nil, WithEventRelay(relay), WithPath("/api/mcp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ln, err := srvListen(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeListener(ctx, ln) }()
+	cs, err := srvConnectHTTP(t, "http://"+ln.Addr().String()+"/api/mcp", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "hello"}); err != nil || srvText(t, res) != "hi" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	cs.Close()
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("serve: %v", err)
+	}
+}

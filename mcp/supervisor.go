@@ -1,0 +1,356 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os/exec"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
+)
+
+// Run connects to the server and keeps the connection alive until ctx is
+// cancelled, reconnecting with backoff whenever it is lost. It returns nil
+// when ctx is cancelled, and an error when the connector gives up
+// (OptMaxAttempts, or a stdio program that cannot be started). Only one Run
+// may be active at a time; when it returns, the session is closed, any
+// child process is reaped and no goroutine of the connector remains.
+func (c *Connector) Run(ctx context.Context) error {
+	if !c.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: connector %s is already running", errs.ErrConflict, c.ep.display)
+	}
+	defer c.running.Store(false)
+	c.mu.Lock()
+	c.stopped = false
+	c.mu.Unlock()
+	defer func() {
+		if c.ownHTTP != nil {
+			c.ownHTTP.CloseIdleConnections()
+		}
+	}()
+
+	status := toolkit.StatusConnecting
+	attempt := 0 // failures since the last stable connection
+	var lastErr error
+	for {
+		if ctx.Err() != nil {
+			c.stop(ctx)
+			return nil
+		}
+		errText := ""
+		if lastErr != nil {
+			errText = lastErr.Error()
+		}
+		c.report(ctx, c.setState(func(s *toolkit.ConnectorState) {
+			s.Status, s.LastError, s.ConnectedSince = status, errText, time.Time{}
+		}))
+		l, err := c.connect(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				c.stop(ctx)
+				return nil
+			}
+			lastErr = err
+			attempt++
+			c.logger.Warn("connection attempt failed", "attempt", attempt, "error", err)
+			if permanent(err) || (c.o.maxAttempts > 0 && attempt >= c.o.maxAttempts) {
+				c.report(ctx, c.setState(func(s *toolkit.ConnectorState) {
+					s.Status, s.LastError = toolkit.StatusFailed, err.Error()
+				}))
+				c.mu.Lock()
+				c.stopped = true
+				c.mu.Unlock()
+				return fmt.Errorf("%w: server %s: giving up after %d attempts: %v", errs.ErrUnavailable, c.ep.display, attempt, err)
+			}
+			if !c.backoff(ctx, attempt) {
+				c.stop(ctx)
+				return nil
+			}
+			continue
+		}
+		up := time.Now()
+		lostErr := c.serve(ctx, l)
+		c.leaveReady()
+		l.close()
+		if ctx.Err() != nil {
+			c.stop(ctx)
+			return nil
+		}
+		c.logger.Warn("connection lost", "error", lostErr)
+		lastErr = lostErr
+		status = toolkit.StatusReconnecting
+		if time.Since(up) >= c.o.stableAfter {
+			attempt = 0 // first retry at once
+		} else {
+			attempt++
+		}
+		c.report(ctx, c.setState(func(s *toolkit.ConnectorState) {
+			s.Status, s.LastError, s.ConnectedSince = status, lostErr.Error(), time.Time{}
+		}))
+		if !c.backoff(ctx, attempt) {
+			c.stop(ctx)
+			return nil
+		}
+	}
+}
+
+// permanent reports errors no retry can fix.
+func permanent(err error) bool {
+	return errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)
+}
+
+// stop reports the final state.
+func (c *Connector) stop(ctx context.Context) {
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
+	c.report(context.WithoutCancel(ctx), c.setState(func(s *toolkit.ConnectorState) {
+		s.Status, s.ConnectedSince = toolkit.StatusStopped, time.Time{}
+	}))
+}
+
+// backoffDelay returns the delay before attempt (1-based); 0 for attempt 0.
+func (c *Connector) backoffDelay(attempt int) time.Duration {
+	if attempt <= 0 {
+		return 0
+	}
+	d := c.o.backoffMin
+	for i := 1; i < attempt && d < c.o.backoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, c.o.backoffMax)
+	// Take a random part of up to half the delay off, so that many
+	// connectors losing the same server do not come back in step.
+	return d - rand.N(d/2+1)
+}
+
+// backoff waits before the next attempt; it reports false when ctx ended.
+func (c *Connector) backoff(ctx context.Context, attempt int) bool {
+	d := c.backoffDelay(attempt)
+	if c.o.beforeBackoff != nil {
+		c.o.beforeBackoff(attempt, d)
+	}
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// connect makes one connection attempt: handshake, log level,
+// subscriptions and the listing of every item. On success the connector is
+// ready.
+func (c *Connector) connect(ctx context.Context) (*live, error) {
+	c.dials.Add(1)
+	cctx, cancel := context.WithTimeout(ctx, c.o.connectTimeout)
+	defer cancel()
+	l, err := c.dial(cctx)
+	if err != nil {
+		return nil, err
+	}
+	init := l.sess.InitializeResult()
+	if init == nil {
+		init = &sdk.InitializeResult{}
+	}
+	caps := init.Capabilities
+	if caps == nil {
+		caps = &sdk.ServerCapabilities{}
+	}
+	if caps.Logging != nil && c.o.logLevel != "" {
+		if err := l.sess.SetLoggingLevel(cctx, &sdk.SetLoggingLevelParams{Level: sdk.LoggingLevel(c.o.logLevel)}); err != nil {
+			c.logger.Debug("server refused the log level", "error", err)
+		}
+	}
+	// Clear stale signals: everything is listed below.
+	c.pending.And(^(sigTools | sigPrompts | sigResources | sigSuspect | sigLost))
+	prev := c.snap.Load()
+	next, err := c.listAll(cctx, l, caps, prev)
+	if err != nil {
+		l.close()
+		return nil, err
+	}
+	c.publish(ctx, prev, next, prev.connected)
+	if c.o.subscribeResources && caps.Resources != nil && caps.Resources.Subscribe {
+		c.subscribe(cctx, l, next)
+	}
+	c.enterReady(ctx, l, init)
+	return l, nil
+}
+
+// enterReady makes l the current session and reports the ready state.
+func (c *Connector) enterReady(ctx context.Context, l *live, init *sdk.InitializeResult) {
+	c.mu.Lock()
+	c.cur = l
+	s := &c.state
+	s.Name, s.Version, s.Title = "", "", ""
+	if si := init.ServerInfo; si != nil {
+		s.Name, s.Version, s.Title = si.Name, si.Version, si.Title
+	}
+	s.Instructions = init.Instructions
+	s.ProtocolVersion = init.ProtocolVersion
+	s.Status = toolkit.StatusReady
+	s.LastError = ""
+	s.ConnectedSince = time.Now()
+	state := c.state
+	close(c.readyCh)
+	c.mu.Unlock()
+	host := uriHost(state.Name)
+	if state.Name == "" {
+		host = uriHost(c.ep.display)
+	}
+	c.resultHost.Store(&host)
+	c.logger.Info("connected", "server", state.Name, "version", state.Version, "protocol", state.ProtocolVersion, "transport", l.transport)
+	c.report(ctx, state)
+}
+
+// leaveReady forgets the current session; callers wait for the next one.
+func (c *Connector) leaveReady() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cur = nil
+	select {
+	case <-c.readyCh:
+		c.readyCh = make(chan struct{})
+	default:
+	}
+}
+
+// serve watches a ready session until it is lost (returning why) or ctx
+// ends (returning nil), and handles the signals of the SDK handlers.
+func (c *Connector) serve(ctx context.Context, l *live) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-l.done:
+			if l.waitErr != nil {
+				return fmt.Errorf("session ended: %w", l.waitErr)
+			}
+			return errors.New("session closed by the server")
+		case <-l.exited():
+			return l.stdio.exitError()
+		case <-c.wake:
+		}
+		bits := c.pending.Swap(0)
+		reason := c.lastReason()
+		if bits&sigLost != 0 {
+			return reason
+		}
+		if bits&sigSuspect != 0 {
+			if err := c.ping(ctx, l); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("%v; ping failed: %w", reason, err)
+			}
+		}
+		if kinds := bits & (sigTools | sigPrompts | sigResources); kinds != 0 {
+			err := c.refresh(ctx, l, kinds)
+			if c.o.afterRefresh != nil {
+				c.o.afterRefresh(kinds, err)
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				if !isRemoteError(err) {
+					return fmt.Errorf("refreshing lists: %w", err)
+				}
+				c.logger.Warn("refreshing lists failed", "error", err)
+			}
+		}
+		if bits&sigUpdated != 0 {
+			c.deliverUpdates(ctx)
+		}
+	}
+}
+
+func (c *Connector) ping(ctx context.Context, l *live) error {
+	pctx, cancel := context.WithTimeout(ctx, c.o.connectTimeout)
+	defer cancel()
+	return l.sess.Ping(pctx, nil)
+}
+
+// refresh re-lists the kinds of items in bits and fires the callbacks of
+// those that changed.
+func (c *Connector) refresh(ctx context.Context, l *live, bits uint32) error {
+	rctx, cancel := context.WithTimeout(ctx, c.o.connectTimeout)
+	defer cancel()
+	prev := c.snap.Load()
+	next := *prev
+	var err error
+	if bits&sigTools != 0 {
+		if next.tools, next.toolFP, err = c.listTools(rctx, l, prev); err != nil {
+			return err
+		}
+	}
+	if bits&sigPrompts != 0 {
+		if next.prompts, next.promptFP, err = c.listPrompts(rctx, l, prev); err != nil {
+			return err
+		}
+	}
+	if bits&sigResources != 0 {
+		if next.resources, next.resourceFP, err = c.listResources(rctx, l, prev); err != nil {
+			return err
+		}
+		if c.o.subscribeResources {
+			c.subscribe(rctx, l, &next)
+		}
+	}
+	c.publish(ctx, prev, &next, true)
+	return nil
+}
+
+// publish stores next and, when fire is set, calls the callbacks of the
+// kinds that differ from prev.
+func (c *Connector) publish(ctx context.Context, prev, next *catalog, fire bool) {
+	next.connected = true
+	c.snap.Store(next)
+	if !fire {
+		return
+	}
+	if c.o.onTools != nil && !sameFingerprints(prev.toolFP, next.toolFP) {
+		c.o.onTools(ctx)
+	}
+	if c.o.onPrompts != nil && !sameFingerprints(prev.promptFP, next.promptFP) {
+		c.o.onPrompts(ctx)
+	}
+	if c.o.onResources != nil && !sameFingerprints(prev.resourceFP, next.resourceFP) {
+		c.o.onResources(ctx)
+	}
+}
+
+// subscribe asks for updates of every resource of cat.
+func (c *Connector) subscribe(ctx context.Context, l *live, cat *catalog) {
+	for _, r := range cat.resources {
+		if err := l.sess.Subscribe(ctx, &sdk.SubscribeParams{URI: r.URI()}); err != nil {
+			c.logger.Warn("subscribing to a resource failed", "uri", r.URI(), "error", err)
+			if ctx.Err() != nil {
+				return
+			}
+		}
+	}
+}
+
+// deliverUpdates hands queued resource updates to the callback.
+func (c *Connector) deliverUpdates(ctx context.Context) {
+	c.updMu.Lock()
+	uris := c.updated
+	c.updated = nil
+	c.updMu.Unlock()
+	for _, u := range uris {
+		c.o.onResourceUpdated(ctx, u)
+	}
+}

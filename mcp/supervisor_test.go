@@ -1,0 +1,248 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/testserver"
+)
+
+var fastBackoff = OptBackoff(5*time.Millisecond, 50*time.Millisecond)
+
+func TestServerKilledMidCall(t *testing.T) {
+	cases := []struct {
+		mode     testserver.Mode
+		protocol string
+	}{
+		{testserver.Stateful, DefaultProtocolVersion},
+		{testserver.Stateless, DefaultProtocolVersion},
+		{testserver.Stateful, StatelessProtocolVersion},
+		{testserver.Stateless, StatelessProtocolVersion},
+		{testserver.SSE, DefaultProtocolVersion},
+	}
+	for _, tc := range cases {
+		t.Run(tc.mode.String()+"/"+tc.protocol, func(t *testing.T) {
+			s := newServer(t, testserver.Options{})
+			h := testserver.ServeHTTP(t, s.Server, tc.mode)
+			r := start(t, h.URL, false, fastBackoff, OptProtocolVersion(tc.protocol))
+			done := make(chan error, 1)
+			go func() {
+				_, err := call(t, context.Background(), r.Connector, "block", `{"tag":"k"}`)
+				done <- err
+			}()
+			recvString(t, s.Started)
+			h.Kill()
+			select {
+			case err := <-done:
+				if !errors.Is(err, toolkit.ErrUnavailable) || !strings.Contains(err.Error(), "testserver") {
+					t.Errorf("call on a killed server: %v", err)
+				}
+			case <-time.After(waitLimit):
+				t.Fatal("the call hangs after the server was killed")
+			}
+			r.states.wait(t, toolkit.StatusReconnecting, 1)
+			// Lists stay served from the cache meanwhile.
+			if tools, _ := r.ListTools(context.Background()); len(tools) == 0 {
+				t.Error("no tools while reconnecting")
+			}
+			mustNotErr(t, h.Start())
+			r.states.wait(t, toolkit.StatusReady, 2)
+			out, err := call(t, context.Background(), r.Connector, "echo", `{"text":"back"}`)
+			mustNotErr(t, err)
+			if read(t, out) != "back" {
+				t.Error("echo after restart failed")
+			}
+		})
+	}
+}
+
+func TestServerRestartedBetweenCalls(t *testing.T) {
+	for _, mode := range []testserver.Mode{testserver.Stateful, testserver.Stateless, testserver.SSE} {
+		t.Run(mode.String(), func(t *testing.T) {
+			s := newServer(t, testserver.Options{})
+			h := testserver.ServeHTTP(t, s.Server, mode)
+			r := start(t, h.URL, false, fastBackoff)
+			h.Kill()
+			mustNotErr(t, h.Start())
+			// A call may fail while the connector has not noticed the
+			// restart (a connection of the old server may break under it),
+			// and only as unavailable; the next one works.
+			out, err := call(t, context.Background(), r.Connector, "echo", `{"text":"again"}`)
+			if err != nil {
+				if !errors.Is(err, toolkit.ErrUnavailable) {
+					t.Fatalf("first call after restart: %v", err)
+				}
+				out, err = call(t, context.Background(), r.Connector, "echo", `{"text":"again"}`)
+			}
+			mustNotErr(t, err)
+			if read(t, out) != "again" {
+				t.Error("echo after restart failed")
+			}
+		})
+	}
+}
+
+func TestMemoryReconnect(t *testing.T) {
+	leakCheck(t)
+	r, _, m := memoryConnector(t, testserver.Options{}, fastBackoff)
+	before := findTool(t, r.Connector, "echo")
+	m.Drop()
+	r.states.wait(t, toolkit.StatusReady, 2)
+	if r.states.count(toolkit.StatusReconnecting) == 0 {
+		t.Error("no reconnecting state")
+	}
+	if findTool(t, r.Connector, "echo") != before {
+		t.Error("an unchanged tool was replaced on reconnection")
+	}
+	out, err := call(t, context.Background(), r.Connector, "echo", `{"text":"x"}`)
+	mustNotErr(t, err)
+	if read(t, out) != "x" {
+		t.Error("echo after reconnection failed")
+	}
+	mustNotErr(t, r.stop(t))
+	m.Close()
+}
+
+func TestFlappingServerBacksOff(t *testing.T) {
+	s := newServer(t, testserver.Options{Server: testserver.Flapping()})
+	m := testserver.NewMemory(s.Server)
+	t.Cleanup(m.Close)
+	type step struct {
+		attempt int
+		d       time.Duration
+	}
+	const n = 8
+	steps := make(chan step, 100)
+	min, max := time.Millisecond, 16*time.Millisecond
+	r := start(t, "memory://flap", true, OptDialer(m.Dial), OptBackoff(min, max), OptStableAfter(time.Hour),
+		withBeforeBackoff(func(a int, d time.Duration) { steps <- step{a, d} }))
+	var got []step
+	for len(got) < n {
+		select {
+		case st := <-steps:
+			got = append(got, st)
+		case <-time.After(waitLimit):
+			t.Fatalf("only %d backoff steps: %v", len(got), got)
+		}
+	}
+	r.stop(t)
+	for i, st := range got {
+		// The backoff never starts over: the server never stays up.
+		if st.attempt != i+1 {
+			t.Fatalf("attempts %v: want 1, 2, 3, ...", got)
+		}
+		base := min << i
+		if base > max {
+			base = max
+		}
+		if st.d < base/2 || st.d > base {
+			t.Errorf("attempt %d waited %v, want between %v and %v", st.attempt, st.d, base/2, base)
+		}
+	}
+	if d := r.dials.Load(); d < n || d > n+1 {
+		t.Errorf("%d connection attempts for %d backoff steps", d, n)
+	}
+}
+
+func TestBackoffDelays(t *testing.T) {
+	c, err := New("memory://x", "c", "1", OptDialer(testserver.NewMemory(nil).Dial), OptBackoff(100*time.Millisecond, time.Second))
+	mustNotErr(t, err)
+	if d := c.backoffDelay(0); d != 0 {
+		t.Errorf("attempt 0 waits %v", d)
+	}
+	for a, base := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 4: 800 * time.Millisecond, 5: time.Second, 60: time.Second} {
+		for range 50 {
+			if d := c.backoffDelay(a); d < base/2 || d > base {
+				t.Fatalf("attempt %d waits %v, want [%v, %v]", a, d, base/2, base)
+			}
+		}
+	}
+}
+
+func TestCallWhileDown(t *testing.T) {
+	r, _, m := memoryConnector(t, testserver.Options{}, fastBackoff, OptReconnectWait(30*time.Millisecond))
+	m.Kill()
+	r.states.wait(t, toolkit.StatusReconnecting, 1)
+	_, err := call(t, context.Background(), r.Connector, "echo", `{"text":"x"}`)
+	if !errors.Is(err, toolkit.ErrUnavailable) || !strings.Contains(err.Error(), "testserver") || !strings.Contains(err.Error(), `"echo"`) {
+		t.Errorf("call while down: %v", err)
+	}
+
+	// A call that waits long enough sees the server come back.
+	r2, _, m2 := memoryConnector(t, testserver.Options{}, fastBackoff, OptReconnectWait(waitLimit))
+	m2.Kill()
+	r2.states.wait(t, toolkit.StatusReconnecting, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(t, context.Background(), r2.Connector, "echo", `{"text":"x"}`)
+		done <- err
+	}()
+	m2.Start()
+	mustNotErr(t, <-done)
+	m.Start()
+}
+
+func TestSlowServerDoesNotBlockOthers(t *testing.T) {
+	hang := &testserver.Raw{Handle: func(testserver.RawRequest) [][]byte { return nil }}
+	t.Cleanup(hang.Close)
+	slow := start(t, "memory://slow", true, OptDialer(hang.Dial))
+	fast, _, _ := memoryConnector(t, testserver.Options{})
+	out, err := call(t, context.Background(), fast.Connector, "echo", `{"text":"quick"}`)
+	mustNotErr(t, err)
+	if read(t, out) != "quick" {
+		t.Error("echo failed")
+	}
+	if st := slow.State().Status; st != toolkit.StatusConnecting {
+		t.Errorf("slow connector is %v", st)
+	}
+	mustNotErr(t, slow.stop(t))
+}
+
+func TestRunStates(t *testing.T) {
+	r, _, m := memoryConnector(t, testserver.Options{})
+	ctx := context.Background()
+	if err := r.Run(ctx); !errors.Is(err, toolkit.ErrConflict) {
+		t.Errorf("second Run: %v", err)
+	}
+	mustNotErr(t, r.stop(t))
+	if _, err := call(t, ctx, r.Connector, "echo", `{"text":"x"}`); !errors.Is(err, toolkit.ErrClosed) {
+		t.Errorf("call after stop: %v", err)
+	}
+	// Run can start again.
+	ctx2, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx2) }()
+	r.states.wait(t, toolkit.StatusReady, 2)
+	out, err := call(t, ctx, r.Connector, "echo", `{"text":"x"}`)
+	mustNotErr(t, err)
+	read(t, out)
+	cancel()
+	mustNotErr(t, <-done)
+	m.Close()
+}
+
+func TestGivesUp(t *testing.T) {
+	m := testserver.NewMemory(newServer(t, testserver.Options{}).Server)
+	m.Kill()
+	r := start(t, "memory://down", true, OptDialer(m.Dial), fastBackoff, OptMaxAttempts(3))
+	var err error
+	select {
+	case err = <-r.done:
+		close(r.done)
+	case <-time.After(waitLimit):
+		t.Fatal("Run did not give up")
+	}
+	if !errors.Is(err, toolkit.ErrUnavailable) {
+		t.Errorf("Run: %v", err)
+	}
+	if st := r.states.last(); st.Status != toolkit.StatusFailed || st.LastError == "" {
+		t.Errorf("final state %+v", st)
+	}
+	if m.Dials() != 3 {
+		t.Errorf("%d attempts, want 3", m.Dials())
+	}
+}

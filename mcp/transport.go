@@ -1,0 +1,355 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit/internal/errs"
+)
+
+// endpointKind is the transport family a URL selects.
+type endpointKind int
+
+const (
+	endpointHTTP  endpointKind = iota // streamable HTTP, falling back to SSE
+	endpointSSE                       // legacy HTTP+SSE only
+	endpointStdio                     // child process
+)
+
+// endpoint is a parsed connector URL.
+type endpoint struct {
+	kind    endpointKind
+	url     string        // HTTP URL
+	stdio   *StdioCommand // stdio command
+	display string        // safe to log: no query, no user information
+}
+
+// parseEndpoint parses a connector URL (see the package documentation).
+func parseEndpoint(raw string) (*endpoint, error) {
+	if strings.HasPrefix(raw, StdioScheme+":") {
+		c, err := ParseStdioURL(raw)
+		if err != nil {
+			return nil, err
+		}
+		return &endpoint{kind: endpointStdio, stdio: c, display: redactStdio(raw)}, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: connector URL: %v", errs.ErrBadParameter, err)
+	}
+	switch u.Scheme {
+	case "http", "https":
+	default:
+		return nil, fmt.Errorf("%w: connector URL %q: want an http, https or stdio URL", errs.ErrBadParameter, redactHTTP(u))
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("%w: connector URL %q: no host", errs.ErrBadParameter, redactHTTP(u))
+	}
+	if u.Fragment != "" {
+		return nil, fmt.Errorf("%w: connector URL %q: a fragment is not allowed", errs.ErrBadParameter, redactHTTP(u))
+	}
+	ep := &endpoint{kind: endpointHTTP, url: raw, display: redactHTTP(u)}
+	if path.Base(u.Path) == "sse" {
+		ep.kind = endpointSSE
+	}
+	return ep, nil
+}
+
+func redactHTTP(u *url.URL) string {
+	v := *u
+	v.User = nil
+	v.RawQuery = ""
+	v.ForceQuery = false
+	v.Fragment = ""
+	return v.String()
+}
+
+// httpFallbackStatus reports whether a status code answering the first
+// streamable POST means the server does not speak streamable HTTP.
+func httpFallbackStatus(code int) bool {
+	return code == http.StatusBadRequest || code == http.StatusNotFound || code == http.StatusMethodNotAllowed
+}
+
+// live is one connected session and what is needed to watch and end it.
+type live struct {
+	sess      *sdk.ClientSession
+	transport string // "streamable", "sse", "stdio" or "custom"
+	stdio     *stdioTransport
+	done      chan struct{} // closed when sess.Wait returns
+	waitErr   error
+	reg       *callRegistry
+}
+
+// exited returns a channel closed when a stdio child exits (nil otherwise).
+func (l *live) exited() <-chan struct{} {
+	if l.stdio == nil {
+		return nil
+	}
+	return l.stdio.exited()
+}
+
+// close ends the session: in-flight calls are cancelled first (closing
+// waits for them), then the session is closed and its end awaited; a stdio
+// child is reaped.
+func (l *live) close() {
+	l.reg.cancelSession(l)
+	_ = l.sess.Close()
+	<-l.done
+	if l.stdio != nil {
+		l.stdio.close()
+	}
+}
+
+// trackedTransport remembers the connection it made, so that a failed
+// handshake never leaves it open.
+type trackedTransport struct {
+	sdk.Transport
+	mu   sync.Mutex
+	conn sdk.Connection
+}
+
+func (t *trackedTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err == nil {
+		t.mu.Lock()
+		t.conn = c
+		t.mu.Unlock()
+	}
+	return c, err
+}
+
+func (t *trackedTransport) closeConn() {
+	t.mu.Lock()
+	c := t.conn
+	t.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
+}
+
+// dial makes one connection attempt, trying each transport the URL allows.
+func (c *Connector) dial(ctx context.Context) (*live, error) {
+	switch {
+	case c.o.dialer != nil:
+		t, err := c.o.dialer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return c.handshake(ctx, t, "custom", nil)
+	case c.ep.kind == endpointStdio:
+		st := &stdioTransport{
+			cmd:       c.ep.stdio,
+			logger:    c.logger,
+			maxLine:   c.o.maxMessage,
+			terminate: c.o.terminateTimeout,
+		}
+		l, err := c.handshake(ctx, st, "stdio", st)
+		if err != nil {
+			st.close()
+			if exitErr := st.exitError(); exitErr != nil {
+				err = fmt.Errorf("%w (%v)", err, exitErr)
+			}
+		}
+		return l, err
+	case c.ep.kind == endpointSSE:
+		return c.dialSSE(ctx)
+	}
+	if c.preferSSE.Load() {
+		l, err := c.dialSSE(ctx)
+		if err == nil || ctx.Err() != nil {
+			return l, err
+		}
+	}
+	rec := &atomic.Int32{}
+	t := &sdk.StreamableClientTransport{
+		Endpoint:     c.ep.url,
+		HTTPClient:   c.httpClientWith(rec),
+		MaxRetries:   -1, // the connector reconnects by itself
+		MaxEventSize: c.o.maxMessage,
+	}
+	l, err := c.handshake(ctx, t, "streamable", nil)
+	if err == nil {
+		c.preferSSE.Store(false)
+		return l, nil
+	}
+	if ctx.Err() != nil || !httpFallbackStatus(int(rec.Load())) {
+		return nil, err
+	}
+	c.logger.Debug("streamable HTTP refused, trying the SSE transport", "status", rec.Load(), "error", err)
+	l, sseErr := c.dialSSE(ctx)
+	if sseErr != nil {
+		return nil, fmt.Errorf("streamable HTTP: %v; SSE: %w", err, sseErr)
+	}
+	c.preferSSE.Store(true)
+	return l, nil
+}
+
+func (c *Connector) dialSSE(ctx context.Context) (*live, error) {
+	t := &sdk.SSEClientTransport{
+		Endpoint:     c.ep.url,
+		HTTPClient:   c.httpClientWith(nil),
+		MaxEventSize: c.o.maxMessage,
+	}
+	return c.handshake(ctx, &detachedTransport{Transport: t}, "sse", nil)
+}
+
+// detachedTransport connects with a context that outlives the connection
+// attempt: the SSE transport ties its event stream to the context given to
+// Connect, which would end the session with the attempt's timeout. The
+// attempt's context still bounds Connect itself.
+type detachedTransport struct{ sdk.Transport }
+
+func (t *detachedTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	streamCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	type result struct {
+		c   sdk.Connection
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		c, err := t.Transport.Connect(streamCtx)
+		ch <- result{c, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			cancel()
+			return nil, r.err
+		}
+		return &cancelConn{Connection: r.c, cancel: cancel}, nil
+	case <-ctx.Done():
+		cancel()
+		if r := <-ch; r.err == nil {
+			r.c.Close()
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// cancelConn cancels the context of its stream when closed.
+type cancelConn struct {
+	sdk.Connection
+	cancel context.CancelFunc
+}
+
+func (c *cancelConn) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
+}
+
+// handshake connects the client over t and starts watching the session.
+func (c *Connector) handshake(ctx context.Context, t sdk.Transport, kind string, st *stdioTransport) (*live, error) {
+	tt := &trackedTransport{Transport: t}
+	sess, err := c.client.Connect(ctx, tt, &sdk.ClientSessionOptions{ProtocolVersion: c.o.protocolVersion})
+	if err != nil {
+		tt.closeConn()
+		return nil, err
+	}
+	l := &live{sess: sess, transport: kind, stdio: st, done: make(chan struct{}), reg: &c.calls}
+	go func() {
+		l.waitErr = sess.Wait()
+		close(l.done)
+	}()
+	return l, nil
+}
+
+// httpClientWith returns the HTTP client for one transport attempt: the
+// configured client with a round tripper that adds headers, bounds
+// non-streaming bodies, reports broken streams and, when rec is non-nil,
+// records the status of the first POST.
+func (c *Connector) httpClientWith(rec *atomic.Int32) *http.Client {
+	hc := *c.httpClient
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc.Transport = &roundTripper{
+		base:     base,
+		header:   c.o.header,
+		maxBody:  int64(c.o.maxMessage),
+		status:   rec,
+		onBroken: c.suspectCurrent,
+	}
+	return &hc
+}
+
+// roundTripper decorates the HTTP transport of a connector.
+type roundTripper struct {
+	base     http.RoundTripper
+	header   http.Header
+	maxBody  int64
+	status   *atomic.Int32
+	onBroken func(error)
+}
+
+func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(rt.header) > 0 {
+		req = req.Clone(req.Context())
+		for k, vs := range rt.header {
+			if _, ok := req.Header[k]; !ok {
+				req.Header[k] = append([]string(nil), vs...)
+			}
+		}
+	}
+	resp, err := rt.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if rt.status != nil && req.Method == http.MethodPost {
+		rt.status.CompareAndSwap(0, int32(resp.StatusCode))
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	stream := mt == "text/event-stream"
+	limit := rt.maxBody
+	if stream {
+		limit = 0 // events are bounded one by one by the SDK
+	}
+	resp.Body = &watchedBody{rc: resp.Body, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken}
+	return resp, nil
+}
+
+// errBodyTooLarge reports a response body over the connector's limit.
+var errBodyTooLarge = errors.New("response body exceeds the connector's message size limit")
+
+// watchedBody bounds a response body and reports a connection that broke
+// while it was being read (not a clean end, and not the reader's own
+// cancellation): the SDK does not always notice such a break itself.
+type watchedBody struct {
+	rc       io.ReadCloser
+	left     int64
+	limited  bool
+	ctx      context.Context
+	onBroken func(error)
+	once     sync.Once
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	if b.limited {
+		if b.left <= 0 {
+			return 0, errBodyTooLarge
+		}
+		if int64(len(p)) > b.left {
+			p = p[:b.left]
+		}
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if err != nil && err != io.EOF && b.ctx.Err() == nil && b.onBroken != nil {
+		b.once.Do(func() { b.onBroken(err) })
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error { return b.rc.Close() }

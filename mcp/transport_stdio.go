@@ -1,0 +1,376 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit/internal/errs"
+)
+
+// StdioScheme is the URL scheme of servers started as child processes.
+const StdioScheme = "stdio"
+
+// StdioCommand describes an MCP server started as a child process that
+// speaks JSON-RPC on its stdin and stdout. Its URL form is described in the
+// package documentation.
+type StdioCommand struct {
+	// Path is the program: a bare name looked up in PATH, or an absolute,
+	// clean path.
+	Path string
+	// Args are the program's arguments (not including the program name).
+	Args []string
+	// Env holds "KEY=VALUE" entries added to the connector's environment.
+	Env []string
+	// Dir is the working directory (absolute), or "" for the current one.
+	Dir string
+}
+
+// ParseStdioURL parses a stdio: URL strictly. Every error wraps
+// toolkit.ErrBadParameter.
+func ParseStdioURL(raw string) (*StdioCommand, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: stdio URL %q: %s", errs.ErrBadParameter, redactStdio(raw), fmt.Sprintf(format, a...))
+	}
+	if !strings.HasPrefix(raw, StdioScheme+":") {
+		return nil, bad("want scheme %q", StdioScheme)
+	}
+	if strings.ContainsRune(raw, 0) {
+		return nil, bad("contains a NUL byte")
+	}
+	if strings.ContainsRune(raw, '#') {
+		return nil, bad("a fragment is not allowed")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	if u.User != nil {
+		return nil, bad("user information is not allowed")
+	}
+	if u.Host != "" {
+		return nil, bad("a host is not allowed: write stdio:NAME for a command in PATH or stdio:///absolute/path")
+	}
+	c := &StdioCommand{}
+	switch {
+	case u.Opaque != "":
+		name, err := url.PathUnescape(u.Opaque)
+		if err != nil {
+			return nil, bad("command: %v", err)
+		}
+		if name == "." || name == ".." {
+			return nil, bad("command %q is not a program name", name)
+		}
+		if strings.ContainsRune(name, '/') {
+			return nil, bad("command %q: a command with '/' must be an absolute path written stdio:///path", name)
+		}
+		c.Path = name
+	case u.Path != "":
+		p := u.Path
+		if !path.IsAbs(p) || path.Clean(p) != p || p == "/" {
+			return nil, bad("command path %q must be absolute and clean", p)
+		}
+		c.Path = p
+	default:
+		return nil, bad("no command")
+	}
+	if strings.ContainsRune(c.Path, 0) {
+		return nil, bad("command contains a NUL byte")
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return nil, bad("query: %v", err)
+	}
+	// url.ParseQuery loses the order of different keys but keeps the order
+	// of the values of one key, which is all that matters here.
+	for key, vals := range q {
+		for _, v := range vals {
+			if strings.ContainsRune(v, 0) {
+				return nil, bad("%s value contains a NUL byte", key)
+			}
+		}
+		switch key {
+		case "arg":
+			c.Args = vals
+		case "env":
+			for _, kv := range vals {
+				k, _, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return nil, bad("env entry %q: want KEY=VALUE", kv)
+				}
+			}
+			c.Env = vals
+		case "dir":
+			if len(vals) != 1 {
+				return nil, bad("dir given %d times", len(vals))
+			}
+			d := vals[0]
+			if !path.IsAbs(d) || path.Clean(d) != d {
+				return nil, bad("dir %q must be absolute and clean", d)
+			}
+			c.Dir = d
+		default:
+			return nil, bad("unknown query key %q (want arg, env or dir)", key)
+		}
+	}
+	return c, nil
+}
+
+// String returns the canonical stdio: URL of c, which ParseStdioURL parses
+// back to an equal command.
+func (c *StdioCommand) String() string {
+	var b strings.Builder
+	b.WriteString(StdioScheme + ":")
+	if path.IsAbs(c.Path) {
+		b.WriteString("//")
+		b.WriteString((&url.URL{Path: c.Path}).EscapedPath())
+	} else {
+		b.WriteString(url.PathEscape(c.Path))
+	}
+	sep := "?"
+	add := func(k, v string) {
+		b.WriteString(sep)
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(v))
+		sep = "&"
+	}
+	for _, a := range c.Args {
+		add("arg", a)
+	}
+	for _, e := range c.Env {
+		add("env", e)
+	}
+	if c.Dir != "" {
+		add("dir", c.Dir)
+	}
+	return b.String()
+}
+
+// redactStdio returns raw without its query, so environment values (which
+// may hold secrets) never reach logs or errors.
+func redactStdio(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		return raw[:i]
+	}
+	return raw
+}
+
+// stdioTransport is an sdk.Transport that starts the command and talks to
+// it over pipes. Close (of the connection) terminates and reaps the whole
+// process group.
+type stdioTransport struct {
+	cmd       *StdioCommand
+	logger    *slog.Logger
+	maxLine   int
+	terminate time.Duration
+
+	mu   sync.Mutex
+	proc *process
+}
+
+// process is one running child.
+type process struct {
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	stdout    io.ReadCloser
+	exited    chan struct{} // closed when the child has been reaped
+	waitErr   error
+	stderr    chan struct{} // closed when the stderr reader returns
+	stderrR   *os.File
+	terminate time.Duration
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	p, err := startProcess(t.cmd, t.logger, t.terminate)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.proc = p
+	t.mu.Unlock()
+	inner, err := (&sdk.IOTransport{Reader: p.stdout, Writer: p.stdin, MaxLineLength: t.maxLine}).Connect(ctx)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return &procConn{Connection: inner, p: p}, nil
+}
+
+// exited returns a channel closed when the child started by Connect exits,
+// or nil before Connect.
+func (t *stdioTransport) exited() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.proc == nil {
+		return nil
+	}
+	return t.proc.exited
+}
+
+// exitError describes how the child ended.
+func (t *stdioTransport) exitError() error {
+	t.mu.Lock()
+	p := t.proc
+	t.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	select {
+	case <-p.exited:
+		if p.waitErr != nil {
+			return fmt.Errorf("server process exited: %v", p.waitErr)
+		}
+		return errors.New("server process exited")
+	default:
+		return nil
+	}
+}
+
+// close terminates the child if it is still running; it is idempotent.
+func (t *stdioTransport) close() {
+	t.mu.Lock()
+	p := t.proc
+	t.mu.Unlock()
+	if p != nil {
+		p.Close()
+	}
+}
+
+func startProcess(sc *StdioCommand, logger *slog.Logger, terminate time.Duration) (*process, error) {
+	cmd := exec.Command(sc.Path, sc.Args...)
+	if len(sc.Env) > 0 {
+		cmd.Env = append(os.Environ(), sc.Env...)
+	}
+	cmd.Dir = sc.Dir
+	setProcessGroup(cmd)
+	// Pipes are made here rather than with cmd.StdinPipe and friends so
+	// that no copying goroutine of os/exec is involved and each end can be
+	// closed exactly when wanted.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, fmt.Errorf("starting %s: %w", sc.Path, err)
+	}
+	closeAll(inR, outW, errW) // the child holds its own copies
+	p := &process{
+		cmd:       cmd,
+		stdin:     inW,
+		stdout:    outR,
+		exited:    make(chan struct{}),
+		stderr:    make(chan struct{}),
+		stderrR:   errR,
+		terminate: terminate,
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	go p.logStderr(logger.With("pid", cmd.Process.Pid))
+	return p, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// maxStderrLine caps one logged stderr line; the rest of a longer line is
+// dropped.
+const maxStderrLine = 8 << 10
+
+func (p *process) logStderr(logger *slog.Logger) {
+	defer close(p.stderr)
+	r := bufio.NewReaderSize(p.stderrR, maxStderrLine)
+	for {
+		line, isPrefix, err := r.ReadLine()
+		if len(line) > 0 || (err == nil && !isPrefix) {
+			logger.Info("server stderr", "line", string(line))
+		}
+		for isPrefix && err == nil { // drop the rest of an over-long line
+			_, isPrefix, err = r.ReadLine()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Close ends the child: stdin is closed, then after p.terminate SIGTERM goes
+// to the process group, then after p.terminate again SIGKILL. It returns
+// once the child is reaped, every process of its group is killed and the
+// stderr reader has returned.
+func (p *process) Close() error {
+	p.closeOnce.Do(func() {
+		p.stdin.Close()
+		timer := time.NewTimer(p.terminate)
+		defer timer.Stop()
+		select {
+		case <-p.exited:
+		case <-timer.C:
+			signalGroup(p.cmd, sigTerm)
+			timer.Reset(p.terminate)
+			select {
+			case <-p.exited:
+			case <-timer.C:
+				signalGroup(p.cmd, sigKill)
+				<-p.exited
+			}
+		}
+		// The leader is gone; make sure nothing it started survives.
+		signalGroup(p.cmd, sigKill)
+		p.stdout.Close()
+		// Every writer of stderr is dead now, so the reader sees EOF; a
+		// process that left the group may still hold it, so bound the wait.
+		timer.Reset(p.terminate)
+		select {
+		case <-p.stderr:
+		case <-timer.C:
+			p.stderrR.Close()
+			<-p.stderr
+		}
+		p.stderrR.Close()
+	})
+	return p.closeErr
+}
+
+// procConn is the connection to a child: closing it terminates the child.
+type procConn struct {
+	sdk.Connection
+	p *process
+}
+
+func (c *procConn) Close() error {
+	err := c.Connection.Close()
+	c.p.Close()
+	return err
+}
