@@ -1,0 +1,166 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmkit/toolkit/mcp"
+)
+
+func TestParseConfig(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "prompts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("EXAMPLE_TEST_TOKEN", "s3cret")
+	file := filepath.Join(dir, "gw.yaml")
+	cfg, err := parseConfig(file, []byte(`
+prompts: prompts
+servers:
+  - name: local
+    command: [./bin/server, --verbose]
+    dir: work
+    env: {B: "2", A: "1"}
+    tools: {allow: ["get_*"], deny: [get_secret]}
+  - name: remote-api
+    url: https://mcp.example.com/mcp
+    headers: {Authorization: "Bearer ${EXAMPLE_TEST_TOKEN}"}
+    timeouts: {connect: 5s, call: 1m30s, reconnect: 2s, backoff_max: 10s}
+  - name: path
+    command: [go, run, ., mcp-server]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Listen != defaultListen || cfg.Transport != "http" || cfg.Path != defaultPath {
+		t.Errorf("defaults: listen %q transport %q path %q", cfg.Listen, cfg.Transport, cfg.Path)
+	}
+	if want := filepath.Join(dir, "prompts"); cfg.Prompts != want {
+		t.Errorf("prompts = %q, want %q", cfg.Prompts, want)
+	}
+	if len(cfg.Servers) != 3 {
+		t.Fatalf("%d servers", len(cfg.Servers))
+	}
+
+	local, err := mcp.ParseStdioURL(cfg.Servers[0].Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if local.Path != filepath.Join(dir, "bin/server") || local.Dir != filepath.Join(dir, "work") ||
+		strings.Join(local.Args, " ") != "--verbose" || strings.Join(local.Env, " ") != "A=1 B=2" {
+		t.Errorf("local command = %+v", local)
+	}
+	if !cfg.Servers[0].Tools.keeps("get_user") || cfg.Servers[0].Tools.keeps("get_secret") || cfg.Servers[0].Tools.keeps("delete_user") {
+		t.Errorf("tool filter = %+v", cfg.Servers[0].Tools)
+	}
+
+	remote := cfg.Servers[1]
+	if remote.Endpoint() != "https://mcp.example.com/mcp" || remote.Headers["Authorization"] != "Bearer s3cret" {
+		t.Errorf("remote = %+v", remote)
+	}
+	if remote.Timeouts != (Timeouts{Connect: 5 * time.Second, Call: 90 * time.Second, Reconnect: 2 * time.Second, BackoffMax: 10 * time.Second}) {
+		t.Errorf("timeouts = %+v", remote.Timeouts)
+	}
+
+	bare, err := mcp.ParseStdioURL(cfg.Servers[2].Endpoint())
+	if err != nil || bare.Path != "go" || bare.Dir != "" {
+		t.Errorf("bare command = %+v, %v", bare, err)
+	}
+
+	// The same entry elsewhere in a file is the same upstream.
+	moved := cfg.Servers[1]
+	moved.line = 99
+	if !moved.sameAs(cfg.Servers[1]) {
+		t.Error("sameAs depends on the line")
+	}
+	changed := cfg.Servers[1]
+	changed.Tools.Deny = []string{"x"}
+	if changed.sameAs(cfg.Servers[1]) {
+		t.Error("sameAs misses a changed filter")
+	}
+}
+
+// TestParseConfigErrors checks that every problem is refused with the
+// file, the line and the field it concerns.
+func TestParseConfigErrors(t *testing.T) {
+	t.Setenv("EXAMPLE_TEST_UNSET", "")
+	os.Unsetenv("EXAMPLE_TEST_UNSET")
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"empty", "", []string{"gw.yaml: the configuration is empty"}},
+		{"not a mapping", "- a\n- b\n", []string{"gw.yaml:1: the configuration must be a mapping"}},
+		{"syntax", "servers:\n  - name: a\n   url: x\n", []string{"gw.yaml:1: did not find expected"}},
+		{"syntax tab", "servers:\n\t- name: a\n", []string{"gw.yaml:2: "}},
+		{"unknown top field", "listen: 127.0.0.1:1\nlisten_addr: x\n", []string{`gw.yaml:2: unknown field "listen_addr" (in Config)`}},
+		{"unknown server field", "servers:\n  - name: a\n    urll: http://x/\n", []string{`gw.yaml:3: unknown field "urll" (in Server)`}},
+		{"bad duration", "servers:\n  - name: a\n    url: http://x/\n    timeouts:\n      connect: soon\n", []string{"gw.yaml:5: ", "soon"}},
+		{"wrong type", "servers:\n  - name: a\n    command: go run\n", []string{"gw.yaml:3: "}},
+		{"transport", "transport: grpc\n", []string{`gw.yaml:1: transport: "grpc" is not a transport`}},
+		{"listen", "listen: localhost\n", []string{`gw.yaml:1: listen: "localhost" is not a host:port`}},
+		{"path", "path: mcp\n", []string{`gw.yaml:1: path: "mcp" must start with /`}},
+		{"prompts", "prompts: nowhere\n", []string{"gw.yaml:1: prompts: ", "nowhere is not a directory"}},
+		{"no name", "servers:\n  - url: http://x/\n", []string{"gw.yaml:2: servers[0].name: missing"}},
+		{"dotted name", "servers:\n  - name: a.b\n    url: http://x/\n", []string{`gw.yaml:2: servers[0].name: "a.b" is not a namespace`}},
+		{"reserved name", "servers:\n  - name: user\n    url: http://x/\n", []string{`gw.yaml:2: servers[0].name: "user" is reserved`}},
+		{"duplicate name", "servers:\n  - name: a\n    url: http://x/\n  - name: a\n    url: http://y/\n", []string{`gw.yaml:4: servers[1].name: "a" is already the name of servers[0]`}},
+		{"duplicate url", "servers:\n  - name: a\n    url: http://x/\n  - name: b\n    url: http://x/\n", []string{"gw.yaml:5: servers[1].url: servers[0] already connects there"}},
+		{"no endpoint", "servers:\n  - name: a\n", []string{"gw.yaml:2: servers[0]: missing: give the server's url or command"}},
+		{"both", "servers:\n  - name: a\n    url: http://x/\n    command: [x]\n", []string{"gw.yaml:4: servers[0].command: give url or command, not both"}},
+		{"scheme", "servers:\n  - name: a\n    url: ftp://x/\n", []string{`gw.yaml:3: servers[0].url: "ftp://x/": use an http`}},
+		{"no host", "servers:\n  - name: a\n    url: http:///mcp\n", []string{`gw.yaml:3: servers[0].url: "http:///mcp" has no host`}},
+		{"stdio url", "servers:\n  - name: a\n    url: stdio:relative/path\n", []string{"gw.yaml:3: servers[0].url: "}},
+		{"empty program", "servers:\n  - name: a\n    command: ['', x]\n", []string{"gw.yaml:3: servers[0].command[0]: the program is empty"}},
+		{"headers on stdio", "servers:\n  - name: a\n    command: [x]\n    headers: {A: b}\n", []string{"gw.yaml:4: servers[0].headers: headers go with http(s) URLs"}},
+		{"env on url", "servers:\n  - name: a\n    url: http://x/\n    env: {A: b}\n", []string{"gw.yaml:3: servers[0].url: env and dir go with command"}},
+		{"unset variable", "servers:\n  - name: a\n    url: http://x/\n    headers:\n      Authorization: Bearer ${EXAMPLE_TEST_UNSET}\n",
+			[]string{"gw.yaml:5: servers[0].headers.Authorization: environment variable EXAMPLE_TEST_UNSET is not set"}},
+		{"negative timeout", "servers:\n  - name: a\n    url: http://x/\n    timeouts: {call: -1s}\n", []string{"gw.yaml:4: servers[0].timeouts.call: must not be negative"}},
+		{"bad pattern", "servers:\n  - name: a\n    url: http://x/\n    tools:\n      deny: [ok, '[']\n", []string{`gw.yaml:5: servers[0].tools.deny[1]: "[" is not a glob pattern`}},
+		{"several", "transport: x\nlisten: y\n", []string{"gw.yaml:1: transport", "gw.yaml:2: listen"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseConfig("gw.yaml", []byte(tc.yaml))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestSampleConfig checks that the configuration in the repository is
+// valid.
+func TestSampleConfig(t *testing.T) {
+	cfg, err := loadConfig("gateway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Servers) != 1 || cfg.Servers[0].Name != "example" {
+		t.Errorf("servers = %+v", cfg.Servers)
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte("servers:\n  - name: a\n    url: http://x/\n"))
+	f.Add([]byte("servers:\n  - name: a\n    command: [go, run, .]\n    env: {A: b}\n    tools: {deny: ['[']}\n"))
+	f.Add([]byte("listen: :0\ntransport: stdio\nprompts: .\n"))
+	f.Add([]byte("- a\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := parseConfig("fuzz.yaml", data)
+		if err == nil && cfg == nil {
+			t.Fatal("no configuration and no error")
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+			t.Fatalf("error does not name the file: %v", err)
+		}
+	})
+}

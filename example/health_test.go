@@ -1,0 +1,55 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/llmkit/toolkit"
+)
+
+func TestHealthHandler(t *testing.T) {
+	ready := toolkit.ConnectorState{Namespace: "a", URL: "http://a/mcp", Name: "a-server", Status: toolkit.StatusReady}
+	down := toolkit.ConnectorState{Namespace: "b", URL: "http://b/mcp", Status: toolkit.StatusReconnecting, LastError: "connection refused"}
+	for _, tc := range []struct {
+		name   string
+		states []toolkit.ConnectorState
+		method string
+		code   int
+		status string
+	}{
+		{"all ready", []toolkit.ConnectorState{ready}, http.MethodGet, http.StatusOK, "ok"},
+		{"none", nil, http.MethodGet, http.StatusOK, "ok"},
+		{"one down", []toolkit.ConnectorState{ready, down}, http.MethodGet, http.StatusServiceUnavailable, "degraded"},
+		{"head", []toolkit.ConnectorState{down}, http.MethodHead, http.StatusServiceUnavailable, ""},
+		{"post", []toolkit.ConnectorState{ready}, http.MethodPost, http.StatusMethodNotAllowed, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := healthHandler(func() []toolkit.ConnectorState { return tc.states })
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(tc.method, "/healthz", nil))
+			if rec.Code != tc.code {
+				t.Fatalf("code = %d, want %d", rec.Code, tc.code)
+			}
+			if tc.status == "" {
+				return
+			}
+			var got struct {
+				Status    string
+				Upstreams []map[string]any
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != tc.status || len(got.Upstreams) != len(tc.states) {
+				t.Errorf("body = %s", rec.Body)
+			}
+			for i, st := range tc.states {
+				if got.Upstreams[i]["namespace"] != st.Namespace || got.Upstreams[i]["status"] != st.Status.String() {
+					t.Errorf("upstream %d = %v", i, got.Upstreams[i])
+				}
+			}
+		})
+	}
+}

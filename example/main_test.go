@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// binDir holds the example program, built by exampleProgram.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "example-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}))
+}
+
+var (
+	buildOnce sync.Once
+	buildErr  error
+)
+
+// exampleProgram returns the path of the example program, built once for
+// the tests that need a real executable: the stdio server the demo and the
+// gateway start, and the gateway process itself.
+func exampleProgram(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(binDir, "example")
+	buildOnce.Do(func() {
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building the example: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return bin
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testLogger returns a logger whose output is shown when the test fails.
+func testLogger(t *testing.T) *slog.Logger {
+	t.Helper()
+	var buf syncBuffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("log:\n%s", buf.String())
+		}
+	})
+	return slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// environWithout returns the environment without the variables whose
+// names start with prefix.
+func environWithout(prefix string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, prefix) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/prompt"
+)
+
+// serverName identifies the program to MCP clients in server mode.
+const serverName = "example-server"
+
+// serverSubcommand is the hidden subcommand that serves a small toolkit
+// over stdio. The demo starts the program itself with it, so that it
+// always has a real MCP server to talk to.
+const serverSubcommand = "mcp-server"
+
+// greetPrompt is the prompt served in server mode.
+const greetPrompt = `---
+name: greet
+title: Greet someone by name
+description: A friendly greeting from the example server.
+input:
+  type: object
+  properties:
+    name: {type: string, description: Who to greet.}
+  required: [name]
+---
+Say hello to {{ .name }} on behalf of the example server, in one sentence.
+`
+
+// serveStdio serves the server-mode toolkit to one MCP client over
+// standard input and output until the client closes stdin or ctx ends.
+func serveStdio(ctx context.Context) error {
+	greet, err := prompt.Read(strings.NewReader(greetPrompt))
+	if err != nil {
+		return err
+	}
+	// The relay carries toolkit events to the server, which turns them into
+	// list_changed notifications. This toolkit never changes, but wiring it
+	// is the pattern to copy.
+	relay := mcp.ServerDelegate(nil)
+	tk, err := toolkit.New(
+		toolkit.WithDelegate(relay),
+		toolkit.WithTool(serverTools()...),
+		toolkit.WithPrompt(greet),
+		toolkit.WithResource(serverResources()...),
+	)
+	if err != nil {
+		return err
+	}
+	srv, err := mcp.NewServer(tk, &sdk.Implementation{Name: serverName, Version: version}, mcp.WithEventRelay(relay))
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	return srv.ServeStdio(ctx)
+}
