@@ -180,6 +180,15 @@ func (c *Connector) acquire(ctx context.Context) (*live, error) {
 		if timer == nil {
 			timer = time.NewTimer(c.o.reconnectWait)
 			defer timer.Stop()
+			// Cut the supervisor's backoff short: a caller needs the
+			// server now (see Connector.backoff).
+			select {
+			case c.kick <- struct{}{}:
+			default:
+			}
+			if c.o.waiting != nil {
+				c.o.waiting()
+			}
 		}
 		select {
 		case <-ch:
@@ -243,11 +252,15 @@ func (r reqName) String() string { return r.kind + " " + strconv.Quote(r.name) }
 
 // do runs one request for a caller on the ready session and translates
 // its errors; what names the request ("tool \"x\""), failed is the sentinel
-// for an error answer of the server. A request that provably did not reach
-// the server is sent once more on the next session; any other failure that
-// is not an answer of the server makes do ping the session, and a failed
-// ping ends it.
-func (c *Connector) do(ctx context.Context, what reqName, failed error, f func(ctx context.Context, l *live, token string) error) error {
+// for an error answer of the server. Any failure that is not an answer of
+// the server makes do ping the session, and a failed ping ends it.
+//
+// A request is sent once more (on the next session when this one is lost,
+// waiting for it like any call) when that cannot do harm: when the failure
+// proves that the server did not process it, or when the request is safe
+// to repeat (safe: reads, and tools annotated read-only or idempotent). A
+// request that may have run is never repeated.
+func (c *Connector) do(ctx context.Context, what reqName, failed error, safe bool, f func(ctx context.Context, l *live, token string) error) error {
 	if c.o.callTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.o.callTimeout)
@@ -268,6 +281,9 @@ func (c *Connector) do(ctx context.Context, what reqName, failed error, f func(c
 		case ctx.Err() != nil:
 			return fmt.Errorf("%s of server %s: %w", what, c.serverName(), context.Cause(ctx))
 		case errors.Is(cause, errSessionClosed):
+			if safe && try == 0 {
+				continue
+			}
 			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), errSessionClosed)
 		case notDelivered(err):
 			c.lost(l, err)
@@ -283,10 +299,17 @@ func (c *Connector) do(ctx context.Context, what reqName, failed error, f func(c
 				return fmt.Errorf("%s of server %s: %w", what, c.serverName(), context.Cause(ctx))
 			}
 			c.lost(l, fmt.Errorf("%v; ping failed: %v", err, perr))
+			if safe && try == 0 {
+				continue
+			}
 			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), err)
 		}
 		if isTransportError(err) {
-			// The session works, the transport failed this request.
+			// The session works, the transport failed this request (a
+			// stale keep-alive connection to a restarted server, say).
+			if safe && try == 0 {
+				continue
+			}
 			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), err)
 		}
 		// The session works: the answer to this request was broken.
@@ -305,7 +328,8 @@ func (c *Connector) callTool(ctx context.Context, t *remoteTool, input json.RawM
 		args = json.RawMessage(in)
 	}
 	var res *sdk.CallToolResult
-	err := c.do(ctx, what, errs.ErrToolFailed, func(ctx context.Context, l *live, token string) error {
+	safe := t.meta.ReadOnlyHint || t.meta.IdempotentHint
+	err := c.do(ctx, what, errs.ErrToolFailed, safe, func(ctx context.Context, l *live, token string) error {
 		params := &sdk.CallToolParams{Name: t.def.Name, Arguments: args}
 		if token != "" {
 			params.SetProgressToken(token)
@@ -328,7 +352,7 @@ func (c *Connector) getPrompt(ctx context.Context, p *remotePrompt, input json.R
 		return nil, fmt.Errorf("%w: %s of server %s: %v", errs.ErrBadParameter, what, c.serverName(), err)
 	}
 	var res *sdk.GetPromptResult
-	err = c.do(ctx, what, errs.ErrToolFailed, func(ctx context.Context, l *live, token string) error {
+	err = c.do(ctx, what, errs.ErrToolFailed, true, func(ctx context.Context, l *live, token string) error {
 		params := &sdk.GetPromptParams{Name: p.def.Name, Arguments: args}
 		if token != "" {
 			params.SetProgressToken(token)
@@ -387,7 +411,7 @@ func promptArguments(input json.RawMessage) (map[string]string, error) {
 func (c *Connector) readResource(ctx context.Context, uri string) ([]byte, string, error) {
 	what := reqName{"resource", uri}
 	var res *sdk.ReadResourceResult
-	err := c.do(ctx, what, errs.ErrNotFound, func(ctx context.Context, l *live, token string) error {
+	err := c.do(ctx, what, errs.ErrNotFound, true, func(ctx context.Context, l *live, token string) error {
 		params := &sdk.ReadResourceParams{URI: uri}
 		if token != "" {
 			params.SetProgressToken(token)

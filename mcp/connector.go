@@ -43,6 +43,7 @@ type Connector struct {
 
 	// Signals from SDK handlers and callers to the supervisor.
 	wake     chan struct{}
+	kick     chan struct{} // a call waits for a session: retry soon
 	pending  atomic.Uint32
 	updMu    sync.Mutex
 	updated  []string // resource URIs reported updated, not yet delivered
@@ -96,6 +97,7 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		o:       o,
 		readyCh: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
+		kick:    make(chan struct{}, 1),
 	}
 	c.logger = o.logger
 	if c.logger == nil {

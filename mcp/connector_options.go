@@ -61,9 +61,15 @@ type options struct {
 	subscribeResources bool
 	dialer             func(context.Context) (sdk.Transport, error)
 
-	// Hooks for tests: each backoff delay, and the end of each refresh.
+	// Hooks for tests: each backoff delay, the end of each refresh, and a
+	// call starting to wait for a session.
 	beforeBackoff func(attempt int, d time.Duration)
 	afterRefresh  func(kinds uint32, err error)
+	waiting       func()
+
+	// kickFloor is the least time between a failed attempt and the next
+	// one that a waiting call may bring forward.
+	kickFloor time.Duration
 }
 
 func defaultOptions() options {
@@ -77,6 +83,7 @@ func defaultOptions() options {
 		maxMessage:       DefaultMaxMessageBytes,
 		protocolVersion:  DefaultProtocolVersion,
 		logLevel:         DefaultLogLevel,
+		kickFloor:        time.Second,
 	}
 }
 

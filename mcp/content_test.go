@@ -13,7 +13,7 @@ import (
 )
 
 // memoryConnector runs a connector on an in-memory test server.
-func memoryConnector(t *testing.T, o testserver.Options, opts ...Option) (*running, *testserver.Server, *testserver.Memory) {
+func memoryConnector(t testing.TB, o testserver.Options, opts ...Option) (*running, *testserver.Server, *testserver.Memory) {
 	t.Helper()
 	s := newServer(t, o)
 	m := testserver.NewMemory(s.Server)

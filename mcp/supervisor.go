@@ -63,9 +63,7 @@ func (c *Connector) Run(ctx context.Context) error {
 				c.report(ctx, c.setState(func(s *toolkit.ConnectorState) {
 					s.Status, s.LastError = toolkit.StatusFailed, err.Error()
 				}))
-				c.mu.Lock()
-				c.stopped = true
-				c.mu.Unlock()
+				c.markStopped()
 				return fmt.Errorf("%w: server %s: giving up after %d attempts: %v", errs.ErrUnavailable, c.ep.display, attempt, err)
 			}
 			if !c.backoff(ctx, attempt) {
@@ -107,12 +105,25 @@ func permanent(err error) bool {
 
 // stop reports the final state.
 func (c *Connector) stop(ctx context.Context) {
-	c.mu.Lock()
-	c.stopped = true
-	c.mu.Unlock()
+	c.markStopped()
 	c.report(context.WithoutCancel(ctx), c.setState(func(s *toolkit.ConnectorState) {
 		s.Status, s.ConnectedSince = toolkit.StatusStopped, time.Time{}
 	}))
+}
+
+// markStopped records that Run is over and wakes the calls waiting for a
+// session: they fail at once with ErrClosed instead of waiting out
+// OptReconnectWait for a session that will not come.
+func (c *Connector) markStopped() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	select {
+	case <-c.readyCh:
+	default:
+		close(c.readyCh)
+	}
+	c.readyCh = make(chan struct{})
 }
 
 // backoffDelay returns the delay before attempt (1-based); 0 for attempt 0.
@@ -131,6 +142,13 @@ func (c *Connector) backoffDelay(attempt int) time.Duration {
 }
 
 // backoff waits before the next attempt; it reports false when ctx ended.
+//
+// A call that starts waiting for a session brings the next attempt forward
+// to kickFloor (one second) after the failed one: a server that comes back
+// after a long outage is reached as soon as somebody needs it, not when a
+// backoff of up to OptBackoff's maximum runs out, while an idle connector
+// keeps backing off and callers that keep coming cause at most one attempt
+// a second.
 func (c *Connector) backoff(ctx context.Context, attempt int) bool {
 	d := c.backoffDelay(attempt)
 	if c.o.beforeBackoff != nil {
@@ -139,13 +157,25 @@ func (c *Connector) backoff(ctx context.Context, attempt int) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
+	failed := time.Now()
 	t := time.NewTimer(d)
 	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
+	kick := c.kick
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		case <-kick:
+			kick = nil
+			if rest := c.o.kickFloor - time.Since(failed); rest < d-time.Since(failed) {
+				if rest <= 0 {
+					return true
+				}
+				t.Reset(rest)
+			}
+		}
 	}
 }
 
@@ -206,6 +236,10 @@ func (c *Connector) enterReady(ctx context.Context, l *live, init *sdk.Initializ
 	state := c.state
 	close(c.readyCh)
 	c.mu.Unlock()
+	select {
+	case <-c.kick: // whoever asked is served
+	default:
+	}
 	host := uriHost(state.Name)
 	if state.Name == "" {
 		host = uriHost(c.ep.display)

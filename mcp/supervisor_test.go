@@ -68,19 +68,21 @@ func TestServerRestartedBetweenCalls(t *testing.T) {
 			r := start(t, h.URL, false, fastBackoff)
 			h.Kill()
 			mustNotErr(t, h.Start())
-			// A call may fail while the connector has not noticed the
-			// restart (a connection of the old server may break under it),
-			// and only as unavailable; the next one works.
+			// The connector may not have noticed the restart yet (a
+			// keep-alive connection of the old server may break under the
+			// call). echo is read-only, so it is sent again on the next
+			// session: the first call after the restart works.
 			out, err := call(t, context.Background(), r.Connector, "echo", `{"text":"again"}`)
-			if err != nil {
-				if !errors.Is(err, toolkit.ErrUnavailable) {
-					t.Fatalf("first call after restart: %v", err)
-				}
-				out, err = call(t, context.Background(), r.Connector, "echo", `{"text":"again"}`)
-			}
 			mustNotErr(t, err)
 			if read(t, out) != "again" {
 				t.Error("echo after restart failed")
+			}
+			// A tool that may have side effects is never sent twice: after
+			// another restart its first call works or fails as unavailable.
+			h.Kill()
+			mustNotErr(t, h.Start())
+			if _, err := call(t, context.Background(), r.Connector, "structured", `{"a":1,"b":2}`); err != nil && !errors.Is(err, toolkit.ErrUnavailable) {
+				t.Errorf("unannotated tool after restart: %v", err)
 			}
 		})
 	}
@@ -245,4 +247,59 @@ func TestGivesUp(t *testing.T) {
 	if m.Dials() != 3 {
 		t.Errorf("%d attempts, want 3", m.Dials())
 	}
+}
+
+// A call waiting for a server that is down fails as soon as the connector
+// stops, not when its reconnect wait runs out.
+func TestStopReleasesWaitingCalls(t *testing.T) {
+	leakCheck(t)
+	waiting := make(chan struct{}, 1)
+	r, _, m := memoryConnector(t, testserver.Options{}, fastBackoff,
+		OptReconnectWait(time.Hour),
+		func(o *options) error { o.waiting = func() { waiting <- struct{}{} }; return nil })
+	m.Kill()
+	r.states.wait(t, toolkit.StatusReconnecting, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(t, context.Background(), r.Connector, "echo", `{"text":"x"}`)
+		done <- err
+	}()
+	select {
+	case <-waiting:
+	case <-time.After(waitLimit):
+		t.Fatal("the call never waited for a session")
+	}
+	mustNotErr(t, r.stop(t))
+	select {
+	case err := <-done:
+		if !errors.Is(err, toolkit.ErrClosed) {
+			t.Errorf("waiting call after stop: %v, want ErrClosed", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the waiting call was not released when the connector stopped")
+	}
+}
+
+// A server back after an outage is reached as soon as a call needs it,
+// even when the backoff has grown long.
+func TestWaitingCallShortensBackoff(t *testing.T) {
+	leakCheck(t)
+	backoffs := make(chan time.Duration, 16)
+	r, _, m := memoryConnector(t, testserver.Options{},
+		OptBackoff(time.Hour, time.Hour),
+		OptReconnectWait(waitLimit),
+		withBeforeBackoff(func(_ int, d time.Duration) { backoffs <- d }),
+		func(o *options) error { o.kickFloor = time.Millisecond; return nil })
+	m.Kill()
+	r.states.wait(t, toolkit.StatusReconnecting, 1)
+	if d := <-backoffs; d < time.Hour/2 {
+		t.Fatalf("backoff %v, want about an hour", d)
+	}
+	m.Start()
+	out, err := call(t, context.Background(), r.Connector, "echo", `{"text":"back"}`)
+	mustNotErr(t, err)
+	if read(t, out) != "back" {
+		t.Error("echo after the outage failed")
+	}
+	mustNotErr(t, r.stop(t))
 }
