@@ -138,8 +138,9 @@ func (s ConnectorStatus) MarshalText() ([]byte, error) { return []byte(s.String(
 // ConnectorState describes a connector: who the remote is and how the
 // connection stands.
 type ConnectorState struct {
-	// URL is the connector's URL; Namespace the namespace it serves. The
-	// toolkit sets both.
+	// URL is the connector's URL as registered (so that it can be given to
+	// RemoveConnector); Namespace the namespace it serves. The toolkit sets
+	// both. The URL may carry secrets: show RedactURL(URL) to people.
 	URL       string `json:"url,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 

@@ -256,7 +256,7 @@ func (tk *Toolkit) refresh(cn *conn, kinds ...kind) {
 		}
 		list, err := tk.listConn(cn, c, k)
 		if err != nil {
-			tk.logger.Warn("toolkit: listing connector items failed", "namespace", cn.ns, "url", cn.url, "kind", string(kindTypes[k]), "err", err)
+			tk.logger.Warn("toolkit: listing connector items failed", "namespace", cn.ns, "url", RedactURL(cn.url), "kind", string(kindTypes[k]), "err", err)
 			continue
 		}
 		lists[k], got[k] = list, true
@@ -333,7 +333,7 @@ func (tk *Toolkit) listConn(cn *conn, c Connector, k kind) ([]*entry, error) {
 			err = fmt.Errorf("%w: duplicate %s %q", ErrConflict, kindTypes[k], e.key)
 		}
 		if err != nil {
-			tk.logger.Warn("toolkit: skipping connector item", "namespace", cn.ns, "url", cn.url, "err", err)
+			tk.logger.Warn("toolkit: skipping connector item", "namespace", cn.ns, "url", RedactURL(cn.url), "err", err)
 			continue
 		}
 		seen[e.key] = true

@@ -95,7 +95,7 @@ func (tk *Toolkit) supervise(ctx context.Context, cn *conn, c Connector, done ch
 			delay = minRestart
 		}
 		wait := jitter(delay)
-		tk.logger.Warn("toolkit: connector stopped; restarting", "namespace", cn.ns, "url", cn.url, "err", err, "retry_in", wait)
+		tk.logger.Warn("toolkit: connector stopped; restarting", "namespace", cn.ns, "url", RedactURL(cn.url), "err", err, "retry_in", wait)
 		tk.mu.Lock()
 		cn.state.Status = StatusReconnecting
 		if err != nil {
@@ -142,6 +142,6 @@ func (tk *Toolkit) awaitStop(cn *conn, done chan struct{}) {
 	select {
 	case <-done:
 	case <-t.C:
-		tk.logger.Error("toolkit: connector did not stop after cancellation", "namespace", cn.ns, "url", cn.url, "waited", stopTimeout)
+		tk.logger.Error("toolkit: connector did not stop after cancellation", "namespace", cn.ns, "url", RedactURL(cn.url), "waited", stopTimeout)
 	}
 }

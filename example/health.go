@@ -12,7 +12,7 @@ type healthReport struct {
 	// Status is "ok" when every upstream is ready, "degraded" otherwise.
 	Status string `json:"status"`
 	// Upstreams are the connectors' states, as toolkit.Connectors reports
-	// them (the user namespace last).
+	// them (the user namespace last), their URLs redacted.
 	Upstreams []toolkit.ConnectorState `json:"upstreams"`
 }
 
@@ -29,6 +29,10 @@ func healthHandler(states func() []toolkit.ConnectorState) http.Handler {
 		report := healthReport{Status: "ok", Upstreams: states()}
 		if report.Upstreams == nil {
 			report.Upstreams = []toolkit.ConnectorState{}
+		}
+		for i := range report.Upstreams {
+			// Tokens in a URL's query (a stdio server's env=...) stay private.
+			report.Upstreams[i].URL = toolkit.RedactURL(report.Upstreams[i].URL)
 		}
 		code := http.StatusOK
 		for _, st := range report.Upstreams {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/llmkit/toolkit"
@@ -11,7 +12,7 @@ import (
 
 func TestHealthHandler(t *testing.T) {
 	ready := toolkit.ConnectorState{Namespace: "a", URL: "http://a/mcp", Name: "a-server", Status: toolkit.StatusReady}
-	down := toolkit.ConnectorState{Namespace: "b", URL: "http://b/mcp", Status: toolkit.StatusReconnecting, LastError: "connection refused"}
+	down := toolkit.ConnectorState{Namespace: "b", URL: "stdio:server?env=TOKEN%3Ds3cret", Status: toolkit.StatusReconnecting, LastError: "connection refused"}
 	for _, tc := range []struct {
 		name   string
 		states []toolkit.ConnectorState
@@ -42,11 +43,12 @@ func TestHealthHandler(t *testing.T) {
 			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}
-			if got.Status != tc.status || len(got.Upstreams) != len(tc.states) {
+			if got.Status != tc.status || len(got.Upstreams) != len(tc.states) || strings.Contains(rec.Body.String(), "s3cret") {
 				t.Errorf("body = %s", rec.Body)
 			}
 			for i, st := range tc.states {
-				if got.Upstreams[i]["namespace"] != st.Namespace || got.Upstreams[i]["status"] != st.Status.String() {
+				if got.Upstreams[i]["namespace"] != st.Namespace || got.Upstreams[i]["status"] != st.Status.String() ||
+					got.Upstreams[i]["url"] != toolkit.RedactURL(st.URL) {
 					t.Errorf("upstream %d = %v", i, got.Upstreams[i])
 				}
 			}
