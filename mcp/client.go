@@ -374,6 +374,7 @@ func (c *Connector) getPrompt(ctx context.Context, p *remotePrompt, input json.R
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s of server %s: message %d: %v", errs.ErrToolFailed, what, c.serverName(), i, err)
 		}
+		r = carry(r, []sdk.Content{m.Content}, nil)
 		role := prompt.RoleUser
 		if m.Role == "assistant" {
 			role = prompt.RoleAssistant

@@ -56,6 +56,40 @@ func (r *linkRes) Read(ctx context.Context) ([]byte, error) {
 	return b, err
 }
 
+// carried is the output of a remote tool or the content of a remote prompt
+// message: the resource the package documentation describes, which also
+// keeps the MCP content blocks (and structured content) it was mapped from.
+// A toolkit served over MCP (a gateway) sends those on unchanged, so an
+// embedded resource, a resource link or a mix of text and images reaches
+// the downstream client as the upstream server sent it.
+type carried struct {
+	toolkit.Resource
+	blocks     []sdk.Content
+	structured any
+}
+
+var (
+	_ ContentCarrier    = (*carried)(nil)
+	_ StructuredCarrier = (*carried)(nil)
+)
+
+// MCPContent returns the content blocks of the upstream result.
+func (r *carried) MCPContent() []sdk.Content { return r.blocks }
+
+// MCPStructuredContent returns the upstream structured content, or nil.
+func (r *carried) MCPStructuredContent() any { return r.structured }
+
+// carry attaches the blocks r was mapped from to r.
+func carry(r toolkit.Resource, blocks []sdk.Content, structured any) toolkit.Resource {
+	if r == nil {
+		return nil
+	}
+	if blocks == nil {
+		blocks = []sdk.Content{}
+	}
+	return &carried{Resource: r, blocks: blocks, structured: structured}
+}
+
 // resultURI names a result that has no URI of its own:
 // mcp://SERVER/KIND/NAME.
 func (c *Connector) resultURI(kind, name string) string {
@@ -109,7 +143,7 @@ func (c *Connector) toolResult(name string, res *sdk.CallToolResult) (any, error
 		if err != nil {
 			return nil, fmt.Errorf("%w: tool %q of server %s: structured content: %v", errs.ErrToolFailed, name, c.serverName(), err)
 		}
-		return &contentRes{uri: uri, name: name, mime: typeJSON, data: b}, nil
+		return carry(&contentRes{uri: uri, name: name, mime: typeJSON, data: b}, res.Content, res.StructuredContent), nil
 	}
 	switch len(res.Content) {
 	case 0:
@@ -119,7 +153,7 @@ func (c *Connector) toolResult(name string, res *sdk.CallToolResult) (any, error
 		if err != nil {
 			return nil, fmt.Errorf("%w: tool %q of server %s: %v", errs.ErrToolFailed, name, c.serverName(), err)
 		}
-		return r, nil
+		return carry(r, res.Content, nil), nil
 	}
 	texts := make([]string, 0, len(res.Content))
 	for _, ct := range res.Content {
@@ -131,13 +165,13 @@ func (c *Connector) toolResult(name string, res *sdk.CallToolResult) (any, error
 		texts = append(texts, t.Text)
 	}
 	if texts != nil {
-		return &contentRes{uri: uri, name: name, mime: typeText, data: []byte(strings.Join(texts, "\n"))}, nil
+		return carry(&contentRes{uri: uri, name: name, mime: typeText, data: []byte(strings.Join(texts, "\n"))}, res.Content, nil), nil
 	}
 	b, err := json.Marshal(res.Content)
 	if err != nil {
 		return nil, fmt.Errorf("%w: tool %q of server %s: content: %v", errs.ErrToolFailed, name, c.serverName(), err)
 	}
-	return &contentRes{uri: uri, name: name, mime: typeJSON, data: b}, nil
+	return carry(&contentRes{uri: uri, name: name, mime: typeJSON, data: b}, res.Content, nil), nil
 }
 
 // contentResource maps one content to a resource; uri and name are used

@@ -83,6 +83,10 @@
 //   - no content: no output.
 //
 // Results without a URI of their own are named mcp://SERVER/tool/NAME.
+// Every result (and every message of a rendered remote prompt) also
+// implements ContentCarrier and StructuredCarrier with the blocks and
+// structured content it was mapped from, so a toolkit served with
+// NewServer hands them on unchanged: a gateway is transparent to content.
 //
 // Remote prompts implement prompt.Prompt and prompt.Renderer: their
 // arguments become an object schema of string properties, and Render calls
@@ -93,9 +97,19 @@
 //
 // # Calls
 //
+// A request whose connection breaks is sent again on the next connection
+// only when that cannot do harm: when the failure proves that the server
+// never processed it, or when it is safe to repeat (resources/read,
+// prompts/get, and tools annotated read-only or idempotent). Any other
+// tool call that may have run fails with toolkit.ErrUnavailable.
+//
 // A call made while the connector is not ready waits up to
 // OptReconnectWait for it, then fails with an error wrapping
-// toolkit.ErrUnavailable naming the server. Cancelling the call's context
+// toolkit.ErrUnavailable naming the server; when the connector stops
+// meanwhile, it fails at once with toolkit.ErrClosed. A waiting call also
+// brings the next reconnection attempt forward (to one second after the
+// last failed one), so a server that is back after a long outage is
+// reached when it is needed, not when a long backoff runs out. Cancelling the call's context
 // cancels the remote request (the server receives notifications/cancelled).
 // Progress notifications reach the caller's
 // toolkit.SessionFromContext(ctx).Progress while its call is in flight
