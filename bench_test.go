@@ -7,56 +7,73 @@ import (
 	"testing"
 )
 
-// benchToolkit builds a toolkit of n tools: a tenth builtin, the rest
-// spread over ten connectors.
-func benchToolkit(b *testing.B, n int) *Toolkit {
+// benchConns is the number of connectors benchToolkit spreads tools over.
+const benchConns = 10
+
+// benchToolkit builds a toolkit of exactly n tools: a tenth builtin (at
+// least one), the rest spread as evenly as possible over benchConns
+// connectors, srv0 holding the most. It returns the toolkit and the number
+// of tools on srv0.
+func benchToolkit(b *testing.B, n int) (*Toolkit, int) {
 	b.Helper()
 	builtin := max(1, n/10)
+	remote := n - builtin
+	perConn := func(i int) int {
+		k := remote / benchConns
+		if i < remote%benchConns {
+			k++
+		}
+		return k
+	}
 	var tools []Tool
 	for i := range builtin {
 		tools = append(tools, newTool(fmt.Sprintf("tool_%d", i)))
 	}
 	d := newDelegate()
 	d.events = make(chan ConnectorEvent, 1<<16)
-	per := (n - builtin) / 10
 	d.prepare = func(url string, c *fakeConn) error {
-		if url == UserConnectorURI {
-			return nil
+		var i int
+		if _, err := fmt.Sscanf(url, "test://srv%d", &i); err != nil {
+			return nil // the user connector
 		}
-		for i := range per {
-			c.tools = append(c.tools, newTool(fmt.Sprintf("remote_%d", i)))
+		for j := range perConn(i) {
+			c.tools = append(c.tools, newTool(fmt.Sprintf("remote_%d", j)))
 		}
 		return nil
 	}
 	tk := mustNew(b, WithDelegate(d), WithTool(tools...))
-	if per > 0 {
-		for i := range 10 {
-			if err := tk.AddConnectorNS(fmt.Sprintf("srv%d", i), fmt.Sprintf("test://srv%d", i)); err != nil {
-				b.Fatal(err)
-			}
+	for i := range benchConns {
+		if perConn(i) == 0 {
+			continue
+		}
+		if err := tk.AddConnectorNS(fmt.Sprintf("srv%d", i), fmt.Sprintf("test://srv%d", i)); err != nil {
+			b.Fatal(err)
 		}
 	}
 	b.Cleanup(tk.WaitEvents)
-	return tk
+	resp, err := tk.List(context.Background(), ListRequest{Type: ListTypeTools, Limit: new(uint)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if resp.Count != uint(n) {
+		b.Fatalf("the toolkit holds %d tools, want %d", resp.Count, n)
+	}
+	return tk, perConn(0)
 }
 
 func BenchmarkLookup(b *testing.B) {
 	ctx := context.Background()
 	for _, n := range []int{10, 1_000, 100_000} {
-		tk := benchToolkit(b, n)
+		tk, onSrv0 := benchToolkit(b, n)
 		last := fmt.Sprintf("tool_%d", max(1, n/10)-1)
 		keys := map[string]string{
-			"qualified": "builtin." + last,
-			"bare":      last,
+			"qualified":        "builtin." + last,
+			"bare":             last,
+			"remote_qualified": fmt.Sprintf("srv0.remote_%d", onSrv0-1),
+			"remote_bare":      fmt.Sprintf("remote_%d", onSrv0-1),
 		}
-		if n >= 100 {
-			keys["remote_qualified"] = fmt.Sprintf("srv9.remote_%d", (n-n/10)/10-1)
-		}
-		for _, kind := range []string{"qualified", "bare", "remote_qualified"} {
-			key, ok := keys[kind]
-			if !ok {
-				continue
-			}
+		for _, kind := range []string{"qualified", "bare", "remote_qualified", "remote_bare"} {
+			key := keys[kind]
 			b.Run(fmt.Sprintf("%s/tools=%d", kind, n), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
@@ -81,8 +98,25 @@ func BenchmarkLookup(b *testing.B) {
 
 func BenchmarkList(b *testing.B) {
 	ctx := context.Background()
-	tk := benchToolkit(b, 100_000)
+	tk, _ := benchToolkit(b, 100_000)
 	limit := uint(50)
+	// Baseline: copy a 50-item page out of a pre-sorted slice of 100,000
+	// items, the least any List answer must do.
+	all, err := tk.List(ctx, ListRequest{})
+	if err != nil || len(all.Items) != 100_000 {
+		b.Fatal(err, len(all.Items))
+	}
+	sorted := all.Items
+	b.Run("baseline_slice/items=100000", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			page := make([]Item, limit)
+			copy(page, sorted[60_000:60_000+limit])
+			if len(page) != 50 {
+				b.Fatal(len(page))
+			}
+		}
+	})
 	for _, tt := range []struct {
 		name string
 		req  ListRequest

@@ -1,12 +1,16 @@
 package toolkit
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/llmkit/toolkit/resource"
 	"github.com/llmkit/toolkit/tool"
 )
 
@@ -231,4 +235,176 @@ func TestGenerationCountsChanges(t *testing.T) {
 	if err := tk.RemoveBuiltin("a"); err != nil || tk.Generation() == g1 {
 		t.Fatal("RemoveBuiltin did not change the generation")
 	}
+}
+
+// schemaPrompt is a prompt with an input schema.
+type schemaPrompt struct {
+	testPrompt
+	in *jsonschema.Schema
+}
+
+func (p *schemaPrompt) InputSchema() (*jsonschema.Schema, error) { return p.in, nil }
+
+// TestAddBuiltinsAllOrNothing checks that a refused AddTool, AddPrompt or
+// AddResource names the bad item, leaves the toolkit exactly as it was
+// (even when good items come first) and fires no event.
+func TestAddBuiltinsAllOrNothing(t *testing.T) {
+	unresolvable := &jsonschema.Schema{Type: "object", Ref: "#/nowhere"}
+	tests := []struct {
+		name  string
+		add   func(tk *Toolkit) error
+		names string // quoted in the error
+		also  error
+	}{
+		{"tool: good then bad name", func(tk *Toolkit) error {
+			return tk.AddTool(newTool("good"), newTool("bad name"))
+		}, `"bad name"`, nil},
+		{"tool: name twice in one call", func(tk *Toolkit) error {
+			return tk.AddTool(newTool("good"), newTool("twice"), newTool("twice"))
+		}, `"twice"`, ErrConflict},
+		{"tool: good then unresolvable schema", func(tk *Toolkit) error {
+			return tk.AddTool(newTool("good"), &testTool{name: "unresolvable", in: unresolvable})
+		}, `"unresolvable"`, nil},
+		{"prompt: good then bad name", func(tk *Toolkit) error {
+			return tk.AddPrompt(&testPrompt{name: "good"}, &testPrompt{name: "bad name"})
+		}, `"bad name"`, nil},
+		{"prompt: name twice in one call", func(tk *Toolkit) error {
+			return tk.AddPrompt(&testPrompt{name: "good"}, &testPrompt{name: "twice"}, &testPrompt{name: "twice"})
+		}, `"twice"`, ErrConflict},
+		{"prompt: good then taken name", func(tk *Toolkit) error {
+			return tk.AddPrompt(&testPrompt{name: "good"}, &testPrompt{name: "old_prompt"})
+		}, `"old_prompt"`, ErrConflict},
+		{"prompt: good then unresolvable schema", func(tk *Toolkit) error {
+			return tk.AddPrompt(&testPrompt{name: "good"}, &schemaPrompt{testPrompt: testPrompt{name: "unresolvable"}, in: unresolvable})
+		}, `"unresolvable"`, nil},
+		{"prompt: good then nil", func(tk *Toolkit) error {
+			return tk.AddPrompt(&testPrompt{name: "good"}, nil)
+		}, `prompt 1`, nil},
+		{"resource: good then relative URI", func(tk *Toolkit) error {
+			return tk.AddResource(&testResource{uri: "file:///good", name: "good"}, &testResource{uri: "relative", name: "rel"})
+		}, `"rel"`, nil},
+		{"resource: replacement then URI twice", func(tk *Toolkit) error {
+			return tk.AddResource(&testResource{uri: "file:///old", name: "old", data: "new"},
+				&testResource{uri: "file:///twice", name: "a"}, &testResource{uri: "file:///twice", name: "b"})
+		}, `"file:///twice"`, ErrConflict},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDelegate()
+			tk := mustNew(t, WithDelegate(d),
+				WithTool(newTool("old_tool")),
+				WithPrompt(&testPrompt{name: "old_prompt"}),
+				WithResource(&testResource{uri: "file:///old", name: "old", data: "old"}))
+			d.noEvent(t, tk)
+			gen := tk.Generation()
+			before, err := tk.List(t.Context(), ListRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			err = tt.add(tk)
+			if !errors.Is(err, ErrBadParameter) || !strings.Contains(err.Error(), tt.names) {
+				t.Fatalf("err = %v, want ErrBadParameter naming %s", err, tt.names)
+			}
+			if tt.also != nil && !errors.Is(err, tt.also) {
+				t.Fatalf("err = %v, want also %v", err, tt.also)
+			}
+
+			d.noEvent(t, tk)
+			if tk.Generation() != gen {
+				t.Fatal("a refused call published a new snapshot")
+			}
+			after, err := tk.List(t.Context(), ListRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(after.Items) != len(before.Items) {
+				t.Fatalf("%d items after a refused call, want %d", len(after.Items), len(before.Items))
+			}
+			for i := range after.Items {
+				if after.Items[i] != before.Items[i] {
+					t.Fatalf("item %d changed: %+v, was %+v", i, after.Items[i], before.Items[i])
+				}
+			}
+			if _, err := tk.Lookup(t.Context(), "good"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("the good item of a refused call was added: %v", err)
+			}
+			v, err := tk.Lookup(t.Context(), "file:///old")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data, _ := v.(Resource).Read(t.Context()); string(data) != "old" {
+				t.Fatalf("a refused call replaced a resource: it holds %q", data)
+			}
+		})
+	}
+}
+
+// TestInputSchemaResolvedOnce counts InputSchema calls: a tool's schema is
+// resolved once (when it is added, or at its first call for a connector's
+// tool or a tool called by value) and never again, however often it runs.
+func TestInputSchemaResolvedOnce(t *testing.T) {
+	const calls = 10
+	counted := func(name string) (*countingTool, func() int) {
+		ct := &countingTool{testTool: testTool{name: name, in: objSchema(map[string]*jsonschema.Schema{"x": {Type: "integer"}})}}
+		return ct, ct.count
+	}
+	builtin, builtinCount := counted("counted")
+	remote, remoteCount := counted("counted_remote")
+	byValue, byValueCount := counted("counted_by_value")
+	d := newDelegate()
+	d.prepare = func(url string, c *fakeConn) error {
+		if url == "test://srv" {
+			c.tools = []Tool{remote}
+		}
+		return nil
+	}
+	tk := mustNew(t, WithDelegate(d), WithTool(builtin))
+	if err := tk.AddConnectorNS("srv", "test://srv"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		item  any
+		count func() int
+	}{
+		{"builtin", "counted", builtinCount},
+		{"connector", "srv.counted_remote", remoteCount},
+		{"by value", byValue, byValueCount},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for i := range calls {
+				if _, err := tk.Call(t.Context(), tt.item, resource.Must("in", json.RawMessage(fmt.Sprintf(`{"x":%d}`, i)))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := tk.Call(t.Context(), tt.item, resource.Must("in", json.RawMessage(`{"x":"no"}`))); !errors.Is(err, ErrSchema) {
+				t.Fatalf("the cached schema was not applied: %v", err)
+			}
+			if n := tt.count(); n != 1 {
+				t.Fatalf("InputSchema called %d times over %d calls, want 1", n, calls+1)
+			}
+		})
+	}
+}
+
+// countingTool counts the calls of InputSchema.
+type countingTool struct {
+	testTool
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countingTool) InputSchema() (*jsonschema.Schema, error) {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	return c.testTool.InputSchema()
+}
+
+func (c *countingTool) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }

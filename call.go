@@ -61,7 +61,9 @@ func CallDepth(ctx context.Context) int {
 // json.RawMessage becomes JSON; []byte is sniffed; a Resource is returned as
 // is; any other value is marshalled as JSON. With an output schema the
 // output must be JSON that satisfies it. A failing or panicking tool returns
-// an error wrapping ErrToolFailed.
+// an error wrapping ErrToolFailed, and so does output that cannot be handed
+// over: a nil pointer posing as a Resource, or a value whose methods panic
+// while the output is wrapped and checked.
 //
 // A prompt is run by the delegate's Call: the first resource supplies the
 // template variables and the others are attachments. Without a delegate the
@@ -91,7 +93,7 @@ func (tk *Toolkit) Call(ctx context.Context, item any, resources ...Resource) (R
 	case Tool:
 		return tk.callTool(ctx, v, e, resources)
 	case Prompt:
-		return tk.callPrompt(ctx, v, resources)
+		return tk.callPrompt(ctx, v, e, resources)
 	case Resource:
 		return nil, fmt.Errorf("%w: %q is a resource: read it instead of calling it", ErrBadParameter, v.URI())
 	}
@@ -110,10 +112,20 @@ func (tk *Toolkit) enter(ctx context.Context, what, name string, resources []Res
 	return context.WithValue(ctx, frameKey{}, &frame{tk: tk, depth: depth, resources: resources}), nil
 }
 
-func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []Resource) (Resource, error) {
+// callTool runs a tool through the pipeline. With a tracer, the span covers
+// the whole pipeline, so a call refused for its depth, its schema or its
+// input is traced with an error status like one whose tool fails.
+func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []Resource) (res Resource, err error) {
 	name := t.Name()
-	ctx, err := tk.enter(ctx, "tool", name, resources)
-	if err != nil {
+	if tk.tracer != nil {
+		var span trace.Span
+		ctx, span = tk.tracer.Start(ctx, name, trace.WithAttributes(
+			attribute.String("toolkit.namespace", e.namespace()),
+			attribute.String("toolkit.tool", name),
+		))
+		defer func() { endSpan(span, err) }()
+	}
+	if ctx, err = tk.enter(ctx, "tool", name, resources); err != nil {
 		return nil, err
 	}
 	input, err := toolInput(ctx, name, resources)
@@ -129,60 +141,47 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 			return nil, fmt.Errorf("%w: tool %q: input: %w", ErrSchema, name, err)
 		}
 	}
-	var span trace.Span
-	if tk.tracer != nil {
-		ns := ""
-		if e != nil {
-			ns = e.item.Namespace
-		}
-		ctx, span = tk.tracer.Start(ctx, name, trace.WithAttributes(
-			attribute.String("toolkit.namespace", ns),
-			attribute.String("toolkit.tool", name),
-		))
-		defer span.End()
-	}
 	out, err := runTool(ctx, t, input)
-	if err == nil {
-		var res Resource
-		if res, err = wrapOutput(name, out); err == nil {
-			if err = checkOutput(ctx, sc.out, res); err == nil {
-				return res, nil
-			}
-			err = fmt.Errorf("%w: tool %q: output: %w", ErrSchema, name, err)
-		} else {
-			err = fmt.Errorf("%w: tool %q: output: %w", ErrToolFailed, name, err)
+	if err != nil {
+		if errors.Is(err, ErrToolFailed) {
+			return nil, fmt.Errorf("tool %q: %w", name, err)
 		}
-	} else if errors.Is(err, ErrToolFailed) {
-		err = fmt.Errorf("tool %q: %w", name, err)
-	} else {
-		err = fmt.Errorf("%w: tool %q: %w", ErrToolFailed, name, err)
+		return nil, fmt.Errorf("%w: tool %q: %w", ErrToolFailed, name, err)
 	}
-	if span != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-	}
-	return nil, err
+	return finishOutput(ctx, name, sc.out, out)
 }
 
-func (tk *Toolkit) callPrompt(ctx context.Context, p Prompt, resources []Resource) (Resource, error) {
+// callPrompt hands a prompt to the delegate. With a tracer, the span covers
+// the whole call, failures included.
+func (tk *Toolkit) callPrompt(ctx context.Context, p Prompt, e *entry, resources []Resource) (res Resource, err error) {
 	name := p.Name()
+	if tk.tracer != nil {
+		var span trace.Span
+		ctx, span = tk.tracer.Start(ctx, name, trace.WithAttributes(
+			attribute.String("toolkit.namespace", e.namespace()),
+			attribute.String("toolkit.prompt", name),
+		))
+		defer func() { endSpan(span, err) }()
+	}
 	if tk.delegate == nil {
 		return nil, fmt.Errorf("%w: prompt %q: the toolkit has no delegate to run prompts", ErrBadParameter, name)
 	}
-	ctx, err := tk.enter(ctx, "prompt", name, resources)
-	if err != nil {
+	if ctx, err = tk.enter(ctx, "prompt", name, resources); err != nil {
 		return nil, err
 	}
-	if tk.tracer != nil {
-		var span trace.Span
-		ctx, span = tk.tracer.Start(ctx, name, trace.WithAttributes(attribute.String("toolkit.prompt", name)))
-		defer span.End()
-	}
-	res, err := tk.delegate.Call(ctx, p, resources...)
-	if err != nil {
+	if res, err = tk.delegate.Call(ctx, p, resources...); err != nil {
 		return nil, fmt.Errorf("prompt %q: %w", name, err)
 	}
 	return res, nil
+}
+
+// endSpan ends a call's span, marking it as failed when err is not nil.
+func endSpan(span trace.Span, err error) {
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
 }
 
 // toolInput returns the JSON input held by the first resource, or "{}".
@@ -213,12 +212,35 @@ func runTool(ctx context.Context, t Tool, input json.RawMessage) (out any, err e
 	return t.Run(ctx, input)
 }
 
-// wrapOutput turns what Run returned into a Resource.
+// finishOutput wraps a tool's output into a Resource and checks it against
+// the output schema. It calls code of the tool's (a returned Resource's
+// methods, a value's MarshalJSON): a panic there becomes an error wrapping
+// ErrToolFailed, like a panic in Run.
+func finishOutput(ctx context.Context, name string, schema *jsonschema.Resolved, out any) (res Resource, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("%w: tool %q: output: panic: %v\n%s", ErrToolFailed, name, r, debug.Stack())
+		}
+	}()
+	if res, err = wrapOutput(name, out); err != nil {
+		return nil, fmt.Errorf("%w: tool %q: output: %w", ErrToolFailed, name, err)
+	}
+	if err = checkOutput(ctx, schema, res); err != nil {
+		return nil, fmt.Errorf("%w: tool %q: output: %w", ErrSchema, name, err)
+	}
+	return res, nil
+}
+
+// wrapOutput turns what Run returned into a Resource. A nil pointer
+// disguised as a Resource is an error: it would fail whoever reads it.
 func wrapOutput(name string, out any) (Resource, error) {
 	switch v := out.(type) {
 	case nil:
 		return nil, nil
 	case Resource:
+		if isNil(v) {
+			return nil, fmt.Errorf("the tool returned a nil %T as its output resource", v)
+		}
 		return v, nil
 	case string:
 		return resource.Text(names.Sanitize(name), v)

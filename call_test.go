@@ -280,3 +280,46 @@ func TestCallTracing(t *testing.T) {
 		t.Fatal("a failing tool's span is not marked as an error")
 	}
 }
+
+// panicResource is a Resource whose methods panic.
+type panicResource struct{ testResource }
+
+func (*panicResource) Type() string { panic("Type exploded") }
+
+// panicMarshaler panics when marshalled as JSON.
+type panicMarshaler struct{}
+
+func (panicMarshaler) MarshalJSON() ([]byte, error) { panic("MarshalJSON exploded") }
+
+// TestCallBadOutputValues checks that output a tool cannot hand over (a
+// nil pointer posing as a Resource, a Resource or value whose methods
+// panic) is an error wrapping ErrToolFailed that names the tool, never a
+// panic out of Call.
+func TestCallBadOutputValues(t *testing.T) {
+	objOut := &jsonschema.Schema{Type: "object"}
+	tests := []struct {
+		name   string
+		out    any
+		schema *jsonschema.Schema
+		want   string
+	}{
+		{name: "nil resource", out: (*testResource)(nil), want: "nil *toolkit.testResource"},
+		{name: "nil resource with output schema", out: (*testResource)(nil), schema: objOut, want: "nil *toolkit.testResource"},
+		{name: "panicking resource with output schema", out: &panicResource{}, schema: objOut, want: "Type exploded"},
+		{name: "panicking MarshalJSON", out: panicMarshaler{}, want: "MarshalJSON exploded"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tl := returning("out_tool", tt.out)
+			tl.out = tt.schema
+			tk := mustNew(t, WithTool(tl))
+			res, err := tk.Call(t.Context(), "out_tool")
+			if !errors.Is(err, ErrToolFailed) || !strings.Contains(err.Error(), `"out_tool"`) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, %v; want an ErrToolFailed naming the tool and %q", res, err, tt.want)
+			}
+			if res != nil {
+				t.Fatalf("got output %v with the error", res)
+			}
+		})
+	}
+}

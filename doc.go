@@ -12,15 +12,17 @@
 // Reads never wait: List and Lookup read an immutable snapshot that every
 // change replaces atomically, so a slow or dead server never blocks them.
 // Lookup accepts "namespace.name", "uri#namespace", a bare name or a bare
-// URI, searching builtins first, then connectors in registration order,
-// then "user"; tools before prompts before resources.
+// URI. A bare key is settled by source first — builtins, then connectors in
+// registration order, then "user" — and only then by kind (tools before
+// prompts before resources), so a remote item never shadows a builtin.
 //
-// Call runs every tool through one pipeline: resolve, check the call depth,
-// validate the input against the tool's input schema (resolved once and
-// cached), put the session and the call's resources in the context, start
-// a span when a tracer is set, run with panic recovery, wrap the output
-// into a Resource and validate it against the output schema. Prompts are
-// run by the delegate.
+// Call runs every tool through one pipeline: resolve, then, inside a span
+// when a tracer is set, check the call depth, validate the input against
+// the tool's input schema (resolved once and cached), put the session and
+// the call's resources in the context, run with panic recovery, wrap the
+// output into a Resource and validate it against the output schema. A
+// failure at any step marks the span as an error. Prompts are run by the
+// delegate, in a span of their own.
 //
 // Errors wrap the sentinels of this package (ErrNotFound, ErrBadParameter,
 // ErrConflict, ...) and name the item they are about; test them with

@@ -114,8 +114,8 @@ func (tk *Toolkit) List(ctx context.Context, req ListRequest) (*ListResponse, er
 	resp := &ListResponse{Count: uint(count), Offset: req.Offset, Limit: req.Limit}
 	start := min(uint(count), req.Offset)
 	end := uint(count)
-	if req.Limit != nil {
-		end = min(end, start+*req.Limit)
+	if req.Limit != nil && *req.Limit < end-start {
+		end = start + *req.Limit // cannot overflow: it is below count
 	}
 	if end > start {
 		resp.Items = make([]Item, 0, end-start)

@@ -98,3 +98,41 @@ func TestListPagesCoverEverythingOnce(t *testing.T) {
 		t.Fatalf("pages:\n%v\nall:\n%v", got, keys(all))
 	}
 }
+
+// TestListHugeLimit checks pages whose Offset+Limit does not fit in a uint:
+// the limit is then no limit, never an empty page.
+func TestListHugeLimit(t *testing.T) {
+	tk, _ := fixture(t)
+	all, err := tk.List(t.Context(), ListRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := uint(len(all.Items))
+	const huge = ^uint(0)
+	tests := []struct {
+		offset, limit uint
+		want          uint // items in the page
+	}{
+		{0, huge, n},
+		{1, huge, n - 1},
+		{n - 1, huge, 1},
+		{n, huge, 0},
+		{huge, huge, 0},
+		{2, huge - 1, n - 2},
+		{1, 3, 3},
+		{n - 2, 5, 2},
+	}
+	for _, tt := range tests {
+		resp, err := tk.List(t.Context(), ListRequest{Offset: tt.offset, Limit: ptr(tt.limit)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uint(len(resp.Items)) != tt.want || resp.Count != n {
+			t.Errorf("Offset %d Limit %d: %d items (Count %d), want %d (Count %d)", tt.offset, tt.limit, len(resp.Items), resp.Count, tt.want, n)
+			continue
+		}
+		if tt.want > 0 && resp.Items[0] != all.Items[min(tt.offset, n)] {
+			t.Errorf("Offset %d Limit %d: page starts at %+v", tt.offset, tt.limit, resp.Items[0])
+		}
+	}
+}

@@ -18,8 +18,12 @@ const maxKey = 8192
 //     connector's namespace, or "user"). When the part before the first dot
 //     is a namespace, the key is qualified and never matches elsewhere.
 //  2. "uri#namespace": a resource of one namespace.
-//  3. "name": the first tool, then prompt, then resource (by name) found in
-//     the builtins, then connectors in registration order, then "user".
+//  3. "name": an item of that name from the first source that has one —
+//     the builtins, then connectors in registration order, then "user" —
+//     and within that source a tool before a prompt before a resource (by
+//     name). An item of a later source never shadows one of an earlier
+//     source, whatever their kinds: a remote tool cannot hide a builtin
+//     prompt of the same name.
 //  4. "uri": the first resource with this URI, in the same source order.
 //
 // A key that is not of these forms wraps ErrBadParameter; a key that matches
@@ -55,7 +59,7 @@ func (s *snapshot) lookup(key string) (*entry, error) {
 				}
 			}
 		}
-		if e := s.bare[kindResource][key]; e != nil {
+		if e := s.bareURI[key]; e != nil {
 			return e, nil
 		}
 		return nil, fmt.Errorf("%w: no resource with URI %q", ErrNotFound, key)
@@ -72,13 +76,7 @@ func (s *snapshot) lookup(key string) (*entry, error) {
 			return nil, fmt.Errorf("%w: no tool or prompt %q in namespace %q", ErrNotFound, name, key[:i])
 		}
 	}
-	if e := s.bare[kindTool][key]; e != nil {
-		return e, nil
-	}
-	if e := s.bare[kindPrompt][key]; e != nil {
-		return e, nil
-	}
-	if e := s.bareResName[key]; e != nil {
+	if e := s.bareName[key]; e != nil {
 		return e, nil
 	}
 	return nil, fmt.Errorf("%w: no tool, prompt or resource named %q", ErrNotFound, key)

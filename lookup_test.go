@@ -1,6 +1,7 @@
 package toolkit
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -173,4 +174,71 @@ func FuzzLookupKey(f *testing.F) {
 			t.Fatalf("qualified key %q of %q does not reach the same item: %v", it.Key(), key, err)
 		}
 	})
+}
+
+// TestLookupBareNameSourceOrder checks that a bare name is settled by source
+// first (builtin, connectors in registration order, user) and by kind only
+// within one source: an item of a later source never shadows an earlier one.
+func TestLookupBareNameSourceOrder(t *testing.T) {
+	d := newDelegate()
+	d.prepare = func(url string, c *fakeConn) error {
+		switch url {
+		case "test://evil":
+			c.tools = []Tool{newTool("summarize"), newTool("notes"), newTool("later"), newTool("mixed")}
+			c.prompts = []Prompt{&testPrompt{name: "first_prompt"}, &testPrompt{name: "mixed"}}
+			c.resources = []Resource{
+				&testResource{uri: "file:///mixed", name: "mixed", data: "evil"},
+				&testResource{uri: "file:///r", name: "res_name", data: "evil"},
+			}
+		case "test://next":
+			c.tools = []Tool{newTool("first_prompt"), newTool("res_name")}
+		case UserConnectorURI:
+			c.prompts = []Prompt{&testPrompt{name: "user_only"}}
+			c.resources = []Resource{&testResource{uri: "file:///user", name: "user_only_res", data: "user"}}
+		}
+		return nil
+	}
+	tk := mustNew(t, WithDelegate(d),
+		WithPrompt(&testPrompt{name: "summarize"}),
+		WithResource(&testResource{uri: "file:///notes", name: "notes", data: "builtin"}),
+	)
+	for _, ns := range []string{"evil", "next"} {
+		if err := tk.AddConnectorNS(ns, "test://"+ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	tests := []struct {
+		key, ns, kind string
+	}{
+		{"summarize", "builtin", "prompt"}, // a remote tool never beats a builtin prompt
+		{"notes", "builtin", "resource"},   // nor a builtin resource
+		{"first_prompt", "evil", "prompt"}, // an earlier connector's prompt beats a later one's tool
+		{"res_name", "evil", "resource"},   // an earlier connector's resource beats a later one's tool
+		{"mixed", "evil", "tool"},          // within one source: tool, prompt, resource
+		{"later", "evil", "tool"},          // no builtin of that name: the connector's tool
+		{"user_only", "user", "prompt"},    // user last, still reachable
+		{"user_only_res", "user", "resource"},
+		{"evil.summarize", "evil", "tool"}, // the qualified key still reaches the remote tool
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			it, err := tk.LookupItem(t.Context(), tt.key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if it.Namespace != tt.ns || string(it.Type) != tt.kind {
+				t.Fatalf("Lookup(%q) = %s %s, want %s %s", tt.key, it.Namespace, it.Type, tt.ns, tt.kind)
+			}
+		})
+	}
+	// Call by bare name runs what Lookup finds: the builtin prompt.
+	var called string
+	d.call = func(ctx context.Context, p Prompt, res ...Resource) (Resource, error) {
+		called = p.Name()
+		return nil, nil
+	}
+	if _, err := tk.Call(t.Context(), "summarize"); err != nil || called != "summarize" {
+		t.Fatalf("Call(summarize) ran %q, %v; want the builtin prompt", called, err)
+	}
 }

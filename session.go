@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,7 +46,9 @@ func ContextWithSession(ctx context.Context, s Session) context.Context {
 
 // WithSession returns a copy of ctx that carries a session with the given ID
 // and metadata. The ID is also stored in the metadata under the key "id".
-// Progress reports are logged at debug level.
+// The session logs through the logger of the toolkit running the call it is
+// used in (see SessionFromContext), and through slog.Default outside any
+// call. Progress reports are logged at debug level.
 func WithSession(ctx context.Context, id string, meta ...MetaValue) context.Context {
 	m := make(map[string]any, len(meta)+1)
 	for _, kv := range meta {
@@ -59,12 +60,17 @@ func WithSession(ctx context.Context, id string, meta ...MetaValue) context.Cont
 
 // SessionFromContext returns the session carried by ctx, or a no-op session
 // that logs through the toolkit's logger (or slog.Default outside a call).
-// It never returns nil.
+// Inside a toolkit call, a session made by WithSession also logs through the
+// toolkit's logger. It never returns nil.
 func SessionFromContext(ctx context.Context) Session {
+	f := frameFrom(ctx)
 	if s, ok := ctx.Value(sessionKey{}).(Session); ok && s != nil {
+		if ls, ok := s.(*localSession); ok && ls.logger == nil && f != nil && f.tk != nil {
+			return &callSession{localSession: ls, logger: f.tk.logger}
+		}
 		return s
 	}
-	if f := frameFrom(ctx); f != nil && f.tk != nil {
+	if f != nil && f.tk != nil {
 		return &f.tk.noop
 	}
 	return &defaultSession
@@ -73,12 +79,28 @@ func SessionFromContext(ctx context.Context) Session {
 var defaultSession localSession
 
 // localSession is the session used outside MCP: it has an ID and metadata,
-// logs through a slog.Logger and reports progress to the log.
+// logs through a slog.Logger and reports progress to the log. Its fields
+// are set before it is shared and never change.
 type localSession struct {
-	id     string
-	meta   map[string]any
-	once   sync.Once
+	id   string
+	meta map[string]any
+	// logger is the toolkit's logger for a toolkit's no-op session; nil for
+	// sessions made by WithSession, which log through the toolkit running
+	// the call (callSession) or through slog.Default.
 	logger *slog.Logger
+}
+
+// callSession is a session made by WithSession as seen from inside a
+// toolkit call: the same session, logging through the toolkit's logger.
+type callSession struct {
+	*localSession
+	logger *slog.Logger
+}
+
+func (s *callSession) Logger() *slog.Logger { return s.logger }
+
+func (s *callSession) Progress(progress, total float64, message ...string) error {
+	return s.progress(s.logger, progress, total, message)
 }
 
 func (s *localSession) ID() string                            { return s.id }
@@ -98,19 +120,22 @@ func (s *localSession) Meta() map[string]any {
 }
 
 func (s *localSession) Logger() *slog.Logger {
-	s.once.Do(func() {
-		if s.logger == nil {
-			s.logger = slog.Default()
-		}
-	})
-	return s.logger
+	if s.logger != nil {
+		return s.logger
+	}
+	return slog.Default()
 }
 
 func (s *localSession) Progress(progress, total float64, message ...string) error {
+	return s.progress(s.Logger(), progress, total, message)
+}
+
+// progress logs a progress report to l at debug level.
+func (s *localSession) progress(l *slog.Logger, progress, total float64, message []string) error {
 	if err := CheckProgressMessage(message); err != nil {
 		return err
 	}
-	if l := s.Logger(); l.Enabled(context.Background(), slog.LevelDebug) {
+	if l.Enabled(context.Background(), slog.LevelDebug) {
 		l.Debug("progress", "session", s.id, "progress", progress, "total", total, "message", message)
 	}
 	return nil

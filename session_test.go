@@ -103,3 +103,30 @@ func (b *syncBuffer) contains(s string) bool {
 	defer b.mu.Unlock()
 	return strings.Contains(string(b.buf), s)
 }
+
+// TestWithSessionUsesToolkitLogger checks that a session made by
+// WithSession logs (and reports progress) through the logger of the
+// toolkit running the call, keeps its ID and metadata there, and uses
+// slog.Default outside any call.
+func TestWithSessionUsesToolkitLogger(t *testing.T) {
+	var buf syncBuffer
+	l := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	tk := mustNew(t, WithLogger(l), WithTool(&testTool{name: "t", run: func(ctx context.Context, _ json.RawMessage) (any, error) {
+		s := SessionFromContext(ctx)
+		if s.ID() != "s1" || s.Meta()["user"] != "ada" {
+			return nil, errors.New("the tool sees another session")
+		}
+		s.Logger().Info("from tool")
+		return nil, s.Progress(1, 2, "halfway")
+	}}))
+	ctx := WithSession(context.Background(), "s1", MetaValue{"user", "ada"})
+	if _, err := tk.Call(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if !buf.contains("from tool") || !buf.contains("halfway") {
+		t.Fatalf("the session did not log through the toolkit's logger: %q", buf.buf)
+	}
+	if SessionFromContext(ctx).Logger() != slog.Default() {
+		t.Fatal("outside a call the session does not log through slog.Default")
+	}
+}

@@ -29,6 +29,15 @@ type entry struct {
 	schemas *toolSchemas
 }
 
+// namespace returns the namespace of e, or "" for an item called by value
+// that the toolkit does not hold.
+func (e *entry) namespace() string {
+	if e == nil {
+		return ""
+	}
+	return e.item.Namespace
+}
+
 // toolSchemas caches a tool's resolved input and output schemas.
 type toolSchemas struct {
 	once    sync.Once
@@ -65,10 +74,15 @@ type snapshot struct {
 	sources []*source // builtin, connectors in registration order, user
 	byNS    map[string]*source
 	all     [numKinds][]*entry
-	// bare maps an unqualified key to the first entry in source order: tool
-	// and prompt names, resource URIs; bareResName maps resource names.
-	bare        [numKinds]map[string]*entry
-	bareResName map[string]*entry
+	// bareName maps a bare name to the entry Lookup returns for it: the
+	// first source (builtin, connectors in registration order, user) that
+	// has an item of that name wins, and within that source a tool beats a
+	// prompt, which beats a resource (by resource name). Kinds never
+	// compete across sources, so a connector item never shadows a builtin
+	// or an item of an earlier connector.
+	bareName map[string]*entry
+	// bareURI maps a resource URI to its first resource in source order.
+	bareURI map[string]*entry
 	// byValue maps pointer-typed item values to their entries, so a Call
 	// with a Tool value finds its cached schemas.
 	byValue map[any]*entry
@@ -86,26 +100,30 @@ func buildSnapshot(sources []*source) *snapshot {
 		}
 	}
 	s.byValue = make(map[any]*entry, total[kindTool]+total[kindPrompt])
-	s.bareResName = make(map[string]*entry, total[kindResource])
+	s.bareName = make(map[string]*entry, total[kindTool]+total[kindPrompt]+total[kindResource])
+	s.bareURI = make(map[string]*entry, total[kindResource])
 	for k := range numKinds {
 		s.all[k] = make([]*entry, 0, total[k])
-		s.bare[k] = make(map[string]*entry, total[k])
 	}
+	// Sources in order, and kinds in order within a source: the first
+	// entry to claim a bare name keeps it.
 	for _, src := range sources {
 		for k := range numKinds {
 			for _, e := range src.items[k] {
 				s.all[k] = append(s.all[k], e)
-				if _, ok := s.bare[k][e.key]; !ok {
-					s.bare[k][e.key] = e
-				}
+				name := e.key
 				if k == kindResource {
-					if _, ok := s.bareResName[e.item.Name]; !ok {
-						s.bareResName[e.item.Name] = e
+					name = e.item.Name
+					if _, ok := s.bareURI[e.key]; !ok {
+						s.bareURI[e.key] = e
 					}
 				} else if isPointer(e.item.Value) {
 					if _, ok := s.byValue[e.item.Value]; !ok {
 						s.byValue[e.item.Value] = e
 					}
+				}
+				if _, ok := s.bareName[name]; !ok {
+					s.bareName[name] = e
 				}
 			}
 		}

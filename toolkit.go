@@ -87,8 +87,11 @@ func WithDelegate(d ToolkitDelegate) Option {
 	return func(tk *Toolkit) error { tk.delegate = d; return nil }
 }
 
-// WithTracer sets an OpenTelemetry tracer: every tool call runs in a span
-// named after the tool.
+// WithTracer sets an OpenTelemetry tracer: every call of a tool or prompt
+// runs in a span named after it, with the item's namespace and name as
+// attributes. The span covers the whole call pipeline, so a call refused
+// for its depth, schema or input is traced like one that fails in Run: the
+// error is recorded and the span's status is Error.
 func WithTracer(t trace.Tracer) Option {
 	return func(tk *Toolkit) error { tk.tracer = t; return nil }
 }

@@ -20,6 +20,10 @@ import (
 //	join <list> <sep>        the elements of any list as text, joined by sep
 //	upper, lower, trim <v>   v as text, upper-cased, lower-cased or trimmed
 //
+// An absent value (a property the input schema declares but the input
+// omits, or a JSON null) can be tested and defaulted but not printed: see
+// the package documentation.
+//
 // Sub-templates ({{ define }}, {{ template }}, {{ block }}) are not
 // supported, and all {{ range }} loops of one rendering together may run at
 // most MaxRangeIterations times, so rendering always ends.

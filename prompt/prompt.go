@@ -1,5 +1,26 @@
 // Package prompt defines the Prompt contract of the toolkit and parses
 // prompts ("agents") kept as markdown files with YAML front matter.
+//
+// # Missing and optional variables
+//
+// The body of a markdown prompt is a text/template rendered with the
+// decoded JSON input, checked against the input schema first. The rule for
+// variables that have no value is:
+//
+//   - A name the input schema does not declare (or, without a schema, that
+//     the input does not hold) is an error wherever it is used.
+//   - A property the schema declares but the input omits is nil, and so is
+//     a JSON null. Such a value may be tested ({{ if .name }},
+//     {{ with .name }}, and, or, not), replaced ({{ default "you" .name }}),
+//     assigned to a variable, and passed to json (null) or join (an empty
+//     list).
+//   - Printing such a value — {{ .name }}, or upper, lower or trim of it —
+//     is an error that names the action. A template never renders
+//     "<no value>".
+//
+// Mark a property required in the schema when the template prints it
+// unconditionally; the input is then refused before rendering with an
+// error that wraps ErrSchema.
 package prompt
 
 import (

@@ -52,9 +52,12 @@ type Request struct {
 // or describes an object, and as null otherwise. The template sees the
 // decoded JSON value: objects as maps, so {{ .field }} works; a JSON
 // string as a string, so {{ . }} prints it; numbers print as JSON prints
-// them. A field the input schema declares but the input omits is nil, so
-// {{ default "x" .field }} and {{ if .field }} work; any other missing field
-// is an error.
+// them. A field the input schema declares but the input omits is nil, and
+// so is a JSON null: it may be tested ({{ if .field }}, {{ with .field }}),
+// defaulted ({{ default "x" .field }}) or passed to json and join, but
+// printing it, directly or through upper, lower or trim, is an error, never
+// "<no value>". A field the schema does not declare is an error wherever it
+// is used.
 //
 // A prompt with an empty body sends its input itself: a JSON string as its
 // text, any other value as indented JSON. Rendering that yields only white

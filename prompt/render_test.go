@@ -355,3 +355,49 @@ input:
 		t.Errorf("undeclared field: err = %v", err)
 	}
 }
+
+// TestRenderAbsentValues checks the rule for properties the input schema
+// declares but the input omits (and for JSON null): they may be tested,
+// defaulted, assigned or passed to json and join, but printing them is an
+// error that names the action, never "<no value>".
+func TestRenderAbsentValues(t *testing.T) {
+	const head = "---\ntitle: Absent values are refused\ninput:\n  type: object\n  properties:\n    name: {type: string}\n    tags: {type: array, items: {type: string}}\n    extra: {}\n    list: {type: array}\n    who:\n      type: object\n      properties:\n        nick: {type: string}\n---\n"
+	tests := []struct {
+		body, input, want, err string
+	}{
+		{`Hello {{ .name }}!`, `{}`, ``, `{{ .name }}: no value`},
+		{`Hello {{ .extra }}!`, `{"extra":null}`, ``, `{{ .extra }}: no value`},
+		{`Hello {{ .name }}!`, `{"name":"Ada"}`, `Hello Ada!`, ``},
+		{`Hello {{ .who.nick }}!`, `{"who":{}}`, ``, `{{ .who.nick }}: no value`},
+		{`Hello {{ .who.nick }}!`, `{}`, ``, `nil pointer`},
+		{`{{ if .name }}x{{ end }}{{ range .list }}{{ . }}{{ end }}`, `{"list":[null]}`, ``, `{{ . }}: no value`},
+		{`Hello {{ upper .name }}!`, `{}`, ``, `upper: no value`},
+		{`Hello {{ .name | lower }}!`, `{}`, ``, `lower: no value`},
+		{`Hello {{ trim .name }}!`, `{}`, ``, `trim: no value`},
+		{`Hello {{ index . "name" }}!`, `{}`, ``, `no value`},
+		// The ways to handle an optional value keep working.
+		{`Hello {{ default "you" .name }}!`, `{}`, `Hello you!`, ``},
+		{`Hello {{ .name | default "you" }}!`, `{}`, `Hello you!`, ``},
+		{`Hello{{ if .name }} {{ .name }}{{ end }}!`, `{}`, `Hello!`, ``},
+		{`Hello{{ with .name }} {{ . }}{{ else }} stranger{{ end }}!`, `{}`, `Hello stranger!`, ``},
+		{`Hello{{ with .who }} {{ default "anon" .nick }}{{ end }}!`, `{"who":{}}`, `Hello anon!`, ``},
+		{`{{ $n := .name }}Hello {{ default "you" $n }}!`, `{}`, `Hello you!`, ``},
+		{`Hello {{ json .name }} [{{ join .tags ", " }}]`, `{}`, `Hello null []`, ``},
+		{`Hello {{ or .name "you" }}!`, `{}`, `Hello you!`, ``},
+		{`Hello {{ not .name }}`, `{}`, `Hello true`, ``},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body+" "+tt.input, func(t *testing.T) {
+			got, err := renderText(t, mustRead(t, head+tt.body), tt.input)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, errs.ErrBadParameter) {
+					t.Fatalf("got %q, %v; want an ErrBadParameter containing %q", got, err, tt.err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}

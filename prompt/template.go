@@ -31,16 +31,20 @@ const (
 const (
 	rangeOne = "_prompt_range_values"
 	rangeTwo = "_prompt_range_pairs"
+	// printGuard ends the pipeline of every action that prints: it refuses
+	// a value that is absent or null (see printValue).
+	printGuard = "_prompt_print_value"
 )
 
 // funcs are the functions available to prompt templates.
 var funcs = template.FuncMap{
-	"json":    jsonFunc,
-	"default": defaultFunc,
-	"join":    joinFunc,
-	"upper":   func(v any) string { return strings.ToUpper(toString(v)) },
-	"lower":   func(v any) string { return strings.ToLower(toString(v)) },
-	"trim":    func(v any) string { return strings.TrimSpace(toString(v)) },
+	"json":     jsonFunc,
+	"default":  defaultFunc,
+	"join":     joinFunc,
+	"upper":    textFunc("upper", strings.ToUpper),
+	"lower":    textFunc("lower", strings.ToLower),
+	"trim":     textFunc("trim", strings.TrimSpace),
+	printGuard: printValue,
 	// Placeholders; each rendering binds its own (see execute).
 	rangeOne: func(v any) any { return v },
 	rangeTwo: func(v any) any { return v },
@@ -49,7 +53,8 @@ var funcs = template.FuncMap{
 // parseTemplate parses a prompt body. Missing map keys are errors when the
 // template runs. Sub-templates are refused: with them a template could
 // call itself and run for ever. Every {{ range }} pipeline gets a final
-// command that counts the iterations against MaxRangeIterations.
+// command that counts the iterations against MaxRangeIterations, and every
+// action that prints gets one that refuses to print no value.
 func parseTemplate(name, body string) (*template.Template, error) {
 	t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(body)
 	if err != nil {
@@ -61,22 +66,31 @@ func parseTemplate(name, body string) (*template.Template, error) {
 	if t.Tree == nil || t.Root == nil {
 		return t, nil
 	}
-	if err := guardRanges(t.Tree, t.Root); err != nil {
+	if err := guardNodes(t.Tree, t.Root); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// guardRanges appends the range guard to the pipeline of every range node
-// under n and refuses {{ template }} calls.
-func guardRanges(tree *parse.Tree, n parse.Node) error {
+// guardNodes appends the range guard to the pipeline of every range node
+// under n, and the print guard to every action that prints, and refuses
+// {{ template }} calls.
+func guardNodes(tree *parse.Tree, n parse.Node) error {
 	switch n := n.(type) {
+	case *parse.ActionNode:
+		if len(n.Pipe.Decl) > 0 {
+			return nil // {{ $x := ... }} and {{ $x = ... }} print nothing
+		}
+		src := n.Pipe.String()
+		id := parse.NewIdentifier(printGuard).SetTree(tree).SetPos(n.Pipe.Pos)
+		arg := &parse.StringNode{NodeType: parse.NodeString, Pos: n.Pipe.Pos, Quoted: strconv.Quote(src), Text: src}
+		n.Pipe.Cmds = append(n.Pipe.Cmds, &parse.CommandNode{NodeType: parse.NodeCommand, Pos: n.Pipe.Pos, Args: []parse.Node{id, arg}})
 	case *parse.ListNode:
 		if n == nil {
 			return nil
 		}
 		for _, c := range n.Nodes {
-			if err := guardRanges(tree, c); err != nil {
+			if err := guardNodes(tree, c); err != nil {
 				return err
 			}
 		}
@@ -100,10 +114,10 @@ func guardRanges(tree *parse.Tree, n parse.Node) error {
 }
 
 func guardBranch(tree *parse.Tree, b *parse.BranchNode) error {
-	if err := guardRanges(tree, b.List); err != nil {
+	if err := guardNodes(tree, b.List); err != nil {
 		return err
 	}
-	return guardRanges(tree, b.ElseList)
+	return guardNodes(tree, b.ElseList)
 }
 
 // execute renders t with data, bounding loops and output.
@@ -287,6 +301,30 @@ func declareProperties(v any, s *jsonschema.Schema) {
 				declareProperties(e, s.Items)
 			}
 		}
+	}
+}
+
+// errNoValue reports an attempt to print a value that is absent or null.
+var errNoValue = errors.New("no value: the input omits it or it is null (test it with if or with, or give a fallback with default)")
+
+// printValue is the print guard: it returns v unless v is nil, which is
+// what an action sees for a property the input schema declares but the
+// input omits, or for a JSON null. text/template would print "<no value>".
+func printValue(src string, v any) (any, error) {
+	if v == nil {
+		return nil, fmt.Errorf("{{ %s }}: %w", src, errNoValue)
+	}
+	return v, nil
+}
+
+// textFunc makes one of the text functions (upper, lower, trim): f applied
+// to v as text. Like printing, it refuses a value that is absent or null.
+func textFunc(name string, f func(string) string) func(any) (string, error) {
+	return func(v any) (string, error) {
+		if v == nil {
+			return "", fmt.Errorf("%s: %w", name, errNoValue)
+		}
+		return f(toString(v)), nil
 	}
 }
 
