@@ -27,22 +27,27 @@ type Generationer interface {
 // names (a Namer) and a keyword Index, and hands selections of them to a
 // model as Definitions. It is safe for concurrent use.
 //
-// Every Definitions or Search call reads the toolkit's current items with
-// List (which does no network I/O) and compares their identities (kind,
-// namespace and name, in order) with those of the last snapshot through a
-// hash. Only when they differ are the names extended and the index and the
-// definition cache rebuilt; queries never rebuild anything otherwise. An
-// item that changes its description or schema under the same identity is
-// picked up on the next rebuild; call Invalidate (for example on a
-// connector's list-changed event) to force one.
+// Every Definitions, Search or Refresh call reads the toolkit's current
+// items with List (which does no network I/O); over a Lister with a
+// Generation (a *toolkit.Toolkit) it does so only when the generation has
+// moved, so an unchanged toolkit costs one atomic read. The items listed
+// replace those of the last snapshot whenever any of them differs, even
+// under the same identity (kind, namespace and name): a builtin removed and
+// added again, a store prompt edited or a remote tool redefined is the new
+// value from then on, for definitions, search and dispatch alike. What is
+// rebuilt depends on what changed: new identities extend the names; any
+// changed value rebuilds the index; definitions are rebuilt only for the
+// changed values. An item that mutates its own description or schema in
+// place (same value) is not noticed; call Invalidate to force a rebuild.
 type Catalog struct {
 	tk     Lister
 	namer  *Namer
 	strict bool
 
-	mu   sync.Mutex
-	snap *snapshot
-	seed maphash.Seed
+	building sync.Mutex // held by refresh while it lists and builds
+	mu       sync.Mutex // guards snap
+	snap     *snapshot
+	seed     maphash.Seed
 }
 
 // snapshot is an immutable view of the toolkit's items.
@@ -92,17 +97,27 @@ func NewCatalog(tk Lister, opts ...CatalogOption) *Catalog {
 // Namer returns the catalog's Namer.
 func (c *Catalog) Namer() *Namer { return c.namer }
 
-// Refresh brings the catalog up to date with the toolkit now. Definitions
-// and Search do it themselves; call Refresh when only dispatching.
+// Refresh brings the catalog up to date with the toolkit now. Definitions,
+// Search and, over a Lister with a Generation, Resolve do it themselves;
+// over another Lister call Refresh before dispatching.
 func (c *Catalog) Refresh(ctx context.Context) error {
 	_, err := c.refresh(ctx)
 	return err
 }
 
-// Resolve returns the item a model name stands for, as of the catalog's
-// latest snapshot (names are known once Definitions, Search or Refresh has
-// run). It implements Resolver.
-func (c *Catalog) Resolve(name string) (toolkit.Item, bool) { return c.namer.Resolve(name) }
+// Resolve returns the item a model name stands for. Over a Lister with a
+// Generation the catalog first catches up with the toolkit if its
+// generation moved since the last snapshot, so the item returned is the
+// toolkit's current one (a Dispatcher over the catalog never runs a
+// replaced item); otherwise the answer is as of the latest Definitions,
+// Search or Refresh. It implements Resolver.
+func (c *Catalog) Resolve(name string) (toolkit.Item, bool) {
+	if _, ok := c.tk.(Generationer); ok {
+		// List does no network I/O; on a failure the last names still hold.
+		_, _ = c.refresh(context.Background())
+	}
+	return c.namer.Resolve(name)
+}
 
 func (c *Catalog) suggest(name string, max int) []string { return c.namer.suggest(name, max) }
 
@@ -114,17 +129,30 @@ func (c *Catalog) Invalidate() {
 	c.mu.Unlock()
 }
 
+// latest returns the last snapshot built (nil before the first).
+func (c *Catalog) latest() *snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.snap
+}
+
 // refresh returns an up-to-date snapshot.
 func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 	g, hasGen := c.tk.(Generationer)
+	if hasGen {
+		if s := c.latest(); s != nil && s.gen == g.Generation() {
+			return s, nil
+		}
+	}
+	// One refresh at a time, so that a slower one never replaces the
+	// snapshot of a later one with older items.
+	c.building.Lock()
+	defer c.building.Unlock()
 	var gen uint64
 	if hasGen {
 		gen = g.Generation()
-		c.mu.Lock()
-		s := c.snap
-		c.mu.Unlock()
-		if s != nil && s.gen == gen {
-			return s, nil
+		if s := c.latest(); s != nil && s.gen == gen {
+			return s, nil // another refresh just caught up
 		}
 	}
 	var items []toolkit.Item
@@ -149,14 +177,39 @@ func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.snap != nil && c.snap.sum == sum && len(c.snap.items) == len(items) {
-		if hasGen {
-			// Same items under a new generation: keep everything built.
-			s := *c.snap
-			s.gen = gen
-			c.snap = &s
+	old := c.snap
+	if old != nil && old.sum == sum && len(old.items) == len(items) {
+		changed := false
+		for i := range items {
+			if !sameValue(items[i].Value, old.items[i].Value) {
+				changed = true
+				break
+			}
 		}
-		return c.snap, nil
+		if !changed {
+			if hasGen {
+				// Same items under a new generation: keep everything built.
+				s := *old
+				s.gen = gen
+				c.snap = &s
+			}
+			return c.snap, nil
+		}
+		// Same identities, some new values: the names stay, but the namer
+		// must hand out the new values, the index must see their
+		// descriptions and hints, and their definitions must be rebuilt.
+		// Definitions of unchanged values are kept.
+		cache := &defCache{defs: make(map[int]defResult)}
+		old.cache.mu.Lock()
+		for i, r := range old.cache.defs {
+			if sameValue(items[i].Value, old.items[i].Value) {
+				cache.defs[i] = r
+			}
+		}
+		old.cache.mu.Unlock()
+		s := &snapshot{gen: gen, sum: sum, items: items, names: c.namer.Names(items), index: NewIndex(items), cache: cache}
+		c.snap = s
+		return s, nil
 	}
 	s := &snapshot{
 		gen:   gen,
@@ -168,6 +221,17 @@ func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 	}
 	c.snap = s
 	return s, nil
+}
+
+// sameValue reports whether two item values are the same value. Values
+// that cannot be compared (a struct holding a map, say) count as different.
+func sameValue(a, b any) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
 
 // definition returns the (cached) definition of the item at position i.

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -77,6 +78,12 @@ type Resolver interface {
 // Caller runs toolkit items. *toolkit.Toolkit implements it.
 type Caller interface {
 	Call(ctx context.Context, item any, resources ...toolkit.Resource) (toolkit.Resource, error)
+}
+
+// itemLooker is implemented by a Caller that can find an item by its
+// qualified key at call time. *toolkit.Toolkit implements it.
+type itemLooker interface {
+	LookupItem(ctx context.Context, key string) (toolkit.Item, error)
 }
 
 // suggester proposes known names for an unknown one.
@@ -163,6 +170,15 @@ type outcome struct {
 // WithRepair, mends) the arguments, runs the item with toolkit Call under
 // the per-call timeout, and reads the output.
 //
+// The item run is always the toolkit's current one. A Resolver maps a name
+// to an item identity, but the value it holds may have been replaced since
+// (a builtin removed and added again, a store prompt edited, a remote tool
+// redefined). So when the Caller can look items up (a *toolkit.Toolkit
+// can), the item is looked up again by its qualified key just before the
+// call, and a call to an item that is gone fails with ErrNotFound. The one
+// exception is a prompt whose key is shadowed by a tool of the same
+// namespace and name (Lookup prefers the tool): it runs as resolved.
+//
 // The item runs in its own goroutine so that Call can return when the
 // timeout or ctx expires even if the tool ignores ctx. Such a tool's
 // goroutine lingers until the tool returns; its late result is dropped.
@@ -171,6 +187,15 @@ func (d *Dispatcher) Call(ctx context.Context, c ToolCall) Result {
 	item, ok := d.r.Resolve(c.Name)
 	if !ok {
 		return d.unknown(r, c.Name)
+	}
+	if l, ok := d.tk.(itemLooker); ok {
+		cur, err := l.LookupItem(ctx, item.Key())
+		switch {
+		case err != nil:
+			return d.gone(r, item, err)
+		case cur.Type == item.Type || cur.Type == "" || item.Type == "":
+			item = cur
+		}
 	}
 	r.Item = item
 	kind := string(item.Type)
@@ -266,6 +291,16 @@ func (d *Dispatcher) unknown(r Result, name string) Result {
 		}
 	}
 	return failed(r, fmt.Errorf("%w: tool %q", errs.ErrNotFound, clip(name, 80)), msg)
+}
+
+// gone is the Result of a call to an item that resolved to a name but is
+// no longer in the toolkit.
+func (d *Dispatcher) gone(r Result, item toolkit.Item, err error) Result {
+	r.Item = item
+	if !errors.Is(err, errs.ErrNotFound) {
+		return failed(r, err, err.Error())
+	}
+	return failed(r, err, fmt.Sprintf("The tool %q is no longer available. Call one of the tools you were given.", clip(r.Name, 80)))
 }
 
 func failed(r Result, err error, msg string) Result {

@@ -28,11 +28,18 @@ const (
 	Gemini Format = "gemini"
 )
 
+// Both OpenAI formats always carry "strict", false included. The
+// Responses API defaults it to true, so leaving it out would make every
+// schema that does not qualify for strict mode (most of them) a 400. Chat
+// Completions defaults it to false, so there the explicit false changes
+// nothing; it is written anyway so that both formats say the same thing
+// and a request shows which mode each tool is in without knowing the
+// provider's defaults.
 type openAIFunction struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters"`
-	Strict      bool            `json:"strict,omitempty"`
+	Strict      bool            `json:"strict"`
 }
 
 type openAIChatTool struct {
@@ -45,7 +52,7 @@ type openAIResponsesTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters"`
-	Strict      bool            `json:"strict,omitempty"`
+	Strict      bool            `json:"strict"` // always: the API defaults it to true
 }
 
 type anthropicTool struct {
@@ -123,7 +130,15 @@ func EncodeTool(f Format, d Definition) (json.RawMessage, error) {
 // becomes a one-value enum; enums of anything but strings are dropped and
 // their values listed in the description; formats Gemini does not know are
 // dropped; types are upper-cased; required names that are not properties
-// are dropped; a function without parameters has none.
+// are dropped; examples become one example; a tuple (items as a list, or
+// prefixItems) becomes an array of its first position's schema;
+// properties, required and the other object keywords are kept only on
+// OBJECT nodes (those of a node with several types or anyOf branches are
+// moved into its object branches), and never as an empty "properties": a
+// free-form object stays a bare OBJECT, with the type of its values, when
+// known, in its description; items and the other array keywords are kept
+// only on ARRAY nodes, and every ARRAY has items ({} when none is given);
+// a function without parameters has none.
 //
 // A definition that cannot be encoded is left out and reported in the
 // returned error (joined, one per definition); the others are encoded. An

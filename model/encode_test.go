@@ -96,6 +96,24 @@ func TestEncodeShapes(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", f, got, want)
 		}
 	}
+	// "strict" is always written for OpenAI, false included: the Responses
+	// API takes a missing "strict" as true.
+	loose := Definition{Name: "g", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}
+	loosely := map[Format]string{
+		OpenAIChat:      `{"type":"function","function":{"name":"g","parameters":{"properties":{},"type":"object"},"strict":false}}`,
+		OpenAIResponses: `{"type":"function","name":"g","parameters":{"properties":{},"type":"object"},"strict":false}`,
+		Anthropic:       `{"name":"g","input_schema":{"properties":{},"type":"object"}}`,
+		Gemini:          `{"name":"g"}`,
+	}
+	for f, want := range loosely {
+		got, err := EncodeTool(f, loose)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if !jsonEqual(t, got, []byte(want)) {
+			t.Errorf("%s, not strict:\n got %s\nwant %s", f, got, want)
+		}
+	}
 	for _, f := range []Format{OpenAIChat, OpenAIResponses, Anthropic, Gemini} {
 		got, err := Encode(f, nil)
 		if err != nil || string(got) != "[]" {
@@ -234,6 +252,17 @@ func walkGemini(t *testing.T, path string, v any) {
 		t.Errorf("%s: not an object: %v", path, v)
 		return
 	}
+	// Rules Gemini enforces beyond its keyword list.
+	typ, _ := m["type"].(string)
+	if props, ok := m["properties"].(map[string]any); ok && (typ != "OBJECT" || len(props) == 0) {
+		t.Errorf("%s: properties %v on a %q node", path, props, typ)
+	}
+	if _, ok := m["required"]; ok && m["properties"] == nil {
+		t.Errorf("%s: required without properties", path)
+	}
+	if _, ok := m["items"]; ok != (typ == "ARRAY") {
+		t.Errorf("%s: items on a %q node, or an array without items", path, typ)
+	}
 	for k, val := range m {
 		if !geminiAllowed[k] {
 			t.Errorf("%s: keyword %q survived", path, k)
@@ -358,6 +387,61 @@ func TestAdaptGemini(t *testing.T) {
 	}
 }
 
+// TestAdaptGeminiNodes checks each adaptation of a single node directly.
+func TestAdaptGeminiNodes(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"examples -> example", `{"type":"string","examples":["a","b"]}`, `{"type":"STRING","example":"a"}`},
+		{"own example kept", `{"type":"string","example":"x","examples":["a"]}`, `{"type":"STRING","example":"x"}`},
+		{"tuple items -> first", `{"type":"array","items":[{"type":"string"},{"type":"integer"}]}`,
+			`{"type":"ARRAY","items":{"type":"STRING"}}`},
+		{"prefixItems -> items", `{"type":"array","prefixItems":[{"type":"integer"},{"type":"string"}]}`,
+			`{"type":"ARRAY","items":{"type":"INTEGER"}}`},
+		{"prefixItems, closed", `{"type":"array","prefixItems":[{"type":"integer"}],"items":false}`,
+			`{"type":"ARRAY","items":{"type":"INTEGER"}}`},
+		{"prefixItems, untyped", `{"prefixItems":[{"type":"boolean"}]}`, `{"type":"ARRAY","items":{"type":"BOOLEAN"}}`},
+		{"items schema wins over prefixItems", `{"type":"array","prefixItems":[{"type":"integer"}],"items":{"type":"string"}}`,
+			`{"type":"ARRAY","items":{"type":"STRING"}}`},
+		{"array without items", `{"type":"array","minItems":1}`, `{"type":"ARRAY","items":{},"minItems":1}`},
+		{"free-form object", `{"type":"object"}`, `{"type":"OBJECT"}`},
+		{"empty properties", `{"type":"object","properties":{},"required":["x"],"propertyOrdering":[]}`, `{"type":"OBJECT"}`},
+		{"map of strings", `{"type":"object","additionalProperties":{"type":"string"},"description":"Headers"}`,
+			`{"type":"OBJECT","description":"Headers. Any keys; each value is of type string."}`},
+		{"closed empty object", `{"type":"object","additionalProperties":false}`, `{"type":"OBJECT"}`},
+		{"properties on a string", `{"type":"string","properties":{"a":{"type":"string"}},"required":["a"],"minProperties":1}`,
+			`{"type":"STRING"}`},
+		{"items on a string", `{"type":"string","items":{"type":"string"},"minItems":1,"maxItems":2}`, `{"type":"STRING"}`},
+		{"properties on an integer enum", `{"type":"integer","enum":[1],"properties":{"a":{}}}`,
+			`{"type":"INTEGER","description":"Allowed values: 1."}`},
+		{"nullable object keeps its properties", `{"type":["object","null"],"properties":{"a":{"type":"string"}},"required":["a"]}`,
+			`{"type":"OBJECT","nullable":true,"properties":{"a":{"type":"STRING"}},"required":["a"]}`},
+		{"type array: keywords folded into the branches",
+			`{"type":["object","array"],"properties":{"a":{"type":"string"}},"required":["a"],"items":{"type":"integer"},"minItems":1}`,
+			`{"anyOf":[{"type":"OBJECT","properties":{"a":{"type":"STRING"}},"required":["a"]},{"type":"ARRAY","items":{"type":"INTEGER"},"minItems":1}]}`},
+		{"anyOf: properties folded into the object branch",
+			`{"anyOf":[{"type":"object"},{"type":"string"}],"properties":{"a":{"type":"string"}}}`,
+			`{"anyOf":[{"type":"OBJECT","properties":{"a":{"type":"STRING"}}},{"type":"STRING"}]}`},
+		{"anyOf: properties joined with a branch's own",
+			`{"anyOf":[{"type":"object","properties":{"b":{"type":"number"}},"maxProperties":3},{"type":"null"},{"type":"boolean"}],"properties":{"a":{"type":"string"}},"maxProperties":1}`,
+			`{"anyOf":[{"type":"OBJECT","properties":{"a":{"type":"STRING"},"b":{"type":"NUMBER"}},"maxProperties":3},{"type":"BOOLEAN"}],"nullable":true}`},
+		{"single branch merged with the node's properties",
+			`{"anyOf":[{"type":"object","properties":{"b":{"type":"number"}},"required":["b"]},{"type":"null"}],"properties":{"a":{"type":"string"}},"required":["a","zz"]}`,
+			`{"type":"OBJECT","nullable":true,"properties":{"a":{"type":"STRING"},"b":{"type":"NUMBER"}},"required":["b","a"]}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := adapt(t, adaptGemini, `{"type":"object","properties":{"x":`+c.in+`}}`)
+			got, err := json.Marshal(m["properties"].(map[string]any)["x"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !jsonEqual(t, got, []byte(c.want)) {
+				t.Errorf("\n got %s\nwant %s", got, c.want)
+			}
+			walkGemini(t, c.name, m)
+		})
+	}
+}
+
 func TestIsStrictSchema(t *testing.T) {
 	for s, want := range map[string]bool{
 		`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}`:                 true,
@@ -426,6 +510,9 @@ func FuzzAdapt(f *testing.F) {
 			var v map[string]any
 			if err := json.Unmarshal(out, &v); err != nil {
 				t.Fatalf("%s: invalid JSON %s", format, out)
+			}
+			if params, ok := v["parameters"]; ok && format == Gemini {
+				walkGemini(t, "f", params)
 			}
 		}
 	})

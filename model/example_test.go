@@ -50,7 +50,7 @@ func ExampleEncode() {
 		fmt.Println(f, string(tools), err)
 	}
 	// Output:
-	// openai-chat [{"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":{"type":"object","properties":{"city":{"type":["string","null"],"format":"hostname"}},"additionalProperties":false}}}] <nil>
+	// openai-chat [{"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":{"type":"object","properties":{"city":{"type":["string","null"],"format":"hostname"}},"additionalProperties":false},"strict":false}}] <nil>
 	// anthropic [{"name":"get_weather","description":"Current weather for a city.","input_schema":{"type":"object","properties":{"city":{"type":["string","null"],"format":"hostname"}},"additionalProperties":false}}] <nil>
 	// gemini [{"functionDeclarations":[{"name":"get_weather","description":"Current weather for a city.","parameters":{"properties":{"city":{"nullable":true,"type":"STRING"}},"type":"OBJECT"}}]}] <nil>
 }

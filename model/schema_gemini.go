@@ -149,6 +149,7 @@ func (c *geminiConv) conv(v any) map[string]any {
 	}
 
 	if len(alts) > 0 {
+		alts = foldIntoBranches(s, alts)
 		var kept []any
 		for _, a := range alts {
 			am := c.conv(a)
@@ -191,40 +192,44 @@ func (c *geminiConv) conv(v any) map[string]any {
 		switch {
 		case s["properties"] != nil:
 			out["type"] = "OBJECT"
-		case s["items"] != nil:
+		case s["items"] != nil || s["prefixItems"] != nil:
 			out["type"] = "ARRAY"
 		}
 	}
 
-	if props, ok := s["properties"].(map[string]any); ok && len(props) > 0 {
-		cp := make(map[string]any, len(props))
+	if props, ok := s["properties"].(map[string]any); ok && len(props) > 0 && out["type"] == "OBJECT" {
+		// Properties of a merged branch (a single anyOf branch) come
+		// first; the node's own are added to them.
+		cp, _ := out["properties"].(map[string]any)
+		cp = shallowCopy(cp)
 		for name, p := range props {
-			cp[name] = c.conv(p)
-		}
-		out["properties"] = cp
-		var req []any
-		for _, r := range stringList(s["required"]) {
-			if _, ok := cp[r]; ok && !slices.Contains(req, any(r)) {
-				req = append(req, r)
+			if _, ok := cp[name]; !ok {
+				cp[name] = c.conv(p)
 			}
 		}
-		if len(req) > 0 {
-			out["required"] = req
-		}
+		out["properties"] = cp
+		addRequired(out, stringList(s["required"]))
 	}
 
+	// Gemini has no tuples: a tuple's elements are all described by the
+	// schema of its first position, in the older form (items is a list)
+	// and in the 2020-12 form (prefixItems, with items, if any, a boolean
+	// or the schema of the elements after the tuple).
+	pi, _ := s["prefixItems"].([]any)
 	switch it := s["items"].(type) {
-	case map[string]any, bool:
+	case map[string]any:
 		out["items"] = c.conv(it)
 	case []any:
 		if len(it) > 0 {
 			out["items"] = c.conv(it[0])
 		}
-	}
-	if out["type"] == "ARRAY" && out["items"] == nil {
-		if pi, ok := s["prefixItems"].([]any); ok && len(pi) > 0 {
-			out["items"] = c.conv(pi[0])
+	case bool:
+		if len(pi) == 0 {
+			out["items"] = c.conv(it)
 		}
+	}
+	if out["items"] == nil && len(pi) > 0 {
+		out["items"] = c.conv(pi[0])
 	}
 
 	if f, ok := s["format"].(string); ok {
@@ -247,6 +252,12 @@ func (c *geminiConv) conv(v any) map[string]any {
 			out[k] = val
 		}
 	}
+	if out["type"] == "OBJECT" && out["properties"] == nil {
+		if note := freeFormNote(s["additionalProperties"]); note != "" {
+			desc = appendSentence(desc, note)
+		}
+	}
+	tidyGemini(out)
 	if desc != "" {
 		out["description"] = desc
 	}
@@ -254,6 +265,117 @@ func (c *geminiConv) conv(v any) map[string]any {
 		out["nullable"] = true
 	}
 	return out
+}
+
+// Keywords that only make sense on one Gemini type.
+var (
+	geminiObjectOnly = []string{"properties", "required", "minProperties", "maxProperties", "propertyOrdering"}
+	geminiArrayOnly  = []string{"items", "minItems", "maxItems"}
+)
+
+// tidyGemini enforces on a converted node the rules Gemini checks beyond
+// its keyword list, each of which fails the whole request with a 400:
+//
+//   - "properties" (and "required" and the other object keywords) are
+//     "only allowed for OBJECT type": they are dropped from any other node,
+//     including one with anyOf and no type of its own (foldIntoBranches has
+//     already moved them into the object branches where it could).
+//   - "properties" "should be non-empty for OBJECT type": an object without
+//     properties (a free-form object, a Go map) keeps "type":"OBJECT", which
+//     Gemini's schema documents with properties optional and accepts, but
+//     never gets an empty "properties" (or a "required" naming nothing). It
+//     is not turned into a string: the model would then send a JSON string
+//     where the tool expects an object, and the call would fail validation.
+//   - "required" may only name properties of the same node.
+//   - "items" is only allowed for ARRAY, and an ARRAY without "items" is a
+//     "missing field": one gets the unconstrained schema {}.
+func tidyGemini(out map[string]any) {
+	if out["type"] != "OBJECT" {
+		for _, k := range geminiObjectOnly {
+			delete(out, k)
+		}
+	} else {
+		props, _ := out["properties"].(map[string]any)
+		if len(props) == 0 {
+			delete(out, "properties")
+			delete(out, "propertyOrdering")
+		}
+		var req []any
+		for _, r := range stringList(out["required"]) {
+			if _, ok := props[r]; ok && !slices.Contains(req, any(r)) {
+				req = append(req, r)
+			}
+		}
+		if len(req) > 0 {
+			out["required"] = req
+		} else {
+			delete(out, "required")
+		}
+	}
+	if out["type"] != "ARRAY" {
+		for _, k := range geminiArrayOnly {
+			delete(out, k)
+		}
+	} else if out["items"] == nil {
+		out["items"] = map[string]any{}
+	}
+}
+
+// foldIntoBranches copies the object keywords of a node that has anyOf,
+// oneOf or several types ({"type":["object","null"],"properties":...} or
+// {"anyOf":[{"type":"object"},...],"properties":...}) into the branches
+// that are objects, and its array keywords into the branches that are
+// arrays (properties and required are joined with the branch's own; for
+// the other keywords a branch's own value wins). In JSON Schema they apply to whichever
+// branch matches; Gemini only accepts them on a node of that type.
+func foldIntoBranches(s map[string]any, alts []any) []any {
+	out := make([]any, len(alts))
+	for i, a := range alts {
+		out[i] = a
+		am, ok := a.(map[string]any)
+		if !ok {
+			continue
+		}
+		var copied map[string]any
+		fold := func(keys []string) {
+			for _, k := range keys {
+				v, has := s[k]
+				if !has {
+					continue
+				}
+				if copied == nil {
+					copied = shallowCopy(am)
+				}
+				// properties and required are joined (mergeSchema); for
+				// the other keywords the branch's own value wins.
+				mergeSchema(copied, map[string]any{k: v})
+			}
+		}
+		switch t, _ := am["type"].(string); strings.ToLower(t) {
+		case "object":
+			fold(geminiObjectOnly)
+		case "array":
+			fold(append(geminiArrayOnly, "prefixItems"))
+		}
+		if copied != nil {
+			out[i] = copied
+		}
+	}
+	return out
+}
+
+// freeFormNote describes, for the model, the values of an object without
+// properties, which Gemini cannot express: additionalProperties is not in
+// its schema.
+func freeFormNote(ap any) string {
+	m, ok := ap.(map[string]any)
+	if !ok {
+		return ""
+	}
+	if t, ok := m["type"].(string); ok && geminiTypes[strings.ToLower(t)] != "" {
+		return "Any keys; each value is of type " + strings.ToLower(t) + "."
+	}
+	return ""
 }
 
 // flatBranch returns an allOf branch, unconverted, with its own $ref and
