@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -134,7 +135,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	// decoder refuses unknown fields and wrong types, naming their lines.
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, nil, err)
 	}
 	if len(root.Content) == 0 {
 		return nil, fmt.Errorf("%s: the configuration is empty", file)
@@ -146,7 +147,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	dec.KnownFields(true)
 	var cfg Config
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, &root, err)
 	}
 	v := &validator{file: file, root: &root, dir: filepath.Dir(file)}
 	v.check(&cfg)
@@ -162,8 +163,15 @@ var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 // unknownField matches yaml.v3's message for a field KnownFields refused.
 var unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
 
-// yamlError rewrites a yaml.v3 error as "file:line: message" lines.
-func yamlError(file string, err error) error {
+// cannotUnmarshal matches yaml.v3's message for a value of the wrong type:
+// the node's tag, its value (cut to 7 bytes and "..." when longer than 10;
+// absent for lists and mappings) and the Go type.
+var cannotUnmarshal = regexp.MustCompile("^cannot unmarshal (\\S+)(?: `(.*)`)? into (\\S+)$")
+
+// yamlError rewrites a yaml.v3 error as "file:line: field: message" lines.
+// root is the parsed document (nil for a syntax error), in which the field
+// is found from the line and the value the message gives.
+func yamlError(file string, root *yaml.Node, err error) error {
 	var msgs []string
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
@@ -172,18 +180,165 @@ func yamlError(file string, err error) error {
 		msgs = []string{err.Error()}
 	}
 	out := make([]error, 0, len(msgs))
+	used := map[*yaml.Node]bool{} // two bad values alike on one line are two fields
 	for _, m := range msgs {
 		m = strings.TrimPrefix(m, "yaml: ")
-		where := file
+		where, line := file, 0
 		if sub := yamlLine.FindStringSubmatch(m); sub != nil {
 			where, m = file+":"+sub[1], sub[2]
+			line, _ = strconv.Atoi(sub[1])
 		}
 		if sub := unknownField.FindStringSubmatch(m); sub != nil {
-			m = fmt.Sprintf("unknown field %q (in %s)", sub[1], strings.TrimPrefix(sub[2], "main."))
+			if path, ok := findKey(root, line, sub[1]); ok {
+				m = fieldName(path) + ": unknown field"
+			} else {
+				m = fmt.Sprintf("unknown field %q", sub[1])
+			}
+			if known := yamlFields(sub[2]); known != "" {
+				m += " (known: " + known + ")"
+			}
+		} else if sub := cannotUnmarshal.FindStringSubmatch(m); sub != nil {
+			if path, n, ok := findValue(root, line, sub[1], sub[2], used); ok {
+				used[n] = true
+				m = fmt.Sprintf("%s: cannot use %s as %s", fieldName(path), describeNode(n), describeType(sub[3]))
+			}
 		}
 		out = append(out, fmt.Errorf("%s: %s", where, m))
 	}
 	return errors.Join(out...)
+}
+
+// yamlFields lists the fields of one of the configuration's types, by
+// the Go name yaml.v3 gives it.
+func yamlFields(goType string) string {
+	var v any
+	switch goType {
+	case "main.Config":
+		v = Config{}
+	case "main.Server":
+		v = Server{}
+	case "main.Timeouts":
+		v = Timeouts{}
+	case "main.ToolFilter":
+		v = ToolFilter{}
+	default:
+		return ""
+	}
+	var names []string
+	t := reflect.TypeOf(v)
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// walkYAML calls fn for every value node of the document under root, with
+// its path (mapping keys and sequence indexes) and, for a mapping value,
+// its key node. It stops when fn returns false.
+func walkYAML(root *yaml.Node, fn func(path []any, key, n *yaml.Node) bool) {
+	if root == nil {
+		return
+	}
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	var walk func(path []any, key, n *yaml.Node) bool
+	walk = func(path []any, key, n *yaml.Node) bool {
+		if !fn(path, key, n) {
+			return false
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				if !walk(append(slices.Clip(path), k.Value), k, n.Content[i+1]) {
+					return false
+				}
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				if !walk(append(slices.Clip(path), i), nil, c) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	walk(nil, nil, n)
+}
+
+// findKey returns the path of the mapping key name on line.
+func findKey(root *yaml.Node, line int, name string) (found []any, ok bool) {
+	walkYAML(root, func(path []any, key, _ *yaml.Node) bool {
+		if key != nil && key.Line == line && key.Value == name {
+			found, ok = path, true
+		}
+		return !ok
+	})
+	return found, ok
+}
+
+// findValue returns the path and node of the value on line that yaml.v3
+// described by tag and value (see cannotUnmarshal), skipping those in
+// used: the deepest, as a mapping or list holds the bad value rather than
+// is it, and the first of those in the document's order.
+func findValue(root *yaml.Node, line int, tag, value string, used map[*yaml.Node]bool) (found []any, node *yaml.Node, ok bool) {
+	walkYAML(root, func(path []any, _, n *yaml.Node) bool {
+		if n.Line != line || used[n] || n.ShortTag() != tag && n.Tag != tag || ok && len(path) <= len(found) {
+			return true
+		}
+		switch n.Kind {
+		case yaml.ScalarNode:
+			if cut, short := strings.CutSuffix(value, "..."); n.Value != value && !(short && strings.HasPrefix(n.Value, cut)) {
+				return true
+			}
+		case yaml.MappingNode, yaml.SequenceNode:
+		default:
+			return true
+		}
+		found, node, ok = path, n, true
+		return true
+	})
+	return found, node, ok
+}
+
+// describeNode names a YAML value in a message.
+func describeNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return strconv.Quote(n.Value)
+}
+
+// describeType names, in a message, the Go type a value must fit.
+func describeType(goType string) string {
+	switch goType {
+	case "time.Duration":
+		return "a duration (like 30s or 1m30s)"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "int", "int64", "uint", "uint64":
+		return "a whole number"
+	case "[]string":
+		return "a list of strings"
+	case "map[string]string":
+		return "a mapping of strings"
+	case "main.ToolFilter", "main.Timeouts", "main.Server", "main.Config":
+		return "a mapping of fields"
+	}
+	if strings.HasPrefix(goType, "[]") {
+		return "a list"
+	}
+	return goType
 }
 
 // validator checks a decoded configuration and fills in its defaults and

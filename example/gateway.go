@@ -168,7 +168,7 @@ func (g *gateway) run(ctx context.Context) error {
 	}
 
 	cfg := g.config()
-	health := healthHandler(g.tk.Connectors)
+	health := healthHandler(g.tk.Connectors, cfg.Prompts)
 	switch cfg.Transport {
 	case "stdio":
 		serve(func() error { return g.srv.ServeStdio(serveCtx) })

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,15 +191,112 @@ type addOut struct {
 	Sum int `json:"sum"`
 }
 
-// startCalc serves an MCP server with one tool, "add", over streamable HTTP
-// on loopback; it can be killed and restarted on the same port.
-func startCalc(t *testing.T) *testserver.HTTP {
+// newCalc returns an MCP server with one tool, "add".
+func newCalc() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "calc", Version: "1.0.0"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "Adds two integers."},
 		func(_ context.Context, _ *sdk.CallToolRequest, in addIn) (*sdk.CallToolResult, addOut, error) {
 			return nil, addOut{Sum: in.A + in.B}, nil
 		})
-	return testserver.ServeHTTP(t, s, testserver.Stateful)
+	return s
+}
+
+// startCalc serves newCalc over streamable HTTP on loopback; it can be
+// killed and restarted on the same port.
+func startCalc(t *testing.T) *testserver.HTTP {
+	return testserver.ServeHTTP(t, newCalc(), testserver.Stateful)
+}
+
+// headerRecorder serves newCalc over streamable HTTP and keeps the headers
+// of every request it receives.
+type headerRecorder struct {
+	URL string
+
+	mu      sync.Mutex
+	headers []http.Header
+}
+
+// startHeaderRecorder starts a headerRecorder, stopped when the test ends.
+func startHeaderRecorder(t *testing.T) *headerRecorder {
+	s := newCalc()
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+	rec := &headerRecorder{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec.mu.Lock()
+		rec.headers = append(rec.headers, r.Header.Clone())
+		rec.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	rec.URL = srv.URL + "/mcp"
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		var sessions []*sdk.ServerSession
+		for ss := range s.Sessions() {
+			sessions = append(sessions, ss)
+		}
+		for _, ss := range sessions {
+			ss.Close()
+		}
+	})
+	return rec
+}
+
+// requests returns the headers of the requests received so far.
+func (r *headerRecorder) requests() []http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.headers)
+}
+
+// upstreamReady matches the log record of an upstream becoming ready.
+func upstreamReady(namespace string) func(map[string]any) bool {
+	return func(r map[string]any) bool {
+		return r["msg"] == "upstream state" && r["namespace"] == namespace && r["status"] == "ready"
+	}
+}
+
+// connectGateway connects an MCP client to the gateway; the session is
+// closed when the test ends, before the gateway stops.
+func connectGateway(t *testing.T, g *gatewayProcess) *sdk.ClientSession {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "gateway-test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: g.mcpURL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// promptNames lists the prompts the client sees.
+func promptNames(t *testing.T, cs *sdk.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListPrompts(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range res.Prompts {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// rawHealth fetches the health endpoint's status and body.
+func (g *gatewayProcess) rawHealth(t *testing.T) (int, string) {
+	t.Helper()
+	resp, err := http.Get(g.healthURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
 }
 
 // writeConfig writes a gateway configuration into dir.
@@ -296,7 +394,7 @@ servers:
 	defer cs.Close()
 
 	// Both upstreams, qualified, without the denied tool.
-	if got, want := toolNames(t, cs), []string{"calc_add", "local_countdown", "local_whoami"}; !slices.Equal(got, want) {
+	if got, want := toolNames(t, cs), []string{"calc_add", "local_countdown", "local_whoami", "local_word_count"}; !slices.Equal(got, want) {
 		t.Fatalf("tools = %v, want %v", got, want)
 	}
 
@@ -378,7 +476,7 @@ servers:
 	rec = g.waitLog(t, mark, func(r map[string]any) bool {
 		return r["msg"] == "configuration reload refused; keeping the running configuration"
 	})
-	if errText, _ := rec["error"].(string); !strings.Contains(errText, `gateway.yaml:9: unknown field "bogus"`) {
+	if errText, _ := rec["error"].(string); !strings.Contains(errText, `gateway.yaml:9: servers[0].bogus: unknown field`) {
 		t.Errorf("refused reload error = %q", errText)
 	}
 	if code, _ := g.health(t); code != http.StatusOK {
@@ -398,6 +496,158 @@ servers:
 	}
 	if err := syscall.Kill(who.PID, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("the stdio child %d is still there after the gateway exited (kill -0: %v)", who.PID, err)
+	}
+}
+
+// TestGatewayHeaders checks that the headers of a server's configuration,
+// ${VAR} expanded from the gateway's environment, reach the upstream with
+// every request: the handshake, the listing and the calls.
+func TestGatewayHeaders(t *testing.T) {
+	up := startHeaderRecorder(t)
+	t.Setenv("EXAMPLE_GATEWAY_TEST_TOKEN", "s3cret")
+	config := writeConfig(t, t.TempDir(), fmt.Sprintf(`
+listen: 127.0.0.1:0
+servers:
+  - name: calc
+    url: %s
+    headers:
+      X-Gateway-Test: hello
+      Authorization: Bearer ${EXAMPLE_GATEWAY_TEST_TOKEN}
+`, up.URL))
+	g := startGateway(t, config)
+	g.waitLog(t, 0, upstreamReady("calc"))
+	before := len(up.requests())
+
+	cs := connectGateway(t, g)
+	if names := toolNames(t, cs); !slices.Equal(names, []string{"add"}) {
+		t.Fatalf("tools = %v", names)
+	}
+	var sum addOut
+	callJSON(t, cs, "add", map[string]int{"a": 2, "b": 3}, &sum)
+	if sum.Sum != 5 {
+		t.Errorf("add = %+v", sum)
+	}
+
+	reqs := up.requests()
+	if before == 0 || len(reqs) <= before {
+		t.Fatalf("the upstream saw %d requests before the call and %d in all", before, len(reqs))
+	}
+	for i, h := range reqs {
+		if h.Get("X-Gateway-Test") != "hello" || h.Get("Authorization") != "Bearer s3cret" {
+			t.Errorf("request %d: X-Gateway-Test %q, Authorization %q", i, h.Get("X-Gateway-Test"), h.Get("Authorization"))
+		}
+	}
+}
+
+// TestGatewayPrompts checks that the directory named by prompts: is served
+// as the user namespace: its prompts are listed and rendered through the
+// gateway, and the health report does not show where it is.
+func TestGatewayPrompts(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "prompts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	greet := "---\ntitle: Greet someone\ndescription: Says hello.\ninput:\n  type: object\n  properties:\n    name: {type: string}\n  required: [name]\n---\nSay hello to {{ .name }}.\n"
+	if err := os.WriteFile(filepath.Join(dir, "prompts", "greet.md"), []byte(greet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config := writeConfig(t, dir, "listen: 127.0.0.1:0\nprompts: prompts\n")
+	g := startGateway(t, config)
+	g.waitLog(t, 0, upstreamReady("user"))
+
+	cs := connectGateway(t, g)
+	if names := promptNames(t, cs); !slices.Equal(names, []string{"greet"}) {
+		t.Fatalf("prompts = %v", names)
+	}
+	res, err := cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "Ada"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Messages) == 0 {
+		t.Fatalf("greet rendered no message")
+	}
+	if text, ok := res.Messages[len(res.Messages)-1].Content.(*sdk.TextContent); !ok || !strings.Contains(text.Text, "Say hello to Ada.") {
+		t.Errorf("greet = %+v", res.Messages[len(res.Messages)-1].Content)
+	}
+
+	code, body := g.rawHealth(t)
+	if code != http.StatusOK || !strings.Contains(body, `"namespace":"user"`) || !strings.Contains(body, `"title":"prompts"`) {
+		t.Errorf("health = %d %s", code, body)
+	}
+	if strings.Contains(body, dir) {
+		t.Errorf("the health report shows the prompts directory's path: %s", body)
+	}
+}
+
+// TestGatewaySample starts the gateway with the sample configuration,
+// example/gateway.yaml, changed only to listen on a free port: its server
+// (this program, built and run by the go command) comes up, and its tools
+// and prompts are listed and called through it.
+func TestGatewaySample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the example with go run")
+	}
+	sample, err := os.ReadFile("gateway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const listen = "\nlisten: 127.0.0.1:8080 "
+	if !strings.Contains(string(sample), listen) {
+		t.Fatalf("gateway.yaml no longer has %q: update this test", strings.TrimSpace(listen))
+	}
+	// The copy sits beside the sample, so that its relative paths (the
+	// prompts, the server's directory) mean what they mean in the sample.
+	f, err := os.CreateTemp(".", ".gateway-test-*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	_, err = f.WriteString(strings.Replace(string(sample), listen, "\nlisten: 127.0.0.1:0 ", 1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	g := startGateway(t, f.Name())
+	g.waitLog(t, 0, upstreamReady("example"))
+	g.waitLog(t, 0, upstreamReady("user"))
+
+	cs := connectGateway(t, g)
+	if names, want := toolNames(t, cs), []string{"example_countdown", "example_whoami", "example_word_count"}; !slices.Equal(names, want) {
+		t.Errorf("tools = %v, want %v", names, want)
+	}
+	if names, want := promptNames(t, cs), []string{"example_greet", "user_launch_check", "user_summarize"}; !slices.Equal(names, want) {
+		t.Errorf("prompts = %v, want %v", names, want)
+	}
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "example_countdown", Arguments: map[string]int{"from": 1, "delay_ms": 1}})
+	if err != nil || res.IsError || len(res.Content) == 0 {
+		t.Fatalf("example_countdown: %+v, %v", res, err)
+	}
+	if text, _ := res.Content[0].(*sdk.TextContent); text == nil || text.Text != "liftoff" {
+		t.Errorf("example_countdown = %+v", res.Content[0])
+	}
+	var who whoamiOut
+	callJSON(t, cs, "example_whoami", nil, &who)
+	if code, body := g.rawHealth(t); code != http.StatusOK {
+		t.Errorf("health = %d %s", code, body)
+	}
+
+	// SIGTERM: a clean exit, and the server (a grandchild, under go run)
+	// is gone too.
+	cs.Close()
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-g.exited:
+	case <-time.After(waitLimit):
+		t.Fatal("the gateway did not exit after SIGTERM")
+	}
+	if g.exitErr != nil {
+		t.Errorf("exit: %v", g.exitErr)
+	}
+	if err := syscall.Kill(who.PID, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the server %d is still there after the gateway exited (kill -0: %v)", who.PID, err)
 	}
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"path/filepath"
+	"strings"
 
 	"github.com/llmkit/toolkit"
 )
@@ -19,7 +21,12 @@ type healthReport struct {
 // healthHandler serves the state of every upstream as JSON, with status
 // 200 when all of them are ready and 503 otherwise, so that a load
 // balancer or an orchestrator can act on it.
-func healthHandler(states func() []toolkit.ConnectorState) http.Handler {
+//
+// The report is for anyone who can reach the endpoint, so it hides what
+// describes the host rather than the upstreams: secrets in URLs, and the
+// paths in private (the prompts directory, which the store gives as its
+// title and names in its errors), each shown as its base name.
+func healthHandler(states func() []toolkit.ConnectorState, private ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -31,8 +38,7 @@ func healthHandler(states func() []toolkit.ConnectorState) http.Handler {
 			report.Upstreams = []toolkit.ConnectorState{}
 		}
 		for i := range report.Upstreams {
-			// Tokens in a URL's query (a stdio server's env=...) stay private.
-			report.Upstreams[i].URL = toolkit.RedactURL(report.Upstreams[i].URL)
+			report.Upstreams[i] = redactState(report.Upstreams[i], private)
 		}
 		code := http.StatusOK
 		for _, st := range report.Upstreams {
@@ -47,4 +53,25 @@ func healthHandler(states func() []toolkit.ConnectorState) http.Handler {
 			_ = json.NewEncoder(w).Encode(report)
 		}
 	})
+}
+
+// redactState returns st as the health endpoint shows it.
+func redactState(st toolkit.ConnectorState, private []string) toolkit.ConnectorState {
+	// Tokens in a URL's query (a stdio server's env=...) stay private.
+	st.URL = toolkit.RedactURL(st.URL)
+	hide := func(s string) string {
+		for _, p := range private {
+			if p != "" && p != string(filepath.Separator) {
+				s = strings.ReplaceAll(s, p, filepath.Base(p))
+			}
+		}
+		return s
+	}
+	st.Title, st.LastError, st.Instructions = hide(st.Title), hide(st.LastError), hide(st.Instructions)
+	// Whatever directory serves the user namespace, its path is the
+	// host's business.
+	if st.Namespace == toolkit.UserNamespace && filepath.IsAbs(st.Title) {
+		st.Title = filepath.Base(st.Title)
+	}
+	return st
 }

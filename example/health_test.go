@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,5 +54,34 @@ func TestHealthHandler(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHealthHidesPaths: the prompts directory's absolute path, which the
+// store gives as its title and names in its errors, is not shown.
+func TestHealthHidesPaths(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "private", "prompts")
+	states := []toolkit.ConnectorState{
+		{Namespace: toolkit.UserNamespace, URL: toolkit.UserConnectorURI, Name: "store", Title: dir, Status: toolkit.StatusReady},
+		{Namespace: "x", URL: "http://x/mcp", Status: toolkit.StatusFailed, LastError: "unavailable: store \"" + dir + "\": gone"},
+		{Namespace: toolkit.UserNamespace, Title: "/elsewhere/notes", Status: toolkit.StatusReady},
+	}
+	rec := httptest.NewRecorder()
+	healthHandler(func() []toolkit.ConnectorState { return states }, dir).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	body := rec.Body.String()
+	if strings.Contains(body, "private") || strings.Contains(body, "elsewhere") {
+		t.Errorf("a path is shown: %s", body)
+	}
+	var got struct {
+		Upstreams []struct{ Title string }
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Upstreams) != 3 || got.Upstreams[0].Title != "prompts" || got.Upstreams[2].Title != "notes" {
+		t.Errorf("upstreams = %+v", got.Upstreams)
+	}
+	if !strings.Contains(body, `"last_error":"unavailable: store \"prompts\": gone"`) {
+		t.Errorf("upstreams = %+v", got.Upstreams)
 	}
 }

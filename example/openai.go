@@ -152,6 +152,12 @@ func (o *openAI) Run(ctx context.Context, tk *toolkit.Toolkit, p toolkit.Prompt,
 			calls[i] = model.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
 		}
 		for _, r := range dispatcher.Dispatch(ctx, calls...) {
+			if r.Repaired {
+				// The call went through, but the model sent arguments that
+				// were not JSON: worth knowing when choosing a model.
+				tk.Logger().InfoContext(ctx, "repaired the arguments of a tool call",
+					"prompt", p.Name(), "tool", r.Name, "call_id", r.ID, "repairs", r.Repairs)
+			}
 			messages = append(messages, chatMessage{Role: "tool", ToolCallID: r.ID, Content: &r.Content})
 		}
 	}

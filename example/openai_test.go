@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -51,8 +53,8 @@ func (s *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // modelToolkit returns a toolkit with the demo's builtins whose delegate
-// runs prompts on the endpoint at url.
-func modelToolkit(t *testing.T, url string) *toolkit.Toolkit {
+// runs prompts on the endpoint at url; opts are added to toolkit.New's.
+func modelToolkit(t *testing.T, url string, opts ...toolkit.Option) *toolkit.Toolkit {
 	t.Helper()
 	prompts, err := builtinPrompts()
 	if err != nil {
@@ -62,12 +64,52 @@ func modelToolkit(t *testing.T, url string) *toolkit.Toolkit {
 		return map[string]string{envBaseURL: url + "/v1/", envAPIKey: "sk-test", envModel: "test-model"}[k]
 	})
 	d := &delegate{logger: testLogger(t), model: o}
-	tk, err := toolkit.New(toolkit.WithDelegate(d), toolkit.WithTool(builtinTools()...), toolkit.WithPrompt(prompts...))
+	opts = append([]toolkit.Option{toolkit.WithDelegate(d), toolkit.WithTool(builtinTools()...), toolkit.WithPrompt(prompts...)}, opts...)
+	tk, err := toolkit.New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.tk = tk
 	return tk
+}
+
+// TestOpenAILogsRepairs: arguments the dispatcher had to mend are logged,
+// with what was done to them.
+func TestOpenAILogsRepairs(t *testing.T) {
+	m := &scriptedModel{t: t, replies: []string{
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"word_count","arguments":"{'text': 'a b c',}"}},{"id":"call_2","type":"function","function":{"name":"word_count","arguments":"{\"text\":\"ok\"}"}}]}`,
+		`{"role":"assistant","content":"Three words."}`,
+	}}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	var logs syncBuffer
+	tk := modelToolkit(t, srv.URL, toolkit.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	if _, err := tk.Call(context.Background(), "summarize", resource.Must("input", json.RawMessage(`{"text":"a b c"}`))); err != nil {
+		t.Fatal(err)
+	}
+	var repaired []map[string]any
+	for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec["msg"] == "repaired the arguments of a tool call" {
+			repaired = append(repaired, rec)
+		}
+	}
+	if len(repaired) != 1 {
+		t.Fatalf("repair records: %v\nlog:\n%s", repaired, logs.String())
+	}
+	rec := repaired[0]
+	repairs, _ := rec["repairs"].([]any)
+	if rec["level"] != "INFO" || rec["prompt"] != "summarize" || rec["tool"] != "word_count" || rec["call_id"] != "call_1" ||
+		!slices.Contains(repairs, any("converted single-quoted string")) || !slices.Contains(repairs, any("removed trailing comma")) {
+		t.Errorf("repair record = %v", rec)
+	}
+	// The mended call ran.
+	if got := *m.reqs[1].Messages[3].Content; got != `{"words":3,"lines":1,"runes":5}` {
+		t.Errorf("repaired call result = %q", got)
+	}
 }
 
 func TestOpenAIToolLoop(t *testing.T) {

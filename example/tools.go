@@ -34,18 +34,27 @@ type echoIn struct {
 	Text string `json:"text" jsonschema:"the text to send back"`
 }
 
+// wordCount counts the words, lines and characters of a text. The demo
+// registers it as a builtin and the server mode serves it too, so that the
+// sample prompts that use it (prompts/summarize.md) find it wherever they
+// are served: in the demo, where the bare name reaches the builtin first,
+// and behind the sample gateway, which has only the server's tools.
+func wordCount() toolkit.Tool {
+	return tool.Must("word_count", "Counts the words, lines and characters of a text.",
+		func(_ context.Context, in wordCountIn) (wordCountOut, error) {
+			return wordCountOut{
+				Words: len(strings.FieldsFunc(in.Text, unicode.IsSpace)),
+				Lines: strings.Count(in.Text, "\n") + 1,
+				Runes: len([]rune(in.Text)),
+			}, nil
+		},
+		tool.WithTitle("Word count"), tool.WithReadOnly(true))
+}
+
 // builtinTools returns the tools the demo registers in its own process.
 func builtinTools() []toolkit.Tool {
 	return []toolkit.Tool{
-		tool.Must("word_count", "Counts the words, lines and characters of a text.",
-			func(_ context.Context, in wordCountIn) (wordCountOut, error) {
-				return wordCountOut{
-					Words: len(strings.FieldsFunc(in.Text, unicode.IsSpace)),
-					Lines: strings.Count(in.Text, "\n") + 1,
-					Runes: len([]rune(in.Text)),
-				}, nil
-			},
-			tool.WithTitle("Word count"), tool.WithReadOnly(true)),
+		wordCount(),
 		tool.Must("echo", "Returns its input text unchanged.",
 			func(_ context.Context, in echoIn) (string, error) { return in.Text, nil },
 			tool.WithReadOnly(true)),
@@ -99,5 +108,6 @@ func serverTools() []toolkit.Tool {
 		tool.Must("whoami", "Returns the process id of the server.",
 			func(context.Context, struct{}) (whoamiOut, error) { return whoamiOut{PID: os.Getpid()}, nil },
 			tool.WithReadOnly(true)),
+		wordCount(),
 	}
 }
