@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
@@ -245,6 +246,19 @@ func notDelivered(err error) bool {
 	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing)
 }
 
+// withTraceContext puts the W3C trace context of ctx, if any, in the _meta
+// of an outgoing request, so that the server's spans join the caller's
+// trace (through a gateway, the downstream client's).
+func withTraceContext(ctx context.Context, meta *sdk.Meta) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return
+	}
+	if *meta == nil {
+		*meta = sdk.Meta{}
+	}
+	InjectTraceMeta(ctx, *meta)
+}
+
 // reqName names a request in errors; it is formatted only when needed.
 type reqName struct{ kind, name string }
 
@@ -331,6 +345,7 @@ func (c *Connector) callTool(ctx context.Context, t *remoteTool, input json.RawM
 	safe := t.meta.ReadOnlyHint || t.meta.IdempotentHint
 	err := c.do(ctx, what, errs.ErrToolFailed, safe, func(ctx context.Context, l *live, token string) error {
 		params := &sdk.CallToolParams{Name: t.def.Name, Arguments: args}
+		withTraceContext(ctx, &params.Meta)
 		if token != "" {
 			params.SetProgressToken(token)
 		}
@@ -354,6 +369,7 @@ func (c *Connector) getPrompt(ctx context.Context, p *remotePrompt, input json.R
 	var res *sdk.GetPromptResult
 	err = c.do(ctx, what, errs.ErrToolFailed, true, func(ctx context.Context, l *live, token string) error {
 		params := &sdk.GetPromptParams{Name: p.def.Name, Arguments: args}
+		withTraceContext(ctx, &params.Meta)
 		if token != "" {
 			params.SetProgressToken(token)
 		}
@@ -414,6 +430,7 @@ func (c *Connector) readResource(ctx context.Context, uri string) ([]byte, strin
 	var res *sdk.ReadResourceResult
 	err := c.do(ctx, what, errs.ErrNotFound, true, func(ctx context.Context, l *live, token string) error {
 		params := &sdk.ReadResourceParams{URI: uri}
+		withTraceContext(ctx, &params.Meta)
 		if token != "" {
 			params.SetProgressToken(token)
 		}

@@ -3,8 +3,14 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,38 +35,7 @@ func TestGatewayFidelity(t *testing.T) {
 	mustNotErr(t, err)
 	defer direct.Close()
 
-	// Through the gateway: the upstream behind a connector in a toolkit,
-	// the toolkit served by our server.
-	events := make(chan toolkit.ConnectorEvent, 16)
-	d := NewDelegate("gateway", "1", OptLogger(quietLogger()), OptDialer(m.Dial))
-	d.Events = func(e toolkit.ConnectorEvent) {
-		select {
-		case events <- e:
-		default:
-		}
-	}
-	relay := ServerDelegate(d)
-	tk, err := toolkit.New(toolkit.WithDelegate(relay))
-	mustNotErr(t, err)
-	srv, err := NewServer(tk, nil, WithEventRelay(relay))
-	mustNotErr(t, err)
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- tk.Run(ctx) }()
-	defer func() {
-		cancel()
-		mustNotErr(t, <-runDone)
-	}()
-	mustNotErr(t, tk.AddConnectorNS("up", "memory://up"))
-	for e := range events {
-		if e.Kind == toolkit.ConnectorEventToolListChanged {
-			break
-		}
-	}
-	tk.WaitEvents()
-	f := &srvFixture{tk: tk, relay: relay, srv: srv}
-	gw := f.connect(t, nil)
+	gw, ctx := newGateway(t, m, nil)
 
 	for _, c := range []struct{ tool, args string }{
 		{"echo", `{"text":"hi"}`},
@@ -91,6 +66,44 @@ func TestGatewayFidelity(t *testing.T) {
 	}
 }
 
+// newGateway serves, over an in-memory connection, a toolkit whose only
+// source is the upstream m behind a connector in namespace "up". copts
+// configure the client, opts are added to the toolkit's. It returns a client of that server and a context
+// that lives as long as the test.
+func newGateway(t *testing.T, m *testserver.Memory, copts *sdk.ClientOptions, opts ...toolkit.Option) (*sdk.ClientSession, context.Context) {
+	t.Helper()
+	events := make(chan toolkit.ConnectorEvent, 16)
+	d := NewDelegate("gateway", "1", OptLogger(quietLogger()), OptDialer(m.Dial))
+	d.Events = func(e toolkit.ConnectorEvent) {
+		select {
+		case events <- e:
+		default:
+		}
+	}
+	relay := ServerDelegate(d)
+	tk, err := toolkit.New(append([]toolkit.Option{toolkit.WithDelegate(relay)}, opts...)...)
+	mustNotErr(t, err)
+	srv, err := NewServer(tk, nil, WithEventRelay(relay))
+	mustNotErr(t, err)
+	t.Cleanup(func() { srv.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	runDone := make(chan error, 1)
+	go func() { runDone <- tk.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		mustNotErr(t, <-runDone)
+	})
+	mustNotErr(t, tk.AddConnectorNS("up", "memory://up"))
+	for e := range events {
+		if e.Kind == toolkit.ConnectorEventToolListChanged {
+			break
+		}
+	}
+	tk.WaitEvents()
+	f := &srvFixture{tk: tk, relay: relay, srv: srv}
+	return f.connect(t, copts), ctx
+}
+
 func jsonOf(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -98,4 +111,129 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestGatewayTraceContext checks that a trace crosses the gateway: the
+// downstream client's traceparent becomes the parent of the toolkit's span,
+// and the upstream server receives that span as its parent.
+func TestGatewayTraceContext(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	s.AddTool(mustTool("meta"), func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		b, _ := json.Marshal(req.Params.Meta)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
+	})
+	m := testserver.NewMemory(s.Server)
+	t.Cleanup(m.Close)
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	gw, ctx := newGateway(t, m, nil, toolkit.WithTracer(tp.Tracer("gateway")))
+
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	res, err := gw.CallTool(ctx, &sdk.CallToolParams{Name: "meta", Meta: sdk.Meta{
+		"traceparent": "00-" + traceID + "-00f067aa0ba902b7-01",
+	}})
+	mustNotErr(t, err)
+	var meta map[string]any
+	if err := json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &meta); err != nil {
+		t.Fatal(err)
+	}
+	tp2, _ := meta["traceparent"].(string)
+	parts := strings.Split(tp2, "-")
+	if len(parts) != 4 || parts[1] != traceID {
+		t.Fatalf("upstream _meta %v: want traceparent in trace %s", meta, traceID)
+	}
+	var spans []string
+	for _, sp := range rec.Ended() {
+		spans = append(spans, sp.Name())
+		if sp.SpanContext().TraceID().String() == traceID && sp.SpanContext().SpanID().String() == parts[2] {
+			if sp.Parent().SpanID().String() != "00f067aa0ba902b7" {
+				t.Errorf("gateway span's parent %s, want the client's span", sp.Parent().SpanID())
+			}
+			return
+		}
+	}
+	t.Errorf("the upstream's parent span %s is none of the gateway's spans %v", parts[2], spans)
+}
+
+// TestGatewayCancel checks that a downstream cancellation cancels the
+// upstream call.
+func TestGatewayCancel(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	m := testserver.NewMemory(s.Server)
+	t.Cleanup(m.Close)
+	gw, ctx := newGateway(t, m, nil)
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := gw.CallTool(cctx, &sdk.CallToolParams{Name: "block", Arguments: map[string]any{"tag": "g"}})
+		errc <- err
+	}()
+	recvString(t, s.Started)
+	cancel()
+	if tag := recvString(t, s.Cancelled); tag != "g" {
+		t.Errorf("upstream cancelled %q", tag)
+	}
+	if err := <-errc; err == nil {
+		t.Error("the cancelled call returned no error")
+	}
+}
+
+// TestGatewayNotifications checks that upstream progress and log
+// notifications reach the downstream client while its call runs.
+func TestGatewayNotifications(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	m := testserver.NewMemory(s.Server)
+	t.Cleanup(m.Close)
+	progress := make(chan *sdk.ProgressNotificationParams, 8)
+	logs := make(chan *sdk.LoggingMessageParams, 8)
+	gw, ctx := newGateway(t, m, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) { progress <- req.Params },
+		LoggingMessageHandler:       func(_ context.Context, req *sdk.LoggingMessageRequest) { logs <- req.Params },
+	})
+	t.Cleanup(s.Close) // a failed test must not leave a held call behind
+
+	// The upstream holds its result until the client has seen every
+	// notification: they must arrive while the call runs.
+	done := make(chan error, 1)
+	go func() {
+		params := &sdk.CallToolParams{Name: "progress", Arguments: map[string]any{"tag": "p", "steps": 3, "hold": true}}
+		params.SetProgressToken("down-1")
+		_, err := gw.CallTool(ctx, params)
+		done <- err
+	}()
+	for i := 1; i <= 3; i++ {
+		select {
+		case p := <-progress:
+			if p.ProgressToken != "down-1" || p.Progress != float64(i) || p.Total != 3 || p.Message != fmt.Sprintf("p %d", i) {
+				t.Errorf("progress %d: %+v", i, p)
+			}
+		case <-time.After(waitLimit):
+			t.Fatalf("progress %d never reached the client", i)
+		}
+	}
+	s.Release <- struct{}{}
+	mustNotErr(t, <-done)
+
+	go func() {
+		// The 2026-07-28 protocol the client speaks carries the log level
+		// in each request.
+		params := &sdk.CallToolParams{Name: "log", Arguments: map[string]any{"text": "careful", "hold": true},
+			Meta: sdk.Meta{sdk.MetaKeyLogLevel: "debug"}}
+		_, err := gw.CallTool(ctx, params)
+		done <- err
+	}()
+	select {
+	case l := <-logs:
+		if l.Level != "warning" || !strings.Contains(fmt.Sprint(l.Data), "careful") {
+			t.Errorf("log %+v", l)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the upstream log never reached the client")
+	}
+	s.Release <- struct{}{}
+	mustNotErr(t, <-done)
 }
