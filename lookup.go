@@ -46,6 +46,67 @@ func (tk *Toolkit) LookupItem(ctx context.Context, key string) (Item, error) {
 	return e.item, nil
 }
 
+// LookupType is LookupItem restricted to one kind of item: it finds the
+// tool, the prompt or the resource (t) that the key names, with the same key
+// forms and order as Lookup, ignoring items of other kinds. MCP keeps tools,
+// prompts and resources apart, so a server and a prompt of the same name as
+// a tool are both reachable this way. It wraps ErrBadParameter for an
+// unknown type or a malformed key and ErrNotFound for a miss; it does not
+// allocate on a hit.
+func (tk *Toolkit) LookupType(ctx context.Context, t ListType, key string) (Item, error) {
+	var k kind
+	switch t {
+	case ListTypeTools:
+		k = kindTool
+	case ListTypePrompts:
+		k = kindPrompt
+	case ListTypeResources:
+		k = kindResource
+	default:
+		return Item{}, fmt.Errorf("%w: item type %q", ErrBadParameter, t)
+	}
+	e, err := tk.snap.Load().lookupKind(k, key)
+	if err != nil {
+		return Item{}, err
+	}
+	return e.item, nil
+}
+
+// lookupKind finds an item of kind k. A qualified key is one map read; a
+// bare name walks the sources in order (there are few of them).
+func (s *snapshot) lookupKind(k kind, key string) (*entry, error) {
+	uri, err := parseKey(key)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case uri && k == kindResource:
+		return s.lookup(key)
+	case uri:
+		return nil, fmt.Errorf("%w: no %s %q (a URI names a resource)", ErrNotFound, kindTypes[k], key)
+	case k == kindResource:
+		// A resource by name: the one Lookup would give, if a resource.
+		if e := s.bareName[key]; e != nil && e.kind == kindResource {
+			return e, nil
+		}
+		return nil, fmt.Errorf("%w: no resource named %q", ErrNotFound, key)
+	}
+	if i := strings.IndexByte(key, '.'); i > 0 {
+		if src := s.byNS[key[:i]]; src != nil {
+			if e := src.index[k][key[i+1:]]; e != nil {
+				return e, nil
+			}
+			return nil, fmt.Errorf("%w: no %s %q in namespace %q", ErrNotFound, kindTypes[k], key[i+1:], key[:i])
+		}
+	}
+	for _, src := range s.sources {
+		if e := src.index[k][key]; e != nil {
+			return e, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: no %s named %q", ErrNotFound, kindTypes[k], key)
+}
+
 func (s *snapshot) lookup(key string) (*entry, error) {
 	uri, err := parseKey(key)
 	if err != nil {

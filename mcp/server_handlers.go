@@ -45,8 +45,8 @@ func (s *Server) toolHandler(key string, structured bool) sdk.ToolHandler {
 }
 
 func (s *Server) callTool(ctx context.Context, key string, structured bool, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	item, err := s.tk.LookupItem(ctx, key)
-	if err != nil || item.Type != toolkit.ListTypeTools {
+	item, err := s.tk.LookupType(ctx, toolkit.ListTypeTools, key)
+	if err != nil {
 		return nil, srvInvalidParams("unknown tool %q", req.Params.Name)
 	}
 	args := bytes.TrimSpace(req.Params.Arguments)
@@ -129,8 +129,8 @@ func (s *Server) promptHandler(key string) sdk.PromptHandler {
 }
 
 func (s *Server) getPrompt(ctx context.Context, key string, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
-	item, err := s.tk.LookupItem(ctx, key)
-	if err != nil || item.Type != toolkit.ListTypePrompts {
+	item, err := s.tk.LookupType(ctx, toolkit.ListTypePrompts, key)
+	if err != nil {
 		return nil, srvInvalidParams("unknown prompt %q", req.Params.Name)
 	}
 	p, _ := item.Value.(toolkit.Prompt)
@@ -228,7 +228,7 @@ func srvPromptInput(schema *jsonschema.Schema, args map[string]string) (json.Raw
 // toolkit key.
 func (s *Server) resourceHandler(key string) sdk.ResourceHandler {
 	return func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-		item, err := s.tk.LookupItem(ctx, key)
+		item, err := s.tk.LookupType(ctx, toolkit.ListTypeResources, key)
 		r, ok := item.Value.(toolkit.Resource)
 		if err != nil || !ok {
 			return nil, sdk.ResourceNotFoundError(req.Params.URI)
@@ -266,7 +266,7 @@ func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.C
 		reg, ok := s.regPrmpts[ref.Name]
 		s.mu.Unlock()
 		if ok {
-			if item, err := s.tk.LookupItem(ctx, reg.key); err == nil {
+			if item, err := s.tk.LookupType(ctx, toolkit.ListTypePrompts, reg.key); err == nil {
 				if p, ok := item.Value.(toolkit.Prompt); ok {
 					values = srvEnumCompletions(p, req.Params.Argument.Name, req.Params.Argument.Value)
 				}

@@ -421,3 +421,35 @@ func TestServerOptionsErrors(t *testing.T) {
 		t.Errorf("nil toolkit: %v", err)
 	}
 }
+
+// TestServerSameNameToolAndPrompt checks that a tool and a prompt of the
+// same name (separate in MCP) are both served: listed, called, fetched and
+// completed, each as itself.
+func TestServerSameNameToolAndPrompt(t *testing.T) {
+	srvLeakCheck(t)
+	schema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
+		"topic": {Type: "string", Enum: []any{"go", "gophers"}},
+	}}
+	p := &srvRenderPrompt{srvTestPrompt: srvTestPrompt{name: "x", schema: schema},
+		render: func(context.Context, json.RawMessage) (*prompt.Rendered, error) {
+			return &prompt.Rendered{Messages: []prompt.Message{{Role: prompt.RoleUser, Content: resource.Must("m", "the prompt")}}}, nil
+		}}
+	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(srvNamed("x", "the tool")), toolkit.WithPrompt(p)})
+	cs := f.connect(t, nil)
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "x"})
+	if err != nil || srvText(t, res) != "the tool" {
+		t.Errorf("tools/call x: %v %+v", err, res)
+	}
+	gp, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "x"})
+	if err != nil || len(gp.Messages) != 1 || gp.Messages[0].Content.(*sdk.TextContent).Text != "the prompt" {
+		t.Fatalf("prompts/get x: %v %+v", err, gp)
+	}
+	cr, err := cs.Complete(ctx, &sdk.CompleteParams{
+		Ref:      &sdk.CompleteReference{Type: "ref/prompt", Name: "x"},
+		Argument: sdk.CompleteParamsArgument{Name: "topic", Value: "go"},
+	})
+	if err != nil || len(cr.Completion.Values) != 2 {
+		t.Errorf("completion of prompt x: %v %+v", err, cr)
+	}
+}

@@ -75,6 +75,10 @@ func redactHTTP(u *url.URL) string {
 	return v.String()
 }
 
+// sseResumeRetries is how many times the streamable HTTP transport tries to
+// resume a broken event stream before it gives up on the session.
+const sseResumeRetries = 2
+
 // httpFallbackStatus reports whether a status code answering the first
 // streamable POST means the server does not speak streamable HTTP.
 func httpFallbackStatus(code int) bool {
@@ -173,9 +177,13 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 	}
 	rec := &atomic.Int32{}
 	t := &sdk.StreamableClientTransport{
-		Endpoint:     c.ep.url,
-		HTTPClient:   c.httpClientWith(rec),
-		MaxRetries:   -1, // the connector reconnects by itself
+		Endpoint:   c.ep.url,
+		HTTPClient: c.httpClientWith(rec),
+		// A server may end an SSE stream mid-request and expect the client
+		// to resume it with Last-Event-ID (SEP-1699): allow a few resumptions.
+		// Losing the session for good is still the supervisor's business; a
+		// request that finds the session gone makes it reconnect at once.
+		MaxRetries:   sseResumeRetries,
 		MaxEventSize: c.o.maxMessage,
 	}
 	l, err := c.handshake(ctx, t, "streamable", nil)
