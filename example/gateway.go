@@ -363,7 +363,9 @@ func (g *gateway) connectorOptions(endpoint string) []mcp.Option {
 	if !ok {
 		return nil
 	}
-	var opts []mcp.Option
+	// Sampling and elicitation requests of an upstream go to the client
+	// whose call they belong to.
+	opts := []mcp.Option{mcp.OptForwardServerRequests()}
 	if t := s.Timeouts.Connect; t > 0 {
 		opts = append(opts, mcp.OptConnectTimeout(t))
 	}

@@ -81,6 +81,25 @@ func (r *callRegistry) cancelSession(l *live) {
 	}
 }
 
+// soleOn returns the caller's session of the only request in progress on
+// the SDK session cs, and how many requests are in progress there.
+func (r *callRegistry) soleOn(cs *sdk.ClientSession) (toolkit.Session, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sess toolkit.Session
+	n := 0
+	for _, in := range r.calls {
+		if in.l.sess == cs {
+			sess = in.session
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, n
+	}
+	return sess, 1
+}
+
 func (r *callRegistry) get(token string) *inflight {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -111,7 +111,7 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 	}
 	c.state = toolkit.ConnectorState{URL: ep.display, Status: toolkit.StatusConnecting}
 	c.snap.Store(&catalog{})
-	c.client = sdk.NewClient(&sdk.Implementation{Name: clientName, Version: clientVersion}, &sdk.ClientOptions{
+	copts := &sdk.ClientOptions{
 		Logger:                      c.logger,
 		Capabilities:                &sdk.ClientCapabilities{},
 		ToolListChangedHandler:      func(context.Context, *sdk.ToolListChangedRequest) { c.signal(sigTools) },
@@ -120,7 +120,12 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		ResourceUpdatedHandler:      c.handleResourceUpdated,
 		LoggingMessageHandler:       c.handleLog,
 		ProgressNotificationHandler: c.handleProgress,
-	})
+	}
+	if o.forwardRequests {
+		copts.CreateMessageHandler = c.handleCreateMessage
+		copts.ElicitationHandler = c.handleElicit
+	}
+	c.client = sdk.NewClient(&sdk.Implementation{Name: clientName, Version: clientVersion}, copts)
 	return c, nil
 }
 

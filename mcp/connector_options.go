@@ -59,6 +59,7 @@ type options struct {
 	protocolVersion    string
 	logLevel           string
 	subscribeResources bool
+	forwardRequests    bool
 	dialer             func(context.Context) (sdk.Transport, error)
 
 	// Hooks for tests: each backoff delay, the end of each refresh, and a
@@ -123,6 +124,19 @@ func OptOnResourceUpdated(f func(ctx context.Context, uri string)) Option {
 // resource when the server supports subscriptions.
 func OptSubscribeResources() Option {
 	return func(o *options) error { o.subscribeResources = true; return nil }
+}
+
+// OptForwardServerRequests makes the connector answer the requests a
+// server sends while one of its tools runs — sampling (a model call) and
+// elicitation (a question to the user) — by handing them to the caller:
+// the toolkit.Session of the call, when it implements
+// ServerRequestHandler. The sessions of a Server's clients do, by passing
+// the request on to their MCP client, so a gateway is transparent to both.
+// With this option the connector tells servers it supports sampling and
+// elicitation. A request that cannot be tied to exactly one call in flight,
+// or whose caller cannot answer it, gets an error answer.
+func OptForwardServerRequests() Option {
+	return func(o *options) error { o.forwardRequests = true; return nil }
 }
 
 func positive(name string, d time.Duration) error {

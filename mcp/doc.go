@@ -121,6 +121,20 @@
 // connector's logger otherwise. A stateless server (go-sdk's stateless
 // streamable HTTP, for one) may not act on the cancellation.
 //
+// # Requests from the server
+//
+// With OptForwardServerRequests, sampling and elicitation requests a
+// server sends while one of its tools runs go to the caller: the
+// toolkit.Session of the call, when it implements ServerRequestHandler.
+// Sessions of a Server's clients do, so a gateway passes them to the
+// downstream client and the answers back up. A request is tied to its call
+// by context on the stateless protocol, and otherwise by being the only
+// call in flight on the connection; when several calls are in flight it is
+// refused rather than guessed. A downstream client speaking 2026-07-28
+// cannot receive server requests during a request (that protocol replaces
+// them with multi round-trip requests, which the gateway does not bridge
+// yet): such a call fails with a tool error saying so.
+//
 // # Protocol version
 //
 // The connector asks for DefaultProtocolVersion (2025-11-25), a stateful

@@ -3,12 +3,14 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -35,7 +37,7 @@ func TestGatewayFidelity(t *testing.T) {
 	mustNotErr(t, err)
 	defer direct.Close()
 
-	gw, ctx := newGateway(t, m, nil)
+	gw, ctx := newGateway(t, m, nil, nil)
 
 	for _, c := range []struct{ tool, args string }{
 		{"echo", `{"text":"hi"}`},
@@ -68,12 +70,20 @@ func TestGatewayFidelity(t *testing.T) {
 
 // newGateway serves, over an in-memory connection, a toolkit whose only
 // source is the upstream m behind a connector in namespace "up". copts
-// configure the client, opts are added to the toolkit's. It returns a client of that server and a context
+// configure the client, conn the connector; opts are added to the
+// toolkit's. It returns a client of that server and a context
 // that lives as long as the test.
-func newGateway(t *testing.T, m *testserver.Memory, copts *sdk.ClientOptions, opts ...toolkit.Option) (*sdk.ClientSession, context.Context) {
+func newGateway(t *testing.T, m *testserver.Memory, copts *sdk.ClientOptions, conn []Option, opts ...toolkit.Option) (*sdk.ClientSession, context.Context) {
+	t.Helper()
+	f, ctx := newGatewayFixture(t, m, conn, opts...)
+	return f.connect(t, copts), ctx
+}
+
+// newGatewayFixture is newGateway without the client.
+func newGatewayFixture(t *testing.T, m *testserver.Memory, conn []Option, opts ...toolkit.Option) (*srvFixture, context.Context) {
 	t.Helper()
 	events := make(chan toolkit.ConnectorEvent, 16)
-	d := NewDelegate("gateway", "1", OptLogger(quietLogger()), OptDialer(m.Dial))
+	d := NewDelegate("gateway", "1", append([]Option{OptLogger(quietLogger()), OptDialer(m.Dial)}, conn...)...)
 	d.Events = func(e toolkit.ConnectorEvent) {
 		select {
 		case events <- e:
@@ -100,8 +110,7 @@ func newGateway(t *testing.T, m *testserver.Memory, copts *sdk.ClientOptions, op
 		}
 	}
 	tk.WaitEvents()
-	f := &srvFixture{tk: tk, relay: relay, srv: srv}
-	return f.connect(t, copts), ctx
+	return &srvFixture{tk: tk, relay: relay, srv: srv}, ctx
 }
 
 func jsonOf(t *testing.T, v any) string {
@@ -128,7 +137,7 @@ func TestGatewayTraceContext(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer tp.Shutdown(context.Background())
-	gw, ctx := newGateway(t, m, nil, toolkit.WithTracer(tp.Tracer("gateway")))
+	gw, ctx := newGateway(t, m, nil, nil, toolkit.WithTracer(tp.Tracer("gateway")))
 
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	res, err := gw.CallTool(ctx, &sdk.CallToolParams{Name: "meta", Meta: sdk.Meta{
@@ -164,7 +173,7 @@ func TestGatewayCancel(t *testing.T) {
 	s := newServer(t, testserver.Options{})
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
-	gw, ctx := newGateway(t, m, nil)
+	gw, ctx := newGateway(t, m, nil, nil)
 	cctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
@@ -193,7 +202,7 @@ func TestGatewayNotifications(t *testing.T) {
 	gw, ctx := newGateway(t, m, &sdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) { progress <- req.Params },
 		LoggingMessageHandler:       func(_ context.Context, req *sdk.LoggingMessageRequest) { logs <- req.Params },
-	})
+	}, nil)
 	t.Cleanup(s.Close) // a failed test must not leave a held call behind
 
 	// The upstream holds its result until the client has seen every
@@ -236,4 +245,81 @@ func TestGatewayNotifications(t *testing.T) {
 	}
 	s.Release <- struct{}{}
 	mustNotErr(t, <-done)
+}
+
+// TestGatewayServerRequests checks that sampling and elicitation requests
+// an upstream tool makes reach the downstream client whose call runs it,
+// and that its answers go back up.
+func TestGatewayServerRequests(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	s.AddTool(mustTool("ask"), func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		msg, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 10,
+			Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "name a colour"}}}})
+		if err != nil {
+			return nil, err
+		}
+		el, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "your name?", RequestedSchema: &jsonschema.Schema{
+			Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}})
+		if err != nil {
+			return nil, err
+		}
+		text := fmt.Sprintf("%s/%s/%v", msg.Content.(*sdk.TextContent).Text, el.Action, el.Content["name"])
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
+	})
+	m := testserver.NewMemory(s.Server)
+	t.Cleanup(m.Close)
+	f, ctx := newGatewayFixture(t, m, []Option{OptForwardServerRequests()})
+	// A client of protocol 2025-11-25: the 2026-07-28 protocol forbids
+	// server requests during a request (it has multi round-trip requests
+	// instead, which the gateway does not bridge).
+	gw := f.connectVersion(t, &sdk.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+			if q := req.Params.Messages[0].Content.(*sdk.TextContent).Text; q != "name a colour" {
+				return nil, fmt.Errorf("asked %q", q)
+			}
+			return &sdk.CreateMessageResult{Model: "m", Role: "assistant", Content: &sdk.TextContent{Text: "teal"}}, nil
+		},
+		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	}, "2025-11-25")
+	res, err := gw.CallTool(ctx, &sdk.CallToolParams{Name: "ask"})
+	mustNotErr(t, err)
+	if res.IsError || srvText(t, res) != "teal/accept/Ada" {
+		t.Errorf("result %s", jsonOf(t, res.Content))
+	}
+	// A 2026-07-28 client gets a tool error that says why, not a hang.
+	res, err = f.connect(t, &sdk.ClientOptions{
+		CreateMessageHandler: func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+			return nil, errors.New("not asked")
+		},
+	}).CallTool(ctx, &sdk.CallToolParams{Name: "ask"})
+	mustNotErr(t, err)
+	if !res.IsError || !strings.Contains(srvText(t, res), "2026-07-28") {
+		t.Errorf("result for a 2026-07-28 client %s", jsonOf(t, res.Content))
+	}
+}
+
+// TestServerRequestsRefused checks that without a caller able to answer,
+// the upstream's request fails cleanly and the call reports it.
+func TestServerRequestsRefused(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	s.AddTool(mustTool("ask"), func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		_, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 10,
+			Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}})
+		if err == nil {
+			return nil, errors.New("sampling answered by nobody")
+		}
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "refused: " + err.Error()}}}, nil
+	})
+	m := testserver.NewMemory(s.Server)
+	t.Cleanup(m.Close)
+	r := start(t, "memory://x", false, OptDialer(m.Dial), OptForwardServerRequests())
+	// The caller is the toolkit's no-op session: it cannot sample.
+	_, err := call(t, context.Background(), r.Connector, "ask", `{}`)
+	if !errors.Is(err, toolkit.ErrToolFailed) || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("call: %v", err)
+	}
 }

@@ -82,7 +82,7 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 		)
 		opts = append(opts, templateOption())
 	} else {
-		inner = mcp.NewDelegate("toolkit-gateway", "1.0.0", mcp.OptLogger(logger))
+		inner = mcp.NewDelegate("toolkit-gateway", "1.0.0", mcp.OptLogger(logger), mcp.OptForwardServerRequests())
 	}
 	relay := mcp.ServerDelegate(inner)
 	tk, err := toolkit.New(append(tkOpts, toolkit.WithDelegate(relay))...)
