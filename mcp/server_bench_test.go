@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,17 +110,34 @@ func BenchmarkServerGateway(b *testing.B) {
 	})
 	b.Run("gateway", func(b *testing.B) {
 		ctx, cancel := context.WithCancel(context.Background())
-		var running []chan struct{}
+		var (
+			mu      sync.Mutex // running grows on the connector's goroutine
+			running []chan struct{}
+		)
+		track := func(c chan struct{}) {
+			mu.Lock()
+			running = append(running, c)
+			mu.Unlock()
+		}
 		b.Cleanup(func() {
 			cancel()
-			for _, c := range running {
-				<-c
+			for {
+				mu.Lock()
+				waits := running
+				running = nil
+				mu.Unlock()
+				if len(waits) == 0 {
+					return
+				}
+				for _, c := range waits {
+					<-c
+				}
 			}
 		})
 		dial := func(context.Context) (sdk.Transport, error) {
 			ct, st := sdk.NewInMemoryTransports()
 			done := make(chan struct{})
-			running = append(running, done)
+			track(done)
 			go func() { _ = upstream.Run(ctx, st); close(done) }()
 			return ct, nil
 		}
@@ -146,7 +164,7 @@ func BenchmarkServerGateway(b *testing.B) {
 			b.Fatal(err)
 		}
 		tkDone := make(chan struct{})
-		running = append(running, tkDone)
+		track(tkDone)
 		go func() { _ = tk.Run(ctx); close(tkDone) }()
 		srvBenchWaitTool(b, srv, "add", changed)
 		srvBenchCalls(b, srvBenchConnect(b, srv.Run))
