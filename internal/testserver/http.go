@@ -51,10 +51,17 @@ type HTTP struct {
 
 	// Requests counts the HTTP requests served.
 	Requests atomic.Int64
+	// Expired counts the requests answered 404 Not Found because they
+	// named a session forgotten by Expire.
+	Expired atomic.Int64
 
 	mu   sync.Mutex
 	srv  *http.Server
 	done chan struct{}
+
+	hookMu    sync.Mutex
+	intercept func(w http.ResponseWriter, r *http.Request) bool
+	forgotten map[string]bool
 }
 
 // ServeHTTP starts serving s in the given mode; the server is killed when
@@ -87,8 +94,60 @@ func (h *HTTP) handler() http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.Requests.Add(1)
+		h.hookMu.Lock()
+		intercept := h.intercept
+		id := r.Header.Get(sessionIDHeader)
+		forgotten := id != "" && h.forgotten[id]
+		h.hookMu.Unlock()
+		if intercept != nil && intercept(w, r) {
+			return
+		}
+		if forgotten {
+			h.Expired.Add(1)
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// sessionIDHeader is the header of streamable HTTP that names the session.
+const sessionIDHeader = "Mcp-Session-Id"
+
+// Intercept sets a function that sees every request before the MCP
+// handler, for tests that record requests or answer some of them
+// themselves: when f returns true it has answered the request and the MCP
+// handler does not see it. nil removes it. It may be called while the
+// server runs.
+func (h *HTTP) Intercept(f func(w http.ResponseWriter, r *http.Request) bool) {
+	h.hookMu.Lock()
+	h.intercept = f
+	h.hookMu.Unlock()
+}
+
+// Expire makes a stateful server forget the sessions it has now, like a
+// server whose sessions timed out while it kept running: from now on every
+// request naming one of them is answered 404 Not Found (which the SDK's
+// client reports as sdk.ErrSessionMissing) and counted in Expired. The
+// streams already open for them are left alone, so a client learns of the
+// expiry from its next request rather than from a broken stream. New
+// sessions work. It returns how many sessions were forgotten.
+func (h *HTTP) Expire() int {
+	var ids []string
+	for s := range h.server.Sessions() {
+		if id := s.ID(); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	h.hookMu.Lock()
+	defer h.hookMu.Unlock()
+	if h.forgotten == nil {
+		h.forgotten = map[string]bool{}
+	}
+	for _, id := range ids {
+		h.forgotten[id] = true
+	}
+	return len(ids)
 }
 
 // Start listens on the server's address (a free port the first time) with

@@ -16,7 +16,32 @@ type Memory struct {
 	dials    atomic.Int64
 	mu       sync.Mutex
 	sessions []*sdk.ServerSession
+	conns    []*connTracker // the server ends of the sessions, for Kill
 	down     bool
+}
+
+// connTracker remembers the connection its transport made.
+type connTracker struct {
+	sdk.Transport
+	mu   sync.Mutex
+	conn sdk.Connection
+}
+
+func (t *connTracker) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	t.mu.Lock()
+	t.conn = c
+	t.mu.Unlock()
+	return c, err
+}
+
+func (t *connTracker) close() {
+	t.mu.Lock()
+	c := t.conn
+	t.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
 }
 
 // NewMemory returns a Memory serving s.
@@ -38,12 +63,14 @@ func (m *Memory) Dial(ctx context.Context) (sdk.Transport, error) {
 		}
 		return ct, nil
 	}
-	ss, err := m.Server.Connect(ctx, st, nil)
+	tt := &connTracker{Transport: st}
+	ss, err := m.Server.Connect(ctx, tt, nil)
 	if err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
 	m.sessions = append(m.sessions, ss)
+	m.conns = append(m.conns, tt)
 	m.mu.Unlock()
 	return ct, nil
 }
@@ -51,13 +78,19 @@ func (m *Memory) Dial(ctx context.Context) (sdk.Transport, error) {
 // Dials reports how many times Dial was called.
 func (m *Memory) Dials() int64 { return m.dials.Load() }
 
-// Kill closes every server session and makes later dials fail until Start.
+// Kill ends every server session like a crash and makes later dials fail
+// until Start: the connections are cut first, which cancels the handlers
+// still running (a graceful ServerSession.Close would wait for them), then
+// the sessions are closed.
 func (m *Memory) Kill() {
 	m.mu.Lock()
 	m.down = true
-	ss := m.sessions
-	m.sessions = nil
+	ss, cs := m.sessions, m.conns
+	m.sessions, m.conns = nil, nil
 	m.mu.Unlock()
+	for _, c := range cs {
+		c.close()
+	}
 	for _, s := range ss {
 		s.Close()
 	}
@@ -67,7 +100,7 @@ func (m *Memory) Kill() {
 func (m *Memory) Drop() {
 	m.mu.Lock()
 	ss := m.sessions
-	m.sessions = nil
+	m.sessions, m.conns = nil, nil
 	m.mu.Unlock()
 	for _, s := range ss {
 		s.Close()

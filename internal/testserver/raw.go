@@ -24,6 +24,10 @@ type Raw struct {
 	// Handle returns the lines to write for a message (nil: none). A
 	// line must not contain a newline; one is added.
 	Handle func(req RawRequest) [][]byte
+	// Ended, if set, receives a value (without blocking: give it room)
+	// each time a connection ends because the client closed its end or
+	// Close was called.
+	Ended chan struct{}
 
 	mu    sync.Mutex
 	conns []net.Conn
@@ -43,6 +47,14 @@ func (r *Raw) Dial(ctx context.Context) (sdk.Transport, error) {
 
 func (r *Raw) serve(c net.Conn) {
 	defer r.wg.Done()
+	defer func() {
+		if r.Ended != nil {
+			select {
+			case r.Ended <- struct{}{}:
+			default:
+			}
+		}
+	}()
 	defer c.Close()
 	sc := bufio.NewScanner(c)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)

@@ -1,0 +1,430 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/testserver"
+)
+
+// OptCallTimeout bounds every request made for a caller: a tool call, a
+// prompt render and a resource read that never end fail with a deadline
+// error naming the item and the server, the server sees the cancellation,
+// and the session is not thought lost.
+func TestCallTimeout(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	waitCtx := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+	s.AddPrompt(&sdk.Prompt{Name: "slow_prompt"}, func(ctx context.Context, _ *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		return nil, waitCtx(ctx)
+	})
+	s.AddResource(&sdk.Resource{URI: "test://slow", Name: "slow"}, func(ctx context.Context, _ *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return nil, waitCtx(ctx)
+	})
+	m := testserver.NewMemory(s.Server)
+	t.Cleanup(m.Close)
+	r := start(t, "memory://timeout", false, OptDialer(m.Dial), OptCallTimeout(300*time.Millisecond))
+	ctx := context.Background()
+
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), what) || !strings.Contains(err.Error(), "testserver") {
+			t.Errorf("%s: %v, want a deadline error naming it and the server", what, err)
+		}
+	}
+	_, err := call(t, ctx, r.Connector, "block", `{"tag":"t"}`)
+	check(`tool "block"`, err)
+	if tag := recvString(t, s.Cancelled); tag != "t" {
+		t.Errorf("cancelled %q", tag)
+	}
+	var slowPrompt *remotePrompt
+	for _, p := range mustList(r.ListPrompts(ctx)) {
+		if p.Name() == "slow_prompt" {
+			slowPrompt = p.(*remotePrompt)
+		}
+	}
+	if slowPrompt == nil {
+		t.Fatal("no slow_prompt")
+	}
+	_, err = slowPrompt.Render(ctx, nil)
+	check(`prompt "slow_prompt"`, err)
+	var slowRes toolkit.Resource
+	for _, x := range mustList(r.ListResources(ctx)) {
+		if x.URI() == "test://slow" {
+			slowRes = x
+		}
+	}
+	if slowRes == nil {
+		t.Fatal("no test://slow")
+	}
+	_, err = slowRes.Read(ctx)
+	check(`resource "test://slow"`, err)
+
+	// A caller's shorter deadline still wins.
+	short, cancel := context.WithTimeout(ctx, time.Millisecond)
+	defer cancel()
+	if _, err := call(t, short, r.Connector, "block", `{"tag":"u"}`); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("caller's deadline: %v", err)
+	}
+
+	// Timeouts are the caller's business: the session stays up.
+	out, err := call(t, ctx, r.Connector, "echo", `{"text":"still here"}`)
+	mustNotErr(t, err)
+	if read(t, out) != "still here" {
+		t.Error("echo after timeouts failed")
+	}
+	if n := r.states.count(toolkit.StatusReady); n != 1 || r.states.count(toolkit.StatusReconnecting) != 0 {
+		t.Errorf("timeouts caused a reconnection: %d ready states", n)
+	}
+	mustNotErr(t, r.stop(t))
+}
+
+// requestLog records what an HTTP test server receives.
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []recorded
+}
+
+type recorded struct {
+	method, query string
+	header        http.Header
+}
+
+func (l *requestLog) record(_ http.ResponseWriter, r *http.Request) bool {
+	l.mu.Lock()
+	l.reqs = append(l.reqs, recorded{r.Method, r.URL.RawQuery, r.Header.Clone()})
+	l.mu.Unlock()
+	return false
+}
+
+func (l *requestLog) all() []recorded {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.reqs)
+}
+
+func (l *requestLog) reset() {
+	l.mu.Lock()
+	l.reqs = nil
+	l.mu.Unlock()
+}
+
+// countingTransport is an http.RoundTripper that marks and counts the
+// requests it carries.
+type countingTransport struct {
+	base http.RoundTripper
+	n    atomic.Int64
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Client", "custom")
+	return c.base.RoundTrip(r)
+}
+
+// OptHeader adds its headers to every HTTP request, repeated keys
+// included, and OptHTTPClient's client carries every request, for each
+// HTTP transport.
+func TestHeadersAndHTTPClient(t *testing.T) {
+	for _, mode := range []testserver.Mode{testserver.Stateful, testserver.Stateless, testserver.SSE} {
+		t.Run(mode.String(), func(t *testing.T) {
+			leakCheck(t)
+			s := newServer(t, testserver.Options{})
+			h := testserver.ServeHTTP(t, s.Server, mode)
+			log := &requestLog{}
+			h.Intercept(log.record)
+			base := http.DefaultTransport.(*http.Transport).Clone()
+			defer base.CloseIdleConnections()
+			ct := &countingTransport{base: base}
+			url := h.URL
+			if mode == testserver.SSE {
+				url = h.SSEURL
+			}
+			r := start(t, url, false,
+				OptHeader("Authorization", "Bearer t0k3n"), OptHeader("X-Multi", "a"), OptHeader("X-Multi", "b"),
+				OptHTTPClient(&http.Client{Transport: ct}))
+			out, err := call(t, context.Background(), r.Connector, "echo", `{"text":"hi"}`)
+			mustNotErr(t, err)
+			read(t, out)
+			mustNotErr(t, r.stop(t))
+
+			reqs := log.all()
+			if len(reqs) < 3 {
+				t.Fatalf("only %d requests", len(reqs))
+			}
+			methods := map[string]bool{}
+			for i, rq := range reqs {
+				methods[rq.method] = true
+				if got := rq.header.Get("Authorization"); got != "Bearer t0k3n" {
+					t.Errorf("request %d (%s): Authorization %q", i, rq.method, got)
+				}
+				if got := rq.header.Values("X-Multi"); !slices.Equal(got, []string{"a", "b"}) {
+					t.Errorf("request %d (%s): X-Multi %q", i, rq.method, got)
+				}
+				if got := rq.header.Get("X-Client"); got != "custom" {
+					t.Errorf("request %d (%s) did not go through the given HTTP client", i, rq.method)
+				}
+			}
+			if !methods[http.MethodPost] || (mode != testserver.Stateless && !methods[http.MethodGet]) {
+				t.Errorf("methods seen: %v", methods)
+			}
+			if int(ct.n.Load()) < len(reqs) {
+				t.Errorf("the HTTP client carried %d of %d requests", ct.n.Load(), len(reqs))
+			}
+		})
+	}
+}
+
+// Streamable HTTP falls back to the SSE transport only when the first POST
+// is answered 400, 404 or 405 (the server does not speak streamable HTTP),
+// never on 401, 403 or a server error: those are answers of a streamable
+// server and are reported.
+func TestSSEFallbackOnlyOnRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		code     int
+		fallback bool
+	}{
+		{http.StatusUnauthorized, false},
+		{http.StatusForbidden, false},
+		{http.StatusInternalServerError, false},
+		{http.StatusServiceUnavailable, false},
+		{http.StatusNotFound, true},
+		{http.StatusMethodNotAllowed, true},
+	} {
+		t.Run(fmt.Sprint(tc.code), func(t *testing.T) {
+			leakCheck(t)
+			s := newServer(t, testserver.Options{})
+			// An SSE server at /mcp: it would work if the connector fell
+			// back to it.
+			h := testserver.ServeHTTP(t, s.Server, testserver.SSE)
+			var gets atomic.Int64
+			h.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+				if r.Method == http.MethodGet {
+					gets.Add(1)
+				}
+				if r.Method == http.MethodPost && r.URL.Query().Get("sessionid") == "" {
+					http.Error(w, http.StatusText(tc.code), tc.code)
+					return true
+				}
+				return false
+			})
+			r := start(t, h.URL, true, fastBackoff, OptMaxAttempts(2))
+			if tc.fallback {
+				r.states.wait(t, toolkit.StatusReady, 1)
+				if gets.Load() == 0 {
+					t.Error("ready without the SSE stream")
+				}
+				out, err := call(t, context.Background(), r.Connector, "echo", `{"text":"sse"}`)
+				mustNotErr(t, err)
+				read(t, out)
+				mustNotErr(t, r.stop(t))
+				return
+			}
+			var err error
+			select {
+			case err = <-r.done:
+				close(r.done)
+			case <-time.After(waitLimit):
+				t.Fatal("Run did not give up")
+			}
+			if !errors.Is(err, toolkit.ErrUnavailable) || !strings.Contains(err.Error(), http.StatusText(tc.code)) {
+				t.Errorf("Run: %v", err)
+			}
+			if n := gets.Load(); n != 0 {
+				t.Errorf("fell back to SSE (%d GET requests) on %d", n, tc.code)
+			}
+			if st := r.states.last(); st.Status != toolkit.StatusFailed || !strings.Contains(st.LastError, http.StatusText(tc.code)) {
+				t.Errorf("final state %+v, want the status %q in the error", st, http.StatusText(tc.code))
+			}
+		})
+	}
+}
+
+// After the SSE fallback worked once, a reconnection tries the SSE
+// transport first instead of probing streamable HTTP again.
+func TestSSETriedFirstAfterFallback(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	h := testserver.ServeHTTP(t, s.Server, testserver.SSE)
+	log := &requestLog{}
+	h.Intercept(log.record)
+	r := start(t, h.URL, false, fastBackoff)
+	first := log.all()
+	if len(first) == 0 || first[0].method != http.MethodPost || first[0].query != "" {
+		t.Fatalf("first connection did not probe streamable HTTP first: %+v", first)
+	}
+	h.Kill()
+	log.reset()
+	mustNotErr(t, h.Start())
+	r.states.wait(t, toolkit.StatusReady, 2)
+	again := log.all()
+	if len(again) == 0 || again[0].method != http.MethodGet {
+		t.Fatalf("reconnection began with %+v, want the SSE GET", again)
+	}
+	for _, rq := range again {
+		if rq.method == http.MethodPost && rq.query == "" {
+			t.Errorf("reconnection probed streamable HTTP: %+v", rq)
+		}
+	}
+	out, err := call(t, context.Background(), r.Connector, "echo", `{"text":"again"}`)
+	mustNotErr(t, err)
+	if read(t, out) != "again" {
+		t.Error("echo after reconnecting over SSE failed")
+	}
+}
+
+// OptLogLevel is the level asked of the server with logging/setLevel ("":
+// none is asked), and the server's messages below it never reach the
+// caller.
+func TestLogLevel(t *testing.T) {
+	for _, tc := range []struct {
+		opts  []Option
+		level string // asked of the server; "" for none
+	}{
+		{nil, DefaultLogLevel},
+		{[]Option{OptLogLevel("error")}, "error"},
+		{[]Option{OptLogLevel("")}, ""},
+	} {
+		t.Run("level="+tc.level, func(t *testing.T) {
+			leakCheck(t)
+			s := newServer(t, testserver.Options{})
+			var mu sync.Mutex
+			var asked []string
+			s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+				return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+					if p, ok := req.GetParams().(*sdk.SetLoggingLevelParams); ok && method == "logging/setLevel" {
+						mu.Lock()
+						asked = append(asked, string(p.Level))
+						mu.Unlock()
+					}
+					return next(ctx, method, req)
+				}
+			})
+			s.AddTool(mustTool("log2"), func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				for _, l := range []sdk.LoggingLevel{"warning", "error"} {
+					if err := req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: l, Data: "at " + string(l)}); err != nil {
+						return nil, err
+					}
+				}
+				select {
+				case <-s.Release:
+				case <-ctx.Done():
+				}
+				return &sdk.CallToolResult{Content: []sdk.Content{}}, nil
+			})
+			m := testserver.NewMemory(s.Server)
+			t.Cleanup(m.Close)
+			r := start(t, "memory://log", false, append(tc.opts, OptDialer(m.Dial))...)
+			mu.Lock()
+			got := slices.Clone(asked)
+			mu.Unlock()
+			want := []string{tc.level}
+			if tc.level == "" {
+				want = nil
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("levels asked = %q, want %q", got, want)
+			}
+			if tc.level == "" {
+				return // the server sends nothing until asked
+			}
+			sess := newTestSession("caller")
+			ctx := toolkit.ContextWithSession(context.Background(), sess)
+			done := make(chan error, 1)
+			go func() {
+				_, err := findTool(t, r.Connector, "log2").Run(ctx, nil)
+				done <- err
+			}()
+			sess.logs.waitFor(t, "ERROR at error")
+			if tc.level == DefaultLogLevel {
+				sess.logs.waitFor(t, "WARN at warning")
+			} else {
+				for _, rec := range sess.logs.all() {
+					if strings.Contains(rec, "at warning") {
+						t.Errorf("a warning reached the caller at level %q: %q", tc.level, rec)
+					}
+				}
+			}
+			s.Release <- struct{}{}
+			mustNotErr(t, <-done)
+		})
+	}
+}
+
+// OptSubscribeResources subscribes to every listed resource (again after
+// a list change), and OptOnResourceUpdated reports the server's updates,
+// with either protocol version.
+func TestResourceSubscriptions(t *testing.T) {
+	for _, tc := range []struct {
+		protocol  string
+		subscribe bool
+	}{{DefaultProtocolVersion, true}, {StatelessProtocolVersion, true}, {DefaultProtocolVersion, false}} {
+		protocol, subscribe := tc.protocol, tc.subscribe
+		t.Run(fmt.Sprintf("%s/subscribe=%v", protocol, subscribe), func(t *testing.T) {
+			leakCheck(t)
+			subs := make(chan string, 10)
+			s := newServer(t, testserver.Options{Server: &sdk.ServerOptions{
+				SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
+					subs <- req.Params.URI
+					return nil
+				},
+				UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+			}})
+			m := testserver.NewMemory(s.Server)
+			t.Cleanup(m.Close)
+			updates := make(chan string, 10)
+			refreshed := make(chan uint32, 10)
+			opts := []Option{OptDialer(m.Dial), OptProtocolVersion(protocol),
+				OptOnResourceUpdated(func(_ context.Context, uri string) { updates <- uri }),
+				withAfterRefresh(func(kinds uint32, _ error) { refreshed <- kinds })}
+			if subscribe {
+				opts = append(opts, OptSubscribeResources())
+			}
+			r := start(t, "memory://subs", false, opts...)
+			if !subscribe {
+				// Nothing subscribed: the server has nobody to tell.
+				mustNotErr(t, s.ResourceUpdated(context.Background(), &sdk.ResourceUpdatedNotificationParams{URI: testserver.TextURI}))
+				out, err := call(t, context.Background(), r.Connector, "echo", `{"text":"sync"}`)
+				mustNotErr(t, err)
+				read(t, out)
+				if len(subs) != 0 || len(updates) != 0 {
+					t.Errorf("%d subscriptions, %d updates without OptSubscribeResources", len(subs), len(updates))
+				}
+				return
+			}
+			got := []string{recvString(t, subs), recvString(t, subs)}
+			slices.Sort(got)
+			if want := []string{testserver.BlobURI, testserver.TextURI}; !slices.Equal(got, want) {
+				t.Errorf("subscribed to %q, want %q", got, want)
+			}
+			mustNotErr(t, s.ResourceUpdated(context.Background(), &sdk.ResourceUpdatedNotificationParams{URI: testserver.TextURI}))
+			if uri := recvString(t, updates); uri != testserver.TextURI {
+				t.Errorf("update of %q", uri)
+			}
+			// A new resource is subscribed to once listed.
+			s.AddResource(&sdk.Resource{URI: "test://new", Name: "new"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+				return nil, nil
+			})
+			seen := map[string]bool{}
+			for !seen["test://new"] {
+				seen[recvString(t, subs)] = true
+			}
+			mustNotErr(t, s.ResourceUpdated(context.Background(), &sdk.ResourceUpdatedNotificationParams{URI: "test://new"}))
+			if uri := recvString(t, updates); uri != "test://new" {
+				t.Errorf("update of %q", uri)
+			}
+		})
+	}
+}
