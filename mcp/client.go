@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"strconv"
 	"sync"
@@ -33,6 +32,15 @@ type inflight struct {
 	cancel  context.CancelCauseFunc
 }
 
+// inflightKey is the context key of the request a context was made for.
+type inflightKey struct{}
+
+// inflightFrom returns the request ctx was made for, or nil.
+func inflightFrom(ctx context.Context) *inflight {
+	in, _ := ctx.Value(inflightKey{}).(*inflight)
+	return in
+}
+
 // callRegistry tracks the requests in progress, to route progress and log
 // notifications to their callers and to cancel them when their session
 // ends.
@@ -50,6 +58,8 @@ func (r *callRegistry) begin(ctx context.Context, l *live) (context.Context, str
 	cctx, cancel := context.WithCancelCause(ctx)
 	sess := toolkit.SessionFromContext(ctx)
 	in := &inflight{l: l, session: sess, cancel: cancel}
+	// The request's HTTP response stream, if any, learns whose it is.
+	cctx = context.WithValue(cctx, inflightKey{}, in)
 	r.mu.Lock()
 	r.next++
 	key := strconv.FormatUint(r.next, 10)
@@ -130,58 +140,25 @@ func tokenKey(t any) string {
 	return fmt.Sprint(t)
 }
 
+// handleProgress is the SDK's progress handler; it stands aside when a
+// noteScanner delivers notifications (see notifications.go).
 func (c *Connector) handleProgress(ctx context.Context, req *sdk.ProgressNotificationClientRequest) {
-	if req.Params == nil {
+	if c.scanned || req.Params == nil {
 		return
 	}
-	in := c.calls.get(tokenKey(req.Params.ProgressToken))
-	if in == nil {
-		return
-	}
-	var msg []string
-	if req.Params.Message != "" {
-		msg = []string{req.Params.Message}
-	}
-	if err := in.session.Progress(req.Params.Progress, req.Params.Total, msg...); err != nil {
-		c.logger.Debug("forwarding progress failed", "error", err)
-	}
+	c.deliverProgress(req.Params)
 }
 
 // maxLogData caps the text of a server log message.
 const maxLogData = 16 << 10
 
+// handleLog is the SDK's log handler; it stands aside when a noteScanner
+// delivers notifications.
 func (c *Connector) handleLog(ctx context.Context, req *sdk.LoggingMessageRequest) {
-	p := req.Params
-	if p == nil {
+	if c.scanned || req.Params == nil {
 		return
 	}
-	logger := c.logger
-	if s := c.calls.sole(); s != nil {
-		logger = s.Logger()
-	}
-	var msg string
-	switch d := p.Data.(type) {
-	case string:
-		msg = d
-	default:
-		b, _ := json.Marshal(d)
-		msg = string(b)
-	}
-	if len(msg) > maxLogData {
-		msg = msg[:maxLogData] + "…"
-	}
-	var level slog.Level
-	switch p.Level {
-	case "debug":
-		level = slog.LevelDebug
-	case "info", "notice":
-		level = slog.LevelInfo
-	case "warning":
-		level = slog.LevelWarn
-	default:
-		level = slog.LevelError
-	}
-	logger.Log(ctx, level, msg, "server", c.serverName(), "logger", p.Logger)
+	c.deliverLog(ctx, req.Params, nil)
 }
 
 // acquire returns the ready session, waiting up to OptReconnectWait for one.

@@ -30,6 +30,10 @@ type Connector struct {
 	preferSSE  atomic.Bool     // the SSE transport worked last time
 
 	running atomic.Bool
+	// scanned: the connector makes its transports itself and scans them for
+	// progress and log notifications (notifications.go); false with
+	// OptDialer, where the SDK's handlers deliver them.
+	scanned bool
 
 	mu      sync.Mutex
 	state   toolkit.ConnectorState
@@ -99,6 +103,7 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		wake:    make(chan struct{}, 1),
 		kick:    make(chan struct{}, 1),
 	}
+	c.scanned = o.dialer == nil
 	c.logger = o.logger
 	if c.logger == nil {
 		c.logger = slog.Default()

@@ -109,16 +109,22 @@
 // meanwhile, it fails at once with toolkit.ErrClosed. A waiting call also
 // brings the next reconnection attempt forward (to one second after the
 // last failed one), so a server that is back after a long outage is
-// reached when it is needed, not when a long backoff runs out. Cancelling the call's context
-// cancels the remote request (the server receives notifications/cancelled).
+// reached when it is needed, not when a long backoff runs out.
+//
 // Progress notifications reach the caller's
-// toolkit.SessionFromContext(ctx).Progress while its call is in flight
-// (notifications handled after the result arrived are dropped); no
-// progress is asked for when that session has neither an ID nor a client
-// (the toolkit's no-op session, which would only log it). Log
-// messages from the server go to the caller's session logger when they are
-// handled while exactly one call is in flight on the connector, and to the
-// connector's logger otherwise. A stateless server (go-sdk's stateless
+// toolkit.SessionFromContext(ctx).Progress while its call is in flight, and
+// log messages of the server reach that session's logger: over streamable
+// HTTP those that come on the call's own response stream, otherwise while
+// exactly one call is in flight on the connector (the connector's logger
+// gets the rest). No progress is asked for when the caller's session has
+// neither an ID nor a client (the toolkit's no-op session, which would only
+// log it). On the transports the connector makes itself (stdio, streamable
+// HTTP, SSE), it reads notifications from the stream as they arrive, so a
+// notification the server sends before its result reaches the caller
+// before the call returns; with OptDialer the SDK delivers them, and one
+// sent right before the result may arrive too late. Cancelling the call's
+// context cancels the remote request (the server receives
+// notifications/cancelled). A stateless server (go-sdk's stateless
 // streamable HTTP, for one) may not act on the cancellation.
 //
 // # Requests from the server

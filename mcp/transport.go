@@ -153,6 +153,7 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 		return c.handshake(ctx, t, "custom", nil)
 	case c.ep.kind == endpointStdio:
 		st := &stdioTransport{
+			scan:      c,
 			cmd:       c.ep.stdio,
 			logger:    c.logger,
 			maxLine:   c.o.maxMessage,
@@ -284,6 +285,7 @@ func (c *Connector) httpClientWith(rec *atomic.Int32) *http.Client {
 		base = http.DefaultTransport
 	}
 	hc.Transport = &roundTripper{
+		conn:     c,
 		base:     base,
 		header:   c.o.header,
 		maxBody:  int64(c.o.maxMessage),
@@ -295,6 +297,7 @@ func (c *Connector) httpClientWith(rec *atomic.Int32) *http.Client {
 
 // roundTripper decorates the HTTP transport of a connector.
 type roundTripper struct {
+	conn     *Connector
 	base     http.RoundTripper
 	header   http.Header
 	maxBody  int64
@@ -324,7 +327,12 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if stream {
 		limit = 0 // events are bounded one by one by the SDK
 	}
-	resp.Body = &watchedBody{rc: resp.Body, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken}
+	body := &watchedBody{rc: resp.Body, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken}
+	if stream && rt.conn != nil && rt.conn.scanned {
+		// The stream of a POST belongs to the request it answers.
+		body.scan = &noteScanner{c: rt.conn, sse: true, owner: inflightFrom(req.Context())}
+	}
+	resp.Body = body
 	return resp, nil
 }
 
@@ -341,6 +349,7 @@ type watchedBody struct {
 	ctx      context.Context
 	onBroken func(error)
 	once     sync.Once
+	scan     *noteScanner // nil: not scanned
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
@@ -354,6 +363,9 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 	}
 	n, err := b.rc.Read(p)
 	b.left -= int64(n)
+	if n > 0 && b.scan != nil {
+		b.scan.feed(p[:n])
+	}
 	if err != nil && err != io.EOF && b.ctx.Err() == nil && b.onBroken != nil {
 		b.once.Do(func() { b.onBroken(err) })
 	}

@@ -172,6 +172,7 @@ func redactStdio(raw string) string {
 // it over pipes. Close (of the connection) terminates and reaps the whole
 // process group.
 type stdioTransport struct {
+	scan      *Connector // scans the server's output for notifications; nil: no
 	cmd       *StdioCommand
 	logger    *slog.Logger
 	maxLine   int
@@ -203,7 +204,11 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	t.mu.Lock()
 	t.proc = p
 	t.mu.Unlock()
-	inner, err := (&sdk.IOTransport{Reader: p.stdout, Writer: p.stdin, MaxLineLength: t.maxLine}).Connect(ctx)
+	var out io.ReadCloser = p.stdout
+	if t.scan != nil && t.scan.scanned {
+		out = readCloser{&scanningReader{r: p.stdout, s: &noteScanner{c: t.scan}}, p.stdout}
+	}
+	inner, err := (&sdk.IOTransport{Reader: out, Writer: p.stdin, MaxLineLength: t.maxLine}).Connect(ctx)
 	if err != nil {
 		p.Close()
 		return nil, err
@@ -364,6 +369,12 @@ func (p *process) Close() error {
 }
 
 // procConn is the connection to a child: closing it terminates the child.
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
 type procConn struct {
 	sdk.Connection
 	p *process

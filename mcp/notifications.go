@@ -1,0 +1,201 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The go-sdk client hands notifications to a queue of their own and
+// settles a call as soon as its response is read, so a progress or log
+// notification a server sends just before the result may be handled after
+// the call returned, when nobody listens any more. For the transports the
+// connector makes itself (stdio, streamable HTTP, SSE), a noteScanner reads
+// the bytes the SDK reads, as it reads them, and delivers progress and log
+// notifications before the SDK sees the bytes that follow: a notification
+// sent before the result reaches the caller before the result does. The
+// SDK's own handlers then stand aside (Connector.scanned).
+
+// maxNoteLine bounds the lines and events a noteScanner keeps. Progress and
+// log notifications are small; longer lines (large results) are passed
+// over without being copied.
+const maxNoteLine = 64 << 10
+
+// Method names the scanner looks for.
+var (
+	noteProgress = []byte(`"notifications/progress"`)
+	noteMessage  = []byte(`"notifications/message"`)
+)
+
+// noteScanner finds notifications in a stream of newline-delimited JSON
+// (stdio) or server-sent events (HTTP).
+type noteScanner struct {
+	c   *Connector
+	sse bool
+	// owner is the call whose response stream this is (a streamable HTTP
+	// POST), or nil for a stream shared by every call.
+	owner *inflight
+
+	line      []byte
+	skipLine  bool   // the current line is longer than maxNoteLine
+	data      []byte // SSE: the data of the current event
+	skipEvent bool   // SSE: the current event is longer than maxNoteLine
+}
+
+// feed scans p, the next bytes of the stream.
+func (s *noteScanner) feed(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if !s.skipLine {
+			if len(s.line)+len(chunk) > maxNoteLine {
+				s.skipLine, s.line = true, s.line[:0]
+			} else {
+				s.line = append(s.line, chunk...)
+			}
+		}
+		if i < 0 {
+			return
+		}
+		p = p[i+1:]
+		s.endLine(bytes.TrimSuffix(s.line, []byte{'\r'}), s.skipLine)
+		s.line, s.skipLine = s.line[:0], false
+	}
+}
+
+// endLine handles one complete line; skipped reports a line too long to
+// keep.
+func (s *noteScanner) endLine(line []byte, skipped bool) {
+	if !s.sse {
+		if !skipped {
+			s.message(line)
+		}
+		return
+	}
+	switch {
+	case skipped:
+		s.skipEvent = true
+	case len(line) == 0: // the end of an event
+		if !s.skipEvent && len(s.data) > 0 {
+			s.message(s.data)
+		}
+		s.data, s.skipEvent = s.data[:0], false
+	default:
+		v, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok || s.skipEvent {
+			return
+		}
+		v = bytes.TrimPrefix(v, []byte(" "))
+		if len(s.data)+len(v)+1 > maxNoteLine {
+			s.skipEvent = true
+			return
+		}
+		if len(s.data) > 0 {
+			s.data = append(s.data, '\n')
+		}
+		s.data = append(s.data, v...)
+	}
+}
+
+// message delivers msg if it is a progress or log notification.
+func (s *noteScanner) message(msg []byte) {
+	progress := bytes.Contains(msg, noteProgress)
+	if !progress && !bytes.Contains(msg, noteMessage) {
+		return
+	}
+	var n struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(msg, &n) != nil || n.ID != nil || len(n.Params) == 0 {
+		return
+	}
+	switch n.Method {
+	case "notifications/progress":
+		var p sdk.ProgressNotificationParams
+		if json.Unmarshal(n.Params, &p) == nil {
+			s.c.deliverProgress(&p)
+		}
+	case "notifications/message":
+		var p sdk.LoggingMessageParams
+		if json.Unmarshal(n.Params, &p) == nil {
+			s.c.deliverLog(context.Background(), &p, s.owner)
+		}
+	}
+}
+
+// scanningReader scans what is read through it.
+type scanningReader struct {
+	r io.Reader
+	s *noteScanner
+}
+
+func (r *scanningReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.s.feed(p[:n])
+	}
+	return n, err
+}
+
+// deliverProgress hands a progress notification to the caller whose token
+// it carries; one that matches no call in flight is dropped.
+func (c *Connector) deliverProgress(p *sdk.ProgressNotificationParams) {
+	in := c.calls.get(tokenKey(p.ProgressToken))
+	if in == nil {
+		return
+	}
+	var msg []string
+	if p.Message != "" {
+		msg = []string{p.Message}
+	}
+	if err := in.session.Progress(p.Progress, p.Total, msg...); err != nil {
+		c.logger.Debug("forwarding progress failed", "error", err)
+	}
+}
+
+// deliverLog logs a server's log message: to the session of owner, the
+// call on whose response stream it came, when known; else to the session
+// of the only call in flight; else to the connector's logger.
+func (c *Connector) deliverLog(ctx context.Context, p *sdk.LoggingMessageParams, owner *inflight) {
+	logger := c.logger
+	switch {
+	case owner != nil:
+		logger = owner.session.Logger()
+	default:
+		if s := c.calls.sole(); s != nil {
+			logger = s.Logger()
+		}
+	}
+	var msg string
+	switch d := p.Data.(type) {
+	case string:
+		msg = d
+	default:
+		b, _ := json.Marshal(d)
+		msg = string(b)
+	}
+	if len(msg) > maxLogData {
+		msg = msg[:maxLogData] + "…"
+	}
+	var level slog.Level
+	switch p.Level {
+	case "debug":
+		level = slog.LevelDebug
+	case "info", "notice":
+		level = slog.LevelInfo
+	case "warning":
+		level = slog.LevelWarn
+	default:
+		level = slog.LevelError
+	}
+	logger.Log(ctx, level, msg, "server", c.serverName(), "logger", p.Logger)
+}
