@@ -117,6 +117,49 @@ func (tk *Toolkit) AddResource(items ...Resource) error {
 	return tk.addBuiltins(kindResource, entries)
 }
 
+// AddResourceTemplate registers builtin resource templates, with the same
+// all-or-nothing checks as AddTool: a nil template, a URI template that
+// resource.ParseURITemplate refuses (it must be valid RFC 6570 and start
+// with a scheme), or a URI template already registered as a builtin or
+// given twice in the call (also ErrConflict) refuses the whole call with
+// an error wrapping ErrBadParameter that names the template. Added
+// templates fire one ConnectorEventResourceListChanged, as MCP has no
+// separate notification for templates.
+func (tk *Toolkit) AddResourceTemplate(items ...ResourceTemplate) error {
+	entries := make([]*entry, 0, len(items))
+	seen := make(map[string]bool, len(items))
+	for i, t := range items {
+		if isNil(t) {
+			return fmt.Errorf("%w: resource template %d is nil", ErrBadParameter, i)
+		}
+		e, err := templateEntry(BuiltinNamespace, t)
+		if err != nil {
+			return fmt.Errorf("resource template %q: %w", t.Name(), err)
+		}
+		if seen[e.key] {
+			return fmt.Errorf("%w: %w: resource template %q is given twice", ErrBadParameter, ErrConflict, e.key)
+		}
+		seen[e.key] = true
+		entries = append(entries, e)
+	}
+	return tk.addBuiltins(kindTemplate, entries)
+}
+
+// templateEntry checks a template and makes its entry for namespace ns.
+func templateEntry(ns string, t ResourceTemplate) (*entry, error) {
+	raw := t.URITemplate()
+	tmpl, err := resource.ParseURITemplate(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &entry{
+		item: Item{Namespace: ns, Type: ListTypeTemplates, Name: t.Name(), URI: raw, Value: t},
+		kind: kindTemplate,
+		key:  raw,
+		tmpl: tmpl,
+	}, nil
+}
+
 // addBuiltins installs checked entries of one kind, publishes a snapshot and
 // queues the events.
 func (tk *Toolkit) addBuiltins(k kind, entries []*entry) error {
@@ -152,8 +195,8 @@ func (tk *Toolkit) addBuiltins(k kind, entries []*entry) error {
 }
 
 // RemoveBuiltin removes a builtin tool by name, else a builtin prompt by
-// name, else a builtin resource by URI. It wraps ErrNotFound when nothing
-// matches.
+// name, else a builtin resource by URI, else a builtin resource template by
+// URI template. It wraps ErrNotFound when nothing matches.
 func (tk *Toolkit) RemoveBuiltin(key string) error {
 	tk.mu.Lock()
 	defer tk.mu.Unlock()
@@ -165,7 +208,7 @@ func (tk *Toolkit) RemoveBuiltin(key string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: no builtin tool, prompt or resource %q", ErrNotFound, key)
+	return fmt.Errorf("%w: no builtin tool, prompt, resource or resource template %q", ErrNotFound, key)
 }
 
 // rebuildBuiltins rebuilds the builtin source and publishes. tk.mu must be
@@ -182,10 +225,26 @@ func (tk *Toolkit) rebuildBuiltins() {
 	tk.publish()
 }
 
+// listChangedKind is the event that reports a change of each kind's list.
+// Templates share the resource event: MCP has no notification of its own
+// for them (resources/list_changed covers resources/templates/list).
 var listChangedKind = [numKinds]ConnectorEventKind{
 	ConnectorEventToolListChanged,
 	ConnectorEventPromptListChanged,
 	ConnectorEventResourceListChanged,
+	ConnectorEventResourceListChanged,
+}
+
+// appendListChanged appends the list-change event of kind k for ns unless
+// events already hold it (resources and templates share one).
+func appendListChanged(events []ConnectorEvent, k kind, c Connector, ns string) []ConnectorEvent {
+	ev := ConnectorEvent{Kind: listChangedKind[k], Connector: c, Namespace: ns}
+	for _, e := range events {
+		if e.Kind == ev.Kind && e.Namespace == ns {
+			return events
+		}
+	}
+	return append(events, ev)
 }
 
 // isNil reports whether v is nil or a typed nil pointer.

@@ -22,6 +22,17 @@ type Connector interface {
 	ListResources(ctx context.Context) ([]Resource, error)
 }
 
+// TemplateLister is implemented by connectors that serve resource templates
+// (a remote MCP server's resources/templates/list). The toolkit checks for
+// it with a type assertion, so the Connector interface stays as it is, and
+// calls it when it calls ListResources: when the connector is ready and
+// when it reports ConnectorEventResourceListChanged (MCP has no separate
+// notification for templates). Like the List methods of Connector, it
+// should answer from memory.
+type TemplateLister interface {
+	ListResourceTemplates(ctx context.Context) ([]ResourceTemplate, error)
+}
+
 // ConnectorEventKind identifies the kind of a ConnectorEvent.
 type ConnectorEventKind int
 
@@ -34,7 +45,8 @@ const (
 	ConnectorEventToolListChanged
 	// ConnectorEventPromptListChanged reports that the prompt list changed.
 	ConnectorEventPromptListChanged
-	// ConnectorEventResourceListChanged reports that the resource list changed.
+	// ConnectorEventResourceListChanged reports that the resource list or
+	// the resource template list changed.
 	ConnectorEventResourceListChanged
 	// ConnectorEventResourceUpdated reports that one resource's content
 	// changed; the URI field is set.

@@ -3,8 +3,9 @@
 // the application's own persistent store — behind one small surface:
 // List, Lookup and Call.
 //
-// A Toolkit holds builtins (registered with AddTool, AddPrompt and
-// AddResource, served under the namespace "builtin") and connectors (added
+// A Toolkit holds builtins (registered with AddTool, AddPrompt,
+// AddResource and AddResourceTemplate, served under the namespace
+// "builtin") and connectors (added
 // with AddConnector or AddConnectorNS, each under a namespace of its own,
 // and the delegate's "user" namespace). Run keeps the connectors alive;
 // they can be added and removed while it runs.
@@ -14,7 +15,9 @@
 // Lookup accepts "namespace.name", "uri#namespace", a bare name or a bare
 // URI. A bare key is settled by source first — builtins, then connectors in
 // registration order, then "user" — and only then by kind (tools before
-// prompts before resources), so a remote item never shadows a builtin.
+// prompts before resources), so a remote item never shadows a builtin. A
+// URI that no resource has is matched against the resource templates
+// (ResourceTemplate), which List shows with ListTypeTemplates.
 //
 // Call runs every tool through one pipeline: resolve, then, inside a span
 // when a tracer is set, check the call depth, validate the input against

@@ -68,6 +68,7 @@ type fakeConn struct {
 	tools     []Tool
 	prompts   []Prompt
 	resources []Resource
+	templates []ResourceTemplate
 	onEvent   func(ConnectorEvent)
 	run       func(ctx context.Context) error
 	started   chan struct{}
@@ -99,6 +100,13 @@ func (f *fakeConn) ListResources(context.Context) ([]Resource, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]Resource(nil), f.resources...), nil
+}
+
+// ListResourceTemplates makes every fakeConn a TemplateLister.
+func (f *fakeConn) ListResourceTemplates(context.Context) ([]ResourceTemplate, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]ResourceTemplate(nil), f.templates...), nil
 }
 
 func (f *fakeConn) setTools(tools ...Tool) {

@@ -13,6 +13,11 @@ const (
 	ListTypeTools     ListType = "tool"
 	ListTypePrompts   ListType = "prompt"
 	ListTypeResources ListType = "resource"
+	// ListTypeTemplates selects resource templates (ResourceTemplate).
+	// They are listed only when asked for by this type: an empty
+	// ListRequest.Type means tools, prompts and resources, the items a
+	// caller can use as they are.
+	ListTypeTemplates ListType = "template"
 )
 
 // ListRequest selects items for List.
@@ -20,10 +25,13 @@ type ListRequest struct {
 	// Namespace restricts results to one source: "builtin", "user" or a
 	// connector's namespace. Empty means all.
 	Namespace string
-	// Type selects one kind of item. Empty means all three.
+	// Type selects one kind of item. Empty means tools, prompts and
+	// resources; resource templates are listed only with
+	// ListTypeTemplates.
 	Type ListType
-	// Name keeps only items with this name (tools and prompts) or this URI
-	// or name (resources). Empty means all.
+	// Name keeps only items with this name (tools and prompts), this URI
+	// or name (resources), or this URI template or name (templates).
+	// Empty means all.
 	Name string
 	// Limit caps the page size; nil means no limit.
 	Limit *uint
@@ -38,19 +46,23 @@ type Item struct {
 	Namespace string
 	// Type is the kind of item.
 	Type ListType
-	// Name is the item's name (for resources, the resource's name).
+	// Name is the item's name (for resources and templates, their
+	// human-readable name).
 	Name string
-	// URI is the resource's URI; empty for tools and prompts.
+	// URI is the resource's URI, or the template's URI template; empty for
+	// tools and prompts.
 	URI string
-	// Value is the Tool, Prompt or Resource itself.
+	// Value is the Tool, Prompt, Resource or ResourceTemplate itself.
 	Value any
 }
 
-// Key returns the qualified key that reaches exactly this item through
-// Lookup: "namespace.name" for tools and prompts, "uri#namespace" for
-// resources.
+// Key returns the qualified key that reaches exactly this item: through
+// Lookup, "namespace.name" for tools and prompts and "uri#namespace" for
+// resources (a resource a template gives is reached through its template
+// again); through LookupType with ListTypeTemplates,
+// "uriTemplate#namespace" for templates.
 func (it Item) Key() string {
-	if it.Type == ListTypeResources {
+	if it.Type == ListTypeResources || it.Type == ListTypeTemplates {
 		return it.URI + "#" + it.Namespace
 	}
 	return it.Namespace + "." + it.Name
@@ -59,11 +71,14 @@ func (it Item) Key() string {
 // ListResponse is the answer of List. Items come in a stable order: tools,
 // then prompts, then resources; within a kind by namespace (builtin, then
 // connectors in registration order, then user) and then by name (URI for
-// resources).
+// resources, URI template for templates).
 type ListResponse struct {
 	Tools     []Tool
 	Prompts   []Prompt
 	Resources []Resource
+	// Templates holds resource templates; only a request with
+	// ListTypeTemplates lists them.
+	Templates []ResourceTemplate
 	// Items holds the page's items, in order, with their namespaces.
 	Items []Item
 
@@ -156,30 +171,41 @@ func (tk *Toolkit) List(ctx context.Context, req ListRequest) (*ListResponse, er
 			for i, e := range page {
 				resp.Resources[i] = e.item.Value.(Resource)
 			}
+		case kindTemplate:
+			resp.Templates = make([]ResourceTemplate, len(page))
+			for i, e := range page {
+				resp.Templates[i] = e.item.Value.(ResourceTemplate)
+			}
 		}
 		pos += n
 	}
 	return resp, nil
 }
 
-var allKinds = []kind{kindTool, kindPrompt, kindResource}
+// allKinds lists every kind, in List order.
+var allKinds = []kind{kindTool, kindPrompt, kindResource, kindTemplate}
 
+// kindsOf returns the kinds a ListType selects: empty means tools, prompts
+// and resources, not templates.
 func kindsOf(t ListType) ([]kind, error) {
 	switch t {
 	case "":
-		return allKinds, nil
+		return allKinds[0:3], nil
 	case ListTypeTools:
 		return allKinds[0:1], nil
 	case ListTypePrompts:
 		return allKinds[1:2], nil
 	case ListTypeResources:
 		return allKinds[2:3], nil
+	case ListTypeTemplates:
+		return allKinds[3:4], nil
 	}
-	return nil, fmt.Errorf("%w: list type %q: want %q, %q, %q or empty", ErrBadParameter, t, ListTypeTools, ListTypePrompts, ListTypeResources)
+	return nil, fmt.Errorf("%w: list type %q: want %q, %q, %q, %q or empty", ErrBadParameter, t, ListTypeTools, ListTypePrompts, ListTypeResources, ListTypeTemplates)
 }
 
 // byName returns the entries of kind k named name (resources: by URI or
-// name), in source order, within src when it is not nil.
+// name; templates: by URI template or name), in source order, within src
+// when it is not nil.
 func (s *snapshot) byName(src *source, k kind, name string) []*entry {
 	sources := s.sources
 	if src != nil {
@@ -191,7 +217,7 @@ func (s *snapshot) byName(src *source, k kind, name string) []*entry {
 			out = append(out, e)
 			continue
 		}
-		if k == kindResource {
+		if k == kindResource || k == kindTemplate {
 			for _, e := range src.items[k] {
 				if e.item.Name == name {
 					out = append(out, e)

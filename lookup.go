@@ -26,9 +26,20 @@ const maxKey = 8192
 //     prompt of the same name.
 //  4. "uri": the first resource with this URI, in the same source order.
 //
+// A URI that no resource has is matched against the resource templates:
+// for "uri#namespace" those of that namespace only, for "uri" those of
+// every source in the same order (within a source, in byte order of the
+// URI templates, which puts a letter, digit or most punctuation before an
+// expression where two templates differ).
+// The first template that matches gives the resource (ResourceTemplate's
+// Open), an item of the template's namespace whose Key leads back through
+// the template. Templates themselves have no bare name; LookupType with
+// ListTypeTemplates finds them by URI template.
+//
 // A key that is not of these forms wraps ErrBadParameter; a key that matches
 // nothing wraps ErrNotFound. Lookup reads the latest snapshot: it never
-// blocks on a connector and does not allocate on a hit.
+// blocks on a connector and does not allocate on a hit of forms 1 to 4 (a
+// resource given by a template is made for the call).
 func (tk *Toolkit) Lookup(ctx context.Context, key string) (any, error) {
 	e, err := tk.snap.Load().lookup(key)
 	if err != nil {
@@ -50,9 +61,13 @@ func (tk *Toolkit) LookupItem(ctx context.Context, key string) (Item, error) {
 // tool, the prompt or the resource (t) that the key names, with the same key
 // forms and order as Lookup, ignoring items of other kinds. MCP keeps tools,
 // prompts and resources apart, so a server and a prompt of the same name as
-// a tool are both reachable this way. It wraps ErrBadParameter for an
-// unknown type or a malformed key and ErrNotFound for a miss; it does not
-// allocate on a hit.
+// a tool are both reachable this way. Resources include those templates
+// give, as in Lookup. With ListTypeTemplates it finds a resource template
+// by its URI template: "uriTemplate#namespace" (Item.Key) in that
+// namespace, or "uriTemplate" in the first source that has it. It wraps
+// ErrBadParameter for an unknown type or a malformed key and ErrNotFound
+// for a miss; it does not allocate on a hit (but for a resource a template
+// gives).
 func (tk *Toolkit) LookupType(ctx context.Context, t ListType, key string) (Item, error) {
 	var k kind
 	switch t {
@@ -62,6 +77,8 @@ func (tk *Toolkit) LookupType(ctx context.Context, t ListType, key string) (Item
 		k = kindPrompt
 	case ListTypeResources:
 		k = kindResource
+	case ListTypeTemplates:
+		k = kindTemplate
 	default:
 		return Item{}, fmt.Errorf("%w: item type %q", ErrBadParameter, t)
 	}
@@ -81,7 +98,9 @@ func (s *snapshot) lookupKind(k kind, key string) (*entry, error) {
 	}
 	switch {
 	case uri && k == kindResource:
-		return s.lookup(key)
+		return s.lookupURI(key)
+	case uri && k == kindTemplate:
+		return s.lookupTemplate(key)
 	case uri:
 		return nil, fmt.Errorf("%w: no %s %q (a URI names a resource)", ErrNotFound, kindTypes[k], key)
 	case k == kindResource:
@@ -90,6 +109,8 @@ func (s *snapshot) lookupKind(k kind, key string) (*entry, error) {
 			return e, nil
 		}
 		return nil, fmt.Errorf("%w: no resource named %q", ErrNotFound, key)
+	case k == kindTemplate:
+		return nil, fmt.Errorf("%w: no resource template %q (templates are found by URI template)", ErrNotFound, key)
 	}
 	if i := strings.IndexByte(key, '.'); i > 0 {
 		if src := s.byNS[key[:i]]; src != nil {
@@ -113,17 +134,7 @@ func (s *snapshot) lookup(key string) (*entry, error) {
 		return nil, err
 	}
 	if uri {
-		if i := strings.LastIndexByte(key, '#'); i > 0 {
-			if src := s.byNS[key[i+1:]]; src != nil {
-				if e := src.index[kindResource][key[:i]]; e != nil {
-					return e, nil
-				}
-			}
-		}
-		if e := s.bareURI[key]; e != nil {
-			return e, nil
-		}
-		return nil, fmt.Errorf("%w: no resource with URI %q", ErrNotFound, key)
+		return s.lookupURI(key)
 	}
 	if i := strings.IndexByte(key, '.'); i > 0 {
 		if src := s.byNS[key[:i]]; src != nil {
@@ -141,6 +152,90 @@ func (s *snapshot) lookup(key string) (*entry, error) {
 		return e, nil
 	}
 	return nil, fmt.Errorf("%w: no tool, prompt or resource named %q", ErrNotFound, key)
+}
+
+// lookupURI finds the resource of a URI key ("uri" or "uri#namespace"):
+// a resource with that URI, else one that a template gives.
+func (s *snapshot) lookupURI(key string) (*entry, error) {
+	var qualified *source
+	if i := strings.LastIndexByte(key, '#'); i > 0 {
+		if src := s.byNS[key[i+1:]]; src != nil {
+			if e := src.index[kindResource][key[:i]]; e != nil {
+				return e, nil
+			}
+			qualified = src
+		}
+	}
+	if e := s.bareURI[key]; e != nil {
+		return e, nil
+	}
+	// The allocation-free paths are over: try the templates.
+	if qualified != nil {
+		uri := key[:len(key)-len(qualified.ns)-1]
+		if e, err := qualified.fromTemplate(uri); e != nil || err != nil {
+			return e, err
+		}
+		return nil, fmt.Errorf("%w: no resource with URI %q in namespace %q", ErrNotFound, uri, qualified.ns)
+	}
+	for _, src := range s.sources {
+		if e, err := src.fromTemplate(key); e != nil || err != nil {
+			return e, err
+		}
+	}
+	return nil, fmt.Errorf("%w: no resource with URI %q", ErrNotFound, key)
+}
+
+// fromTemplate returns the resource that the first of src's templates to
+// match uri gives, as an entry of src's namespace, or nil if none matches.
+// A template whose Open fails or panics makes the error.
+func (src *source) fromTemplate(uri string) (*entry, error) {
+	for _, t := range src.items[kindTemplate] {
+		if _, ok := t.tmpl.Match(uri); !ok {
+			continue
+		}
+		r, err := openTemplate(t.item.Value.(ResourceTemplate), uri)
+		if err == nil && isNil(r) {
+			err = fmt.Errorf("%w: no resource", ErrNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("resource %q from template %q of namespace %q: %w", uri, t.key, src.ns, err)
+		}
+		return &entry{
+			item: Item{Namespace: src.ns, Type: ListTypeResources, Name: r.Name(), URI: uri, Value: r},
+			kind: kindResource,
+			key:  uri,
+		}, nil
+	}
+	return nil, nil
+}
+
+// openTemplate calls t.Open, turning a panic into an error.
+func openTemplate(t ResourceTemplate, uri string) (r Resource, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("%w: Open panicked: %v", ErrBadParameter, p)
+		}
+	}()
+	return t.Open(uri)
+}
+
+// lookupTemplate finds a template by "uriTemplate#namespace" or, in source
+// order, by "uriTemplate".
+func (s *snapshot) lookupTemplate(key string) (*entry, error) {
+	if i := strings.LastIndexByte(key, '#'); i > 0 {
+		if src := s.byNS[key[i+1:]]; src != nil {
+			if e := src.index[kindTemplate][key[:i]]; e != nil {
+				return e, nil
+			}
+			return nil, fmt.Errorf("%w: no resource template %q in namespace %q", ErrNotFound, key[:i], src.ns)
+		}
+	}
+	for _, src := range s.sources {
+		if e := src.index[kindTemplate][key]; e != nil {
+			return e, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: no resource template %q", ErrNotFound, key)
 }
 
 // parseKey checks the form of a Lookup key and reports whether it is a URI

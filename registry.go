@@ -145,7 +145,7 @@ func (tk *Toolkit) RemoveConnector(url string) error {
 	if cn.src != nil {
 		for k := range numKinds {
 			if len(cn.src.items[k]) > 0 {
-				events = append(events, ConnectorEvent{Kind: listChangedKind[k], Connector: cn.c, Namespace: cn.ns})
+				events = appendListChanged(events, k, cn.c, cn.ns)
 			}
 		}
 	}
@@ -202,7 +202,7 @@ func (tk *Toolkit) openUser() error {
 	cn.c = c
 	tk.user = cn
 	tk.mu.Unlock()
-	tk.refresh(cn, kindPrompt, kindResource)
+	tk.refresh(cn, kindPrompt, kindResource, kindTemplate)
 	return nil
 }
 
@@ -230,10 +230,16 @@ func (tk *Toolkit) onEvent(cn *conn, ev ConnectorEvent) {
 		return
 	}
 	tk.mu.Unlock()
+	// One refresh for every kind the event covers (resources and
+	// templates share theirs), so that one event goes out.
+	var kinds []kind
 	for k, kev := range listChangedKind {
 		if kev == ev.Kind {
-			tk.refresh(cn, kind(k))
+			kinds = append(kinds, kind(k))
 		}
+	}
+	if len(kinds) > 0 {
+		tk.refresh(cn, kinds...)
 	}
 }
 
@@ -280,7 +286,7 @@ func (tk *Toolkit) refresh(cn *conn, kinds ...kind) {
 		one[k] = lists[k]
 		fresh := newSource(cn.ns, one).items[k]
 		if !sameItems(items[k], fresh) {
-			events = append(events, ConnectorEvent{Kind: listChangedKind[k], Connector: c, Namespace: cn.ns})
+			events = appendListChanged(events, k, c, cn.ns)
 		}
 		items[k] = fresh
 	}
@@ -318,6 +324,18 @@ func (tk *Toolkit) listConn(cn *conn, c Connector, k kind) ([]*entry, error) {
 		}
 	case kindResource:
 		items, err := c.ListResources(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range items {
+			values = append(values, v)
+		}
+	case kindTemplate:
+		tl, ok := c.(TemplateLister)
+		if !ok {
+			return nil, nil
+		}
+		items, err := tl.ListResourceTemplates(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -370,6 +388,8 @@ func connEntry(ns string, k kind, v any) (*entry, error) {
 		}
 		e.key = uri
 		e.item = Item{Namespace: ns, Type: ListTypeResources, Name: r.Name(), URI: uri, Value: v}
+	case kindTemplate:
+		return templateEntry(ns, v.(ResourceTemplate))
 	}
 	return e, nil
 }

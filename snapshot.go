@@ -6,27 +6,31 @@ import (
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/llmkit/toolkit/resource"
 )
 
-// kind indexes the three kinds of item.
+// kind indexes the four kinds of item.
 type kind uint8
 
 const (
 	kindTool kind = iota
 	kindPrompt
 	kindResource
+	kindTemplate // resource templates
 	numKinds
 )
 
-var kindTypes = [numKinds]ListType{ListTypeTools, ListTypePrompts, ListTypeResources}
+var kindTypes = [numKinds]ListType{ListTypeTools, ListTypePrompts, ListTypeResources, ListTypeTemplates}
 
 // entry is one item of a snapshot. It is immutable once published, except
 // for the lazily resolved schemas, which are guarded by a sync.Once.
 type entry struct {
 	item    Item
 	kind    kind
-	key     string // name for tools and prompts, URI for resources
+	key     string // name for tools and prompts, URI for resources, URI template for templates
 	schemas *toolSchemas
+	tmpl    *resource.URITemplate // templates: the parsed URI template
 }
 
 // namespace returns the namespace of e, or "" for an item called by value
@@ -82,9 +86,11 @@ type snapshot struct {
 	// or an item of an earlier connector.
 	bareName map[string]*entry
 	// bareURI maps a resource URI to its first resource in source order.
+	// Templates have no bare name and no entry here: a URI that no
+	// resource has is matched against them (see lookupURI).
 	bareURI map[string]*entry
-	// byValue maps pointer-typed item values to their entries, so a Call
-	// with a Tool value finds its cached schemas.
+	// byValue maps pointer-typed tool and prompt values to their entries,
+	// so a Call with a Tool value finds its cached schemas.
 	byValue map[any]*entry
 	// gen counts the snapshots published by a toolkit.
 	gen uint64
@@ -111,6 +117,9 @@ func buildSnapshot(sources []*source) *snapshot {
 		for k := range numKinds {
 			for _, e := range src.items[k] {
 				s.all[k] = append(s.all[k], e)
+				if k == kindTemplate {
+					continue
+				}
 				name := e.key
 				if k == kindResource {
 					name = e.item.Name

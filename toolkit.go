@@ -26,6 +26,11 @@ type Prompt = prompt.Prompt
 // Resource is an addressable blob of data; see package resource.
 type Resource = resource.Resource
 
+// ResourceTemplate is a family of resources named by an RFC 6570 URI
+// template (MCP's resource templates); see package resource. Lookup of a
+// URI that no resource has returns the resource a matching template gives.
+type ResourceTemplate = resource.Template
+
 // Reserved namespaces and the URI of the user connector.
 const (
 	BuiltinNamespace = names.BuiltinNamespace
@@ -81,6 +86,11 @@ func WithResource(items ...Resource) Option {
 	return func(tk *Toolkit) error { return tk.AddResource(items...) }
 }
 
+// WithResourceTemplate registers builtin resource templates.
+func WithResourceTemplate(items ...ResourceTemplate) Option {
+	return func(tk *Toolkit) error { return tk.AddResourceTemplate(items...) }
+}
+
 // WithDelegate sets the delegate that runs prompts, creates connectors,
 // serves the "user" namespace and receives events.
 func WithDelegate(d ToolkitDelegate) Option {
@@ -107,9 +117,10 @@ func WithMaxCallDepth(n int) Option {
 	return func(tk *Toolkit) error { tk.maxDepth = n; return nil }
 }
 
-// Toolkit aggregates tools, prompts and resources from builtins, connectors
-// (remote MCP servers) and the delegate's "user" namespace, and presents
-// them through List, Lookup and Call. It is safe for concurrent use.
+// Toolkit aggregates tools, prompts, resources and resource templates from
+// builtins, connectors (remote MCP servers) and the delegate's "user"
+// namespace, and presents them through List, Lookup and Call. It is safe
+// for concurrent use.
 //
 // Reads (List, Lookup, Call's resolution) use an immutable snapshot that
 // every change replaces atomically: they never take a lock and never wait

@@ -68,7 +68,10 @@ const (
 	sigLost
 )
 
-var _ toolkit.Connector = (*Connector)(nil)
+var (
+	_ toolkit.Connector      = (*Connector)(nil)
+	_ toolkit.TemplateLister = (*Connector)(nil)
+)
 
 // New returns a connector for the MCP server at url (see the package
 // documentation for the URL forms), identifying itself as clientName and
@@ -158,6 +161,14 @@ func (c *Connector) ListPrompts(ctx context.Context) ([]toolkit.Prompt, error) {
 // I/O.
 func (c *Connector) ListResources(ctx context.Context) ([]toolkit.Resource, error) {
 	return slices.Clone(c.snap.Load().resources), nil
+}
+
+// ListResourceTemplates returns the server's resource templates as last
+// listed (resources/templates/list, refreshed with the resources on
+// resources/list_changed). It does no I/O. It makes the connector a
+// toolkit.TemplateLister.
+func (c *Connector) ListResourceTemplates(ctx context.Context) ([]toolkit.ResourceTemplate, error) {
+	return slices.Clone(c.snap.Load().templates), nil
 }
 
 // signal wakes the supervisor with the given signal bits.

@@ -93,7 +93,11 @@
 // prompts/get (non-string argument values are passed as their JSON text).
 // Remote resources implement resource.Resource; Read calls resources/read
 // and returns the text or bytes of the content whose URI matches (else the
-// first content).
+// first content). Remote resource templates (resources/templates/list,
+// refreshed with the resources) implement resource.Template and make the
+// connector a toolkit.TemplateLister: Open gives a remote resource for any
+// URI the template matches. Templates that do not parse as absolute RFC
+// 6570 templates are skipped with a log line.
 //
 // # Calls
 //

@@ -10,9 +10,9 @@ import (
 //
 // A toolkit gathers items from several sources (builtins, connectors, the
 // user namespace); an MCP client sees one flat list per kind. The server
-// gives every tool, prompt and resource an exposed name (a URI for
-// resources) according to these rules, applied separately to tools, prompts
-// and resources:
+// gives every tool, prompt, resource and resource template an exposed name
+// (a URI for resources, a URI template for templates) according to these
+// rules, applied separately to each kind:
 //
 //  1. An item keeps its bare name (its URI for a resource) when no other item
 //     of the same kind in the toolkit has that name, the name is a valid MCP
@@ -22,7 +22,9 @@ import (
 //     bytes MCP does not allow, or be longer than 128 bytes, is sanitized
 //     and cut, and ends with "_" and 8 hex digits of a hash of the item's key
 //     so that it stays unique. A resource's qualified URI is its URI followed
-//     by "#" and the namespace, the toolkit's own key syntax.
+//     by "#" and the namespace, the toolkit's own key syntax; a template's
+//     qualified URI template likewise ends with the literal "#namespace",
+//     so the URIs it matches are the toolkit's "uri#namespace" keys.
 //  3. If that name is still taken, "_2", "_3", ... ("-2", ... for URIs) is
 //     appended until it is free.
 //  4. Stability wins over rule 1: a name once handed out for an item keeps
@@ -34,8 +36,11 @@ import (
 //  5. WithQualifiedNames makes rule 2 apply to every item.
 //
 // Every exposed name maps back to exactly one item (the toolkit key
-// "namespace.name", or "uri#namespace" for resources), and the server never
-// parses an exposed name: it looks it up in the table these rules build.
+// "namespace.name", "uri#namespace" for resources, "uriTemplate#namespace"
+// for templates), and the server never parses an exposed name: it looks it
+// up in the table these rules build. A URI read through a template is
+// resolved by the server (Server.readTemplated), which knows each exposed
+// template's suffix.
 
 // srvMaxName is the longest tool or prompt name MCP allows.
 const srvMaxName = 128

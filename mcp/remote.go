@@ -4,17 +4,21 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/url"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/internal/names"
 	"github.com/llmkit/toolkit/prompt"
+	"github.com/llmkit/toolkit/resource"
 	"github.com/llmkit/toolkit/tool"
 )
 
@@ -31,9 +35,11 @@ type catalog struct {
 	tools      []toolkit.Tool
 	prompts    []toolkit.Prompt
 	resources  []toolkit.Resource
+	templates  []toolkit.ResourceTemplate
 	toolFP     map[string]string // name → fingerprint
 	promptFP   map[string]string // name → fingerprint
 	resourceFP map[string]string // URI → fingerprint
+	templateFP map[string]string // URI template → fingerprint
 }
 
 func sameFingerprints(a, b map[string]string) bool { return maps.Equal(a, b) }
@@ -65,6 +71,9 @@ func (c *Connector) listAll(ctx context.Context, l *live, caps *sdk.ServerCapabi
 	}
 	if caps.Resources != nil {
 		if next.resources, next.resourceFP, err = c.listResources(ctx, l, prev); err != nil {
+			return nil, err
+		}
+		if next.templates, next.templateFP, err = c.listTemplates(ctx, l, prev); err != nil {
 			return nil, err
 		}
 	}
@@ -213,6 +222,62 @@ func (c *Connector) listResources(ctx context.Context, l *live, prev *catalog) (
 		}
 		return res.NextCursor, nil
 	})
+	return out, fps, err
+}
+
+// listTemplates lists the server's resource templates (every page).
+// Templates that do not parse (resource.ParseURITemplate: invalid, relative
+// or longer than 8 KiB), repeat an earlier one or pass the item limit are
+// skipped with a log line. A server that declares resources but answers
+// resources/templates/list with an error (an older or partial
+// implementation) has no templates; only a failure of the connection fails
+// the listing.
+func (c *Connector) listTemplates(ctx context.Context, l *live, prev *catalog) ([]toolkit.ResourceTemplate, map[string]string, error) {
+	old := map[string]*remoteTemplate{}
+	for _, t := range prev.templates {
+		if rt, ok := t.(*remoteTemplate); ok {
+			old[rt.def.URITemplate] = rt
+		}
+	}
+	var out []toolkit.ResourceTemplate
+	fps := map[string]string{}
+	err := paginate("resource templates", func(cursor string) (string, error) {
+		res, err := l.sess.ListResourceTemplates(ctx, &sdk.ListResourceTemplatesParams{Cursor: cursor})
+		if err != nil {
+			return "", err
+		}
+		for _, t := range res.ResourceTemplates {
+			if t == nil {
+				continue
+			}
+			tmpl, perr := resource.ParseURITemplate(t.URITemplate)
+			if perr != nil {
+				c.logger.Warn("skipping a remote resource template", "error", perr)
+				continue
+			}
+			if !c.accept("resource template", t.URITemplate, true, fps) {
+				continue
+			}
+			fp := fingerprint(struct {
+				URITemplate, Name, Title, Description, MIMEType string
+			}{t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType})
+			fps[t.URITemplate] = fp
+			if o := old[t.URITemplate]; o != nil && o.fp == fp {
+				out = append(out, o)
+				continue
+			}
+			out = append(out, &remoteTemplate{c: c, def: *t, fp: fp, tmpl: tmpl})
+		}
+		return res.NextCursor, nil
+	})
+	if err != nil && isRemoteError(err) {
+		level := slog.LevelWarn
+		if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == jsonrpc.CodeMethodNotFound {
+			level = slog.LevelDebug
+		}
+		c.logger.Log(ctx, level, "the server did not list its resource templates", "error", err)
+		return nil, nil, nil
+	}
 	return out, fps, err
 }
 
@@ -370,4 +435,65 @@ func (r *remoteResource) Type() string        { return r.def.MIMEType }
 func (r *remoteResource) Read(ctx context.Context) ([]byte, error) {
 	b, _, err := r.c.readResource(ctx, r.def.URI)
 	return b, err
+}
+
+// readTyped is Read also returning the MIME type the server gave the
+// content ("" if none), so that a gateway passes it on: a resource of a
+// template has no listed type of its own.
+func (r *remoteResource) readTyped(ctx context.Context) ([]byte, string, error) {
+	return r.c.readResource(ctx, r.def.URI)
+}
+
+// typedReader is implemented by resources that learn their content's MIME
+// type when read (remote resources).
+type typedReader interface {
+	readTyped(ctx context.Context) ([]byte, string, error)
+}
+
+// remoteTemplate is a resource template served by the connector's server.
+// Open makes a remoteResource for a matching URI, so reading it is a
+// resources/read of that URI on the server, with the retries and errors
+// of any remote resource.
+type remoteTemplate struct {
+	c    *Connector
+	def  sdk.ResourceTemplate
+	fp   string
+	tmpl *resource.URITemplate
+}
+
+var _ toolkit.ResourceTemplate = (*remoteTemplate)(nil)
+
+// URITemplate returns the server's URI template.
+func (t *remoteTemplate) URITemplate() string { return t.def.URITemplate }
+
+// Name returns the template's name, or its URI template when it has none.
+func (t *remoteTemplate) Name() string {
+	if t.def.Name != "" {
+		return t.def.Name
+	}
+	return t.def.URITemplate
+}
+
+// Description returns the template's description.
+func (t *remoteTemplate) Description() string { return t.def.Description }
+
+// Type returns the MIME type of the template's resources, if the server
+// gave one.
+func (t *remoteTemplate) Type() string { return t.def.MIMEType }
+
+// Open returns the remote resource uri names. It does no I/O.
+func (t *remoteTemplate) Open(uri string) (toolkit.Resource, error) {
+	if !validURI(uri) {
+		return nil, fmt.Errorf("%w: resource template %q of server %s: invalid URI %.200q", errs.ErrBadParameter, t.def.URITemplate, t.c.serverName(), uri)
+	}
+	if _, ok := t.tmpl.Match(uri); !ok {
+		return nil, fmt.Errorf("%w: resource template %q of server %s does not match %q", errs.ErrNotFound, t.def.URITemplate, t.c.serverName(), uri)
+	}
+	return &remoteResource{c: t.c, def: sdk.Resource{
+		URI:         uri,
+		Name:        t.Name(),
+		Title:       t.def.Title,
+		Description: t.def.Description,
+		MIMEType:    t.def.MIMEType,
+	}}, nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -14,15 +16,16 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/resource"
 )
 
 // Server exposes a Toolkit to MCP clients: over stdio (Run, ServeStdio) and
 // over streamable HTTP, stateful or stateless (Handler, Serve). It is built
-// on the go-sdk server: the toolkit's tools, prompts and resources are
-// registered with it under the names of the naming policy (see
-// names_policy.go), and re-synchronised whenever the toolkit reports a
-// change, so that clients get list_changed notifications and stable
-// pagination.
+// on the go-sdk server: the toolkit's tools, prompts, resources and
+// resource templates are registered with it under the names of the naming
+// policy (see names_policy.go), and re-synchronised whenever the toolkit
+// reports a change, so that clients get list_changed notifications and
+// stable pagination.
 //
 // The server learns of changes through toolkit events, which go to the
 // toolkit's delegate. Wire them in one of two ways:
@@ -47,13 +50,21 @@ type Server struct {
 	tools     *srvNamer
 	prompts   *srvNamer
 	resources *srvNamer
+	templates *srvNamer
 	regTools  map[string]srvReg
 	regPrmpts map[string]srvReg
 	regRes    map[string]srvReg
+	regTmpls  map[string]srvReg
+	// tmplRoutes resolves a URI read through a toolkit template, in the
+	// order reads try them (see readTemplated).
+	tmplRoutes []srvTmplRoute
+	// static holds the URI templates of WithResourceTemplate, which toolkit
+	// templates never replace.
+	static map[string]bool
 
 	// synced holds, per kind, 1 + the toolkit generation of the last
 	// synchronisation (0: never), so that a sync without changes is free.
-	synced [3]atomic.Uint64
+	synced [4]atomic.Uint64
 
 	events atomic.Bool // an event arrived or a relay is attached
 	warned atomic.Bool
@@ -65,6 +76,7 @@ const (
 	srvKindTool = iota
 	srvKindPrompt
 	srvKindResource
+	srvKindTemplate
 )
 
 // upToDate reports whether kind was synchronised at generation gen.
@@ -107,9 +119,12 @@ func NewServer(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...ServerOpti
 		tools:     newSrvNamer(false, cfg.qualify, cfg.sep),
 		prompts:   newSrvNamer(false, cfg.qualify, cfg.sep),
 		resources: newSrvNamer(true, cfg.qualify, cfg.sep),
+		templates: newSrvNamer(true, cfg.qualify, cfg.sep),
 		regTools:  map[string]srvReg{},
 		regPrmpts: map[string]srvReg{},
 		regRes:    map[string]srvReg{},
+		regTmpls:  map[string]srvReg{},
+		static:    map[string]bool{},
 	}
 	s.server = sdk.NewServer(impl, &sdk.ServerOptions{
 		Instructions:       cfg.instructions,
@@ -131,6 +146,7 @@ func NewServer(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...ServerOpti
 		if err := srvSafe(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
 			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)
 		}
+		s.static[t.tmpl.URITemplate] = true
 	}
 	s.server.AddReceivingMiddleware(s.lazySync)
 	for _, r := range cfg.relays {
@@ -198,7 +214,8 @@ func (s *Server) OnEvent(ev toolkit.ConnectorEvent) {
 	case toolkit.ConnectorEventPromptListChanged:
 		err = s.syncPrompts(ctx)
 	case toolkit.ConnectorEventResourceListChanged:
-		err = s.syncResources(ctx)
+		// The event covers resources and templates alike.
+		err = errors.Join(s.syncResources(ctx), s.syncTemplates(ctx))
 	case toolkit.ConnectorEventResourceUpdated:
 		s.resourceUpdated(ctx, ev)
 	}
@@ -207,11 +224,12 @@ func (s *Server) OnEvent(ev toolkit.ConnectorEvent) {
 	}
 }
 
-// Sync registers the toolkit's current tools, prompts and resources with
-// the server, adding and removing only what changed. Events call it for
-// the kind that changed; call it after changes the toolkit does not report.
+// Sync registers the toolkit's current tools, prompts, resources and
+// resource templates with the server, adding and removing only what
+// changed. Events call it for the kind that changed; call it after changes
+// the toolkit does not report.
 func (s *Server) Sync(ctx context.Context) error {
-	return errors.Join(s.syncTools(ctx), s.syncPrompts(ctx), s.syncResources(ctx))
+	return errors.Join(s.syncTools(ctx), s.syncPrompts(ctx), s.syncResources(ctx), s.syncTemplates(ctx))
 }
 
 // lazySync keeps lists current for a server that receives no events.
@@ -226,6 +244,8 @@ func (s *Server) lazySync(next sdk.MethodHandler) sdk.MethodHandler {
 				err = s.syncPrompts(ctx)
 			case "resources/list":
 				err = s.syncResources(ctx)
+			case "resources/templates/list":
+				err = s.syncTemplates(ctx)
 			}
 			if err != nil {
 				s.logger.Warn("mcp server: synchronising with the toolkit", "error", err)
@@ -516,6 +536,136 @@ func (s *Server) syncResources(ctx context.Context) error {
 	return nil
 }
 
+// srvTmplRoute is one toolkit template registered with the SDK server:
+// suffix is what its exposed URI template adds to the toolkit's ("" or
+// "#namespace", see names_policy.go), tmpl the toolkit's URI template.
+type srvTmplRoute struct {
+	suffix string
+	ns     string
+	tmpl   *resource.URITemplate
+}
+
+// syncTemplates registers the toolkit's resource templates with the SDK
+// server, under exposed URI templates chosen like resource URIs: a URI
+// template that two sources share is exposed as "uriTemplate#namespace"
+// for the later one, so a client reads "uri#namespace" from it. Every
+// exposed template has the same read handler, readTemplated, which
+// resolves the URI through the toolkit. A toolkit template whose exposed
+// URI template is one of WithResourceTemplate is skipped with a log line;
+// so is one the SDK refuses.
+func (s *Server) syncTemplates(ctx context.Context) error {
+	gen := s.tk.Generation()
+	if s.upToDate(srvKindTemplate, gen) {
+		return nil
+	}
+	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: toolkit.ListTypeTemplates})
+	if err != nil {
+		return err
+	}
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+
+	items := make([]srvNameItem, 0, len(resp.Items))
+	values := make(map[string]toolkit.ResourceTemplate, len(resp.Items))
+	order := make(map[string]int, len(resp.Items))
+	for i, it := range resp.Items {
+		t, ok := it.Value.(toolkit.ResourceTemplate)
+		if !ok {
+			continue
+		}
+		key := it.Key()
+		items = append(items, srvNameItem{Key: key, Namespace: it.Namespace, Name: it.URI})
+		values[key] = t
+		order[key] = i
+	}
+	s.mu.Lock()
+	table := s.templates.assign(items)
+	old := s.regTmpls
+	s.mu.Unlock()
+
+	next := make(map[string]srvReg, len(table))
+	routes := make(map[string]srvTmplRoute, len(table))
+	var adds []*sdk.ResourceTemplate
+	for exposed, it := range table {
+		if s.static[exposed] {
+			s.logger.Warn("mcp server: skipping resource template: WithResourceTemplate registered the same URI template", "template", it.Key)
+			continue
+		}
+		tmpl, err := resource.ParseURITemplate(it.Name)
+		suffix, found := strings.CutPrefix(exposed, it.Name)
+		if err != nil || !found {
+			s.logger.Warn("mcp server: skipping resource template", "template", it.Key, "error", err)
+			continue
+		}
+		st, err := srvSDKTemplate(exposed, values[it.Key])
+		if err != nil {
+			s.logger.Warn("mcp server: skipping resource template", "template", it.Key, "error", err)
+			continue
+		}
+		reg := srvReg{key: it.Key, fp: srvFingerprint(it.Key, st)}
+		next[exposed] = reg
+		routes[exposed] = srvTmplRoute{suffix: suffix, ns: it.Namespace, tmpl: tmpl}
+		if old[exposed] == reg {
+			continue
+		}
+		adds = append(adds, st)
+	}
+	var remove []string
+	for exposed := range old {
+		if _, ok := next[exposed]; !ok {
+			remove = append(remove, exposed)
+		}
+	}
+	if len(remove) > 0 {
+		s.server.RemoveResourceTemplates(remove...)
+	}
+	for _, t := range adds {
+		if err := srvSafe(func() { s.server.AddResourceTemplate(t, s.readTemplated) }); err != nil {
+			s.logger.Warn("mcp server: skipping resource template", "template", t.URITemplate, "error", err)
+			delete(next, t.URITemplate)
+			delete(routes, t.URITemplate)
+		}
+	}
+	// Qualified templates first (their suffix tells them apart), then in
+	// toolkit order, as Lookup tries templates.
+	list := make([]string, 0, len(routes))
+	for exposed := range routes {
+		list = append(list, exposed)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		a, b := routes[list[i]], routes[list[j]]
+		if len(a.suffix) != len(b.suffix) {
+			return len(a.suffix) > len(b.suffix)
+		}
+		return order[next[list[i]].key] < order[next[list[j]].key]
+	})
+	ordered := make([]srvTmplRoute, len(list))
+	for i, exposed := range list {
+		ordered[i] = routes[exposed]
+	}
+	s.mu.Lock()
+	s.regTmpls = next
+	s.tmplRoutes = ordered
+	s.mu.Unlock()
+	s.synced[srvKindTemplate].Store(gen + 1)
+	return nil
+}
+
+// srvSDKTemplate describes t for MCP under the exposed URI template,
+// turning a panic of its methods into an error.
+func srvSDKTemplate(exposed string, t toolkit.ResourceTemplate) (st *sdk.ResourceTemplate, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			st, err = nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, exposed, r)
+		}
+	}()
+	st = &sdk.ResourceTemplate{URITemplate: exposed, Name: t.Name(), Description: t.Description(), MIMEType: t.Type()}
+	if st.Name == "" {
+		st.Name = exposed
+	}
+	return st, nil
+}
+
 // resourceUpdated tells the subscribers of a resource that it changed.
 func (s *Server) resourceUpdated(ctx context.Context, ev toolkit.ConnectorEvent) {
 	if ev.URI == "" {
@@ -534,8 +684,9 @@ func (s *Server) resourceUpdated(ctx context.Context, ev toolkit.ConnectorEvent)
 }
 
 // ExposedName returns the name under which the item with the toolkit key
-// ("namespace.name" for tools and prompts, "uri#namespace" for resources)
-// is offered to clients, for the given kind.
+// ("namespace.name" for tools and prompts, "uri#namespace" for resources,
+// "uriTemplate#namespace" for templates) is offered to clients, for the
+// given kind; for templates, the exposed URI template.
 func (s *Server) ExposedName(kind toolkit.ListType, key string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -546,6 +697,8 @@ func (s *Server) ExposedName(kind toolkit.ListType, key string) (string, bool) {
 		return s.prompts.exposed(key)
 	case toolkit.ListTypeResources:
 		return s.resources.exposed(key)
+	case toolkit.ListTypeTemplates:
+		return s.templates.exposed(key)
 	}
 	return "", false
 }

@@ -228,26 +228,69 @@ func srvPromptInput(schema *jsonschema.Schema, args map[string]string) (json.Raw
 // toolkit key.
 func (s *Server) resourceHandler(key string) sdk.ResourceHandler {
 	return func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-		item, err := s.tk.LookupType(ctx, toolkit.ListTypeResources, key)
-		r, ok := item.Value.(toolkit.Resource)
-		if err != nil || !ok {
+		return s.readResource(ctx, key, req)
+	}
+}
+
+// readTemplated is the SDK read handler of every toolkit template. The SDK
+// calls it for a URI that matches one of the exposed templates; it finds
+// the toolkit template that names the URI — a qualified one when the URI
+// ends with its "#namespace" suffix (which it strips), else the first in
+// toolkit order — and reads the resource through the toolkit with
+// LookupType("uri#namespace"), so the read takes the same path as Lookup.
+func (s *Server) readTemplated(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	uri := req.Params.URI
+	s.mu.Lock()
+	routes := s.tmplRoutes
+	s.mu.Unlock()
+	for _, r := range routes {
+		u := uri
+		if r.suffix != "" {
+			var ok bool
+			if u, ok = strings.CutSuffix(uri, r.suffix); !ok {
+				continue
+			}
+		}
+		if _, ok := r.tmpl.Match(u); ok {
+			return s.readResource(ctx, u+"#"+r.ns, req)
+		}
+	}
+	return nil, sdk.ResourceNotFoundError(uri)
+}
+
+// readResource reads the resource with the toolkit key for req, answering
+// with the URI the client asked for.
+func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	item, err := s.tk.LookupType(ctx, toolkit.ListTypeResources, key)
+	r, ok := item.Value.(toolkit.Resource)
+	if err != nil || !ok {
+		return nil, sdk.ResourceNotFoundError(req.Params.URI)
+	}
+	sess := newServerSession(ctx, req, s.cfg.loggerName)
+	cctx := toolkit.ContextWithSession(ctx, sess)
+	cctx = ExtractTraceMeta(cctx, req.Params.Meta)
+	typ := r.Type()
+	var data []byte
+	if tr, ok := r.(typedReader); ok {
+		// A remote resource: the type the upstream gave the content wins
+		// over the listed one (a template's resources often have none).
+		var got string
+		if data, got, err = tr.readTyped(cctx); got != "" {
+			typ = got
+		}
+	} else {
+		data, err = r.Read(cctx)
+	}
+	if err != nil {
+		if errors.Is(err, toolkit.ErrNotFound) {
 			return nil, sdk.ResourceNotFoundError(req.Params.URI)
 		}
-		sess := newServerSession(ctx, req, s.cfg.loggerName)
-		cctx := toolkit.ContextWithSession(ctx, sess)
-		cctx = ExtractTraceMeta(cctx, req.Params.Meta)
-		data, err := r.Read(cctx)
-		if err != nil {
-			if errors.Is(err, toolkit.ErrNotFound) {
-				return nil, sdk.ResourceNotFoundError(req.Params.URI)
-			}
-			return nil, fmt.Errorf("reading resource %q: %w", req.Params.URI, err)
-		}
-		mt := srvMediaType(r.Type())
-		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{
-			srvResourceContents(req.Params.URI, r.Type(), mt, data),
-		}}, nil
+		return nil, fmt.Errorf("reading resource %q: %w", req.Params.URI, err)
 	}
+	mt := srvMediaType(typ)
+	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{
+		srvResourceContents(req.Params.URI, typ, mt, data),
+	}}, nil
 }
 
 // complete answers completion/complete: the WithCompletion hook first, then

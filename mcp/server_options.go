@@ -116,9 +116,12 @@ func WithCompletion(h func(context.Context, *sdk.CompleteRequest) (*sdk.Complete
 	return func(c *serverConfig) error { c.completion = h; return nil }
 }
 
-// WithResourceTemplate registers a resource template, which the toolkit has
-// no notion of, directly with the server. Reads of URIs that match it go to
-// handler.
+// WithResourceTemplate registers a resource template directly with the
+// server, outside the toolkit: reads of URIs that match it go to handler.
+// The toolkit's own templates (toolkit.WithResourceTemplate, and those of
+// connectors) are served without it; this option is for templates an
+// application serves over MCP only. It wins over a toolkit template with
+// the same URI template, which is then not exposed.
 func WithResourceTemplate(t *sdk.ResourceTemplate, handler sdk.ResourceHandler) ServerOption {
 	return func(c *serverConfig) error {
 		if t == nil || handler == nil {

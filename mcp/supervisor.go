@@ -336,7 +336,11 @@ func (c *Connector) refresh(ctx context.Context, l *live, bits uint32) error {
 		}
 	}
 	if bits&sigResources != 0 {
+		// resources/list_changed also covers the templates.
 		if next.resources, next.resourceFP, err = c.listResources(rctx, l, prev); err != nil {
+			return err
+		}
+		if next.templates, next.templateFP, err = c.listTemplates(rctx, l, prev); err != nil {
 			return err
 		}
 		if c.o.subscribeResources {
@@ -361,7 +365,7 @@ func (c *Connector) publish(ctx context.Context, prev, next *catalog, fire bool)
 	if c.o.onPrompts != nil && !sameFingerprints(prev.promptFP, next.promptFP) {
 		c.o.onPrompts(ctx)
 	}
-	if c.o.onResources != nil && !sameFingerprints(prev.resourceFP, next.resourceFP) {
+	if c.o.onResources != nil && (!sameFingerprints(prev.resourceFP, next.resourceFP) || !sameFingerprints(prev.templateFP, next.templateFP)) {
 		c.o.onResources(ctx)
 	}
 }

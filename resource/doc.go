@@ -9,6 +9,9 @@
 // bytes with a MIME type the caller already knows, and [Read] reads a reader
 // eagerly. [Must] is the panicking shorthand for static data and tests.
 // [WithURI] and [WithDescription] override one field of an existing resource.
+// [NewTemplate] makes a [Template], a family of resources named by an RFC
+// 6570 URI template ([ParseURITemplate], [URITemplate]), as MCP resource
+// templates are.
 //
 // Every name must be an identifier: letters, digits and underscores, not
 // starting with a digit, at most 64 bytes. A name never carries a file

@@ -364,22 +364,16 @@ func resources() []toolkit.Resource {
 	}
 }
 
-// templateOption registers test://template/{id}/data.
-func templateOption() mcp.ServerOption {
-	return mcp.WithResourceTemplate(&sdk.ResourceTemplate{
-		URITemplate: "test://template/{id}/data",
-		Name:        "template-data",
-		Description: "Data for an id",
-		MIMEType:    "application/json",
-	}, func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-		var id string
-		if _, err := fmt.Sscanf(req.Params.URI, "test://template/%s", &id); err != nil {
-			return nil, sdk.ResourceNotFoundError(req.Params.URI)
-		}
-		if n := len(id) - len("/data"); n > 0 && id[n:] == "/data" {
-			id = id[:n]
-		}
-		b, _ := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
-		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: string(b)}}}, nil
-	})
+// templates returns the builtin resource template test://template/{id}/data,
+// whose resources are JSON naming their id.
+func templates() []toolkit.ResourceTemplate {
+	t, err := resource.NewTemplate("test://template/{id}/data", "template-data", "Data for an id", "application/json",
+		func(_ context.Context, _ string, vars map[string]string) ([]byte, error) {
+			id := vars["id"]
+			return json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
+		})
+	if err != nil {
+		panic(err)
+	}
+	return []toolkit.ResourceTemplate{t}
 }

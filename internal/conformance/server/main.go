@@ -7,9 +7,8 @@
 //
 // With -upstream (repeatable, NAMESPACE=URL) it is a gateway instead: the
 // toolkit holds no builtins but a connector per upstream server, and the
-// server re-exports their tools, prompts and resources (resource
-// templates are not re-exported: the toolkit has no such notion). It
-// prints its address once every upstream is ready.
+// server re-exports their tools, prompts, resources and resource
+// templates. It prints its address once every upstream is ready.
 //
 // Once it accepts connections it prints "listening on http://HOST:PORT/mcp"
 // to standard output (with the real port when -http asks for port 0). It
@@ -79,8 +78,8 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 			toolkit.WithTool(tools()...),
 			toolkit.WithPrompt(prompts()...),
 			toolkit.WithResource(resources()...),
+			toolkit.WithResourceTemplate(templates()...),
 		)
-		opts = append(opts, templateOption())
 	} else {
 		inner = mcp.NewDelegate("toolkit-gateway", "1.0.0", mcp.OptLogger(logger), mcp.OptForwardServerRequests())
 	}
