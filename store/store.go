@@ -27,8 +27,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"mime"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -42,6 +40,7 @@ import (
 	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/internal/names"
 	"github.com/llmkit/toolkit/prompt"
+	"github.com/llmkit/toolkit/resource"
 )
 
 // DefaultPollInterval is how often Run rescans the directory where the
@@ -471,9 +470,11 @@ type fileResource struct {
 }
 
 func newFileResource(path, base string, head []byte) *fileResource {
-	typ := mime.TypeByExtension(filepath.Ext(base))
-	if typ == "" {
-		typ = http.DetectContentType(head)
+	// The type is what package resource gives the same content (sniffed,
+	// then the extension), so store files and resource.Read agree.
+	typ := "application/octet-stream"
+	if r, err := resource.Read(bytes.NewReader(head), resource.FileName(base)); err == nil {
+		typ = r.Type()
 	}
 	stem := strings.TrimSuffix(base, filepath.Ext(base))
 	if stem == "" {
@@ -500,21 +501,27 @@ func (r *fileResource) Name() string { return r.name }
 // Description returns "".
 func (r *fileResource) Description() string { return "" }
 
-// Type returns the MIME type from the extension, or sniffed from the
-// content.
+// Type returns the MIME type of the content, as package resource
+// detects it (sniffed, then from the extension).
 func (r *fileResource) Type() string { return r.typ }
 
-// Read returns the file's current content.
+// Read returns the file's current content; text in another encoding
+// (Latin-1, UTF-16) is converted to UTF-8, as resource.Read does.
 func (r *fileResource) Read(ctx context.Context) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(r.path)
+	f, err := os.Open(r.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: resource %q: %w", errs.ErrNotFound, r.uri, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: resource %q: %w", errs.ErrUnavailable, r.uri, err)
 	}
-	return data, nil
+	defer f.Close()
+	res, err := resource.Read(f, resource.FileName(filepath.Base(r.path)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: resource %q: %w", errs.ErrUnavailable, r.uri, err)
+	}
+	return res.Read(ctx)
 }

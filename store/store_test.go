@@ -24,6 +24,7 @@ func TestOpenLists(t *testing.T) {
 	h.write("notes.txt", "some notes")
 	h.write("image-1.png", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
 	h.write("noext", "{\"a\":1}")
+	h.write("latin1.txt", "caf\xe9 cr\xe8me") // Latin-1, converted like resource.Read does
 	h.write(".hidden", "x")
 	h.write("backup.txt~", "x")
 	if err := os.Mkdir(h.path("sub"), 0o755); err != nil {
@@ -49,6 +50,7 @@ func TestOpenLists(t *testing.T) {
 	}
 	want := []row{
 		{h.uri("image-1.png"), "image_1", "image/png"},
+		{h.uri("latin1.txt"), "latin1", "text/plain; charset=utf-8"},
 		{h.uri("link.txt"), "link", "text/plain; charset=utf-8"},
 		{h.uri("noext"), "noext", "text/plain; charset=utf-8"},
 		{h.uri("notes.txt"), "notes", "text/plain; charset=utf-8"},
@@ -56,9 +58,12 @@ func TestOpenLists(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("resources:\n got  %v\n want %v", got, want)
 	}
-	data, err := rs[3].Read(context.Background())
+	data, err := rs[4].Read(context.Background())
 	if err != nil || string(data) != "some notes" {
 		t.Errorf("Read = %q, %v", data, err)
+	}
+	if data, err := rs[1].Read(context.Background()); err != nil || string(data) != "café crème" {
+		t.Errorf("Read of a Latin-1 file = %q, %v", data, err)
 	}
 	if log := h.log.String(); !strings.Contains(log, "broken.md") || !strings.Contains(log, "bogus") {
 		t.Errorf("bad prompt not logged with its reason: %s", log)
