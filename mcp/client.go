@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -30,6 +32,30 @@ type inflight struct {
 	l       *live
 	session toolkit.Session
 	cancel  context.CancelCauseFunc
+	// posted is the HTTP status that answered the request's POST (streamable
+	// HTTP), 0 when none did: a 404 proves the server never ran it (it does
+	// not know the session), a 2xx that it received it, whatever error
+	// follows (a resumed stream answered 404, the connection closed).
+	posted atomic.Int32
+}
+
+// delivery tells what the HTTP answer to a request's POST proves.
+type delivery int
+
+const (
+	deliveryUnknown  delivery = iota // no POST answered (or not HTTP)
+	deliveryRefused                  // 404: the server did not run it
+	deliveryReceived                 // 2xx: the server has it
+)
+
+func (in *inflight) delivery() delivery {
+	switch st := in.posted.Load(); {
+	case st == http.StatusNotFound:
+		return deliveryRefused
+	case st >= 200 && st < 300:
+		return deliveryReceived
+	}
+	return deliveryUnknown
 }
 
 // inflightKey is the context key of the request a context was made for.
@@ -284,18 +310,28 @@ func (c *Connector) do(ctx context.Context, what reqName, failed error, safe boo
 		cctx, token, done := c.calls.begin(ctx, l)
 		err = f(cctx, l, token)
 		cause := context.Cause(cctx)
+		got := inflightFrom(cctx).delivery()
 		done()
 		switch {
 		case err == nil:
 			return nil
 		case ctx.Err() != nil:
 			return fmt.Errorf("%s of server %s: %w", what, c.serverName(), context.Cause(ctx))
+		case got == deliveryRefused:
+			// The server answered the request itself that it does not know
+			// the session: it never ran it, so it may go on the next one,
+			// whatever happened to this session meanwhile.
+			c.lost(l, err)
+			if try == 0 {
+				continue
+			}
+			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), err)
 		case errors.Is(cause, errSessionClosed):
 			if safe && try == 0 {
 				continue
 			}
 			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), errSessionClosed)
-		case notDelivered(err):
+		case notDelivered(err) && got != deliveryReceived:
 			c.lost(l, err)
 			if try == 0 {
 				continue

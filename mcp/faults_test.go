@@ -62,11 +62,6 @@ func TestSessionExpiredOnLiveServer(t *testing.T) {
 // so even a tool that is not safe to repeat should be sent again on the
 // next session (client.go: notDelivered).
 func TestSessionExpiredUnsafeCallRepeated(t *testing.T) {
-	t.Skip("bug: the first unannotated tool call after a session expiry fails with ErrUnavailable " +
-		"in a few percent of runs. The SDK fails the connection on the 404; when the supervisor " +
-		"closes the session (cause errSessionClosed) before sdk.ClientSession.CallTool returns, " +
-		"the SDK reports ctx.Err() instead of ErrSessionMissing, so Connector.do cannot tell " +
-		"that the request was never delivered and refuses to repeat it")
 	leakCheck(t)
 	s := newServer(t, testserver.Options{})
 	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
@@ -410,4 +405,36 @@ func TestStdioHungHandshakeKilled(t *testing.T) {
 	if kids := childPids(t); len(kids) != 0 {
 		t.Errorf("children %v left after Run gave up", kids)
 	}
+}
+
+// A server restarted while a tool runs answers the resumed stream with
+// 404, yet the tool may have run: the call fails as unavailable and the
+// tool is not sent again.
+func TestRestartMidCallNeverRepeatsUnsafeTool(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
+	r := start(t, h.URL, false, fastBackoff, OptReconnectWait(waitLimit))
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(t, context.Background(), r.Connector, "block", `{"tag":"once"}`)
+		done <- err
+	}()
+	recvString(t, s.Started)
+	h.Kill()
+	mustNotErr(t, h.Start())
+	select {
+	case err := <-done:
+		if !errors.Is(err, toolkit.ErrUnavailable) {
+			t.Errorf("call across a restart: %v, want ErrUnavailable", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the call hangs: was the tool sent again?")
+	}
+	select {
+	case tag := <-s.Started:
+		t.Errorf("the tool ran again (%q)", tag)
+	default:
+	}
+	mustNotErr(t, r.stop(t))
 }

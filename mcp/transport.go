@@ -321,6 +321,11 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rt.status != nil && req.Method == http.MethodPost {
 		rt.status.CompareAndSwap(0, int32(resp.StatusCode))
 	}
+	if req.Method == http.MethodPost {
+		if in := inflightFrom(req.Context()); in != nil {
+			in.posted.CompareAndSwap(0, int32(resp.StatusCode))
+		}
+	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	stream := mt == "text/event-stream"
 	limit := rt.maxBody
