@@ -141,7 +141,7 @@ func BenchmarkServerGateway(b *testing.B) {
 			go func() { _ = upstream.Run(ctx, st); close(done) }()
 			return ct, nil
 		}
-		inner := NewDelegate("gateway", "1", OptDialer(dial))
+		inner := NewDelegate("gateway", "1", OptDialer(dial), OptLogger(quietLogger()))
 		changed := make(chan struct{}, 1)
 		inner.Events = func(ev toolkit.ConnectorEvent) {
 			if ev.Kind == toolkit.ConnectorEventToolListChanged {
