@@ -54,6 +54,10 @@ type Connector struct {
 	reasonMu sync.Mutex
 	reason   error // why the session was last suspected or lost
 
+	// Subscriptions callers asked for (SubscribeResource), by URI.
+	subMu sync.Mutex
+	subs  map[string]int
+
 	// dials counts connection attempts.
 	dials atomic.Int64
 }

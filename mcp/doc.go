@@ -131,6 +131,15 @@
 // notifications/cancelled). A stateless server (go-sdk's stateless
 // streamable HTTP, for one) may not act on the cancellation.
 //
+// # Subscriptions
+//
+// Remote resources implement Subscriber: Subscribe asks the server for
+// updates of the resource (counted, and renewed after every reconnection),
+// which arrive through OptOnResourceUpdated. A Server passes its clients'
+// subscriptions to the resources that implement Subscriber, so a gateway
+// follows upstream exactly what its clients follow. OptSubscribeResources
+// subscribes to every resource instead.
+//
 // # Requests from the server
 //
 // With OptForwardServerRequests, sampling and elicitation requests a

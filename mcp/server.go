@@ -132,8 +132,8 @@ func NewServer(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...ServerOpti
 		PageSize:           cfg.pageSize,
 		KeepAlive:          cfg.keepAlive,
 		CompletionHandler:  s.complete,
-		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
-		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+		SubscribeHandler:   s.subscribe,
+		UnsubscribeHandler: s.unsubscribe,
 		Capabilities: &sdk.ServerCapabilities{
 			Logging:     &sdk.LoggingCapabilities{},
 			Completions: &sdk.CompletionCapabilities{},
@@ -664,6 +664,40 @@ func srvSDKTemplate(exposed string, t toolkit.ResourceTemplate) (st *sdk.Resourc
 		st.Name = exposed
 	}
 	return st, nil
+}
+
+// subscribe passes a client's subscription on to the resource when it is a
+// Subscriber (a connector's resources are: a gateway subscribes upstream to
+// what its clients follow). Other resources report their updates through
+// toolkit events anyway.
+func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
+	if sub := s.subscriber(ctx, req.Params.URI); sub != nil {
+		return sub.Subscribe(ctx)
+	}
+	return nil
+}
+
+func (s *Server) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) error {
+	if sub := s.subscriber(ctx, req.Params.URI); sub != nil {
+		return sub.Unsubscribe(ctx)
+	}
+	return nil
+}
+
+// subscriber returns the Subscriber behind an exposed resource URI, or nil.
+func (s *Server) subscriber(ctx context.Context, uri string) Subscriber {
+	s.mu.Lock()
+	reg, ok := s.regRes[uri]
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	item, err := s.tk.LookupType(ctx, toolkit.ListTypeResources, reg.key)
+	if err != nil {
+		return nil
+	}
+	sub, _ := item.Value.(Subscriber)
+	return sub
 }
 
 // resourceUpdated tells the subscribers of a resource that it changed.

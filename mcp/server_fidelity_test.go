@@ -323,3 +323,54 @@ func TestServerRequestsRefused(t *testing.T) {
 		t.Errorf("call: %v", err)
 	}
 }
+
+// TestGatewaySubscriptions checks that a client's subscription to an
+// upstream resource is passed upstream (and renewed when the upstream
+// reconnects), that the upstream's updates reach the client, and that the
+// last unsubscription is passed on too.
+func TestGatewaySubscriptions(t *testing.T) {
+	leakCheck(t)
+	subs := make(chan string, 8)
+	unsubs := make(chan string, 8)
+	s := newServer(t, testserver.Options{Server: &sdk.ServerOptions{
+		SubscribeHandler:   func(_ context.Context, req *sdk.SubscribeRequest) error { subs <- req.Params.URI; return nil },
+		UnsubscribeHandler: func(_ context.Context, req *sdk.UnsubscribeRequest) error { unsubs <- req.Params.URI; return nil },
+	}})
+	m := testserver.NewMemory(s.Server)
+	t.Cleanup(m.Close)
+	f, ctx := newGatewayFixture(t, m, []Option{fastBackoff})
+	updates := make(chan string, 8)
+	gw := f.connectVersion(t, &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
+	}, "2025-11-25")
+	recv := func(ch chan string, what string) string {
+		t.Helper()
+		select {
+		case v := <-ch:
+			return v
+		case <-time.After(waitLimit):
+			t.Fatalf("no %s", what)
+		}
+		return ""
+	}
+
+	mustNotErr(t, gw.Subscribe(ctx, &sdk.SubscribeParams{URI: testserver.TextURI}))
+	if got := recv(subs, "upstream subscription"); got != testserver.TextURI {
+		t.Errorf("upstream subscribed to %q", got)
+	}
+	mustNotErr(t, s.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: testserver.TextURI}))
+	if got := recv(updates, "update at the client"); got != testserver.TextURI {
+		t.Errorf("client told of %q", got)
+	}
+
+	// The upstream drops the connection: the subscription is renewed.
+	m.Drop()
+	if got := recv(subs, "renewed upstream subscription"); got != testserver.TextURI {
+		t.Errorf("upstream subscribed again to %q", got)
+	}
+
+	mustNotErr(t, gw.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: testserver.TextURI}))
+	if got := recv(unsubs, "upstream unsubscription"); got != testserver.TextURI {
+		t.Errorf("upstream unsubscribed from %q", got)
+	}
+}

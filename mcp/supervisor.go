@@ -216,6 +216,9 @@ func (c *Connector) connect(ctx context.Context) (*live, error) {
 		c.subscribe(cctx, l, next)
 	}
 	c.enterReady(ctx, l, init)
+	// After enterReady: a subscription asked for meanwhile went out on l
+	// already, and subscribing twice is harmless.
+	c.resubscribe(cctx, l)
 	return l, nil
 }
 

@@ -1,0 +1,127 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit/internal/errs"
+)
+
+// Subscriber is implemented by resources whose changes can be followed:
+// Subscribe asks for toolkit.ConnectorEventResourceUpdated events about the
+// resource, Unsubscribe stops asking. Calls are counted: a resource
+// subscribed twice needs two Unsubscribe calls. The resources of a
+// Connector implement it by subscribing on the remote server (again after
+// every reconnection); a Server calls it when its clients subscribe, so a
+// gateway subscribes upstream only to what its clients follow.
+type Subscriber interface {
+	Subscribe(ctx context.Context) error
+	Unsubscribe(ctx context.Context) error
+}
+
+var _ Subscriber = (*remoteResource)(nil)
+
+// Subscribe subscribes to the resource on the server.
+func (r *remoteResource) Subscribe(ctx context.Context) error {
+	return r.c.SubscribeResource(ctx, r.def.URI)
+}
+
+// Unsubscribe drops one subscription to the resource.
+func (r *remoteResource) Unsubscribe(ctx context.Context) error {
+	return r.c.UnsubscribeResource(ctx, r.def.URI)
+}
+
+// SubscribeResource asks the server for updates of the resource with the
+// URI, which it reports through OptOnResourceUpdated. The subscription is
+// counted and outlives reconnections. It fails with toolkit.ErrNotImplemented
+// when the server offers no subscriptions; while the connector is not
+// connected it is recorded and made when it is.
+func (c *Connector) SubscribeResource(ctx context.Context, uri string) error {
+	c.subMu.Lock()
+	defer c.subMu.Unlock()
+	if c.subs == nil {
+		c.subs = map[string]int{}
+	}
+	c.subs[uri]++
+	if c.subs[uri] > 1 {
+		return nil
+	}
+	if err := c.sendSubscription(ctx, uri, true); err != nil {
+		if c.subs[uri]--; c.subs[uri] == 0 {
+			delete(c.subs, uri)
+		}
+		return err
+	}
+	return nil
+}
+
+// UnsubscribeResource drops one subscription made with SubscribeResource;
+// the last one unsubscribes on the server.
+func (c *Connector) UnsubscribeResource(ctx context.Context, uri string) error {
+	c.subMu.Lock()
+	defer c.subMu.Unlock()
+	if c.subs[uri] == 0 {
+		return nil
+	}
+	if c.subs[uri]--; c.subs[uri] > 0 {
+		return nil
+	}
+	delete(c.subs, uri)
+	return c.sendSubscription(ctx, uri, false)
+}
+
+// sendSubscription sends resources/subscribe or resources/unsubscribe on
+// the current session, if any. c.subMu must be held.
+func (c *Connector) sendSubscription(ctx context.Context, uri string, on bool) error {
+	c.mu.Lock()
+	l := c.cur
+	c.mu.Unlock()
+	if l == nil {
+		return nil // made by resubscribe on the next connection
+	}
+	if !serverSubscribes(l) {
+		if !on {
+			return nil
+		}
+		return fmt.Errorf("%w: server %s does not offer resource subscriptions", errs.ErrNotImplemented, c.serverName())
+	}
+	var err error
+	if on {
+		err = l.sess.Subscribe(ctx, &sdk.SubscribeParams{URI: uri})
+	} else {
+		err = l.sess.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: uri})
+	}
+	if err != nil {
+		return fmt.Errorf("%w: resource %q of server %s: %v", errs.ErrUnavailable, uri, c.serverName(), err)
+	}
+	return nil
+}
+
+// serverSubscribes reports whether the server of l offers subscriptions.
+func serverSubscribes(l *live) bool {
+	init := l.sess.InitializeResult()
+	return init != nil && init.Capabilities != nil && init.Capabilities.Resources != nil && init.Capabilities.Resources.Subscribe
+}
+
+// resubscribe renews on a new session the subscriptions callers asked for.
+func (c *Connector) resubscribe(ctx context.Context, l *live) {
+	if !serverSubscribes(l) {
+		return
+	}
+	c.subMu.Lock()
+	uris := make([]string, 0, len(c.subs))
+	for uri := range c.subs {
+		uris = append(uris, uri)
+	}
+	c.subMu.Unlock()
+	for _, uri := range uris {
+		if err := l.sess.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+			c.logger.Warn("renewing a resource subscription failed", "uri", uri, "error", err)
+			if ctx.Err() != nil {
+				return
+			}
+		}
+	}
+}
