@@ -249,7 +249,7 @@ func parseKey(key string) (uri bool, err error) {
 		return false, fmt.Errorf("%w: lookup key of %d bytes is longer than %d", ErrBadParameter, len(key), maxKey)
 	}
 	if colon := strings.IndexByte(key, ':'); colon >= 0 {
-		if !isScheme(key[:colon]) {
+		if !names.IsScheme(key[:colon]) {
 			return false, fmt.Errorf("%w: lookup key %q: invalid URI scheme", ErrBadParameter, key)
 		}
 		for i := colon + 1; i < len(key); i++ {
@@ -280,20 +280,3 @@ func validNameKey(key string) bool {
 	return true
 }
 
-// isScheme reports whether s is a URI scheme: a letter followed by letters,
-// digits, '+', '-' or '.'.
-func isScheme(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
-		default:
-			return false
-		}
-	}
-	return true
-}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/internal/names"
 )
 
 // Limits on URI templates. They keep parsing and matching cheap whatever a
@@ -180,19 +181,7 @@ func (t *URITemplate) absolute() bool {
 	}
 	lit := t.parts[0].lit
 	colon := strings.IndexByte(lit, ':')
-	if colon <= 0 {
-		return false
-	}
-	for i := 0; i < colon; i++ {
-		c := lit[i]
-		switch {
-		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
-		default:
-			return false
-		}
-	}
-	return true
+	return colon > 0 && names.IsScheme(lit[:colon])
 }
 
 // literalByte reports whether an ASCII byte may appear in a template

@@ -130,3 +130,21 @@ func Sanitize(s string) string {
 	}
 	return string(b)
 }
+
+// IsScheme reports whether s is a URI scheme (RFC 3986): a letter followed
+// by letters, digits, '+', '-' or '.'.
+func IsScheme(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}
