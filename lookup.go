@@ -279,4 +279,3 @@ func validNameKey(key string) bool {
 	}
 	return true
 }
-
