@@ -105,6 +105,24 @@ func (g *gatewayProcess) collect(r io.Reader) {
 }
 
 // mark returns the position of the next log record.
+// terminate sends SIGTERM to the gateway and checks that it exits cleanly
+// and that the process child of an upstream is gone with it.
+func (g *gatewayProcess) terminate(t *testing.T, child int) {
+	t.Helper()
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-g.exited:
+	case <-time.After(waitLimit):
+		t.Fatal("the gateway did not exit after SIGTERM")
+	}
+	if g.exitErr != nil {
+		t.Errorf("exit: %v", g.exitErr)
+	}
+	if err := syscall.Kill(child, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("upstream process %d is still there after the gateway exited (kill -0: %v)", child, err)
+	}
+}
+
 func (g *gatewayProcess) mark() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -485,18 +503,7 @@ servers:
 
 	// SIGTERM: a clean exit, and the stdio child is gone.
 	cs.Close()
-	g.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-g.exited:
-	case <-time.After(waitLimit):
-		t.Fatal("the gateway did not exit after SIGTERM")
-	}
-	if g.exitErr != nil {
-		t.Errorf("exit: %v", g.exitErr)
-	}
-	if err := syscall.Kill(who.PID, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("the stdio child %d is still there after the gateway exited (kill -0: %v)", who.PID, err)
-	}
+	g.terminate(t, who.PID)
 }
 
 // TestGatewayHeaders checks that the headers of a server's configuration,
@@ -637,18 +644,7 @@ func TestGatewaySample(t *testing.T) {
 	// SIGTERM: a clean exit, and the server (a grandchild, under go run)
 	// is gone too.
 	cs.Close()
-	g.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-g.exited:
-	case <-time.After(waitLimit):
-		t.Fatal("the gateway did not exit after SIGTERM")
-	}
-	if g.exitErr != nil {
-		t.Errorf("exit: %v", g.exitErr)
-	}
-	if err := syscall.Kill(who.PID, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("the server %d is still there after the gateway exited (kill -0: %v)", who.PID, err)
-	}
+	g.terminate(t, who.PID)
 }
 
 // TestGatewayStdio serves the gateway to a client over stdio: the client
