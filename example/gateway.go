@@ -13,7 +13,6 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,10 +22,6 @@ import (
 
 // gatewayName identifies the gateway to its MCP clients.
 const gatewayName = "toolkit-gateway"
-
-// shutdownGrace bounds how long open HTTP requests get to finish at
-// shutdown.
-const shutdownGrace = 5 * time.Second
 
 // serveCommand parses the gateway's flags, loads its configuration and runs
 // it until SIGINT or SIGTERM.
@@ -219,39 +214,8 @@ func (g *gateway) listen(ctx context.Context, addr string, handler http.Handler,
 		attrs = append(attrs, "mcp", base+g.config().Path)
 	}
 	g.logger.Info("serving", attrs...)
-	serve(func() error { return serveHTTP(ctx, ln, handler) })
+	serve(func() error { return mcp.ServeHTTP(ctx, ln, handler) })
 	return nil
-}
-
-// serveHTTP serves handler on ln until ctx is cancelled, then shuts down:
-// long-lived event streams are cancelled and open requests get
-// shutdownGrace to finish.
-func serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler) error {
-	base, cancelBase := context.WithCancel(context.Background())
-	defer cancelBase()
-	hs := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return base },
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	cancelBase()
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	err := hs.Shutdown(sctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = hs.Close()
-	}
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
-		return serr
-	}
-	return err
 }
 
 // config returns the configuration in force.

@@ -28,9 +28,8 @@ func Serve(ctx context.Context, tk *toolkit.Toolkit, addr string, opts ...Server
 	return s.ServeListener(ctx, ln)
 }
 
-// ServeListener serves the streamable HTTP handler on ln until ctx is
-// cancelled, then shuts down: open streams and requests are cancelled and
-// given up to five seconds to finish. It closes ln.
+// ServeListener serves the streamable HTTP handler on ln (see ServeHTTP)
+// until ctx is cancelled. It closes ln.
 func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	path := s.cfg.path
 	if path == "" {
@@ -38,10 +37,25 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(path, s.Handler())
+	return ServeHTTP(ctx, ln, mux)
+}
+
+// ShutdownGrace is how long ServeHTTP gives open requests to finish once
+// its context is cancelled.
+const ShutdownGrace = 5 * time.Second
+
+// ServeHTTP serves h on ln until ctx is cancelled, then shuts down. An MCP
+// handler keeps event streams open for as long as a session lives, so a
+// plain http.Server.Shutdown would wait for them forever: ServeHTTP
+// cancels every request's context first, then gives open requests
+// ShutdownGrace to finish and closes what is left. Use it to serve a mux
+// that holds Handler beside routes of the application's own (a health
+// check, say). It closes ln.
+func ServeHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
 	hs := &http.Server{
-		Handler:           mux,
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
@@ -53,7 +67,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	cancelBase() // ends event streams, which never go idle by themselves
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 	defer cancel()
 	err := hs.Shutdown(sctx)
 	if errors.Is(err, context.DeadlineExceeded) {

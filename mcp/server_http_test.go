@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -205,4 +206,69 @@ func TestServerServe(t *testing.T) {
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		t.Errorf("serve: %v", err)
 	}
+}
+
+// TestServeHTTP serves the MCP handler beside a route of the application's
+// own, with a client's event stream and a request still open at shutdown:
+// cancelling the context ends both and ServeHTTP returns.
+func TestServeHTTP(t *testing.T) {
+	srvLeakCheck(t)
+	relay := ServerDelegate(nil)
+	tk, err := toolkit.New(toolkit.WithDelegate(relay))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(tk, nil, WithEventRelay(relay))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	entered, ended := make(chan struct{}), make(chan struct{})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		<-r.Context().Done()
+		close(ended)
+	})
+	ln, err := srvListen(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ServeHTTP(ctx, ln, mux) }()
+
+	cs, err := srvConnectHTTP(t, base+"/mcp", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "ok" {
+		t.Errorf("/healthz = %q", body)
+	}
+	go func() {
+		if resp, err := http.Get(base + "/hang"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-entered
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ServeHTTP: %v", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("ServeHTTP did not return after its context was cancelled")
+	}
+	<-ended
 }
