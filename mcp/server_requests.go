@@ -29,14 +29,13 @@ var errNoClient = errors.New("no MCP client session")
 
 // CreateMessage asks the client to sample its model, in the context of
 // the client's request (so that it travels on that request's stream). It
-// fails when the client does not offer sampling or its protocol version
-// forbids server requests during a request.
+// fails when the client cannot be asked (srvSampleCheck).
 func (s *serverSession) CreateMessage(ctx context.Context, params *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
 	if s.ss == nil {
 		return nil, errNoClient
 	}
-	if caps := s.Capabilities(); caps == nil || caps.Sampling == nil {
-		return nil, fmt.Errorf("%w: the client does not offer sampling", toolkit.ErrNotImplemented)
+	if err := srvSampleCheck(s); err != nil {
+		return nil, err
 	}
 	rctx, cancel := s.requestContext(ctx)
 	defer cancel()

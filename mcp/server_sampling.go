@@ -59,8 +59,8 @@ func runSampling(ctx context.Context, cfg samplingConfig, p toolkit.Prompt, reso
 	if ss == nil {
 		return nil, fmt.Errorf("%w: prompt %q: no MCP client session to sample from", toolkit.ErrNotImplemented, p.Name())
 	}
-	if !srvCanSample(ctx) {
-		return nil, fmt.Errorf("%w: prompt %q: the MCP client does not offer sampling (or its protocol version forbids server requests)", toolkit.ErrNotImplemented, p.Name())
+	if err := srvSampleCheck(toolkit.SessionFromContext(ctx)); err != nil {
+		return nil, fmt.Errorf("prompt %q: %w", p.Name(), err)
 	}
 	r, ok := p.(prompt.Renderer)
 	if !ok {
@@ -138,18 +138,18 @@ func runSampling(ctx context.Context, cfg samplingConfig, p toolkit.Prompt, reso
 	return nil, fmt.Errorf("%w: prompt %q: sampling returned %T content", toolkit.ErrNotImplemented, p.Name(), res.Content)
 }
 
-// srvCanSample reports whether the client of the request in ctx accepts a
-// sampling request now: it offers sampling and speaks a protocol version
-// that allows server requests during a request (before 2026-07-28).
-func srvCanSample(ctx context.Context) bool {
-	sess := toolkit.SessionFromContext(ctx)
+// srvSampleCheck reports why the client of sess cannot be asked to sample
+// now, or nil when it can: it must offer sampling and speak a protocol
+// version that allows server requests during a request (before
+// 2026-07-28).
+func srvSampleCheck(sess toolkit.Session) error {
 	if caps := sess.Capabilities(); caps == nil || caps.Sampling == nil {
-		return false
+		return fmt.Errorf("%w: the MCP client does not offer sampling", toolkit.ErrNotImplemented)
 	}
 	if pv, ok := sess.(interface{ ProtocolVersion() string }); ok && pv.ProtocolVersion() >= "2026-07-28" {
-		return false
+		return fmt.Errorf("%w: the MCP client speaks protocol %s, which forbids server requests during a request", toolkit.ErrNotImplemented, pv.ProtocolVersion())
 	}
-	return true
+	return nil
 }
 
 // srvSamplingContent converts content to a kind sampling messages may hold:
@@ -194,7 +194,7 @@ func (d *samplingDelegate) OnEvent(ev toolkit.ConnectorEvent) {
 }
 
 func (d *samplingDelegate) Call(ctx context.Context, p toolkit.Prompt, resources ...toolkit.Resource) (toolkit.Resource, error) {
-	if ServerSessionFromContext(ctx) != nil && srvCanSample(ctx) {
+	if ServerSessionFromContext(ctx) != nil && srvSampleCheck(toolkit.SessionFromContext(ctx)) == nil {
 		return runSampling(ctx, d.cfg, p, resources...)
 	}
 	if d.inner == nil {

@@ -116,12 +116,5 @@ func (c *Connector) resubscribe(ctx context.Context, l *live) {
 		uris = append(uris, uri)
 	}
 	c.subMu.Unlock()
-	for _, uri := range uris {
-		if err := l.sess.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
-			c.logger.Warn("renewing a resource subscription failed", "uri", uri, "error", err)
-			if ctx.Err() != nil {
-				return
-			}
-		}
-	}
+	c.subscribeEach(ctx, l, uris)
 }

@@ -375,9 +375,18 @@ func (c *Connector) publish(ctx context.Context, prev, next *catalog, fire bool)
 
 // subscribe asks for updates of every resource of cat.
 func (c *Connector) subscribe(ctx context.Context, l *live, cat *catalog) {
-	for _, r := range cat.resources {
-		if err := l.sess.Subscribe(ctx, &sdk.SubscribeParams{URI: r.URI()}); err != nil {
-			c.logger.Warn("subscribing to a resource failed", "uri", r.URI(), "error", err)
+	uris := make([]string, len(cat.resources))
+	for i, r := range cat.resources {
+		uris[i] = r.URI()
+	}
+	c.subscribeEach(ctx, l, uris)
+}
+
+// subscribeEach subscribes to each URI on l, logging failures.
+func (c *Connector) subscribeEach(ctx context.Context, l *live, uris []string) {
+	for _, uri := range uris {
+		if err := l.sess.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+			c.logger.Warn("subscribing to a resource failed", "uri", uri, "error", err)
 			if ctx.Err() != nil {
 				return
 			}

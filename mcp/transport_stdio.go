@@ -205,7 +205,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	t.proc = p
 	t.mu.Unlock()
 	var out io.ReadCloser = p.stdout
-	if t.scan != nil && t.scan.scanned {
+	if t.scan != nil {
 		out = readCloser{&scanningReader{r: p.stdout, s: &noteScanner{c: t.scan}}, p.stdout}
 	}
 	inner, err := (&sdk.IOTransport{Reader: out, Writer: p.stdin, MaxLineLength: t.maxLine}).Connect(ctx)
