@@ -71,6 +71,7 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
 	var inner toolkit.ToolkitDelegate
+	changed := make(chan struct{}, 1) // an upstream's lists changed
 	tkOpts := []toolkit.Option{toolkit.WithLogger(logger)}
 	opts := []mcp.ServerOption{mcp.WithServerLogger(logger)}
 	if len(ups) == 0 {
@@ -81,7 +82,14 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 			toolkit.WithResourceTemplate(templates()...),
 		)
 	} else {
-		inner = mcp.NewDelegate("toolkit-gateway", "1.0.0", mcp.OptLogger(logger), mcp.OptForwardServerRequests())
+		d := mcp.NewDelegate("toolkit-gateway", "1.0.0", mcp.OptLogger(logger), mcp.OptForwardServerRequests())
+		d.Events = func(toolkit.ConnectorEvent) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+		inner = d
 	}
 	relay := mcp.ServerDelegate(inner)
 	tk, err := toolkit.New(append(tkOpts, toolkit.WithDelegate(relay))...)
@@ -108,7 +116,7 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 		runErr := make(chan error, 1)
 		go func() { runErr <- tk.Run(rctx) }()
 		defer func() { rcancel(); <-runErr }()
-		if err := waitReady(ctx, tk, len(ups)); err != nil {
+		if err := waitReady(ctx, tk, len(ups), changed); err != nil {
 			return err
 		}
 	}
@@ -126,9 +134,12 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 	return srv.ServeListener(ctx, ln)
 }
 
-// waitReady waits until n connectors are ready, for at most a minute.
-func waitReady(ctx context.Context, tk *toolkit.Toolkit, n int) error {
-	deadline := time.Now().Add(time.Minute)
+// waitReady waits until n connectors are ready, for at most a minute. It
+// looks again each time an upstream's lists change: a connector's first
+// listing follows its ready state, so the last change shows them all.
+func waitReady(ctx context.Context, tk *toolkit.Toolkit, n int, changed <-chan struct{}) error {
+	deadline := time.NewTimer(time.Minute)
+	defer deadline.Stop()
 	for {
 		ready := 0
 		var states []string
@@ -141,13 +152,12 @@ func waitReady(ctx context.Context, tk *toolkit.Toolkit, n int) error {
 		if ready >= n {
 			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("upstreams not ready: %s", strings.Join(states, "; "))
-		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-deadline.C:
+			return fmt.Errorf("upstreams not ready: %s", strings.Join(states, "; "))
+		case <-changed:
 		}
 	}
 }
