@@ -1,13 +1,17 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -407,9 +411,10 @@ func TestStdioHungHandshakeKilled(t *testing.T) {
 	}
 }
 
-// A server restarted while a tool runs answers the resumed stream with
-// 404, yet the tool may have run: the call fails as unavailable and the
-// tool is not sent again.
+// A server restarted while a tool runs may have run it: whichever way the
+// connector learns of the restart (the broken stream, a failed ping, or a
+// 404 for the resumed stream after the POST was answered), the call fails
+// as unavailable and the tool is not sent again.
 func TestRestartMidCallNeverRepeatsUnsafeTool(t *testing.T) {
 	leakCheck(t)
 	s := newServer(t, testserver.Options{})
@@ -436,5 +441,50 @@ func TestRestartMidCallNeverRepeatsUnsafeTool(t *testing.T) {
 		t.Errorf("the tool ran again (%q)", tag)
 	default:
 	}
+	mustNotErr(t, r.stop(t))
+}
+
+// A request whose POST the server answered is never sent again when its
+// stream breaks, even though the resumed stream is answered 404 (session
+// missing): the tool may have run. (With go-sdk v1.8 the session is closed
+// before the call sees the 404, so the errSessionClosed path decides; the
+// deliveryReceived guard in Connector.do covers the other order.)
+func TestReceivedRequestNotRepeated(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
+	r := start(t, h.URL, false, fastBackoff, OptReconnectWait(waitLimit))
+	var posts atomic.Int32
+	h.Intercept(func(w http.ResponseWriter, req *http.Request) bool {
+		if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return true
+		}
+		if req.Method != http.MethodPost {
+			return false
+		}
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if !bytes.Contains(body, []byte(`"tools/call"`)) || !bytes.Contains(body, []byte(`"structured"`)) {
+			return false
+		}
+		if posts.Add(1) > 1 {
+			return false // sent again: let it run, the test fails below
+		}
+		// Received: the stream starts, then breaks before the answer.
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "id: 1\nretry: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"working\"}}\n\n")
+		w.(http.Flusher).Flush()
+		return true
+	})
+	_, err := call(t, context.Background(), r.Connector, "structured", `{"a":1,"b":2}`)
+	if !errors.Is(err, toolkit.ErrUnavailable) {
+		t.Errorf("call whose stream broke: %v, want ErrUnavailable", err)
+	}
+	if n := posts.Load(); n != 1 {
+		t.Errorf("the tool call was posted %d times, want once", n)
+	}
+	h.Intercept(nil)
 	mustNotErr(t, r.stop(t))
 }
