@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -111,4 +112,23 @@ func mustSchema(s string) *jsonschema.Schema {
 		panic(err)
 	}
 	return &sc
+}
+
+// runWithRemote runs tk until the test ends and adds the delegate's fake
+// remote server as namespace "srv", returning once it has started.
+func runWithRemote(t *testing.T, tk *toolkit.Toolkit, d *delegate) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error)
+	go func() { ran <- tk.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-ran; err != nil {
+			t.Error(err)
+		}
+	})
+	if err := tk.AddConnectorNS("srv", "test://srv"); err != nil {
+		t.Fatal(err)
+	}
+	<-d.remote.started
 }

@@ -109,19 +109,8 @@ func TestDispatchRedefinedRemoteTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	ran := make(chan error)
-	go func() { ran <- tk.Run(ctx) }()
-	defer func() {
-		stop()
-		if err := <-ran; err != nil {
-			t.Error(err)
-		}
-	}()
-	if err := tk.AddConnectorNS("srv", "test://srv"); err != nil {
-		t.Fatal(err)
-	}
-	<-d.remote.started
+	runWithRemote(t, tk, d)
+	ctx := context.Background()
 	lookup := func(out, schema string) *testTool {
 		return &testTool{name: "lookup", desc: "Looks up " + out + ".", schema: mustSchema(schema),
 			run: func(context.Context, json.RawMessage) (any, error) { return out, nil }}

@@ -105,19 +105,7 @@ func TestToolkit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	ran := make(chan error)
-	go func() { ran <- tk.Run(ctx) }()
-	defer func() {
-		stop()
-		if err := <-ran; err != nil {
-			t.Error(err)
-		}
-	}()
-	if err := tk.AddConnectorNS("srv", "test://srv"); err != nil {
-		t.Fatal(err)
-	}
-	<-d.remote.started
+	runWithRemote(t, tk, d)
 	d.setTools(t, true, text("search", "remote results"), text("get.weather", "dotted"), text("Get_Weather", "cased"))
 
 	c := NewCatalog(tk)
