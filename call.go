@@ -22,6 +22,10 @@ type frame struct {
 	tk        *Toolkit
 	depth     int
 	resources []Resource
+	// session is the caller's WithSession session as seen inside the call
+	// (logging through tk's logger), made once per Call; its localSession
+	// is nil when the caller has no such session.
+	session callSession
 }
 
 type frameKey struct{}
@@ -109,7 +113,11 @@ func (tk *Toolkit) enter(ctx context.Context, what, name string, resources []Res
 	if depth > tk.maxDepth {
 		return nil, fmt.Errorf("%w: %s %q would run at depth %d, limit %d", ErrDepthExceeded, what, name, depth, tk.maxDepth)
 	}
-	return context.WithValue(ctx, frameKey{}, &frame{tk: tk, depth: depth, resources: resources}), nil
+	f := &frame{tk: tk, depth: depth, resources: resources}
+	if ls, ok := ctx.Value(sessionKey{}).(*localSession); ok && ls != nil && ls.logger == nil {
+		f.session = callSession{localSession: ls, logger: tk.logger}
+	}
+	return context.WithValue(ctx, frameKey{}, f), nil
 }
 
 // callTool runs a tool through the pipeline. With a tracer, the span covers

@@ -63,14 +63,17 @@ func WithSession(ctx context.Context, id string, meta ...MetaValue) context.Cont
 // Inside a toolkit call, a session made by WithSession also logs through the
 // toolkit's logger. It never returns nil.
 func SessionFromContext(ctx context.Context) Session {
-	f := frameFrom(ctx)
 	if s, ok := ctx.Value(sessionKey{}).(Session); ok && s != nil {
-		if ls, ok := s.(*localSession); ok && ls.logger == nil && f != nil && f.tk != nil {
-			return &callSession{localSession: ls, logger: f.tk.logger}
+		if ls, ok := s.(*localSession); ok && ls.logger == nil {
+			// The view made when the call began, if this session is the
+			// one the call began with (a tool may set another).
+			if f := frameFrom(ctx); f != nil && f.session.localSession == ls {
+				return &f.session
+			}
 		}
 		return s
 	}
-	if f != nil && f.tk != nil {
+	if f := frameFrom(ctx); f != nil && f.tk != nil {
 		return &f.tk.noop
 	}
 	return &defaultSession
