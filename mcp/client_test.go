@@ -133,31 +133,13 @@ func TestLogRouting(t *testing.T) {
 
 func TestListChanged(t *testing.T) {
 	var toolEvents, promptEvents, resourceEvents atomic.Int32
-	refreshed := make(chan uint32, 10)
+	watch, waitRefresh := refreshes(t)
 	r, s, _ := memoryConnector(t, testserver.Options{},
 		OptOnToolListChanged(func(context.Context) { toolEvents.Add(1) }),
 		OptOnPromptListChanged(func(context.Context) { promptEvents.Add(1) }),
 		OptOnResourceListChanged(func(context.Context) { resourceEvents.Add(1) }),
-		withAfterRefresh(func(kinds uint32, err error) {
-			if err != nil {
-				t.Errorf("refresh: %v", err)
-			}
-			refreshed <- kinds
-		}),
+		watch,
 	)
-	waitRefresh := func(kind uint32) {
-		t.Helper()
-		for {
-			select {
-			case k := <-refreshed:
-				if k&kind != 0 {
-					return
-				}
-			case <-time.After(waitLimit):
-				t.Fatal("no refresh")
-			}
-		}
-	}
 	noop := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return nil, nil }
 	ctx := context.Background()
 	before, _ := r.ListTools(ctx)
@@ -223,6 +205,33 @@ func mustList[T any](items []T, err error) []T {
 
 func withAfterRefresh(f func(kinds uint32, err error)) Option {
 	return func(o *options) error { o.afterRefresh = f; return nil }
+}
+
+// refreshes returns an option that records the connector's list refreshes
+// (failing the test on a refresh error) and a function that waits for a
+// refresh of one of the kinds (sigTools, sigPrompts, sigResources).
+func refreshes(t *testing.T) (Option, func(kinds uint32)) {
+	refreshed := make(chan uint32, 10)
+	watch := withAfterRefresh(func(kinds uint32, err error) {
+		if err != nil {
+			t.Errorf("refresh: %v", err)
+		}
+		refreshed <- kinds
+	})
+	wait := func(kinds uint32) {
+		t.Helper()
+		for {
+			select {
+			case k := <-refreshed:
+				if k&kinds != 0 {
+					return
+				}
+			case <-time.After(waitLimit):
+				t.Fatal("no refresh")
+			}
+		}
+	}
+	return watch, wait
 }
 
 func withBeforeBackoff(f func(attempt int, d time.Duration)) Option {

@@ -30,29 +30,12 @@ func templateURIsOf(t *testing.T, c *Connector) []string {
 // real change, and reads resources through them with resources/read.
 func TestRemoteTemplates(t *testing.T) {
 	var events atomic.Int32
-	refreshed := make(chan uint32, 10)
+	watch, waitRefreshOf := refreshes(t)
 	r, s, _ := memoryConnector(t, testserver.Options{PageSize: 1},
 		OptOnResourceListChanged(func(context.Context) { events.Add(1) }),
-		withAfterRefresh(func(kinds uint32, err error) {
-			if err != nil {
-				t.Errorf("refresh: %v", err)
-			}
-			refreshed <- kinds
-		}),
+		watch,
 	)
-	waitRefresh := func() {
-		t.Helper()
-		for {
-			select {
-			case k := <-refreshed:
-				if k&sigResources != 0 {
-					return
-				}
-			case <-time.After(waitLimit):
-				t.Fatal("no refresh")
-			}
-		}
-	}
+	waitRefresh := func() { t.Helper(); waitRefreshOf(sigResources) }
 	read := func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 		if strings.HasSuffix(req.Params.URI, "/missing") {
 			return nil, sdk.ResourceNotFoundError(req.Params.URI)
