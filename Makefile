@@ -21,7 +21,7 @@ PKGS         ?= ./...
 
 # The conformance tests live here; `make test` runs them as part of
 # `go test ./...`, `make conformance` runs only them.
-CONFORMANCE_PKGS := ./internal/conformance/...
+CONFORMANCE_PKGS := ./internal/testing/conformance/...
 CONFORMANCE_RUN  ?= Conformance
 
 SHELL := bash
@@ -40,7 +40,7 @@ vet:
 
 # Go files tracked or not, outside node_modules and hidden directories.
 fmt-check:
-	@files="$$(find . -name '*.go' -not -path './node_modules/*' -not -path './.*/*')"; \
+	@files="$$(find . -name '*.go' -not -path '*/node_modules/*' -not -path './.*/*')"; \
 	if [[ -z "$$files" ]]; then exit 0; fi; \
 	bad="$$(gofmt -l $$files)"; \
 	if [[ -n "$$bad" ]]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
@@ -51,9 +51,9 @@ unit: peers
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $(PKGS)
 
 conformance: peers
-	@if [[ -d internal/conformance ]]; then \
+	@if [[ -d internal/testing/conformance ]]; then \
 		$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run '$(CONFORMANCE_RUN)' -v $(CONFORMANCE_PKGS); \
-	else echo "no conformance tests yet (internal/conformance)"; fi
+	else echo "no conformance tests yet (internal/testing/conformance)"; fi
 
 bench: peers
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)

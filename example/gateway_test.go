@@ -23,7 +23,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/llmkit/toolkit/internal/testserver"
+	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
 // waitLimit bounds every wait on the gateway process (it starts a child

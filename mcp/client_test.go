@@ -13,7 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/testserver"
+	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
 func TestProgressRouting(t *testing.T) {

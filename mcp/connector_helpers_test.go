@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/testserver"
+	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
 // waitLimit bounds every wait of these tests: reaching it is a failure

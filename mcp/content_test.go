@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/testserver"
+	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
 // memoryConnector runs a connector on an in-memory test server.

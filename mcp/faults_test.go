@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/testserver"
+	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
 // A stateful server that forgets its session while it keeps running

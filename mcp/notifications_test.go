@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/testserver"
+	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
 // noteRecord records the progress a session receives, in order.

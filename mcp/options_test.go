@@ -15,7 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/testserver"
+	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
 // OptCallTimeout bounds every request made for a caller: a tool call, a

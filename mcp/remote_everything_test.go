@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/peers"
+	"github.com/llmkit/toolkit/internal/testing/peers"
 	"github.com/llmkit/toolkit/prompt"
 )
 

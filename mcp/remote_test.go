@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/testserver"
+	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
 // hostile answers with invalid and colliding items, broken results and

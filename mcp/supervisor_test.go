@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/testserver"
+	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
 var fastBackoff = OptBackoff(5*time.Millisecond, 50*time.Millisecond)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/testserver"
+	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
 // hookDelegate is a Delegate whose CreateConnector runs a hook, per URL,

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Installs the pinned MCP peers used by the Go tests (package.json and
-# package-lock.json at the repository root) and validates Node 22.
+# Installs the pinned MCP peers used by the Go tests (tools/peers/package.json
+# and its lock file) and validates Node 22. tools/peers is a module of its own
+# only so that these pins and node_modules stay out of the toolkit module.
 #
 # Usage: scripts/peers.sh
 #
-# Idempotent: when node_modules/.peers-stamp holds the SHA-256 of the current
+# Idempotent: when tools/peers/node_modules/.peers-stamp holds the SHA-256 of the current
 # package-lock.json and Node 22 is present, nothing is installed again.
 # On success the absolute path of Node 22 is printed on stdout; progress and
-# errors go to stderr. The internal/peers Go package reads the same stamp.
+# errors go to stderr. The internal/testing/peers Go package reads the same stamp.
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools/peers" && pwd)"
 cd "$root"
 
 want_major=22

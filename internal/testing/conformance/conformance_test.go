@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmkit/toolkit/internal/peers"
+	"github.com/llmkit/toolkit/internal/testing/peers"
 )
 
 // baseline reads baseline.txt: mode → scenario → reason.

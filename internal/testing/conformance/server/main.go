@@ -2,8 +2,8 @@
 // holding the suite's fixture tools, prompts and resources as builtins,
 // served through mcp.NewServer over streamable HTTP at /mcp.
 //
-//	go run ./internal/conformance/server -http 127.0.0.1:8080 [-stateless]
-//	go run ./internal/conformance/server -upstream fixtures=http://127.0.0.1:8080/mcp -upstream ...
+//	go run ./internal/testing/conformance/server -http 127.0.0.1:8080 [-stateless]
+//	go run ./internal/testing/conformance/server -upstream fixtures=http://127.0.0.1:8080/mcp -upstream ...
 //
 // With -upstream (repeatable, NAMESPACE=URL) it is a gateway instead: the
 // toolkit holds no builtins but a connector per upstream server, and the

