@@ -18,6 +18,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/mcp/mcpserver"
 )
 
 // gatewayName identifies the gateway to its MCP clients.
@@ -59,7 +60,7 @@ type gateway struct {
 	file   string
 	logger *slog.Logger
 	tk     *toolkit.Toolkit
-	srv    *mcp.Server
+	srv    *mcpserver.Server
 
 	mu        sync.Mutex
 	cfg       *Config           // the configuration in force
@@ -97,25 +98,25 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	// client's own model (sampling) when the client offers it.
 	var inner toolkit.ToolkitDelegate = d
 	if d.model == nil {
-		inner = mcp.SamplingDelegate(d)
+		inner = mcpserver.SamplingDelegate(d)
 	}
 	// The relay hands toolkit events to the server too, which turns them
 	// into list_changed notifications for the clients.
-	relay := mcp.ServerDelegate(inner)
+	relay := mcpserver.ServerDelegate(inner)
 	tk, err := toolkit.New(toolkit.WithDelegate(relay), toolkit.WithLogger(logger))
 	if err != nil {
 		return nil, err
 	}
 	d.tk, g.tk = tk, tk
 
-	opts := []mcp.ServerOption{mcp.WithEventRelay(relay), mcp.WithServerLogger(logger), mcp.WithPath(cfg.Path)}
+	opts := []mcpserver.Option{mcpserver.WithEventRelay(relay), mcpserver.WithLogger(logger), mcpserver.WithHTTP(mcpserver.WithPath(cfg.Path))}
 	if cfg.QualifiedNames {
-		opts = append(opts, mcp.WithQualifiedNames())
+		opts = append(opts, mcpserver.WithQualifiedNames())
 	}
 	if cfg.Stateless {
-		opts = append(opts, mcp.WithStateless())
+		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithStateless()))
 	}
-	if g.srv, err = mcp.NewServer(tk, &sdk.Implementation{Name: gatewayName, Version: version}, opts...); err != nil {
+	if g.srv, err = mcpserver.New(tk, &sdk.Implementation{Name: gatewayName, Version: version}, opts...); err != nil {
 		return nil, err
 	}
 	var errs []error
@@ -214,7 +215,7 @@ func (g *gateway) listen(ctx context.Context, addr string, handler http.Handler,
 		attrs = append(attrs, "mcp", base+g.config().Path)
 	}
 	g.logger.Info("serving", attrs...)
-	serve(func() error { return mcp.ServeHTTP(ctx, ln, handler) })
+	serve(func() error { return mcpserver.ServeHTTP(ctx, ln, handler) })
 	return nil
 }
 

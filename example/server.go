@@ -7,7 +7,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/mcp/mcpserver"
 	"github.com/llmkit/toolkit/prompt"
 )
 
@@ -43,7 +43,7 @@ func serveStdio(ctx context.Context) error {
 	// The relay carries toolkit events to the server, which turns them into
 	// list_changed notifications. This toolkit never changes, but wiring it
 	// is the pattern to copy.
-	relay := mcp.ServerDelegate(nil)
+	relay := mcpserver.ServerDelegate(nil)
 	tk, err := toolkit.New(
 		toolkit.WithDelegate(relay),
 		toolkit.WithTool(serverTools()...),
@@ -53,7 +53,7 @@ func serveStdio(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv, err := mcp.NewServer(tk, &sdk.Implementation{Name: serverName, Version: version}, mcp.WithEventRelay(relay))
+	srv, err := mcpserver.New(tk, &sdk.Implementation{Name: serverName, Version: version}, mcpserver.WithEventRelay(relay))
 	if err != nil {
 		return err
 	}

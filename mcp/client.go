@@ -20,6 +20,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/prompt"
 )
 
@@ -278,7 +279,7 @@ func withTraceContext(ctx context.Context, meta *sdk.Meta) {
 	if *meta == nil {
 		*meta = sdk.Meta{}
 	}
-	InjectTraceMeta(ctx, *meta)
+	bridge.InjectTraceMeta(ctx, *meta)
 }
 
 // reqName names a request in errors; it is formatted only when needed.

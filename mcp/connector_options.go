@@ -130,7 +130,7 @@ func OptSubscribeResources() Option {
 // server sends while one of its tools runs — sampling (a model call) and
 // elicitation (a question to the user) — by handing them to the caller:
 // the toolkit.Session of the call, when it implements
-// ServerRequestHandler. The sessions of a Server's clients do, by passing
+// bridge.ServerRequestHandler. The sessions of a Server's clients do, by passing
 // the request on to their MCP client, so a gateway is transparent to both.
 // With this option the connector tells servers it supports sampling and
 // elicitation. A request that cannot be tied to exactly one call in flight,

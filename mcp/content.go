@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
 // MIME types of mapped contents.
@@ -69,8 +70,8 @@ type carried struct {
 }
 
 var (
-	_ ContentCarrier    = (*carried)(nil)
-	_ StructuredCarrier = (*carried)(nil)
+	_ bridge.ContentCarrier    = (*carried)(nil)
+	_ bridge.StructuredCarrier = (*carried)(nil)
 )
 
 // MCPContent returns the content blocks of the upstream result.

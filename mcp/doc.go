@@ -1,4 +1,9 @@
-// Package mcp connects a toolkit to the Model Context Protocol.
+// Package mcp connects a toolkit to remote Model Context Protocol servers:
+// each [Connector] is a [toolkit.Connector] for one server. Serving a
+// toolkit to MCP clients is the other face, package
+// [github.com/llmkit/toolkit/mcp/mcpserver]; the contracts the two share
+// (content carriers, server requests, subscriptions, trace context) are in
+// package [github.com/llmkit/toolkit/mcp/bridge].
 //
 // # Connectors
 //
@@ -84,9 +89,10 @@
 //
 // Results without a URI of their own are named mcp://SERVER/tool/NAME.
 // Every result (and every message of a rendered remote prompt) also
-// implements ContentCarrier and StructuredCarrier with the blocks and
-// structured content it was mapped from, so a toolkit served with
-// NewServer hands them on unchanged: a gateway is transparent to content.
+// implements [bridge.ContentCarrier] and [bridge.StructuredCarrier] with the
+// blocks and structured content it was mapped from, so a toolkit served
+// with package mcpserver hands them on unchanged: a gateway is transparent
+// to content.
 //
 // Remote prompts implement prompt.Prompt and prompt.Renderer: their
 // arguments become an object schema of string properties, and Render calls
@@ -133,19 +139,21 @@
 //
 // # Subscriptions
 //
-// Remote resources implement Subscriber: Subscribe asks the server for
-// updates of the resource (counted, and renewed after every reconnection),
-// which arrive through OptOnResourceUpdated. A Server passes its clients'
-// subscriptions to the resources that implement Subscriber, so a gateway
-// follows upstream exactly what its clients follow. OptSubscribeResources
+// Remote resources implement [bridge.Subscriber]: Subscribe asks the server
+// for updates of the resource (counted, and renewed after every
+// reconnection), which arrive through OptOnResourceUpdated. An MCP server
+// made with package mcpserver passes its clients' subscriptions to the
+// resources that implement it, so a gateway follows upstream exactly what
+// its clients follow. OptSubscribeResources
 // subscribes to every resource instead.
 //
 // # Requests from the server
 //
 // With OptForwardServerRequests, sampling and elicitation requests a
 // server sends while one of its tools runs go to the caller: the
-// toolkit.Session of the call, when it implements ServerRequestHandler.
-// Sessions of a Server's clients do, so a gateway passes them to the
+// toolkit.Session of the call, when it implements
+// [bridge.ServerRequestHandler]. The sessions package mcpserver gives its
+// clients' calls do, so a gateway passes them to the
 // downstream client and the answers back up. A request is tied to its call
 // by context on the stateless protocol, and otherwise by being the only
 // call in flight on the connection; when several calls are in flight it is

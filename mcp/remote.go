@@ -437,17 +437,11 @@ func (r *remoteResource) Read(ctx context.Context) ([]byte, error) {
 	return b, err
 }
 
-// readTyped is Read also returning the MIME type the server gave the
+// ReadTyped is Read also returning the MIME type the server gave the
 // content ("" if none), so that a gateway passes it on: a resource of a
-// template has no listed type of its own.
-func (r *remoteResource) readTyped(ctx context.Context) ([]byte, string, error) {
+// template has no listed type of its own. See [bridge.TypedReader].
+func (r *remoteResource) ReadTyped(ctx context.Context) ([]byte, string, error) {
 	return r.c.readResource(ctx, r.def.URI)
-}
-
-// typedReader is implemented by resources that learn their content's MIME
-// type when read (remote resources).
-type typedReader interface {
-	readTyped(ctx context.Context) ([]byte, string, error)
 }
 
 // remoteTemplate is a resource template served by the connector's server.

@@ -7,21 +7,10 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
-// Subscriber is implemented by resources whose changes can be followed:
-// Subscribe asks for toolkit.ConnectorEventResourceUpdated events about the
-// resource, Unsubscribe stops asking. Calls are counted: a resource
-// subscribed twice needs two Unsubscribe calls. The resources of a
-// Connector implement it by subscribing on the remote server (again after
-// every reconnection); a Server calls it when its clients subscribe, so a
-// gateway subscribes upstream only to what its clients follow.
-type Subscriber interface {
-	Subscribe(ctx context.Context) error
-	Unsubscribe(ctx context.Context) error
-}
-
-var _ Subscriber = (*remoteResource)(nil)
+var _ bridge.Subscriber = (*remoteResource)(nil)
 
 // Subscribe subscribes to the resource on the server.
 func (r *remoteResource) Subscribe(ctx context.Context) error {

@@ -1,5 +1,5 @@
 // Package conformance runs the official MCP conformance suite against the
-// server program in ./server, which serves a toolkit through mcp.NewServer:
+// server program in ./server, which serves a toolkit through mcpserver.New:
 // stateful, stateless, and as a gateway that aggregates upstream servers.
 //
 // Known failures are listed in baseline.txt, one "MODE SCENARIO # reason"

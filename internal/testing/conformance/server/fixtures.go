@@ -13,7 +13,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/mcp/bridge"
+	"github.com/llmkit/toolkit/mcp/mcpserver"
 	"github.com/llmkit/toolkit/prompt"
 	"github.com/llmkit/toolkit/resource"
 	"github.com/llmkit/toolkit/tool"
@@ -91,7 +92,7 @@ func pause(ctx context.Context, d time.Duration) error {
 }
 
 func session(ctx context.Context) (*sdk.ServerSession, error) {
-	ss := mcp.ServerSessionFromContext(ctx)
+	ss := mcpserver.ServerSessionFromContext(ctx)
 	if ss == nil {
 		return nil, errors.New("not called through MCP")
 	}
@@ -126,12 +127,12 @@ func tools() []toolkit.Tool {
 			return resource.Blob("audio", "audio/wav", wavSilence())
 		}},
 		&fixtureTool{name: "test_embedded_resource", desc: "Returns an embedded resource", run: func(context.Context, map[string]any) (any, error) {
-			return mcp.NewToolContent(&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{
+			return bridge.NewToolContent(&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{
 				URI: "test://embedded-resource", MIMEType: "text/plain", Text: "This is an embedded resource content.",
 			}}), nil
 		}},
 		&fixtureTool{name: "test_multiple_content_types", desc: "Returns text, an image and a resource", run: func(context.Context, map[string]any) (any, error) {
-			return mcp.NewToolContent(
+			return bridge.NewToolContent(
 				&sdk.TextContent{Text: "Multiple content types test:"},
 				&sdk.ImageContent{Data: pngPixel, MIMEType: "image/png"},
 				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{
@@ -241,7 +242,7 @@ func tools() []toolkit.Tool {
 			})
 		}},
 		&fixtureTool{name: "test_reconnection", desc: "Closes its event stream before answering", run: func(ctx context.Context, _ map[string]any) (any, error) {
-			if extra := mcp.RequestExtraFromContext(ctx); extra != nil && extra.CloseSSEStream != nil {
+			if extra := mcpserver.RequestExtraFromContext(ctx); extra != nil && extra.CloseSSEStream != nil {
 				extra.CloseSSEStream(sdk.CloseSSEStreamArgs{RetryAfter: 100 * time.Millisecond})
 			}
 			if err := pause(ctx, 200*time.Millisecond); err != nil {
@@ -327,7 +328,7 @@ func prompts() []toolkit.Prompt {
 			render: func(a map[string]any) []prompt.Message {
 				uri, _ := a["resourceUri"].(string)
 				return []prompt.Message{
-					{Role: prompt.RoleUser, Content: mcp.NewToolContent(&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{
+					{Role: prompt.RoleUser, Content: bridge.NewToolContent(&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{
 						URI: uri, MIMEType: "text/plain", Text: "Embedded resource content for testing.",
 					}})},
 					{Role: prompt.RoleUser, Content: text("Please process the embedded resource above.")},

@@ -1,6 +1,6 @@
 // Command server is the MCP server the conformance suite tests: a toolkit
 // holding the suite's fixture tools, prompts and resources as builtins,
-// served through mcp.NewServer over streamable HTTP at /mcp.
+// served through mcpserver.New over streamable HTTP at /mcp.
 //
 //	go run ./internal/testing/conformance/server -http 127.0.0.1:8080 [-stateless]
 //	go run ./internal/testing/conformance/server -upstream fixtures=http://127.0.0.1:8080/mcp -upstream ...
@@ -31,6 +31,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/mcp/mcpserver"
 )
 
 // upstreams collects -upstream flags.
@@ -73,7 +74,7 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 	var inner toolkit.ToolkitDelegate
 	changed := make(chan struct{}, 1) // an upstream's lists changed
 	tkOpts := []toolkit.Option{toolkit.WithLogger(logger)}
-	opts := []mcp.ServerOption{mcp.WithServerLogger(logger)}
+	opts := []mcpserver.Option{mcpserver.WithLogger(logger)}
 	if len(ups) == 0 {
 		tkOpts = append(tkOpts,
 			toolkit.WithTool(tools()...),
@@ -91,19 +92,19 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 		}
 		inner = d
 	}
-	relay := mcp.ServerDelegate(inner)
+	relay := mcpserver.ServerDelegate(inner)
 	tk, err := toolkit.New(append(tkOpts, toolkit.WithDelegate(relay))...)
 	if err != nil {
 		return err
 	}
-	opts = append(opts, mcp.WithEventRelay(relay))
+	opts = append(opts, mcpserver.WithEventRelay(relay))
 	if verbose {
-		opts = append(opts, mcp.WithSDKLogger(logger))
+		opts = append(opts, mcpserver.WithSDKLogger(logger))
 	}
 	if stateless {
-		opts = append(opts, mcp.WithStateless())
+		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithStateless()))
 	} else {
-		opts = append(opts, mcp.WithEventStore(sdk.NewMemoryEventStore(nil)))
+		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithEventStore(sdk.NewMemoryEventStore(nil))))
 	}
 	if len(ups) > 0 {
 		for _, u := range ups {
@@ -120,7 +121,7 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 			return err
 		}
 	}
-	srv, err := mcp.NewServer(tk, &sdk.Implementation{Name: "toolkit-conformance", Version: "1.0.0"}, opts...)
+	srv, err := mcpserver.New(tk, &sdk.Implementation{Name: "toolkit-conformance", Version: "1.0.0"}, opts...)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/resource"
 )
 
@@ -32,7 +33,7 @@ import (
 //
 //	relay := mcp.ServerDelegate(appDelegate)          // wraps the app's delegate
 //	tk, _ := toolkit.New(toolkit.WithDelegate(relay), ...)
-//	srv, _ := mcp.NewServer(tk, nil, mcp.WithEventRelay(relay))
+//	srv, _ := mcpserver.New(tk, nil, mcp.WithEventRelay(relay))
 //
 // or call srv.OnEvent from the application's own delegate's OnEvent. A
 // server that has received no event re-reads the toolkit on every list
@@ -40,24 +41,24 @@ import (
 // but without list_changed notifications.
 type Server struct {
 	tk     *toolkit.Toolkit
-	cfg    *serverConfig
+	cfg    *config
 	server *sdk.Server
 	logger *slog.Logger
 
 	syncMu sync.Mutex // serialises synchronisation
 
 	mu        sync.Mutex // guards the tables below
-	tools     *srvNamer
-	prompts   *srvNamer
-	resources *srvNamer
-	templates *srvNamer
-	regTools  map[string]srvReg
-	regPrmpts map[string]srvReg
-	regRes    map[string]srvReg
-	regTmpls  map[string]srvReg
+	tools     *namer
+	prompts   *namer
+	resources *namer
+	templates *namer
+	regTools  map[string]registration
+	regPrmpts map[string]registration
+	regRes    map[string]registration
+	regTmpls  map[string]registration
 	// tmplRoutes resolves a URI read through a toolkit template, in the
 	// order reads try them (see readTemplated).
-	tmplRoutes []srvTmplRoute
+	tmplRoutes []templateRoute
 	// static holds the URI templates of WithResourceTemplate, which toolkit
 	// templates never replace.
 	static map[string]bool
@@ -73,30 +74,30 @@ type Server struct {
 
 // Kinds of item, indexes of Server.synced.
 const (
-	srvKindTool = iota
-	srvKindPrompt
-	srvKindResource
-	srvKindTemplate
+	kindTool = iota
+	kindPrompt
+	kindResource
+	kindTemplate
 )
 
 // upToDate reports whether kind was synchronised at generation gen.
 func (s *Server) upToDate(kind int, gen uint64) bool { return s.synced[kind].Load() == gen+1 }
 
-// srvReg is one registration with the SDK server: the toolkit key of the
+// registration is one registration with the SDK server: the toolkit key of the
 // item and a fingerprint of what was registered.
-type srvReg struct {
+type registration struct {
 	key string
 	fp  string
 }
 
-// NewServer returns a server that exposes tk. impl names the server to
+// New returns a server that exposes tk. impl names the server to
 // clients; nil means {Name: "toolkit", Version: "v0"}. It registers the
 // toolkit's current items at once.
-func NewServer(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...ServerOption) (*Server, error) {
+func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server, error) {
 	if tk == nil {
 		return nil, fmt.Errorf("%w: nil toolkit", toolkit.ErrBadParameter)
 	}
-	cfg := &serverConfig{}
+	cfg := &config{}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -116,14 +117,14 @@ func NewServer(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...ServerOpti
 		tk:        tk,
 		cfg:       cfg,
 		logger:    logger,
-		tools:     newSrvNamer(false, cfg.qualify, cfg.sep),
-		prompts:   newSrvNamer(false, cfg.qualify, cfg.sep),
-		resources: newSrvNamer(true, cfg.qualify, cfg.sep),
-		templates: newSrvNamer(true, cfg.qualify, cfg.sep),
-		regTools:  map[string]srvReg{},
-		regPrmpts: map[string]srvReg{},
-		regRes:    map[string]srvReg{},
-		regTmpls:  map[string]srvReg{},
+		tools:     newNamer(false, cfg.qualify, cfg.sep),
+		prompts:   newNamer(false, cfg.qualify, cfg.sep),
+		resources: newNamer(true, cfg.qualify, cfg.sep),
+		templates: newNamer(true, cfg.qualify, cfg.sep),
+		regTools:  map[string]registration{},
+		regPrmpts: map[string]registration{},
+		regRes:    map[string]registration{},
+		regTmpls:  map[string]registration{},
 		static:    map[string]bool{},
 	}
 	s.server = sdk.NewServer(impl, &sdk.ServerOptions{
@@ -143,7 +144,7 @@ func NewServer(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...ServerOpti
 		},
 	})
 	for _, t := range cfg.templates {
-		if err := srvSafe(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
+		if err := safely(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
 			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)
 		}
 		s.static[t.tmpl.URITemplate] = true
@@ -258,9 +259,9 @@ func (s *Server) lazySync(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
-// srvSafe runs f and turns a panic into an error: the SDK panics on some
+// safely runs f and turns a panic into an error: the SDK panics on some
 // invalid registrations.
-func srvSafe(f func()) (err error) {
+func safely(f func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
@@ -270,8 +271,8 @@ func srvSafe(f func()) (err error) {
 	return nil
 }
 
-// srvFingerprint returns a stable text form of v for change detection.
-func srvFingerprint(key string, v any) string {
+// fingerprint returns a stable text form of v for change detection.
+func fingerprint(key string, v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return key + "\x00!" + err.Error()
@@ -282,7 +283,7 @@ func srvFingerprint(key string, v any) string {
 // syncTools registers the toolkit's tools with the SDK server.
 func (s *Server) syncTools(ctx context.Context) error {
 	gen := s.tk.Generation()
-	if s.upToDate(srvKindTool, gen) {
+	if s.upToDate(kindTool, gen) {
 		return nil
 	}
 	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: toolkit.ListTypeTools})
@@ -292,7 +293,7 @@ func (s *Server) syncTools(ctx context.Context) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 
-	items := make([]srvNameItem, 0, len(resp.Items))
+	items := make([]nameItem, 0, len(resp.Items))
 	values := make(map[string]toolkit.Tool, len(resp.Items))
 	for _, it := range resp.Items {
 		t, ok := it.Value.(toolkit.Tool)
@@ -300,7 +301,7 @@ func (s *Server) syncTools(ctx context.Context) error {
 			continue
 		}
 		key := it.Key()
-		items = append(items, srvNameItem{Key: key, Namespace: it.Namespace, Name: it.Name})
+		items = append(items, nameItem{Key: key, Namespace: it.Namespace, Name: it.Name})
 		values[key] = t
 	}
 	s.mu.Lock()
@@ -308,7 +309,7 @@ func (s *Server) syncTools(ctx context.Context) error {
 	old := s.regTools
 	s.mu.Unlock()
 
-	next := make(map[string]srvReg, len(table))
+	next := make(map[string]registration, len(table))
 	var remove []string
 	type add struct {
 		tool *sdk.Tool
@@ -316,12 +317,12 @@ func (s *Server) syncTools(ctx context.Context) error {
 	}
 	var adds []add
 	for name, it := range table {
-		st, structured, err := srvSDKTool(name, values[it.Key])
+		st, structured, err := sdkTool(name, values[it.Key])
 		if err != nil {
 			s.logger.Warn("mcp server: skipping tool", "tool", it.Key, "error", err)
 			continue
 		}
-		reg := srvReg{key: it.Key, fp: srvFingerprint(it.Key, st)}
+		reg := registration{key: it.Key, fp: fingerprint(it.Key, st)}
 		next[name] = reg
 		if old[name] == reg {
 			continue
@@ -337,7 +338,7 @@ func (s *Server) syncTools(ctx context.Context) error {
 		s.server.RemoveTools(remove...)
 	}
 	for _, a := range adds {
-		if err := srvSafe(func() { s.server.AddTool(a.tool, a.h) }); err != nil {
+		if err := safely(func() { s.server.AddTool(a.tool, a.h) }); err != nil {
 			s.logger.Warn("mcp server: skipping tool", "tool", a.tool.Name, "error", err)
 			delete(next, a.tool.Name)
 		}
@@ -345,13 +346,13 @@ func (s *Server) syncTools(ctx context.Context) error {
 	s.mu.Lock()
 	s.regTools = next
 	s.mu.Unlock()
-	s.synced[srvKindTool].Store(gen + 1)
+	s.synced[kindTool].Store(gen + 1)
 	return nil
 }
 
-// srvSDKTool describes t for MCP under the exposed name. It refuses input
+// sdkTool describes t for MCP under the exposed name. It refuses input
 // schemas that are not objects. structured reports an output schema.
-func srvSDKTool(name string, t toolkit.Tool) (st *sdk.Tool, structured bool, err error) {
+func sdkTool(name string, t toolkit.Tool) (st *sdk.Tool, structured bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: tool %q: %v", toolkit.ErrSchema, name, r)
@@ -399,7 +400,7 @@ func srvSDKTool(name string, t toolkit.Tool) (st *sdk.Tool, structured bool, err
 // syncPrompts registers the toolkit's prompts with the SDK server.
 func (s *Server) syncPrompts(ctx context.Context) error {
 	gen := s.tk.Generation()
-	if s.upToDate(srvKindPrompt, gen) {
+	if s.upToDate(kindPrompt, gen) {
 		return nil
 	}
 	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: toolkit.ListTypePrompts})
@@ -409,7 +410,7 @@ func (s *Server) syncPrompts(ctx context.Context) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 
-	items := make([]srvNameItem, 0, len(resp.Items))
+	items := make([]nameItem, 0, len(resp.Items))
 	values := make(map[string]toolkit.Prompt, len(resp.Items))
 	for _, it := range resp.Items {
 		p, ok := it.Value.(toolkit.Prompt)
@@ -417,7 +418,7 @@ func (s *Server) syncPrompts(ctx context.Context) error {
 			continue
 		}
 		key := it.Key()
-		items = append(items, srvNameItem{Key: key, Namespace: it.Namespace, Name: it.Name})
+		items = append(items, nameItem{Key: key, Namespace: it.Namespace, Name: it.Name})
 		values[key] = p
 	}
 	s.mu.Lock()
@@ -425,16 +426,16 @@ func (s *Server) syncPrompts(ctx context.Context) error {
 	old := s.regPrmpts
 	s.mu.Unlock()
 
-	next := make(map[string]srvReg, len(table))
+	next := make(map[string]registration, len(table))
 	var adds []*sdk.Prompt
 	addKeys := map[string]string{}
 	for name, it := range table {
-		sp, err := srvSDKPrompt(name, values[it.Key])
+		sp, err := sdkPrompt(name, values[it.Key])
 		if err != nil {
 			s.logger.Warn("mcp server: skipping prompt", "prompt", it.Key, "error", err)
 			continue
 		}
-		reg := srvReg{key: it.Key, fp: srvFingerprint(it.Key, sp)}
+		reg := registration{key: it.Key, fp: fingerprint(it.Key, sp)}
 		next[name] = reg
 		if old[name] == reg {
 			continue
@@ -452,7 +453,7 @@ func (s *Server) syncPrompts(ctx context.Context) error {
 		s.server.RemovePrompts(remove...)
 	}
 	for _, p := range adds {
-		if err := srvSafe(func() { s.server.AddPrompt(p, s.promptHandler(addKeys[p.Name])) }); err != nil {
+		if err := safely(func() { s.server.AddPrompt(p, s.promptHandler(addKeys[p.Name])) }); err != nil {
 			s.logger.Warn("mcp server: skipping prompt", "prompt", p.Name, "error", err)
 			delete(next, p.Name)
 		}
@@ -460,14 +461,14 @@ func (s *Server) syncPrompts(ctx context.Context) error {
 	s.mu.Lock()
 	s.regPrmpts = next
 	s.mu.Unlock()
-	s.synced[srvKindPrompt].Store(gen + 1)
+	s.synced[kindPrompt].Store(gen + 1)
 	return nil
 }
 
 // syncResources registers the toolkit's resources with the SDK server.
 func (s *Server) syncResources(ctx context.Context) error {
 	gen := s.tk.Generation()
-	if s.upToDate(srvKindResource, gen) {
+	if s.upToDate(kindResource, gen) {
 		return nil
 	}
 	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: toolkit.ListTypeResources})
@@ -477,7 +478,7 @@ func (s *Server) syncResources(ctx context.Context) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 
-	items := make([]srvNameItem, 0, len(resp.Items))
+	items := make([]nameItem, 0, len(resp.Items))
 	values := make(map[string]toolkit.Resource, len(resp.Items))
 	for _, it := range resp.Items {
 		r, ok := it.Value.(toolkit.Resource)
@@ -485,7 +486,7 @@ func (s *Server) syncResources(ctx context.Context) error {
 			continue
 		}
 		key := it.Key()
-		items = append(items, srvNameItem{Key: key, Namespace: it.Namespace, Name: it.URI})
+		items = append(items, nameItem{Key: key, Namespace: it.Namespace, Name: it.URI})
 		values[key] = r
 	}
 	s.mu.Lock()
@@ -493,7 +494,7 @@ func (s *Server) syncResources(ctx context.Context) error {
 	old := s.regRes
 	s.mu.Unlock()
 
-	next := make(map[string]srvReg, len(table))
+	next := make(map[string]registration, len(table))
 	var adds []*sdk.Resource
 	addKeys := map[string]string{}
 	for uri, it := range table {
@@ -506,7 +507,7 @@ func (s *Server) syncResources(ctx context.Context) error {
 		if sr.Name == "" {
 			sr.Name = it.Name
 		}
-		reg := srvReg{key: it.Key, fp: srvFingerprint(it.Key, sr)}
+		reg := registration{key: it.Key, fp: fingerprint(it.Key, sr)}
 		next[uri] = reg
 		if old[uri] == reg {
 			continue
@@ -524,7 +525,7 @@ func (s *Server) syncResources(ctx context.Context) error {
 		s.server.RemoveResources(remove...)
 	}
 	for _, r := range adds {
-		if err := srvSafe(func() { s.server.AddResource(r, s.resourceHandler(addKeys[r.URI])) }); err != nil {
+		if err := safely(func() { s.server.AddResource(r, s.resourceHandler(addKeys[r.URI])) }); err != nil {
 			s.logger.Warn("mcp server: skipping resource", "resource", r.URI, "error", err)
 			delete(next, r.URI)
 		}
@@ -532,14 +533,14 @@ func (s *Server) syncResources(ctx context.Context) error {
 	s.mu.Lock()
 	s.regRes = next
 	s.mu.Unlock()
-	s.synced[srvKindResource].Store(gen + 1)
+	s.synced[kindResource].Store(gen + 1)
 	return nil
 }
 
-// srvTmplRoute is one toolkit template registered with the SDK server:
+// templateRoute is one toolkit template registered with the SDK server:
 // suffix is what its exposed URI template adds to the toolkit's ("" or
 // "#namespace", see names_policy.go), tmpl the toolkit's URI template.
-type srvTmplRoute struct {
+type templateRoute struct {
 	suffix string
 	ns     string
 	tmpl   *resource.URITemplate
@@ -555,7 +556,7 @@ type srvTmplRoute struct {
 // so is one the SDK refuses.
 func (s *Server) syncTemplates(ctx context.Context) error {
 	gen := s.tk.Generation()
-	if s.upToDate(srvKindTemplate, gen) {
+	if s.upToDate(kindTemplate, gen) {
 		return nil
 	}
 	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: toolkit.ListTypeTemplates})
@@ -565,7 +566,7 @@ func (s *Server) syncTemplates(ctx context.Context) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 
-	items := make([]srvNameItem, 0, len(resp.Items))
+	items := make([]nameItem, 0, len(resp.Items))
 	values := make(map[string]toolkit.ResourceTemplate, len(resp.Items))
 	order := make(map[string]int, len(resp.Items))
 	for i, it := range resp.Items {
@@ -574,7 +575,7 @@ func (s *Server) syncTemplates(ctx context.Context) error {
 			continue
 		}
 		key := it.Key()
-		items = append(items, srvNameItem{Key: key, Namespace: it.Namespace, Name: it.URI})
+		items = append(items, nameItem{Key: key, Namespace: it.Namespace, Name: it.URI})
 		values[key] = t
 		order[key] = i
 	}
@@ -583,8 +584,8 @@ func (s *Server) syncTemplates(ctx context.Context) error {
 	old := s.regTmpls
 	s.mu.Unlock()
 
-	next := make(map[string]srvReg, len(table))
-	routes := make(map[string]srvTmplRoute, len(table))
+	next := make(map[string]registration, len(table))
+	routes := make(map[string]templateRoute, len(table))
 	var adds []*sdk.ResourceTemplate
 	for exposed, it := range table {
 		if s.static[exposed] {
@@ -597,14 +598,14 @@ func (s *Server) syncTemplates(ctx context.Context) error {
 			s.logger.Warn("mcp server: skipping resource template", "template", it.Key, "error", err)
 			continue
 		}
-		st, err := srvSDKTemplate(exposed, values[it.Key])
+		st, err := sdkTemplate(exposed, values[it.Key])
 		if err != nil {
 			s.logger.Warn("mcp server: skipping resource template", "template", it.Key, "error", err)
 			continue
 		}
-		reg := srvReg{key: it.Key, fp: srvFingerprint(it.Key, st)}
+		reg := registration{key: it.Key, fp: fingerprint(it.Key, st)}
 		next[exposed] = reg
-		routes[exposed] = srvTmplRoute{suffix: suffix, ns: it.Namespace, tmpl: tmpl}
+		routes[exposed] = templateRoute{suffix: suffix, ns: it.Namespace, tmpl: tmpl}
 		if old[exposed] == reg {
 			continue
 		}
@@ -620,7 +621,7 @@ func (s *Server) syncTemplates(ctx context.Context) error {
 		s.server.RemoveResourceTemplates(remove...)
 	}
 	for _, t := range adds {
-		if err := srvSafe(func() { s.server.AddResourceTemplate(t, s.readTemplated) }); err != nil {
+		if err := safely(func() { s.server.AddResourceTemplate(t, s.readTemplated) }); err != nil {
 			s.logger.Warn("mcp server: skipping resource template", "template", t.URITemplate, "error", err)
 			delete(next, t.URITemplate)
 			delete(routes, t.URITemplate)
@@ -639,7 +640,7 @@ func (s *Server) syncTemplates(ctx context.Context) error {
 		}
 		return order[next[list[i]].key] < order[next[list[j]].key]
 	})
-	ordered := make([]srvTmplRoute, len(list))
+	ordered := make([]templateRoute, len(list))
 	for i, exposed := range list {
 		ordered[i] = routes[exposed]
 	}
@@ -647,13 +648,13 @@ func (s *Server) syncTemplates(ctx context.Context) error {
 	s.regTmpls = next
 	s.tmplRoutes = ordered
 	s.mu.Unlock()
-	s.synced[srvKindTemplate].Store(gen + 1)
+	s.synced[kindTemplate].Store(gen + 1)
 	return nil
 }
 
-// srvSDKTemplate describes t for MCP under the exposed URI template,
+// sdkTemplate describes t for MCP under the exposed URI template,
 // turning a panic of its methods into an error.
-func srvSDKTemplate(exposed string, t toolkit.ResourceTemplate) (st *sdk.ResourceTemplate, err error) {
+func sdkTemplate(exposed string, t toolkit.ResourceTemplate) (st *sdk.ResourceTemplate, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			st, err = nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, exposed, r)
@@ -667,7 +668,7 @@ func srvSDKTemplate(exposed string, t toolkit.ResourceTemplate) (st *sdk.Resourc
 }
 
 // subscribe passes a client's subscription on to the resource when it is a
-// Subscriber (a connector's resources are: a gateway subscribes upstream to
+// bridge.Subscriber (a connector's resources are: a gateway subscribes upstream to
 // what its clients follow). Other resources report their updates through
 // toolkit events anyway.
 func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
@@ -684,8 +685,8 @@ func (s *Server) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) e
 	return nil
 }
 
-// subscriber returns the Subscriber behind an exposed resource URI, or nil.
-func (s *Server) subscriber(ctx context.Context, uri string) Subscriber {
+// subscriber returns the bridge.Subscriber behind an exposed resource URI, or nil.
+func (s *Server) subscriber(ctx context.Context, uri string) bridge.Subscriber {
 	s.mu.Lock()
 	reg, ok := s.regRes[uri]
 	s.mu.Unlock()
@@ -696,7 +697,7 @@ func (s *Server) subscriber(ctx context.Context, uri string) Subscriber {
 	if err != nil {
 		return nil
 	}
-	sub, _ := item.Value.(Subscriber)
+	sub, _ := item.Value.(bridge.Subscriber)
 	return sub
 }
 

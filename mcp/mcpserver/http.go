@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"net"
@@ -12,8 +12,9 @@ import (
 )
 
 // Handler returns an http.Handler serving the MCP streamable HTTP transport
-// for s, stateful unless WithStateless is given. opts add to (and override)
-// the options given to NewServer.
+// for s, stateful unless WithStateless is given. opts add to (and win over)
+// the options given to New with WithHTTP. An invalid option makes every
+// request fail with 500 and the option's error.
 //
 // Security, in the order the checks run:
 //   - DNS-rebinding protection (on unless WithoutRebindingProtection): a
@@ -24,19 +25,28 @@ import (
 //   - Bearer-token authentication with WithBearerAuth (401 without a valid
 //     token). The token's info reaches handlers through the SDK request.
 //   - A request body limit (WithMaxBodyBytes, 4 MiB by default; 413).
-func (s *Server) Handler(opts ...ServerOption) http.Handler {
-	cfg := *s.cfg
-	for _, o := range opts {
-		if o != nil {
-			if err := o(&cfg); err != nil {
-				return srvErrorHandler(err)
-			}
-		}
+func (s *Server) Handler(opts ...HTTPOption) http.Handler {
+	h, _, err := s.handler(opts)
+	if err != nil {
+		return errorHandler(err)
+	}
+	return h
+}
+
+// handler builds the HTTP handler for the options of New followed by opts,
+// and returns the configuration it used.
+func (s *Server) handler(opts []HTTPOption) (http.Handler, *httpConfig, error) {
+	var cfg httpConfig
+	if err := cfg.apply(s.cfg.http); err != nil {
+		return nil, nil, err
+	}
+	if err := cfg.apply(opts); err != nil {
+		return nil, nil, err
 	}
 	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.StreamableHTTPOptions{
 		Stateless:                  cfg.stateless,
 		JSONResponse:               cfg.jsonResponse,
-		Logger:                     cfg.sdkLogger,
+		Logger:                     s.cfg.sdkLogger,
 		SessionTimeout:             cfg.sessionTimeout,
 		MaxRequestBodyBytes:        cfg.maxBody,
 		DisableLocalhostProtection: cfg.noRebinding || len(cfg.hosts) > 0, // the guard below checks
@@ -46,35 +56,35 @@ func (s *Server) Handler(opts ...ServerOption) http.Handler {
 		h = auth.RequireBearerToken(cfg.verifier, cfg.authOpts)(h)
 	}
 	if !cfg.noRebinding {
-		h = &srvOriginGuard{next: h, origins: cfg.origins, hosts: cfg.hosts}
+		h = &originGuard{next: h, origins: cfg.origins, hosts: cfg.hosts}
 	}
-	return h
+	return h, &cfg, nil
 }
 
-// srvErrorHandler answers every request with 500: the handler was
+// errorHandler answers every request with 500: the handler was
 // misconfigured.
-func srvErrorHandler(err error) http.Handler {
+func errorHandler(err error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "misconfigured MCP handler: "+err.Error(), http.StatusInternalServerError)
 	})
 }
 
-// srvOriginGuard refuses requests whose Host or Origin header points
+// originGuard refuses requests whose Host or Origin header points
 // somewhere the server does not live: the defence against DNS rebinding and
 // cross-site requests from browsers.
-type srvOriginGuard struct {
+type originGuard struct {
 	next    http.Handler
 	origins []string
 	hosts   []string
 }
 
-func (g *srvOriginGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (g *originGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(g.hosts) > 0 && !g.hostAllowed(r.Host) {
 		http.Error(w, "Forbidden: host not allowed", http.StatusForbidden)
 		return
 	}
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
-		if srvIsLoopback(la.String()) && !srvIsLoopback(r.Host) && !g.hostAllowed(r.Host) {
+		if isLoopback(la.String()) && !isLoopback(r.Host) && !g.hostAllowed(r.Host) {
 			http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
 			return
 		}
@@ -86,11 +96,11 @@ func (g *srvOriginGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.next.ServeHTTP(w, r)
 }
 
-func (g *srvOriginGuard) hostAllowed(host string) bool {
+func (g *originGuard) hostAllowed(host string) bool {
 	if len(g.hosts) == 0 {
 		return false
 	}
-	name := srvHostName(host)
+	name := hostName(host)
 	for _, h := range g.hosts {
 		if strings.EqualFold(h, host) || strings.EqualFold(h, name) {
 			return true
@@ -101,7 +111,7 @@ func (g *srvOriginGuard) hostAllowed(host string) bool {
 
 // originAllowed reports whether a request from origin may reach the server
 // known to the client as host: same host (and port), or listed.
-func (g *srvOriginGuard) originAllowed(origin, host string) bool {
+func (g *originGuard) originAllowed(origin, host string) bool {
 	if slices.ContainsFunc(g.origins, func(o string) bool { return strings.EqualFold(strings.TrimRight(o, "/"), origin) }) {
 		return true
 	}
@@ -113,20 +123,20 @@ func (g *srvOriginGuard) originAllowed(origin, host string) bool {
 		return true
 	}
 	// A loopback page talking to a loopback server (ports may differ).
-	return srvIsLoopback(u.Host) && srvIsLoopback(host)
+	return isLoopback(u.Host) && isLoopback(host)
 }
 
-// srvHostName returns the host part of a host[:port] string.
-func srvHostName(hostport string) string {
+// hostName returns the host part of a host[:port] string.
+func hostName(hostport string) string {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		return h
 	}
 	return strings.Trim(hostport, "[]")
 }
 
-// srvIsLoopback reports whether host[:port] names the loopback interface.
-func srvIsLoopback(hostport string) bool {
-	h := srvHostName(hostport)
+// isLoopback reports whether host[:port] names the loopback interface.
+func isLoopback(hostport string) bool {
+	h := hostName(hostport)
 	if strings.EqualFold(h, "localhost") {
 		return true
 	}

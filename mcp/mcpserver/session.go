@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 type serverSession struct {
 	ctx   context.Context // the request's context, as the SDK gave it
 	ss    *sdk.ServerSession
-	req   srvRequestInfo
+	req   requestInfo
 	meta  map[string]any // the request's _meta; read only
 	token any            // progress token, nil when the client gave none
 	name  string
@@ -34,8 +34,8 @@ type serverSession struct {
 	caps     *sdk.ClientCapabilities
 }
 
-// srvRequestInfo is what a session needs of an SDK request.
-type srvRequestInfo interface {
+// requestInfo is what a session needs of an SDK request.
+type requestInfo interface {
 	ClientInfo() *sdk.Implementation
 	ClientCapabilities() *sdk.ClientCapabilities
 }
@@ -190,7 +190,7 @@ func (h *serverLogHandler) nest(as []slog.Attr) []slog.Attr {
 func (h *serverLogHandler) Handle(_ context.Context, r slog.Record) error {
 	data := map[string]any{"msg": r.Message}
 	add := func(a slog.Attr) bool {
-		srvPutAttr(data, a)
+		putAttr(data, a)
 		return true
 	}
 	for _, a := range h.attrs {
@@ -204,14 +204,14 @@ func (h *serverLogHandler) Handle(_ context.Context, r slog.Record) error {
 	// The request's context routes the notification to the request's stream
 	// and carries the per-request log level of newer protocol versions.
 	return h.s.ss.Log(h.s.ctx, &sdk.LoggingMessageParams{
-		Level:  srvLevel(r.Level),
+		Level:  sdkLevel(r.Level),
 		Logger: h.name,
 		Data:   data,
 	})
 }
 
-// srvPutAttr stores a resolved attribute in m, groups as nested maps.
-func srvPutAttr(m map[string]any, a slog.Attr) {
+// putAttr stores a resolved attribute in m, groups as nested maps.
+func putAttr(m map[string]any, a slog.Attr) {
 	v := a.Value.Resolve()
 	if a.Equal(slog.Attr{}) {
 		return
@@ -227,7 +227,7 @@ func srvPutAttr(m map[string]any, a slog.Attr) {
 			sub = next
 		}
 		for _, g := range v.Group() {
-			srvPutAttr(sub, g)
+			putAttr(sub, g)
 		}
 		return
 	}
@@ -245,8 +245,8 @@ func srvPutAttr(m map[string]any, a slog.Attr) {
 	}
 }
 
-// srvLevel maps a slog level to the nearest MCP logging level.
-func srvLevel(l slog.Level) sdk.LoggingLevel {
+// sdkLevel maps a slog level to the nearest MCP logging level.
+func sdkLevel(l slog.Level) sdk.LoggingLevel {
 	switch {
 	case l < slog.LevelInfo:
 		return "debug"

@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"context"
@@ -14,18 +14,18 @@ import (
 )
 
 func TestServerSampling(t *testing.T) {
-	srvLeakCheck(t)
-	greet := &srvRenderPrompt{srvTestPrompt: srvTestPrompt{name: "greet"},
+	leakCheck(t)
+	greet := &renderPrompt{testPrompt: testPrompt{name: "greet"},
 		render: func(_ context.Context, in json.RawMessage) (*prompt.Rendered, error) {
 			var args struct{ Name string }
 			_ = json.Unmarshal(in, &args)
 			return &prompt.Rendered{Messages: []prompt.Message{{Role: prompt.RoleUser, Content: resource.Must("m", "greet "+args.Name)}}}, nil
 		}}
-	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(
-		srvFuncTool("ask", func(ctx context.Context, _ json.RawMessage) (any, error) {
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(
+		funcTool("ask", func(ctx context.Context, _ json.RawMessage) (any, error) {
 			return RunPromptWithSampling(ctx, greet, resource.Must("input", json.RawMessage(`{"name":"Ada"}`)), resource.Must("note", "attached"))
 		}),
-		srvFuncTool("delegated", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		funcTool("delegated", func(ctx context.Context, _ json.RawMessage) (any, error) {
 			return SamplingDelegate(nil).Call(ctx, greet)
 		}),
 	)})
@@ -42,14 +42,14 @@ func TestServerSampling(t *testing.T) {
 	}
 	cs := f.connectVersion(t, opts, "2025-11-25")
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "ask"})
-	if err != nil || res.IsError || srvText(t, res) != "hello Ada" {
+	if err != nil || res.IsError || resultText(t, res) != "hello Ada" {
 		t.Fatalf("ask: %v %+v", err, res)
 	}
 	if len(got.Messages) != 2 || got.Messages[0].Content.(*sdk.TextContent).Text != "greet Ada" ||
 		got.Messages[1].Content.(*sdk.TextContent).Text != "attached" || got.MaxTokens != DefaultSamplingMaxTokens {
 		t.Errorf("sampling request: %+v", got)
 	}
-	if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "delegated"}); err != nil || srvText(t, res) != "hello Ada" {
+	if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "delegated"}); err != nil || resultText(t, res) != "hello Ada" {
 		t.Errorf("delegated: %v %+v", err, res)
 	}
 
@@ -63,10 +63,10 @@ func TestServerSampling(t *testing.T) {
 }
 
 func TestServerSamplingWithoutCapability(t *testing.T) {
-	srvLeakCheck(t)
-	greet := &srvTestPrompt{name: "greet"}
-	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(
-		srvFuncTool("ask", func(ctx context.Context, _ json.RawMessage) (any, error) {
+	leakCheck(t)
+	greet := &testPrompt{name: "greet"}
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(
+		funcTool("ask", func(ctx context.Context, _ json.RawMessage) (any, error) {
 			return RunPromptWithSampling(ctx, greet)
 		}),
 	)})

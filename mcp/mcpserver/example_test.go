@@ -1,4 +1,4 @@
-package mcp_test
+package mcpserver_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/mcp/mcpserver"
 	"github.com/llmkit/toolkit/tool"
 )
 
@@ -20,11 +20,11 @@ type addIn struct {
 // A toolkit served to an MCP client. The relay made by ServerDelegate
 // carries the toolkit's events to the server, so that clients hear about
 // new tools.
-func ExampleNewServer() {
+func ExampleNew() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	relay := mcp.ServerDelegate(nil) // wrap the application's delegate here
+	relay := mcpserver.ServerDelegate(nil) // wrap the application's delegate here
 	tk, err := toolkit.New(
 		toolkit.WithDelegate(relay),
 		toolkit.WithTool(tool.Must("add", "Adds two numbers", func(_ context.Context, in addIn) (int, error) {
@@ -34,7 +34,7 @@ func ExampleNewServer() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := mcp.NewServer(tk, &sdk.Implementation{Name: "calculator", Version: "1.0.0"}, mcp.WithEventRelay(relay))
+	srv, err := mcpserver.New(tk, &sdk.Implementation{Name: "calculator", Version: "1.0.0"}, mcpserver.WithEventRelay(relay))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"bytes"
@@ -16,24 +16,12 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/prompt"
 	"github.com/llmkit/toolkit/resource"
 )
 
-// Errors and results of tools/call
-//
-// A tools/call answers with a protocol (JSON-RPC) error only for protocol
-// problems: an unknown tool (the item went away) or arguments that are not
-// a JSON object (-32602, invalid params). Everything that happens once the
-// toolkit runs the call is a tool result with isError set and the error's
-// text as content, so that the model can read it and correct itself: a
-// tool's own failure (toolkit.ErrToolFailed or any error from Run), input
-// that does not satisfy the tool's schema (toolkit.ErrSchema,
-// toolkit.ErrBadParameter), an unreachable upstream, a call too deep.
-// A call cancelled by the client returns the context's error, which the SDK
-// does not send.
-
-func srvInvalidParams(format string, args ...any) error {
+func invalidParams(format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -47,40 +35,40 @@ func (s *Server) toolHandler(key string, structured bool) sdk.ToolHandler {
 func (s *Server) callTool(ctx context.Context, key string, structured bool, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	item, err := s.tk.LookupType(ctx, toolkit.ListTypeTools, key)
 	if err != nil {
-		return nil, srvInvalidParams("unknown tool %q", req.Params.Name)
+		return nil, invalidParams("unknown tool %q", req.Params.Name)
 	}
 	args := bytes.TrimSpace(req.Params.Arguments)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = []byte("{}")
 	}
 	if args[0] != '{' || !json.Valid(args) {
-		return nil, srvInvalidParams("tool %q: arguments must be a JSON object", req.Params.Name)
+		return nil, invalidParams("tool %q: arguments must be a JSON object", req.Params.Name)
 	}
 	input, err := resource.JSON("input", json.RawMessage(args))
 	if err != nil {
-		return nil, srvInvalidParams("tool %q: %v", req.Params.Name, err)
+		return nil, invalidParams("tool %q: %v", req.Params.Name, err)
 	}
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
 	cctx := toolkit.ContextWithSession(ctx, sess)
-	cctx = ExtractTraceMeta(cctx, req.Params.Meta)
+	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
 	out, err := s.tk.Call(cctx, item.Value, input)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return srvErrorResult(err), nil
+		return errorResult(err), nil
 	}
-	res, err := srvToolResult(cctx, out, structured)
+	res, err := toolResult(cctx, out, structured)
 	if err != nil {
-		return srvErrorResult(err), nil
+		return errorResult(err), nil
 	}
 	return res, nil
 }
 
-// srvSDKPrompt describes p for MCP under the exposed name. Arguments come
+// sdkPrompt describes p for MCP under the exposed name. Arguments come
 // from the properties of its input schema, in the schema's property order
 // when it has one, by name otherwise.
-func srvSDKPrompt(name string, p toolkit.Prompt) (*sdk.Prompt, error) {
+func sdkPrompt(name string, p toolkit.Prompt) (*sdk.Prompt, error) {
 	schema, err := p.InputSchema()
 	if err != nil {
 		return nil, fmt.Errorf("%w: prompt %q: input schema: %v", toolkit.ErrSchema, name, err)
@@ -89,7 +77,7 @@ func srvSDKPrompt(name string, p toolkit.Prompt) (*sdk.Prompt, error) {
 	if schema == nil {
 		return sp, nil
 	}
-	for _, prop := range srvPropertyNames(schema) {
+	for _, prop := range propertyNames(schema) {
 		ps := schema.Properties[prop]
 		arg := &sdk.PromptArgument{Name: prop, Required: slices.Contains(schema.Required, prop)}
 		if ps != nil {
@@ -100,9 +88,9 @@ func srvSDKPrompt(name string, p toolkit.Prompt) (*sdk.Prompt, error) {
 	return sp, nil
 }
 
-// srvPropertyNames returns the property names of an object schema in a
+// propertyNames returns the property names of an object schema in a
 // stable order.
-func srvPropertyNames(schema *jsonschema.Schema) []string {
+func propertyNames(schema *jsonschema.Schema) []string {
 	seen := map[string]bool{}
 	var names []string
 	for _, n := range schema.PropertyOrder {
@@ -131,7 +119,7 @@ func (s *Server) promptHandler(key string) sdk.PromptHandler {
 func (s *Server) getPrompt(ctx context.Context, key string, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 	item, err := s.tk.LookupType(ctx, toolkit.ListTypePrompts, key)
 	if err != nil {
-		return nil, srvInvalidParams("unknown prompt %q", req.Params.Name)
+		return nil, invalidParams("unknown prompt %q", req.Params.Name)
 	}
 	p, _ := item.Value.(toolkit.Prompt)
 	r, ok := item.Value.(prompt.Renderer)
@@ -139,26 +127,26 @@ func (s *Server) getPrompt(ctx context.Context, key string, req *sdk.GetPromptRe
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q cannot be rendered: %v", req.Params.Name, toolkit.ErrNotImplemented)}
 	}
 	schema, _ := p.InputSchema()
-	input, err := srvPromptInput(schema, req.Params.Arguments)
+	input, err := promptInput(schema, req.Params.Arguments)
 	if err != nil {
-		return nil, srvInvalidParams("prompt %q: %v", req.Params.Name, err)
+		return nil, invalidParams("prompt %q: %v", req.Params.Name, err)
 	}
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
 	cctx := toolkit.ContextWithSession(ctx, sess)
-	cctx = ExtractTraceMeta(cctx, req.Params.Meta)
+	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
 	rendered, err := r.Render(cctx, input)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if errors.Is(err, toolkit.ErrBadParameter) || errors.Is(err, toolkit.ErrSchema) {
-			return nil, srvInvalidParams("prompt %q: %v", req.Params.Name, err)
+			return nil, invalidParams("prompt %q: %v", req.Params.Name, err)
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q: %v", req.Params.Name, err)}
 	}
 	res := &sdk.GetPromptResult{Description: rendered.Description, Messages: []*sdk.PromptMessage{}}
 	for i, m := range rendered.Messages {
-		content, _, _, err := srvContentOf(cctx, m.Content)
+		content, _, _, err := contentOf(cctx, m.Content)
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q: message %d: %v", req.Params.Name, i, err)}
 		}
@@ -173,11 +161,11 @@ func (s *Server) getPrompt(ctx context.Context, key string, req *sdk.GetPromptRe
 	return res, nil
 }
 
-// srvPromptInput turns MCP prompt arguments (all strings) into the JSON
+// promptInput turns MCP prompt arguments (all strings) into the JSON
 // object a prompt renders from. A value whose schema property is a number,
 // integer or boolean is converted when it parses as one; anything else
 // stays a string. No arguments and no schema give nil input.
-func srvPromptInput(schema *jsonschema.Schema, args map[string]string) (json.RawMessage, error) {
+func promptInput(schema *jsonschema.Schema, args map[string]string) (json.RawMessage, error) {
 	if len(args) == 0 {
 		if schema == nil {
 			return nil, nil
@@ -268,14 +256,14 @@ func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadReso
 	}
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
 	cctx := toolkit.ContextWithSession(ctx, sess)
-	cctx = ExtractTraceMeta(cctx, req.Params.Meta)
+	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
 	typ := r.Type()
 	var data []byte
-	if tr, ok := r.(typedReader); ok {
+	if tr, ok := r.(bridge.TypedReader); ok {
 		// A remote resource: the type the upstream gave the content wins
 		// over the listed one (a template's resources often have none).
 		var got string
-		if data, got, err = tr.readTyped(cctx); got != "" {
+		if data, got, err = tr.ReadTyped(cctx); got != "" {
 			typ = got
 		}
 	} else {
@@ -287,9 +275,9 @@ func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadReso
 		}
 		return nil, fmt.Errorf("reading resource %q: %w", req.Params.URI, err)
 	}
-	mt := srvMediaType(typ)
+	mt := mediaType(typ)
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{
-		srvResourceContents(req.Params.URI, typ, mt, data),
+		resourceContents(req.Params.URI, typ, mt, data),
 	}}, nil
 }
 
@@ -311,7 +299,7 @@ func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.C
 		if ok {
 			if item, err := s.tk.LookupType(ctx, toolkit.ListTypePrompts, reg.key); err == nil {
 				if p, ok := item.Value.(toolkit.Prompt); ok {
-					values = srvEnumCompletions(p, req.Params.Argument.Name, req.Params.Argument.Value)
+					values = enumCompletions(p, req.Params.Argument.Name, req.Params.Argument.Value)
 				}
 			}
 		}
@@ -325,9 +313,9 @@ func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.C
 	return res, nil
 }
 
-// srvEnumCompletions returns the enum values of argument arg of p that
+// enumCompletions returns the enum values of argument arg of p that
 // start with prefix.
-func srvEnumCompletions(p toolkit.Prompt, arg, prefix string) []string {
+func enumCompletions(p toolkit.Prompt, arg, prefix string) []string {
 	values := []string{}
 	schema, err := p.InputSchema()
 	if err != nil || schema == nil {

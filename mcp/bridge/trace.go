@@ -1,4 +1,4 @@
-package mcp
+package bridge
 
 import (
 	"context"
@@ -9,20 +9,20 @@ import (
 // W3C trace context travels in the _meta map of MCP requests under the keys
 // "traceparent" and "tracestate" (the HTTP header names, lower case).
 
-var srvTracePropagator = propagation.TraceContext{}
+var tracePropagator = propagation.TraceContext{}
 
-// srvMetaCarrier adapts an MCP _meta map to the OpenTelemetry carrier
+// metaCarrier adapts an MCP _meta map to the OpenTelemetry carrier
 // interface. Only string values are read.
-type srvMetaCarrier map[string]any
+type metaCarrier map[string]any
 
-func (c srvMetaCarrier) Get(key string) string {
+func (c metaCarrier) Get(key string) string {
 	s, _ := c[key].(string)
 	return s
 }
 
-func (c srvMetaCarrier) Set(key, value string) { c[key] = value }
+func (c metaCarrier) Set(key, value string) { c[key] = value }
 
-func (c srvMetaCarrier) Keys() []string {
+func (c metaCarrier) Keys() []string {
 	keys := make([]string, 0, len(c))
 	for k := range c {
 		keys = append(keys, k)
@@ -37,7 +37,7 @@ func InjectTraceMeta(ctx context.Context, meta map[string]any) {
 	if meta == nil {
 		return
 	}
-	srvTracePropagator.Inject(ctx, srvMetaCarrier(meta))
+	tracePropagator.Inject(ctx, metaCarrier(meta))
 }
 
 // ExtractTraceMeta returns ctx with the remote span context found in meta,
@@ -51,5 +51,5 @@ func ExtractTraceMeta(ctx context.Context, meta map[string]any) context.Context 
 	if _, ok := meta["traceparent"].(string); !ok {
 		return ctx
 	}
-	return srvTracePropagator.Extract(ctx, srvMetaCarrier(meta))
+	return tracePropagator.Extract(ctx, metaCarrier(meta))
 }

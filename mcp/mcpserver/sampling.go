@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultSamplingMaxTokens is the maxTokens of a sampling request when
-// neither the prompt (a MaxTokens method) nor SamplingMaxTokens sets one.
+// neither the prompt (a MaxTokens method) nor WithSamplingMaxTokens sets one.
 const DefaultSamplingMaxTokens = 1024
 
 // SamplingOption configures SamplingDelegate.
@@ -23,9 +23,9 @@ type samplingConfig struct {
 	maxTokens int64
 }
 
-// SamplingMaxTokens sets the maxTokens of sampling requests for prompts
+// WithSamplingMaxTokens sets the maxTokens of sampling requests for prompts
 // that do not set their own.
-func SamplingMaxTokens(n int64) SamplingOption {
+func WithSamplingMaxTokens(n int64) SamplingOption {
 	return func(c *samplingConfig) {
 		if n > 0 {
 			c.maxTokens = n
@@ -59,7 +59,7 @@ func runSampling(ctx context.Context, cfg samplingConfig, p toolkit.Prompt, reso
 	if ss == nil {
 		return nil, fmt.Errorf("%w: prompt %q: no MCP client session to sample from", toolkit.ErrNotImplemented, p.Name())
 	}
-	if err := srvSampleCheck(toolkit.SessionFromContext(ctx)); err != nil {
+	if err := canSample(toolkit.SessionFromContext(ctx)); err != nil {
 		return nil, fmt.Errorf("prompt %q: %w", p.Name(), err)
 	}
 	r, ok := p.(prompt.Renderer)
@@ -93,12 +93,12 @@ func runSampling(ctx context.Context, cfg samplingConfig, p toolkit.Prompt, reso
 		params.ModelPreferences = &sdk.ModelPreferences{Hints: []*sdk.ModelHint{{Name: m.Model()}}}
 	}
 	add := func(role sdk.Role, res toolkit.Resource) error {
-		content, _, _, err := srvContentOf(ctx, res)
+		content, _, _, err := contentOf(ctx, res)
 		if err != nil {
 			return err
 		}
 		for _, c := range content {
-			c, err := srvSamplingContent(c)
+			c, err := samplingContent(c)
 			if err != nil {
 				return fmt.Errorf("prompt %q: %w", p.Name(), err)
 			}
@@ -138,11 +138,11 @@ func runSampling(ctx context.Context, cfg samplingConfig, p toolkit.Prompt, reso
 	return nil, fmt.Errorf("%w: prompt %q: sampling returned %T content", toolkit.ErrNotImplemented, p.Name(), res.Content)
 }
 
-// srvSampleCheck reports why the client of sess cannot be asked to sample
+// canSample reports why the client of sess cannot be asked to sample
 // now, or nil when it can: it must offer sampling and speak a protocol
 // version that allows server requests during a request (before
 // 2026-07-28).
-func srvSampleCheck(sess toolkit.Session) error {
+func canSample(sess toolkit.Session) error {
 	if caps := sess.Capabilities(); caps == nil || caps.Sampling == nil {
 		return fmt.Errorf("%w: the MCP client does not offer sampling", toolkit.ErrNotImplemented)
 	}
@@ -152,9 +152,9 @@ func srvSampleCheck(sess toolkit.Session) error {
 	return nil
 }
 
-// srvSamplingContent converts content to a kind sampling messages may hold:
+// samplingContent converts content to a kind sampling messages may hold:
 // text, image or audio. Textual embedded resources become text.
-func srvSamplingContent(c sdk.Content) (sdk.Content, error) {
+func samplingContent(c sdk.Content) (sdk.Content, error) {
 	switch x := c.(type) {
 	case *sdk.TextContent, *sdk.ImageContent, *sdk.AudioContent:
 		return c, nil
@@ -194,7 +194,7 @@ func (d *samplingDelegate) OnEvent(ev toolkit.ConnectorEvent) {
 }
 
 func (d *samplingDelegate) Call(ctx context.Context, p toolkit.Prompt, resources ...toolkit.Resource) (toolkit.Resource, error) {
-	if ServerSessionFromContext(ctx) != nil && srvSampleCheck(toolkit.SessionFromContext(ctx)) == nil {
+	if ServerSessionFromContext(ctx) != nil && canSample(toolkit.SessionFromContext(ctx)) == nil {
 		return runSampling(ctx, d.cfg, p, resources...)
 	}
 	if d.inner == nil {

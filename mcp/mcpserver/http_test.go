@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	"github.com/llmkit/toolkit"
 )
 
-// srvHTTP serves the fixture over loopback HTTP.
-func (f *srvFixture) srvHTTP(t *testing.T, opts ...ServerOption) *httptest.Server {
+// serveHTTP serves the fixture over loopback HTTP.
+func (f *fixture) serveHTTP(t *testing.T, opts ...HTTPOption) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewServer(f.srv.Handler(opts...))
 	t.Cleanup(ts.Close)
@@ -27,9 +27,9 @@ func (f *srvFixture) srvHTTP(t *testing.T, opts ...ServerOption) *httptest.Serve
 
 // connectHTTP connects a go-sdk client to url; header, if given, is added
 // to every request.
-func srvConnectHTTP(t *testing.T, url string, header http.Header, copts *sdk.ClientOptions) (*sdk.ClientSession, error) {
+func connectHTTP(t *testing.T, url string, header http.Header, copts *sdk.ClientOptions) (*sdk.ClientSession, error) {
 	t.Helper()
-	hc := &http.Client{Transport: &srvHeaderRT{header: header}}
+	hc := &http.Client{Transport: &headerRoundTripper{header: header}}
 	c := sdk.NewClient(&sdk.Implementation{Name: "http-client", Version: "1"}, copts)
 	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err == nil {
@@ -38,9 +38,9 @@ func srvConnectHTTP(t *testing.T, url string, header http.Header, copts *sdk.Cli
 	return cs, err
 }
 
-type srvHeaderRT struct{ header http.Header }
+type headerRoundTripper struct{ header http.Header }
 
-func (rt *srvHeaderRT) RoundTrip(r *http.Request) (*http.Response, error) {
+func (rt *headerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	for k, v := range rt.header {
 		r.Header[k] = v
@@ -49,25 +49,25 @@ func (rt *srvHeaderRT) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestServerHTTP(t *testing.T) {
-	srvLeakCheck(t)
-	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(
-		srvFuncTool("hello", func(ctx context.Context, _ json.RawMessage) (any, error) {
+	leakCheck(t)
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(
+		funcTool("hello", func(ctx context.Context, _ json.RawMessage) (any, error) {
 			toolkit.SessionFromContext(ctx).Logger().Info("saying hello")
 			return "hello", nil
 		}),
 	)})
 	for _, tc := range []struct {
 		name string
-		opts []ServerOption
+		opts []HTTPOption
 	}{
 		{"stateful", nil},
-		{"stateless", []ServerOption{WithStateless()}},
-		{"json", []ServerOption{WithJSONResponse()}},
+		{"stateless", []HTTPOption{WithStateless()}},
+		{"json", []HTTPOption{WithJSONResponse()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts := f.srvHTTP(t, tc.opts...)
-			notes := newSrvNotes()
-			cs, err := srvConnectHTTP(t, ts.URL, nil, notes.options())
+			ts := f.serveHTTP(t, tc.opts...)
+			notes := newNoteLog()
+			cs, err := connectHTTP(t, ts.URL, nil, notes.options())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +76,7 @@ func TestServerHTTP(t *testing.T) {
 				t.Fatal(err)
 			}
 			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "hello"})
-			if err != nil || srvText(t, res) != "hello" {
+			if err != nil || resultText(t, res) != "hello" {
 				t.Fatalf("call: %v %+v", err, res)
 			}
 			if tc.name == "stateful" {
@@ -89,15 +89,15 @@ func TestServerHTTP(t *testing.T) {
 }
 
 func TestServerHTTPAuth(t *testing.T) {
-	srvLeakCheck(t)
-	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(srvFuncTool("hello", func(context.Context, json.RawMessage) (any, error) { return "hi", nil }))})
+	leakCheck(t)
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(funcTool("hello", func(context.Context, json.RawMessage) (any, error) { return "hi", nil }))})
 	verifier := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		if token != "s3cret" {
 			return nil, auth.ErrInvalidToken
 		}
 		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
 	}
-	ts := f.srvHTTP(t, WithBearerAuth(verifier, nil))
+	ts := f.serveHTTP(t, WithBearerAuth(verifier, nil))
 
 	resp, err := http.Post(ts.URL, "application/json", strings.NewReader(`{}`))
 	if err != nil {
@@ -107,10 +107,10 @@ func TestServerHTTPAuth(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("no token: status %d, want 401", resp.StatusCode)
 	}
-	if _, err := srvConnectHTTP(t, ts.URL, http.Header{"Authorization": {"Bearer wrong"}}, nil); err == nil {
+	if _, err := connectHTTP(t, ts.URL, http.Header{"Authorization": {"Bearer wrong"}}, nil); err == nil {
 		t.Error("wrong token: connected")
 	}
-	cs, err := srvConnectHTTP(t, ts.URL, http.Header{"Authorization": {"Bearer s3cret"}}, nil)
+	cs, err := connectHTTP(t, ts.URL, http.Header{"Authorization": {"Bearer s3cret"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +120,8 @@ func TestServerHTTPAuth(t *testing.T) {
 }
 
 func TestServerHTTPRebinding(t *testing.T) {
-	srvLeakCheck(t)
-	f := newSrvFixture(t, nil)
+	leakCheck(t)
+	f := newFixture(t, nil)
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	post := func(t *testing.T, url, host, origin, body string) int {
 		t.Helper()
@@ -141,7 +141,7 @@ func TestServerHTTPRebinding(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	ts := f.srvHTTP(t, WithAllowedOrigins("https://app.example.com"), WithMaxBodyBytes(1024))
+	ts := f.serveHTTP(t, WithAllowedOrigins("https://app.example.com"), WithMaxBodyBytes(1024))
 	self := strings.TrimPrefix(ts.URL, "http://")
 	tests := []struct {
 		name, host, origin string
@@ -166,7 +166,7 @@ func TestServerHTTPRebinding(t *testing.T) {
 		})
 	}
 	// Hosts can be pinned on any address.
-	pinned := f.srvHTTP(t, WithAllowedHosts("mcp.example.com"), WithStateless())
+	pinned := f.serveHTTP(t, WithAllowedHosts("mcp.example.com"), WithStateless())
 	if got := post(t, pinned.URL, "", "", initialize); got != http.StatusForbidden {
 		t.Errorf("pinned host: status %d, want 403", got)
 	}
@@ -176,29 +176,29 @@ func TestServerHTTPRebinding(t *testing.T) {
 }
 
 func TestServerServe(t *testing.T) {
-	srvLeakCheck(t)
+	leakCheck(t)
 	relay := ServerDelegate(nil)
-	tk, err := toolkit.New(toolkit.WithDelegate(relay), toolkit.WithTool(srvFuncTool("hello", func(context.Context, json.RawMessage) (any, error) { return "hi", nil })))
+	tk, err := toolkit.New(toolkit.WithDelegate(relay), toolkit.WithTool(funcTool("hello", func(context.Context, json.RawMessage) (any, error) { return "hi", nil })))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(tk, nil, WithEventRelay(relay), WithPath("/api/mcp"))
+	srv, err := New(tk, nil, WithEventRelay(relay), WithHTTP(WithPath("/api/mcp")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	ln, err := srvListen(t)
+	ln, err := listenLoopback(t)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeListener(ctx, ln) }()
-	cs, err := srvConnectHTTP(t, "http://"+ln.Addr().String()+"/api/mcp", nil, nil)
+	cs, err := connectHTTP(t, "http://"+ln.Addr().String()+"/api/mcp", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "hello"}); err != nil || srvText(t, res) != "hi" {
+	if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "hello"}); err != nil || resultText(t, res) != "hi" {
 		t.Fatalf("%v %+v", err, res)
 	}
 	cs.Close()
@@ -212,13 +212,13 @@ func TestServerServe(t *testing.T) {
 // own, with a client's event stream and a request still open at shutdown:
 // cancelling the context ends both and ServeHTTP returns.
 func TestServeHTTP(t *testing.T) {
-	srvLeakCheck(t)
+	leakCheck(t)
 	relay := ServerDelegate(nil)
 	tk, err := toolkit.New(toolkit.WithDelegate(relay))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(tk, nil, WithEventRelay(relay))
+	srv, err := New(tk, nil, WithEventRelay(relay))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestServeHTTP(t *testing.T) {
 		<-r.Context().Done()
 		close(ended)
 	})
-	ln, err := srvListen(t)
+	ln, err := listenLoopback(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestServeHTTP(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- ServeHTTP(ctx, ln, mux) }()
 
-	cs, err := srvConnectHTTP(t, base+"/mcp", nil, nil)
+	cs, err := connectHTTP(t, base+"/mcp", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

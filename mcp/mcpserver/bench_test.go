@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"context"
@@ -10,33 +10,34 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp"
 	"github.com/llmkit/toolkit/resource"
 	"github.com/llmkit/toolkit/tool"
 )
 
-type srvBenchIn struct {
+type benchIn struct {
 	A int `json:"a"`
 	B int `json:"b"`
 }
 
-// srvBenchAdd is the Go function every variant exposes.
-func srvBenchAdd(_ context.Context, in srvBenchIn) (string, error) {
+// benchAdd is the Go function every variant exposes.
+func benchAdd(_ context.Context, in benchIn) (string, error) {
 	return fmt.Sprint(in.A + in.B), nil
 }
 
-// srvBenchSDKServer is a plain go-sdk server exposing srvBenchAdd.
-func srvBenchSDKServer() *sdk.Server {
+// benchSDKServer is a plain go-sdk server exposing benchAdd.
+func benchSDKServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "plain", Version: "1"}, nil)
-	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "adds"}, func(ctx context.Context, _ *sdk.CallToolRequest, in srvBenchIn) (*sdk.CallToolResult, any, error) {
-		out, err := srvBenchAdd(ctx, in)
+	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "adds"}, func(ctx context.Context, _ *sdk.CallToolRequest, in benchIn) (*sdk.CallToolResult, any, error) {
+		out, err := benchAdd(ctx, in)
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}}, nil, err
 	})
 	return s
 }
 
-// srvBenchConnect runs s over in-memory transports and returns a client
+// benchConnect runs s over in-memory transports and returns a client
 // session; everything stops when b ends.
-func srvBenchConnect(b *testing.B, run func(context.Context, sdk.Transport) error) *sdk.ClientSession {
+func benchConnect(b *testing.B, run func(context.Context, sdk.Transport) error) *sdk.ClientSession {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ct, st := sdk.NewInMemoryTransports()
@@ -50,7 +51,7 @@ func srvBenchConnect(b *testing.B, run func(context.Context, sdk.Transport) erro
 	return cs
 }
 
-func srvBenchCalls(b *testing.B, cs *sdk.ClientSession) {
+func benchCalls(b *testing.B, cs *sdk.ClientSession) {
 	b.Helper()
 	ctx := context.Background()
 	params := &sdk.CallToolParams{Name: "add", Arguments: map[string]int{"a": 2, "b": 3}}
@@ -68,23 +69,23 @@ func srvBenchCalls(b *testing.B, cs *sdk.ClientSession) {
 // function behind a plain go-sdk server, and with a direct toolkit call.
 func BenchmarkServerCall(b *testing.B) {
 	b.Run("sdk", func(b *testing.B) {
-		s := srvBenchSDKServer()
-		srvBenchCalls(b, srvBenchConnect(b, s.Run))
+		s := benchSDKServer()
+		benchCalls(b, benchConnect(b, s.Run))
 	})
 	b.Run("toolkit", func(b *testing.B) {
 		relay := ServerDelegate(nil)
-		tk, err := toolkit.New(toolkit.WithDelegate(relay), toolkit.WithTool(tool.Must("add", "adds", srvBenchAdd)))
+		tk, err := toolkit.New(toolkit.WithDelegate(relay), toolkit.WithTool(tool.Must("add", "adds", benchAdd)))
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := NewServer(tk, nil, WithEventRelay(relay))
+		s, err := New(tk, nil, WithEventRelay(relay))
 		if err != nil {
 			b.Fatal(err)
 		}
-		srvBenchCalls(b, srvBenchConnect(b, s.Run))
+		benchCalls(b, benchConnect(b, s.Run))
 	})
 	b.Run("direct", func(b *testing.B) {
-		tk, err := toolkit.New(toolkit.WithTool(tool.Must("add", "adds", srvBenchAdd)))
+		tk, err := toolkit.New(toolkit.WithTool(tool.Must("add", "adds", benchAdd)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -104,9 +105,9 @@ func BenchmarkServerCall(b *testing.B) {
 // connector reaches that server, served by a Server. The difference is the
 // latency one gateway hop adds.
 func BenchmarkServerGateway(b *testing.B) {
-	upstream := srvBenchSDKServer()
+	upstream := benchSDKServer()
 	b.Run("direct", func(b *testing.B) {
-		srvBenchCalls(b, srvBenchConnect(b, upstream.Run))
+		benchCalls(b, benchConnect(b, upstream.Run))
 	})
 	b.Run("gateway", func(b *testing.B) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -141,7 +142,7 @@ func BenchmarkServerGateway(b *testing.B) {
 			go func() { _ = upstream.Run(ctx, st); close(done) }()
 			return ct, nil
 		}
-		inner := NewDelegate("gateway", "1", OptDialer(dial), OptLogger(quietLogger()))
+		inner := mcp.NewDelegate("gateway", "1", mcp.OptDialer(dial), mcp.OptLogger(quietLogger()))
 		changed := make(chan struct{}, 1)
 		inner.Events = func(ev toolkit.ConnectorEvent) {
 			if ev.Kind == toolkit.ConnectorEventToolListChanged {
@@ -156,7 +157,7 @@ func BenchmarkServerGateway(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv, err := NewServer(tk, nil, WithEventRelay(relay))
+		srv, err := New(tk, nil, WithEventRelay(relay))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -166,14 +167,14 @@ func BenchmarkServerGateway(b *testing.B) {
 		tkDone := make(chan struct{})
 		track(tkDone)
 		go func() { _ = tk.Run(ctx); close(tkDone) }()
-		srvBenchWaitTool(b, srv, "add", changed)
-		srvBenchCalls(b, srvBenchConnect(b, srv.Run))
+		benchWaitTool(b, srv, "add", changed)
+		benchCalls(b, benchConnect(b, srv.Run))
 	})
 }
 
-// srvBenchWaitTool waits until the server exposes the tool, checking each
+// benchWaitTool waits until the server exposes the tool, checking each
 // time the toolkit reports a tool list change.
-func srvBenchWaitTool(b *testing.B, s *Server, name string, changed <-chan struct{}) {
+func benchWaitTool(b *testing.B, s *Server, name string, changed <-chan struct{}) {
 	b.Helper()
 	timeout := time.After(10 * time.Second)
 	for {

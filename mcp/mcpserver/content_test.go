@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"context"
@@ -9,17 +9,18 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/resource"
 )
 
-type srvFailingRes struct{ srvStaticRes }
+type failingResource struct{ staticResource }
 
-func (srvFailingRes) Read(context.Context) ([]byte, error) { return nil, errors.New("gone") }
+func (failingResource) Read(context.Context) ([]byte, error) { return nil, errors.New("gone") }
 
 func TestServerContentMapping(t *testing.T) {
 	ctx := context.Background()
 	res := func(typ string, data string) resource.Resource {
-		return &srvStaticRes{uri: "file:///x", name: "x", typ: typ, data: []byte(data)}
+		return &staticResource{uri: "file:///x", name: "x", typ: typ, data: []byte(data)}
 	}
 	tests := []struct {
 		name       string
@@ -40,12 +41,12 @@ func TestServerContentMapping(t *testing.T) {
 		{"binary", res("application/zip", "PK\xff"), false, `{"content":[{"type":"resource","resource":{"uri":"file:///x","mimeType":"application/zip","blob":"UEv/"}}]}`},
 		{"untyped binary", res("", "\xff\xfe"), false, `{"content":[{"type":"resource","resource":{"uri":"file:///x","mimeType":"application/octet-stream","blob":"//4="}}]}`},
 		{"invalid utf-8 text", res("text/plain", "\xff"), false, `{"content":[{"type":"resource","resource":{"uri":"file:///x","mimeType":"text/plain","blob":"/w=="}}]}`},
-		{"blocks", &ToolContent{Content: []sdk.Content{&sdk.TextContent{Text: "a"}}, Structured: map[string]int{"n": 1}}, false,
+		{"blocks", &bridge.ToolContent{Content: []sdk.Content{&sdk.TextContent{Text: "a"}}, Structured: map[string]int{"n": 1}}, false,
 			`{"content":[{"type":"text","text":"a"}],"structuredContent":{"n":1}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := srvToolResult(ctx, tt.in, tt.structured)
+			r, err := toolResult(ctx, tt.in, tt.structured)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,12 +59,12 @@ func TestServerContentMapping(t *testing.T) {
 			}
 		})
 	}
-	if _, err := srvToolResult(ctx, &srvFailingRes{}, false); err == nil {
+	if _, err := toolResult(ctx, &failingResource{}, false); err == nil {
 		t.Error("a failing read must be an error")
 	}
-	data, err := NewToolContent(&sdk.TextContent{Text: "a"}).Read(ctx)
+	data, err := bridge.NewToolContent(&sdk.TextContent{Text: "a"}).Read(ctx)
 	if err != nil || string(data) != `[{"type":"text","text":"a"}]` {
-		t.Errorf("ToolContent.Read: %s %v", data, err)
+		t.Errorf("bridge.ToolContent.Read: %s %v", data, err)
 	}
 }
 
@@ -73,7 +74,7 @@ func FuzzServerContentMapping(f *testing.F) {
 	f.Add("image/png;;", []byte{0}, false)
 	f.Add("\x00/\xff", []byte{0xff}, false)
 	f.Fuzz(func(t *testing.T, typ string, data []byte, structured bool) {
-		r, err := srvToolResult(context.Background(), &srvStaticRes{uri: "x:y", typ: typ, data: data}, structured)
+		r, err := toolResult(context.Background(), &staticResource{uri: "x:y", typ: typ, data: data}, structured)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,24 +89,24 @@ func FuzzServerContentMapping(f *testing.F) {
 
 func TestServerTraceMeta(t *testing.T) {
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	ctx := ExtractTraceMeta(context.Background(), map[string]any{"traceparent": tp, "tracestate": "k=v"})
+	ctx := bridge.ExtractTraceMeta(context.Background(), map[string]any{"traceparent": tp, "tracestate": "k=v"})
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() || !sc.IsRemote() || sc.TraceState().Get("k") != "v" {
 		t.Fatalf("extracted %+v", sc)
 	}
 	meta := map[string]any{"other": 1}
-	InjectTraceMeta(ctx, meta)
+	bridge.InjectTraceMeta(ctx, meta)
 	if meta["traceparent"] != tp || meta["tracestate"] != "k=v" || meta["other"] != 1 {
 		t.Errorf("injected %v", meta)
 	}
-	InjectTraceMeta(ctx, nil) // no panic
+	bridge.InjectTraceMeta(ctx, nil) // no panic
 	for _, bad := range []map[string]any{nil, {}, {"traceparent": 7}, {"traceparent": "garbage"}} {
-		if sc := trace.SpanContextFromContext(ExtractTraceMeta(context.Background(), bad)); sc.IsValid() {
+		if sc := trace.SpanContextFromContext(bridge.ExtractTraceMeta(context.Background(), bad)); sc.IsValid() {
 			t.Errorf("%v: got a span context", bad)
 		}
 	}
 	empty := map[string]any{}
-	InjectTraceMeta(context.Background(), empty)
+	bridge.InjectTraceMeta(context.Background(), empty)
 	if len(empty) != 0 {
 		t.Errorf("no span: injected %v", empty)
 	}

@@ -1,20 +1,20 @@
-package mcp
+package mcpserver
 
 import (
 	"strings"
 	"testing"
 )
 
-func srvTool(ns, name string) srvNameItem {
-	return srvNameItem{Key: ns + "." + name, Namespace: ns, Name: name}
+func toolItem(ns, name string) nameItem {
+	return nameItem{Key: ns + "." + name, Namespace: ns, Name: name}
 }
 
-func srvRes(ns, uri string) srvNameItem {
-	return srvNameItem{Key: uri + "#" + ns, Namespace: ns, Name: uri}
+func resourceItem(ns, uri string) nameItem {
+	return nameItem{Key: uri + "#" + ns, Namespace: ns, Name: uri}
 }
 
 // checkBijection asserts that every item got exactly one valid exposed name.
-func checkBijection(t *testing.T, n *srvNamer, items []srvNameItem, got map[string]srvNameItem) {
+func checkBijection(t *testing.T, n *namer, items []nameItem, got map[string]nameItem) {
 	t.Helper()
 	keys := map[string]bool{}
 	for _, it := range items {
@@ -24,7 +24,7 @@ func checkBijection(t *testing.T, n *srvNamer, items []srvNameItem, got map[stri
 		t.Fatalf("got %d names for %d items: %v", len(got), len(keys), got)
 	}
 	for name, it := range got {
-		if !n.uris && !srvValidName(name) {
+		if !n.uris && !validName(name) {
 			t.Errorf("exposed name %q is not a valid MCP name", name)
 		}
 		if back, _ := n.exposed(it.Key); back != name {
@@ -40,36 +40,36 @@ func TestServerNamePolicy(t *testing.T) {
 		uris   bool
 		always bool
 		sep    string
-		items  []srvNameItem
+		items  []nameItem
 		want   map[string]string // key → exposed name
 	}{
 		{
 			name:  "unique names stay bare",
-			items: []srvNameItem{srvTool("builtin", "add"), srvTool("weather", "forecast")},
+			items: []nameItem{toolItem("builtin", "add"), toolItem("weather", "forecast")},
 			want:  map[string]string{"builtin.add": "add", "weather.forecast": "forecast"},
 		},
 		{
 			name:  "collision qualifies both",
-			items: []srvNameItem{srvTool("builtin", "search"), srvTool("web", "search")},
+			items: []nameItem{toolItem("builtin", "search"), toolItem("web", "search")},
 			want:  map[string]string{"builtin.search": "builtin_search", "web.search": "web_search"},
 		},
 		{
 			name:   "always qualify",
 			always: true,
-			items:  []srvNameItem{srvTool("builtin", "add")},
+			items:  []nameItem{toolItem("builtin", "add")},
 			want:   map[string]string{"builtin.add": "builtin_add"},
 		},
 		{
 			name:  "dot separator",
 			sep:   ".",
-			items: []srvNameItem{srvTool("a", "x"), srvTool("b", "x")},
+			items: []nameItem{toolItem("a", "x"), toolItem("b", "x")},
 			want:  map[string]string{"a.x": "a.x", "b.x": "b.x"},
 		},
 		{
 			name: "remote name impersonating a qualified name",
-			items: []srvNameItem{
-				srvTool("builtin", "search"), srvTool("web", "search"),
-				srvTool("evil", "builtin_search"),
+			items: []nameItem{
+				toolItem("builtin", "search"), toolItem("web", "search"),
+				toolItem("evil", "builtin_search"),
 			},
 			want: map[string]string{
 				"builtin.search":      "builtin_search",
@@ -79,32 +79,32 @@ func TestServerNamePolicy(t *testing.T) {
 		},
 		{
 			name: "qualified name taken by a bare name gets a suffix",
-			items: []srvNameItem{
-				srvTool("builtin", "a_b"), srvTool("a", "b"), srvTool("c", "b"),
+			items: []nameItem{
+				toolItem("builtin", "a_b"), toolItem("a", "b"), toolItem("c", "b"),
 			},
 			want: map[string]string{"builtin.a_b": "a_b", "a.b": "a_b_2", "c.b": "c_b"},
 		},
 		{
 			name:  "hostile bytes are never exposed",
-			items: []srvNameItem{srvTool("evil", "rm -rf /;`x`"), srvTool("evil", "ünï")},
+			items: []nameItem{toolItem("evil", "rm -rf /;`x`"), toolItem("evil", "ünï")},
 		},
 		{
 			name:  "long names are cut and stay unique",
-			items: []srvNameItem{srvTool("n1", long), srvTool("n2", long), srvTool("n3", long+"y")},
+			items: []nameItem{toolItem("n1", long), toolItem("n2", long), toolItem("n3", long+"y")},
 		},
 		{
 			name:  "empty name",
-			items: []srvNameItem{srvTool("evil", "")},
+			items: []nameItem{toolItem("evil", "")},
 		},
 		{
 			name:  "duplicate keys are ignored",
-			items: []srvNameItem{srvTool("a", "x"), srvTool("a", "x")},
+			items: []nameItem{toolItem("a", "x"), toolItem("a", "x")},
 			want:  map[string]string{"a.x": "x"},
 		},
 		{
 			name:  "resource URIs",
 			uris:  true,
-			items: []srvNameItem{srvRes("builtin", "file:///a"), srvRes("fs", "file:///a"), srvRes("fs", "file:///b")},
+			items: []nameItem{resourceItem("builtin", "file:///a"), resourceItem("fs", "file:///a"), resourceItem("fs", "file:///b")},
 			want: map[string]string{
 				"file:///a#builtin": "file:///a#builtin",
 				"file:///a#fs":      "file:///a#fs",
@@ -114,7 +114,7 @@ func TestServerNamePolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n := newSrvNamer(tt.uris, tt.always, tt.sep)
+			n := newNamer(tt.uris, tt.always, tt.sep)
 			got := n.assign(tt.items)
 			checkBijection(t, n, tt.items, got)
 			for key, want := range tt.want {
@@ -127,21 +127,21 @@ func TestServerNamePolicy(t *testing.T) {
 }
 
 func TestServerNamePolicyStability(t *testing.T) {
-	n := newSrvNamer(false, false, "")
-	a, b, c := srvTool("one", "search"), srvTool("two", "search"), srvTool("builtin", "other")
+	n := newNamer(false, false, "")
+	a, b, c := toolItem("one", "search"), toolItem("two", "search"), toolItem("builtin", "other")
 
 	steps := []struct {
-		items []srvNameItem
+		items []nameItem
 		want  map[string]string
 	}{
 		// one.search arrives alone: bare.
-		{[]srvNameItem{a, c}, map[string]string{a.Key: "search", c.Key: "other"}},
+		{[]nameItem{a, c}, map[string]string{a.Key: "search", c.Key: "other"}},
 		// two.search arrives: one keeps the bare name, two is qualified.
-		{[]srvNameItem{a, b, c}, map[string]string{a.Key: "search", b.Key: "two_search"}},
+		{[]nameItem{a, b, c}, map[string]string{a.Key: "search", b.Key: "two_search"}},
 		// one goes away: two keeps its qualified name.
-		{[]srvNameItem{b, c}, map[string]string{b.Key: "two_search"}},
+		{[]nameItem{b, c}, map[string]string{b.Key: "two_search"}},
 		// one comes back: it collides with two, so it is qualified now.
-		{[]srvNameItem{a, b, c}, map[string]string{a.Key: "one_search", b.Key: "two_search"}},
+		{[]nameItem{a, b, c}, map[string]string{a.Key: "one_search", b.Key: "two_search"}},
 	}
 	for i, s := range steps {
 		got := n.assign(s.items)
@@ -162,8 +162,8 @@ func FuzzServerNamePolicy(f *testing.F) {
 	f.Add("a", "b_c", "a_b", "c", true)
 	f.Add("x", strings.Repeat("é", 80), "y", "..", false)
 	f.Fuzz(func(t *testing.T, ns1, n1, ns2, n2 string, always bool) {
-		n := newSrvNamer(false, always, "")
-		items := []srvNameItem{srvTool(ns1, n1), srvTool(ns2, n2), srvTool("builtin", n1)}
+		n := newNamer(false, always, "")
+		items := []nameItem{toolItem(ns1, n1), toolItem(ns2, n2), toolItem("builtin", n1)}
 		got := n.assign(items)
 		checkBijection(t, n, items, got)
 		// A second pass with the same items changes nothing.

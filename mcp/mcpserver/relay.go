@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"context"
@@ -25,7 +25,7 @@ var _ toolkit.ToolkitDelegate = (*EventRelay)(nil)
 //
 //	relay := mcp.ServerDelegate(appDelegate)
 //	tk, _ := toolkit.New(toolkit.WithDelegate(relay))
-//	srv, _ := mcp.NewServer(tk, nil, mcp.WithEventRelay(relay))
+//	srv, _ := mcpserver.New(tk, nil, mcp.WithEventRelay(relay))
 //
 // Several servers (say, stdio and HTTP) may share a relay.
 func ServerDelegate(inner toolkit.ToolkitDelegate) *EventRelay {

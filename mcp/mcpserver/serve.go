@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"context"
@@ -12,11 +12,10 @@ import (
 
 // Serve exposes tk over streamable HTTP on addr (for example
 // "127.0.0.1:8080") at the path set by WithPath ("/mcp" by default) until
-// ctx is cancelled, then shuts the HTTP server down. opts configure both
-// the MCP server and its handler; include WithEventRelay so that clients
-// get list_changed notifications (see Server).
-func Serve(ctx context.Context, tk *toolkit.Toolkit, addr string, opts ...ServerOption) error {
-	s, err := NewServer(tk, nil, opts...)
+// ctx is cancelled, then shuts the HTTP server down. opts configure the
+// server; WithHTTP among them configures its HTTP face.
+func Serve(ctx context.Context, tk *toolkit.Toolkit, addr string, opts ...Option) error {
+	s, err := New(tk, nil, opts...)
 	if err != nil {
 		return err
 	}
@@ -28,15 +27,21 @@ func Serve(ctx context.Context, tk *toolkit.Toolkit, addr string, opts ...Server
 	return s.ServeListener(ctx, ln)
 }
 
-// ServeListener serves the streamable HTTP handler on ln (see ServeHTTP)
-// until ctx is cancelled. It closes ln.
-func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
-	path := s.cfg.path
+// ServeListener serves the streamable HTTP handler (Handler with opts) at
+// its path (WithPath, "/mcp" by default) on ln until ctx is cancelled (see
+// ServeHTTP). It closes ln.
+func (s *Server) ServeListener(ctx context.Context, ln net.Listener, opts ...HTTPOption) error {
+	h, cfg, err := s.handler(opts)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	path := cfg.path
 	if path == "" {
 		path = "/mcp"
 	}
 	mux := http.NewServeMux()
-	mux.Handle(path, s.Handler())
+	mux.Handle(path, h)
 	return ServeHTTP(ctx, ln, mux)
 }
 

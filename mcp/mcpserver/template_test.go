@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	"github.com/llmkit/toolkit/resource"
 )
 
-// srvTemplate returns a toolkit template whose resources read as
+// staticTemplate returns a toolkit template whose resources read as
 // "<tag> <vars>".
-func srvTmpl(t *testing.T, uriTemplate, tag string) toolkit.ResourceTemplate {
+func testTemplate(t *testing.T, uriTemplate, tag string) toolkit.ResourceTemplate {
 	t.Helper()
 	tmpl, err := resource.NewTemplate(uriTemplate, tag, "template "+tag, "text/plain", func(_ context.Context, uri string, vars map[string]string) ([]byte, error) {
 		return fmt.Appendf(nil, "%s %v", tag, vars), nil
@@ -88,10 +88,10 @@ func resourceChanges() (*sdk.ClientOptions, chan struct{}) {
 // through, added and removed at run time, and a WithResourceTemplate of
 // the same URI template winning over the toolkit's.
 func TestServerResourceTemplates(t *testing.T) {
-	srvLeakCheck(t)
+	leakCheck(t)
 	static := &sdk.ResourceTemplate{URITemplate: "static://{x}", Name: "static"}
-	f := newSrvFixture(t, []toolkit.Option{
-		toolkit.WithResourceTemplate(srvTmpl(t, "items://item/{id}{?fields}", "items"), srvTmpl(t, "static://{x}", "hidden")),
+	f := newFixture(t, []toolkit.Option{
+		toolkit.WithResourceTemplate(testTemplate(t, "items://item/{id}{?fields}", "items"), testTemplate(t, "static://{x}", "hidden")),
 	}, WithResourceTemplate(static, func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, Text: "static"}}}, nil
 	}))
@@ -130,7 +130,7 @@ func TestServerResourceTemplates(t *testing.T) {
 	}
 
 	// Added and removed at run time: clients hear of it.
-	if err := f.tk.AddResourceTemplate(srvTmpl(t, "more://{+path}", "more")); err != nil {
+	if err := f.tk.AddResourceTemplate(testTemplate(t, "more://{+path}", "more")); err != nil {
 		t.Fatal(err)
 	}
 	waitTemplates(t, ctx, cs, changed, []string{"items://item/{id}{?fields}", "more://{+path}", "static://{x}"})
@@ -168,7 +168,7 @@ func TestGatewayResourceTemplates(t *testing.T) {
 	t.Cleanup(m.Close)
 
 	copts, changed := resourceChanges()
-	gw, ctx := newGateway(t, m, copts, nil, toolkit.WithResourceTemplate(srvTmpl(t, "test://item/{id}", "builtin")))
+	gw, ctx := newGateway(t, m, copts, nil, toolkit.WithResourceTemplate(testTemplate(t, "test://item/{id}", "builtin")))
 
 	waitTemplates(t, ctx, gw, changed, []string{"test://item/{id}", "test://item/{id}#up", "test://template/{id}/data"})
 	for _, c := range []struct{ uri, want, mime string }{

@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"context"
@@ -13,34 +13,34 @@ import (
 	"github.com/llmkit/toolkit"
 )
 
-// srvFakeConn is a connector serving fixed items from memory.
-type srvFakeConn struct {
+// fakeConn is a connector serving fixed items from memory.
+type fakeConn struct {
 	onEvent   func(toolkit.ConnectorEvent)
 	tools     []toolkit.Tool
 	resources []toolkit.Resource
 	ready     chan struct{}
 }
 
-func (c *srvFakeConn) Run(ctx context.Context) error {
+func (c *fakeConn) Run(ctx context.Context) error {
 	c.onEvent(toolkit.StateChangeEvent(toolkit.ConnectorState{Status: toolkit.StatusReady}))
 	close(c.ready)
 	<-ctx.Done()
 	return nil
 }
-func (c *srvFakeConn) ListTools(context.Context) ([]toolkit.Tool, error)     { return c.tools, nil }
-func (c *srvFakeConn) ListPrompts(context.Context) ([]toolkit.Prompt, error) { return nil, nil }
-func (c *srvFakeConn) ListResources(context.Context) ([]toolkit.Resource, error) {
+func (c *fakeConn) ListTools(context.Context) ([]toolkit.Tool, error)     { return c.tools, nil }
+func (c *fakeConn) ListPrompts(context.Context) ([]toolkit.Prompt, error) { return nil, nil }
+func (c *fakeConn) ListResources(context.Context) ([]toolkit.Resource, error) {
 	return c.resources, nil
 }
 
-// srvFakeDelegate creates the fake connectors registered by URL.
-type srvFakeDelegate struct{ conns map[string]*srvFakeConn }
+// fakeDelegate creates the fake connectors registered by URL.
+type fakeDelegate struct{ conns map[string]*fakeConn }
 
-func (d *srvFakeDelegate) OnEvent(toolkit.ConnectorEvent) {}
-func (d *srvFakeDelegate) Call(context.Context, toolkit.Prompt, ...toolkit.Resource) (toolkit.Resource, error) {
+func (d *fakeDelegate) OnEvent(toolkit.ConnectorEvent) {}
+func (d *fakeDelegate) Call(context.Context, toolkit.Prompt, ...toolkit.Resource) (toolkit.Resource, error) {
 	return nil, toolkit.ErrNotImplemented
 }
-func (d *srvFakeDelegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEvent)) (toolkit.Connector, error) {
+func (d *fakeDelegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEvent)) (toolkit.Connector, error) {
 	c, ok := d.conns[url]
 	if !ok {
 		return nil, toolkit.ErrNotImplemented
@@ -49,37 +49,37 @@ func (d *srvFakeDelegate) CreateConnector(url string, onEvent func(toolkit.Conne
 	return c, nil
 }
 
-// srvNamed returns a tool that answers with its source.
-func srvNamed(name, source string) *srvTestTool {
-	return srvFuncTool(name, func(context.Context, json.RawMessage) (any, error) { return source, nil })
+// namedTool returns a tool that answers with its source.
+func namedTool(name, source string) *testTool {
+	return funcTool(name, func(context.Context, json.RawMessage) (any, error) { return source, nil })
 }
 
 // TestServerNamespaces checks the naming policy end to end: a connector
 // arriving after the builtins, with clashing and hostile items.
 func TestServerNamespaces(t *testing.T) {
-	srvLeakCheck(t)
-	web := &srvFakeConn{ready: make(chan struct{}),
+	leakCheck(t)
+	web := &fakeConn{ready: make(chan struct{}),
 		tools: []toolkit.Tool{
-			srvNamed("search", "web"),
-			srvNamed("fetch.page", "web"),
-			&srvTestTool{name: "hostile", desc: "array input", in: &jsonschema.Schema{Type: "array"}},
+			namedTool("search", "web"),
+			namedTool("fetch.page", "web"),
+			&testTool{name: "hostile", desc: "array input", in: &jsonschema.Schema{Type: "array"}},
 		},
-		resources: []toolkit.Resource{&srvStaticRes{uri: "file:///a", name: "a", typ: "text/plain", data: []byte("web a")}},
+		resources: []toolkit.Resource{&staticResource{uri: "file:///a", name: "a", typ: "text/plain", data: []byte("web a")}},
 	}
-	relay := ServerDelegate(&srvFakeDelegate{conns: map[string]*srvFakeConn{"fake://web": web}})
+	relay := ServerDelegate(&fakeDelegate{conns: map[string]*fakeConn{"fake://web": web}})
 	tk, err := toolkit.New(toolkit.WithDelegate(relay),
-		toolkit.WithTool(srvNamed("search", "builtin")),
-		toolkit.WithResource(&srvStaticRes{uri: "file:///a", name: "a", typ: "text/plain", data: []byte("builtin a")}),
+		toolkit.WithTool(namedTool("search", "builtin")),
+		toolkit.WithResource(&staticResource{uri: "file:///a", name: "a", typ: "text/plain", data: []byte("builtin a")}),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(tk, nil, WithEventRelay(relay))
+	srv, err := New(tk, nil, WithEventRelay(relay))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	f := &srvFixture{tk: tk, relay: relay, srv: srv}
+	f := &fixture{tk: tk, relay: relay, srv: srv}
 	cs := f.connect(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -106,7 +106,7 @@ func TestServerNamespaces(t *testing.T) {
 	}
 	for name, want := range map[string]string{"search": "builtin", "web_search": "web", "fetch.page": "web"} {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name})
-		if err != nil || srvText(t, res) != want {
+		if err != nil || resultText(t, res) != want {
 			t.Errorf("%s: %v %+v", name, err, res)
 		}
 	}
@@ -134,12 +134,12 @@ func TestServerNamespaces(t *testing.T) {
 // TestServerManyTools checks that a large toolkit is listed completely
 // across pages.
 func TestServerManyTools(t *testing.T) {
-	srvLeakCheck(t)
+	leakCheck(t)
 	var tools []toolkit.Tool
 	for i := range 250 {
-		tools = append(tools, srvNamed(fmt.Sprintf("t%03d", i), "b"))
+		tools = append(tools, namedTool(fmt.Sprintf("t%03d", i), "b"))
 	}
-	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(tools...)}, WithPageSize(100))
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(tools...)}, WithPageSize(100))
 	cs := f.connect(t, nil)
 	n := 0
 	for tl, err := range cs.Tools(context.Background(), nil) {
@@ -159,18 +159,18 @@ func TestServerManyTools(t *testing.T) {
 // TestServerWithoutEvents checks the fallback for a server nobody forwards
 // events to: lists are re-read on request.
 func TestServerWithoutEvents(t *testing.T) {
-	srvLeakCheck(t)
-	tk, err := toolkit.New(toolkit.WithTool(srvNamed("one", "b")))
+	leakCheck(t)
+	tk, err := toolkit.New(toolkit.WithTool(namedTool("one", "b")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(tk, nil)
+	srv, err := New(tk, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &srvFixture{tk: tk, srv: srv}
+	f := &fixture{tk: tk, srv: srv}
 	cs := f.connect(t, nil)
-	if err := tk.AddTool(srvNamed("two", "b")); err != nil {
+	if err := tk.AddTool(namedTool("two", "b")); err != nil {
 		t.Fatal(err)
 	}
 	lt, err := cs.ListTools(context.Background(), &sdk.ListToolsParams{})
@@ -184,23 +184,23 @@ func TestServerHostileTool(t *testing.T) {
 		name string
 		t    toolkit.Tool
 	}{
-		{"array schema", &srvTestTool{name: "x", in: &jsonschema.Schema{Type: "array"}}},
-		{"schema error", &srvErrTool{srvTestTool{name: "x"}}},
-		{"panicking schema", &srvPanicTool{srvTestTool{name: "x"}}},
-		{"unmarshalable default", &srvTestTool{name: "x", in: &jsonschema.Schema{Type: "object", Default: json.RawMessage("{")}}},
+		{"array schema", &testTool{name: "x", in: &jsonschema.Schema{Type: "array"}}},
+		{"schema error", &errTool{testTool{name: "x"}}},
+		{"panicking schema", &panicTool{testTool{name: "x"}}},
+		{"unmarshalable default", &testTool{name: "x", in: &jsonschema.Schema{Type: "object", Default: json.RawMessage("{")}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, _, err := srvSDKTool("x", tt.t); err == nil {
+			if _, _, err := sdkTool("x", tt.t); err == nil {
 				t.Error("want an error")
 			}
 		})
 	}
 }
 
-type srvErrTool struct{ srvTestTool }
+type errTool struct{ testTool }
 
-func (*srvErrTool) InputSchema() (*jsonschema.Schema, error) { return nil, fmt.Errorf("broken") }
+func (*errTool) InputSchema() (*jsonschema.Schema, error) { return nil, fmt.Errorf("broken") }
 
-type srvPanicTool struct{ srvTestTool }
+type panicTool struct{ testTool }
 
-func (*srvPanicTool) InputSchema() (*jsonschema.Schema, error) { panic("boom") }
+func (*panicTool) InputSchema() (*jsonschema.Schema, error) { panic("boom") }

@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"bytes"
@@ -18,33 +18,36 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/prompt"
 	"github.com/llmkit/toolkit/resource"
 )
 
-var srvPNG = []byte("\x89PNG\r\n\x1a\nfake")
+var pngBytes = []byte("\x89PNG\r\n\x1a\nfake")
 
 func TestServerToolCall(t *testing.T) {
-	srvLeakCheck(t)
+	leakCheck(t)
 	outSchema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"sum": {Type: "integer"}}}
-	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(
-		srvFuncTool("echo", func(_ context.Context, in json.RawMessage) (any, error) { return "got " + string(in), nil }),
-		srvFuncTool("fail", func(context.Context, json.RawMessage) (any, error) { return nil, errors.New("disk on fire") }),
-		srvFuncTool("image", func(context.Context, json.RawMessage) (any, error) { return resource.Blob("img", "image/png", srvPNG) }),
-		srvFuncTool("audio", func(context.Context, json.RawMessage) (any, error) {
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(
+		funcTool("echo", func(_ context.Context, in json.RawMessage) (any, error) { return "got " + string(in), nil }),
+		funcTool("fail", func(context.Context, json.RawMessage) (any, error) { return nil, errors.New("disk on fire") }),
+		funcTool("image", func(context.Context, json.RawMessage) (any, error) {
+			return resource.Blob("img", "image/png", pngBytes)
+		}),
+		funcTool("audio", func(context.Context, json.RawMessage) (any, error) {
 			return resource.Blob("snd", "audio/wav", []byte("RIFF"))
 		}),
-		srvFuncTool("binary", func(context.Context, json.RawMessage) (any, error) {
+		funcTool("binary", func(context.Context, json.RawMessage) (any, error) {
 			return resource.Blob("zip", "application/zip", []byte{0x50, 0x4b, 0xff})
 		}),
-		srvFuncTool("json", func(context.Context, json.RawMessage) (any, error) { return map[string]int{"a": 1}, nil }),
-		&srvTestTool{name: "structured", desc: "has an output schema", out: outSchema, run: func(context.Context, json.RawMessage) (any, error) {
+		funcTool("json", func(context.Context, json.RawMessage) (any, error) { return map[string]int{"a": 1}, nil }),
+		&testTool{name: "structured", desc: "has an output schema", out: outSchema, run: func(context.Context, json.RawMessage) (any, error) {
 			return map[string]int{"sum": 3}, nil
 		}},
-		srvFuncTool("blocks", func(context.Context, json.RawMessage) (any, error) {
-			return NewToolContent(&sdk.TextContent{Text: "a"}, &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "x:y", MIMEType: "text/plain", Text: "b"}}), nil
+		funcTool("blocks", func(context.Context, json.RawMessage) (any, error) {
+			return bridge.NewToolContent(&sdk.TextContent{Text: "a"}, &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "x:y", MIMEType: "text/plain", Text: "b"}}), nil
 		}),
-		srvFuncTool("nothing", func(context.Context, json.RawMessage) (any, error) { return nil, nil }),
+		funcTool("nothing", func(context.Context, json.RawMessage) (any, error) { return nil, nil }),
 	)})
 	cs := f.connect(t, nil)
 	ctx := context.Background()
@@ -58,17 +61,17 @@ func TestServerToolCall(t *testing.T) {
 		return res
 	}
 
-	if got := srvText(t, call("echo", map[string]any{"x": 1})); got != `got {"x":1}` {
+	if got := resultText(t, call("echo", map[string]any{"x": 1})); got != `got {"x":1}` {
 		t.Errorf("echo: %q", got)
 	}
-	if got := srvText(t, call("echo", nil)); got != "got {}" {
+	if got := resultText(t, call("echo", nil)); got != "got {}" {
 		t.Errorf("echo without arguments: %q", got)
 	}
 	res := call("fail", nil)
-	if !res.IsError || !strings.Contains(srvText(t, res), "disk on fire") {
+	if !res.IsError || !strings.Contains(resultText(t, res), "disk on fire") {
 		t.Errorf("fail: want isError with the message, got %+v", res)
 	}
-	if img, ok := call("image", nil).Content[0].(*sdk.ImageContent); !ok || img.MIMEType != "image/png" || !bytes.Equal(img.Data, srvPNG) {
+	if img, ok := call("image", nil).Content[0].(*sdk.ImageContent); !ok || img.MIMEType != "image/png" || !bytes.Equal(img.Data, pngBytes) {
 		t.Errorf("image: got %+v", img)
 	}
 	if a, ok := call("audio", nil).Content[0].(*sdk.AudioContent); !ok || a.MIMEType != "audio/wav" {
@@ -78,8 +81,8 @@ func TestServerToolCall(t *testing.T) {
 		t.Errorf("binary: got %+v", call("binary", nil).Content[0])
 	}
 	res = call("json", nil)
-	if srvText(t, res) != `{"a":1}` || res.StructuredContent != nil {
-		t.Errorf("json without output schema: %q, structured %v", srvText(t, res), res.StructuredContent)
+	if resultText(t, res) != `{"a":1}` || res.StructuredContent != nil {
+		t.Errorf("json without output schema: %q, structured %v", resultText(t, res), res.StructuredContent)
 	}
 	res = call("structured", nil)
 	if sc, _ := json.Marshal(res.StructuredContent); string(sc) != `{"sum":3}` {
@@ -102,12 +105,12 @@ func TestServerToolCall(t *testing.T) {
 }
 
 func TestServerListsAndSchemas(t *testing.T) {
-	srvLeakCheck(t)
-	f := newSrvFixture(t, []toolkit.Option{
-		toolkit.WithTool(srvFuncTool("b_tool", nil), srvFuncTool("a_tool", nil)),
+	leakCheck(t)
+	f := newFixture(t, []toolkit.Option{
+		toolkit.WithTool(funcTool("b_tool", nil), funcTool("a_tool", nil)),
 		toolkit.WithResource(
-			&srvStaticRes{uri: "file:///notes.txt", name: "notes", typ: "text/plain", data: []byte("hello")},
-			&srvStaticRes{uri: "file:///pixel.png", name: "pixel", typ: "image/png", data: srvPNG},
+			&staticResource{uri: "file:///notes.txt", name: "notes", typ: "text/plain", data: []byte("hello")},
+			&staticResource{uri: "file:///pixel.png", name: "pixel", typ: "image/png", data: pngBytes},
 		),
 	})
 	cs := f.connect(t, nil)
@@ -132,7 +135,7 @@ func TestServerListsAndSchemas(t *testing.T) {
 		t.Errorf("read text: %v %+v", err, rr)
 	}
 	rr, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "file:///pixel.png"})
-	if err != nil || !bytes.Equal(rr.Contents[0].Blob, srvPNG) {
+	if err != nil || !bytes.Equal(rr.Contents[0].Blob, pngBytes) {
 		t.Errorf("read binary: %v %+v", err, rr)
 	}
 	if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "file:///missing"}); err == nil {
@@ -147,7 +150,7 @@ func TestServerListsAndSchemas(t *testing.T) {
 }
 
 func TestServerPrompts(t *testing.T) {
-	srvLeakCheck(t)
+	leakCheck(t)
 	schema := &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
@@ -157,7 +160,7 @@ func TestServerPrompts(t *testing.T) {
 		PropertyOrder: []string{"topic", "count"},
 		Required:      []string{"topic"},
 	}
-	render := &srvRenderPrompt{srvTestPrompt: srvTestPrompt{name: "summarise", schema: schema},
+	render := &renderPrompt{testPrompt: testPrompt{name: "summarise", schema: schema},
 		render: func(_ context.Context, in json.RawMessage) (*prompt.Rendered, error) {
 			var args struct {
 				Topic string `json:"topic"`
@@ -166,13 +169,13 @@ func TestServerPrompts(t *testing.T) {
 			if err := json.Unmarshal(in, &args); err != nil {
 				return nil, fmt.Errorf("%w: %v", toolkit.ErrBadParameter, err)
 			}
-			img, _ := resource.Blob("img", "image/png", srvPNG)
+			img, _ := resource.Blob("img", "image/png", pngBytes)
 			return &prompt.Rendered{Description: "rendered", Messages: []prompt.Message{
 				{Role: prompt.RoleUser, Content: resource.Must("m", fmt.Sprintf("%d words on %s", args.Count, args.Topic))},
 				{Role: prompt.RoleAssistant, Content: img},
 			}}, nil
 		}}
-	f := newSrvFixture(t, []toolkit.Option{toolkit.WithPrompt(render, &srvTestPrompt{name: "opaque"})})
+	f := newFixture(t, []toolkit.Option{toolkit.WithPrompt(render, &testPrompt{name: "opaque"})})
 	cs := f.connect(t, nil)
 	ctx := context.Background()
 
@@ -207,15 +210,15 @@ func TestServerPrompts(t *testing.T) {
 }
 
 func TestServerSession(t *testing.T) {
-	srvLeakCheck(t)
+	leakCheck(t)
 	type seen struct {
 		id, client string
 		sampling   bool
 		meta       map[string]any
 	}
 	got := make(chan seen, 1)
-	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(
-		srvFuncTool("inspect", func(ctx context.Context, _ json.RawMessage) (any, error) {
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(
+		funcTool("inspect", func(ctx context.Context, _ json.RawMessage) (any, error) {
 			s := toolkit.SessionFromContext(ctx)
 			v := seen{id: s.ID(), meta: s.Meta()}
 			if ci := s.ClientInfo(); ci != nil {
@@ -227,7 +230,7 @@ func TestServerSession(t *testing.T) {
 			got <- v
 			return nil, nil
 		}),
-		srvFuncTool("chatty", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		funcTool("chatty", func(ctx context.Context, _ json.RawMessage) (any, error) {
 			s := toolkit.SessionFromContext(ctx)
 			s.Logger().Info("working", "step", 1, slog.Group("grp", "k", "v"))
 			s.Logger().Debug("too fine")
@@ -242,7 +245,7 @@ func TestServerSession(t *testing.T) {
 	)}, WithLoggerName("tools"))
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
-			notes := newSrvNotes()
+			notes := newNoteLog()
 			opts := notes.options()
 			opts.CreateMessageHandler = func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
 				return nil, errors.New("unused")
@@ -291,9 +294,9 @@ func TestServerSession(t *testing.T) {
 }
 
 func TestServerProgressWithoutToken(t *testing.T) {
-	srvLeakCheck(t)
-	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(
-		srvFuncTool("p", func(ctx context.Context, _ json.RawMessage) (any, error) {
+	leakCheck(t)
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(
+		funcTool("p", func(ctx context.Context, _ json.RawMessage) (any, error) {
 			return nil, toolkit.SessionFromContext(ctx).Progress(1, 0)
 		}),
 	)})
@@ -305,16 +308,16 @@ func TestServerProgressWithoutToken(t *testing.T) {
 }
 
 func TestServerListChangedFanOut(t *testing.T) {
-	srvLeakCheck(t)
-	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(srvFuncTool("first", nil))})
+	leakCheck(t)
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(funcTool("first", nil))})
 	var clients []*sdk.ClientSession
-	var notes []*srvNotes
+	var notes []*noteLog
 	for range 3 {
-		n := newSrvNotes()
+		n := newNoteLog()
 		notes = append(notes, n)
 		clients = append(clients, f.connect(t, n.options()))
 	}
-	if err := f.tk.AddTool(srvFuncTool("second", func(context.Context, json.RawMessage) (any, error) { return "2", nil })); err != nil {
+	if err := f.tk.AddTool(funcTool("second", func(context.Context, json.RawMessage) (any, error) { return "2", nil })); err != nil {
 		t.Fatal(err)
 	}
 	for i, n := range notes {
@@ -337,9 +340,9 @@ func TestServerListChangedFanOut(t *testing.T) {
 }
 
 func TestServerResourceUpdated(t *testing.T) {
-	srvLeakCheck(t)
-	f := newSrvFixture(t, []toolkit.Option{toolkit.WithResource(&srvStaticRes{uri: "file:///w", name: "w", typ: "text/plain"})})
-	n := newSrvNotes()
+	leakCheck(t)
+	f := newFixture(t, []toolkit.Option{toolkit.WithResource(&staticResource{uri: "file:///w", name: "w", typ: "text/plain"})})
+	n := newNoteLog()
 	cs := f.connectVersion(t, n.options(), "2025-11-25")
 	if err := cs.Subscribe(context.Background(), &sdk.SubscribeParams{URI: "file:///w"}); err != nil {
 		t.Fatal(err)
@@ -353,14 +356,14 @@ func TestServerResourceUpdated(t *testing.T) {
 }
 
 func TestServerTraceContext(t *testing.T) {
-	srvLeakCheck(t)
+	leakCheck(t)
 	rec := tracetest.NewSpanRecorder()
 	tp := trace.NewTracerProvider(trace.WithSpanProcessor(rec))
 	defer tp.Shutdown(context.Background())
 	parent := make(chan oteltrace.SpanContext, 1)
-	f := newSrvFixture(t, []toolkit.Option{
+	f := newFixture(t, []toolkit.Option{
 		toolkit.WithTracer(tp.Tracer("test")),
-		toolkit.WithTool(srvFuncTool("traced", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		toolkit.WithTool(funcTool("traced", func(ctx context.Context, _ json.RawMessage) (any, error) {
 			parent <- oteltrace.SpanContextFromContext(ctx)
 			return nil, nil
 		})),
@@ -379,11 +382,11 @@ func TestServerTraceContext(t *testing.T) {
 }
 
 func TestServerCancel(t *testing.T) {
-	srvLeakCheck(t)
+	leakCheck(t)
 	started := make(chan struct{})
 	stopped := make(chan error, 1)
-	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(
-		srvFuncTool("slow", func(ctx context.Context, _ json.RawMessage) (any, error) {
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(
+		funcTool("slow", func(ctx context.Context, _ json.RawMessage) (any, error) {
 			close(started)
 			<-ctx.Done()
 			stopped <- ctx.Err()
@@ -412,12 +415,12 @@ func TestServerOptionsErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []ServerOption{WithNameSeparator("/"), WithPageSize(-1), WithEventRelay(nil), WithResourceTemplate(nil, nil), WithMaxBodyBytes(0), WithPath("mcp")} {
-		if _, err := NewServer(tk, nil, o); !errors.Is(err, toolkit.ErrBadParameter) {
-			t.Errorf("want ErrBadParameter, got %v", err)
+	for _, o := range []Option{WithNameSeparator("/"), WithPageSize(-1), WithEventRelay(nil), WithResourceTemplate(nil, nil), WithHTTP(WithMaxBodyBytes(0)), WithHTTP(WithPath("mcp"))} {
+		if _, err := New(tk, nil, o); !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "With") {
+			t.Errorf("want ErrBadParameter naming the option, got %v", err)
 		}
 	}
-	if _, err := NewServer(nil, nil); !errors.Is(err, toolkit.ErrBadParameter) {
+	if _, err := New(nil, nil); !errors.Is(err, toolkit.ErrBadParameter) {
 		t.Errorf("nil toolkit: %v", err)
 	}
 }
@@ -426,19 +429,19 @@ func TestServerOptionsErrors(t *testing.T) {
 // same name (separate in MCP) are both served: listed, called, fetched and
 // completed, each as itself.
 func TestServerSameNameToolAndPrompt(t *testing.T) {
-	srvLeakCheck(t)
+	leakCheck(t)
 	schema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
 		"topic": {Type: "string", Enum: []any{"go", "gophers"}},
 	}}
-	p := &srvRenderPrompt{srvTestPrompt: srvTestPrompt{name: "x", schema: schema},
+	p := &renderPrompt{testPrompt: testPrompt{name: "x", schema: schema},
 		render: func(context.Context, json.RawMessage) (*prompt.Rendered, error) {
 			return &prompt.Rendered{Messages: []prompt.Message{{Role: prompt.RoleUser, Content: resource.Must("m", "the prompt")}}}, nil
 		}}
-	f := newSrvFixture(t, []toolkit.Option{toolkit.WithTool(srvNamed("x", "the tool")), toolkit.WithPrompt(p)})
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(namedTool("x", "the tool")), toolkit.WithPrompt(p)})
 	cs := f.connect(t, nil)
 	ctx := context.Background()
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "x"})
-	if err != nil || srvText(t, res) != "the tool" {
+	if err != nil || resultText(t, res) != "the tool" {
 		t.Errorf("tools/call x: %v %+v", err, res)
 	}
 	gp, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "x"})

@@ -1,4 +1,4 @@
-package mcp
+package mcpserver
 
 import (
 	"context"
@@ -12,16 +12,23 @@ import (
 	"github.com/llmkit/toolkit"
 )
 
-// ServerOption configures a Server (NewServer), its HTTP handler (Handler)
-// or both (Serve). Options that concern only HTTP are ignored by stdio.
-type ServerOption func(*serverConfig) error
+// Option configures a Server (New, Serve). An option given an invalid
+// value makes New fail with an error wrapping toolkit.ErrBadParameter that
+// names the option.
+type Option func(*config) error
 
-type srvTemplate struct {
+// HTTPOption configures the streamable HTTP face of a Server (Handler,
+// ServeListener, or WithHTTP for Serve). An invalid value makes Handler
+// answer every request with 500 and the error, and ServeListener and Serve
+// fail with it.
+type HTTPOption func(*httpConfig) error
+
+type staticTemplate struct {
 	tmpl    *sdk.ResourceTemplate
 	handler sdk.ResourceHandler
 }
 
-type serverConfig struct {
+type config struct {
 	logger       *slog.Logger
 	sdkLogger    *slog.Logger
 	loggerName   string
@@ -31,10 +38,13 @@ type serverConfig struct {
 	qualify      bool
 	sep          string
 	completion   func(context.Context, *sdk.CompleteRequest) (*sdk.CompleteResult, error)
-	templates    []srvTemplate
+	templates    []staticTemplate
 	relays       []*EventRelay
+	http         []HTTPOption
+}
 
-	// HTTP
+// httpConfig is what HTTPOptions set.
+type httpConfig struct {
 	stateless      bool
 	jsonResponse   bool
 	verifier       auth.TokenVerifier
@@ -48,35 +58,35 @@ type serverConfig struct {
 	eventStore     sdk.EventStore
 }
 
-// WithServerLogger sets the logger for the server's own diagnostics
+// WithLogger sets the logger for the server's own diagnostics
 // (skipped items, failed notifications). The default discards them.
-func WithServerLogger(l *slog.Logger) ServerOption {
-	return func(c *serverConfig) error { c.logger = l; return nil }
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error { c.logger = l; return nil }
 }
 
 // WithSDKLogger sets the logger of the underlying go-sdk server and HTTP
 // handler (protocol-level activity). The default discards it.
-func WithSDKLogger(l *slog.Logger) ServerOption {
-	return func(c *serverConfig) error { c.sdkLogger = l; return nil }
+func WithSDKLogger(l *slog.Logger) Option {
+	return func(c *config) error { c.sdkLogger = l; return nil }
 }
 
 // WithLoggerName sets the "logger" field of the log notifications tools
 // send through their session's Logger.
-func WithLoggerName(name string) ServerOption {
-	return func(c *serverConfig) error { c.loggerName = name; return nil }
+func WithLoggerName(name string) Option {
+	return func(c *config) error { c.loggerName = name; return nil }
 }
 
 // WithInstructions sets the instructions sent to clients on initialization.
-func WithInstructions(s string) ServerOption {
-	return func(c *serverConfig) error { c.instructions = s; return nil }
+func WithInstructions(s string) Option {
+	return func(c *config) error { c.instructions = s; return nil }
 }
 
 // WithPageSize sets the page size of list results (default
 // sdk.DefaultPageSize).
-func WithPageSize(n int) ServerOption {
-	return func(c *serverConfig) error {
+func WithPageSize(n int) Option {
+	return func(c *config) error {
 		if n < 0 {
-			return fmt.Errorf("%w: page size %d", toolkit.ErrBadParameter, n)
+			return fmt.Errorf("%w: WithPageSize(%d): want 0 or more", toolkit.ErrBadParameter, n)
 		}
 		c.pageSize = n
 		return nil
@@ -85,35 +95,35 @@ func WithPageSize(n int) ServerOption {
 
 // WithKeepAlive makes the server ping each client at the given interval and
 // close sessions that stop answering.
-func WithKeepAlive(d time.Duration) ServerOption {
-	return func(c *serverConfig) error { c.keepAlive = d; return nil }
+func WithKeepAlive(d time.Duration) Option {
+	return func(c *config) error { c.keepAlive = d; return nil }
 }
 
 // WithQualifiedNames exposes every item under its qualified name
 // (namespace, separator, name; "uri#namespace" for resources), even when
 // its bare name is unique.
-func WithQualifiedNames() ServerOption {
-	return func(c *serverConfig) error { c.qualify = true; return nil }
+func WithQualifiedNames() Option {
+	return func(c *config) error { c.qualify = true; return nil }
 }
 
 // WithNameSeparator sets the separator of qualified tool and prompt names:
 // "_" (the default; safe for every model API), "." or "-".
-func WithNameSeparator(sep string) ServerOption {
-	return func(c *serverConfig) error {
+func WithNameSeparator(sep string) Option {
+	return func(c *config) error {
 		switch sep {
 		case "_", ".", "-":
 			c.sep = sep
 			return nil
 		}
-		return fmt.Errorf("%w: name separator %q: want \"_\", \".\" or \"-\"", toolkit.ErrBadParameter, sep)
+		return fmt.Errorf("%w: WithNameSeparator(%q): want \"_\", \".\" or \"-\"", toolkit.ErrBadParameter, sep)
 	}
 }
 
 // WithCompletion sets a hook for completion/complete. It runs first; when it
 // returns a nil result and no error, the server completes prompt arguments
 // from the enum values of the prompt's input schema.
-func WithCompletion(h func(context.Context, *sdk.CompleteRequest) (*sdk.CompleteResult, error)) ServerOption {
-	return func(c *serverConfig) error { c.completion = h; return nil }
+func WithCompletion(h func(context.Context, *sdk.CompleteRequest) (*sdk.CompleteResult, error)) Option {
+	return func(c *config) error { c.completion = h; return nil }
 }
 
 // WithResourceTemplate registers a resource template directly with the
@@ -122,22 +132,22 @@ func WithCompletion(h func(context.Context, *sdk.CompleteRequest) (*sdk.Complete
 // connectors) are served without it; this option is for templates an
 // application serves over MCP only. It wins over a toolkit template with
 // the same URI template, which is then not exposed.
-func WithResourceTemplate(t *sdk.ResourceTemplate, handler sdk.ResourceHandler) ServerOption {
-	return func(c *serverConfig) error {
+func WithResourceTemplate(t *sdk.ResourceTemplate, handler sdk.ResourceHandler) Option {
+	return func(c *config) error {
 		if t == nil || handler == nil {
-			return fmt.Errorf("%w: resource template: nil template or handler", toolkit.ErrBadParameter)
+			return fmt.Errorf("%w: WithResourceTemplate: nil template or handler", toolkit.ErrBadParameter)
 		}
-		c.templates = append(c.templates, srvTemplate{t, handler})
+		c.templates = append(c.templates, staticTemplate{t, handler})
 		return nil
 	}
 }
 
 // WithEventRelay attaches the server to a relay made by ServerDelegate, so
 // that toolkit events reach it.
-func WithEventRelay(r *EventRelay) ServerOption {
-	return func(c *serverConfig) error {
+func WithEventRelay(r *EventRelay) Option {
+	return func(c *config) error {
 		if r == nil {
-			return fmt.Errorf("%w: nil event relay", toolkit.ErrBadParameter)
+			return fmt.Errorf("%w: WithEventRelay: nil relay", toolkit.ErrBadParameter)
 		}
 		c.relays = append(c.relays, r)
 		return nil
@@ -148,24 +158,24 @@ func WithEventRelay(r *EventRelay) ServerOption {
 // temporary session per request, no server-to-client requests (sampling,
 // elicitation) and no standalone notification stream. Stateless servers
 // can run behind any load balancer.
-func WithStateless() ServerOption {
-	return func(c *serverConfig) error { c.stateless = true; return nil }
+func WithStateless() HTTPOption {
+	return func(c *httpConfig) error { c.stateless = true; return nil }
 }
 
 // WithJSONResponse makes the HTTP handler answer with application/json
 // instead of an event stream (notifications sent during a request are then
 // dropped).
-func WithJSONResponse() ServerOption {
-	return func(c *serverConfig) error { c.jsonResponse = true; return nil }
+func WithJSONResponse() HTTPOption {
+	return func(c *httpConfig) error { c.jsonResponse = true; return nil }
 }
 
 // WithBearerAuth requires a bearer token on every HTTP request, checked by
 // verifier (see the go-sdk auth package). Requests without a valid token get
 // 401. opts may be nil.
-func WithBearerAuth(verifier auth.TokenVerifier, opts *auth.RequireBearerTokenOptions) ServerOption {
-	return func(c *serverConfig) error {
+func WithBearerAuth(verifier auth.TokenVerifier, opts *auth.RequireBearerTokenOptions) HTTPOption {
+	return func(c *httpConfig) error {
 		if verifier == nil {
-			return fmt.Errorf("%w: nil token verifier", toolkit.ErrBadParameter)
+			return fmt.Errorf("%w: WithBearerAuth: nil token verifier", toolkit.ErrBadParameter)
 		}
 		c.verifier, c.authOpts = verifier, opts
 		return nil
@@ -175,23 +185,23 @@ func WithBearerAuth(verifier auth.TokenVerifier, opts *auth.RequireBearerTokenOp
 // WithAllowedOrigins lists the browser origins ("https://app.example.com")
 // allowed besides the server's own. A request whose Origin header is neither
 // is refused with 403.
-func WithAllowedOrigins(origins ...string) ServerOption {
-	return func(c *serverConfig) error { c.origins = append(c.origins, origins...); return nil }
+func WithAllowedOrigins(origins ...string) HTTPOption {
+	return func(c *httpConfig) error { c.origins = append(c.origins, origins...); return nil }
 }
 
 // WithAllowedHosts restricts the Host header of HTTP requests to the given
 // host names (with or without port). Without it, only servers reached on a
 // loopback address check the Host header (it must then be a loopback name).
-func WithAllowedHosts(hosts ...string) ServerOption {
-	return func(c *serverConfig) error { c.hosts = append(c.hosts, hosts...); return nil }
+func WithAllowedHosts(hosts ...string) HTTPOption {
+	return func(c *httpConfig) error { c.hosts = append(c.hosts, hosts...); return nil }
 }
 
 // WithMaxBodyBytes limits the size of HTTP request bodies (default
 // sdk.DefaultMaxRequestBodyBytes, 4 MiB). Larger requests get 413.
-func WithMaxBodyBytes(n int64) ServerOption {
-	return func(c *serverConfig) error {
+func WithMaxBodyBytes(n int64) HTTPOption {
+	return func(c *httpConfig) error {
 		if n <= 0 {
-			return fmt.Errorf("%w: body limit %d", toolkit.ErrBadParameter, n)
+			return fmt.Errorf("%w: WithMaxBodyBytes(%d): want more than 0", toolkit.ErrBadParameter, n)
 		}
 		c.maxBody = n
 		return nil
@@ -199,22 +209,22 @@ func WithMaxBodyBytes(n int64) ServerOption {
 }
 
 // WithSessionTimeout closes stateful HTTP sessions idle for d.
-func WithSessionTimeout(d time.Duration) ServerOption {
-	return func(c *serverConfig) error { c.sessionTimeout = d; return nil }
+func WithSessionTimeout(d time.Duration) HTTPOption {
+	return func(c *httpConfig) error { c.sessionTimeout = d; return nil }
 }
 
 // WithoutRebindingProtection turns off the Host and Origin checks. Only for
 // servers behind a proxy that does them.
-func WithoutRebindingProtection() ServerOption {
-	return func(c *serverConfig) error { c.noRebinding = true; return nil }
+func WithoutRebindingProtection() HTTPOption {
+	return func(c *httpConfig) error { c.noRebinding = true; return nil }
 }
 
 // WithPath sets the URL path Serve mounts the MCP endpoint at (default
 // "/mcp").
-func WithPath(p string) ServerOption {
-	return func(c *serverConfig) error {
+func WithPath(p string) HTTPOption {
+	return func(c *httpConfig) error {
 		if p == "" || p[0] != '/' {
-			return fmt.Errorf("%w: path %q must start with /", toolkit.ErrBadParameter, p)
+			return fmt.Errorf("%w: WithPath(%q): the path must start with /", toolkit.ErrBadParameter, p)
 		}
 		c.path = p
 		return nil
@@ -223,6 +233,33 @@ func WithPath(p string) ServerOption {
 
 // WithEventStore keeps the events of stateful HTTP streams in store so that
 // a client that lost a stream can resume it (Last-Event-ID).
-func WithEventStore(store sdk.EventStore) ServerOption {
-	return func(c *serverConfig) error { c.eventStore = store; return nil }
+func WithEventStore(store sdk.EventStore) HTTPOption {
+	return func(c *httpConfig) error { c.eventStore = store; return nil }
+}
+
+// WithHTTP sets the HTTP options that Handler, ServeListener and Serve
+// start from; the options given to Handler and ServeListener add to them
+// and win. Serving over stdio ignores them.
+func WithHTTP(opts ...HTTPOption) Option {
+	return func(c *config) error {
+		var h httpConfig
+		if err := h.apply(opts); err != nil {
+			return err
+		}
+		c.http = append(c.http, opts...)
+		return nil
+	}
+}
+
+// apply applies opts in order, skipping nil ones.
+func (c *httpConfig) apply(opts []HTTPOption) error {
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,22 @@
+// Package bridge holds the few contracts that the two MCP faces of the
+// toolkit share, so that an item a connector brings in from a remote server
+// passes through a toolkit served over MCP unchanged. Package
+// [github.com/llmkit/toolkit/mcp] (the connector) implements them on the
+// items and sessions it makes; package
+// [github.com/llmkit/toolkit/mcp/mcpserver] (the server face) looks for
+// them. Neither face imports the other.
+//
+//   - [ContentCarrier] and [StructuredCarrier]: a resource that knows its
+//     MCP content blocks (and structured content). A tool result or prompt
+//     message made from one is sent as those blocks, exactly. [ToolContent]
+//     is a ready resource of this kind for tools that want full control of
+//     their MCP result.
+//   - [ServerRequestHandler]: a toolkit session that can answer the
+//     sampling and elicitation requests a remote server sends while one of
+//     its tools runs for the session's caller.
+//   - [Subscriber]: a resource whose updates can be followed, so a server
+//     subscribes upstream only to what its own clients follow.
+//   - [InjectTraceMeta] and [ExtractTraceMeta]: W3C trace context in the
+//     _meta map of MCP requests, so a call joins its caller's trace across
+//     every hop.
+package bridge

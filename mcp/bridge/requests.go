@@ -1,0 +1,19 @@
+package bridge
+
+import (
+	"context"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ServerRequestHandler is implemented by toolkit sessions that can answer
+// the requests an MCP server sends while one of its tools runs on behalf of
+// the session's caller: sampling/createMessage and elicitation/create. The
+// sessions an [github.com/llmkit/toolkit/mcp/mcpserver.Server] gives its clients' calls implement it by
+// passing the request on to the client. An application may implement it on
+// its own session ([github.com/llmkit/toolkit.ContextWithSession]) to answer with its own model or
+// user interface. See [github.com/llmkit/toolkit/mcp.OptForwardServerRequests].
+type ServerRequestHandler interface {
+	CreateMessage(ctx context.Context, params *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error)
+	Elicit(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error)
+}

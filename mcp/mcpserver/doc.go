@@ -1,0 +1,118 @@
+// Package mcpserver serves a toolkit over the Model Context Protocol: any
+// [toolkit.Toolkit] becomes an MCP server, over stdio or streamable HTTP
+// (stateful or stateless). A toolkit whose items come from remote MCP
+// servers (package [github.com/llmkit/toolkit/mcp]) served this way is an
+// MCP gateway.
+//
+// # Serving
+//
+// [New] builds a [Server] for a toolkit and registers the toolkit's tools,
+// prompts, resources and resource templates with the underlying go-sdk
+// server ([Server.SDK]):
+//
+//	srv, err := mcpserver.New(tk, &sdk.Implementation{Name: "app", Version: "1.0"})
+//	...
+//	err = srv.ServeStdio(ctx)                        // one client on stdin/stdout
+//	http.Handle("/mcp", srv.Handler())               // streamable HTTP, stateful
+//	err = mcpserver.Serve(ctx, tk, "127.0.0.1:8080") // or all of it in one call
+//
+// [Server.Run] serves one client over any go-sdk transport; [Server.Handler]
+// returns the streamable HTTP handler (stateless with [WithStateless]);
+// [Server.ServeListener] and [Serve] serve it with a graceful shutdown
+// ([ServeHTTP]) that also ends the long-lived event streams of MCP.
+//
+// The server serves tools/list and tools/call, prompts/list and prompts/get,
+// resources/list, resources/read, resources/templates/list, resource
+// subscriptions, completion/complete, logging and progress. A tool's
+// [toolkit.Session] is the client's: its Logger sends notifications/message
+// and its Progress sends notifications/progress on the request's own stream.
+// W3C trace context in a request's _meta joins the caller's trace
+// ([bridge.ExtractTraceMeta]); a client's cancellation cancels the call.
+//
+// # Following the toolkit
+//
+// The server registers what the toolkit holds when it is made and again
+// whenever the toolkit reports a change of one kind of item; clients then
+// get the matching list_changed notification, and resource updates reach
+// the clients subscribed to the resource. Today the events reach the server
+// through a relay of the toolkit's delegate: [ServerDelegate] wraps the
+// application's delegate, and [WithEventRelay] attaches the server to it.
+// A server that receives no event re-reads the toolkit on every list
+// request, without notifications.
+//
+// # Names exposed to clients
+//
+// A toolkit gathers items from several sources (builtins, connectors, the
+// user namespace); an MCP client sees one flat list per kind. The server
+// gives every tool, prompt, resource and resource template an exposed name
+// (a URI for resources, a URI template for templates) according to these
+// rules, applied separately to each kind:
+//
+//  1. An item keeps its bare name (its URI for a resource) when no other item
+//     of the same kind in the toolkit has that name, the name is a valid MCP
+//     name ([A-Za-z0-9_.-], 1 to 128 bytes) and no other item holds it.
+//  2. Otherwise it gets a qualified name: namespace, separator ("_" by
+//     default, see WithNameSeparator), name. A qualified name that would hold
+//     bytes MCP does not allow, or be longer than 128 bytes, is sanitized
+//     and cut, and ends with "_" and 8 hex digits of a hash of the item's key
+//     so that it stays unique. A resource's qualified URI is its URI followed
+//     by "#" and the namespace, the toolkit's own key syntax; a template's
+//     qualified URI template likewise ends with the literal "#namespace",
+//     so the URIs it matches are the toolkit's "uri#namespace" keys.
+//  3. If that name is still taken, "_2", "_3", ... ("-2", ... for URIs) is
+//     appended until it is free.
+//  4. Stability wins over rule 1: a name once handed out for an item keeps
+//     mapping to that item for as long as the item exists. When a second
+//     source later adds an item with the same bare name, the first keeps the
+//     bare name and only the newcomer is qualified. When an item goes away
+//     its name is freed, but the names of the items that remain do not
+//     change: a qualified item is not renamed back to its bare name.
+//  5. WithQualifiedNames makes rule 2 apply to every item.
+//
+// Every exposed name maps back to exactly one item (the toolkit key
+// "namespace.name", "uri#namespace" for resources, "uriTemplate#namespace"
+// for templates), and the server never parses an exposed name: it looks it
+// up in the table these rules build. A URI read through a template is
+// resolved by the server (Server.readTemplated), which knows each exposed
+// template's suffix.
+//
+// [Server.ExposedName] tells the exposed name of a toolkit item.
+//
+// # Errors and results of tools/call
+//
+// A tools/call answers with a protocol (JSON-RPC) error only for protocol
+// problems: an unknown tool (the item went away) or arguments that are not
+// a JSON object (-32602, invalid params). Everything that happens once the
+// toolkit runs the call is a tool result with isError set and the error's
+// text as content, so that the model can read it and correct itself: a
+// tool's own failure (toolkit.ErrToolFailed or any error from Run), input
+// that does not satisfy the tool's schema (toolkit.ErrSchema,
+// toolkit.ErrBadParameter), an unreachable upstream, a call too deep.
+// A call cancelled by the client returns the context's error, which the SDK
+// does not send.
+//
+// A result keeps the content blocks of a resource that carries them
+// ([bridge.ContentCarrier], [bridge.StructuredCarrier]): a gateway passes
+// an upstream result on unchanged. Otherwise a tool's output becomes one
+// block chosen by its MIME type (text, image, audio, or an embedded
+// resource), and its JSON, when the tool has an output schema, the
+// structuredContent.
+//
+// # Requests to the client
+//
+// A tool that runs for a client may ask that client to sample its model or
+// to elicit input from its user: the session implements
+// [bridge.ServerRequestHandler], which is how a gateway passes an upstream
+// server's sampling and elicitation requests down to its own client.
+// [RunPromptWithSampling] and [SamplingDelegate] run the toolkit's prompts
+// on the client's model.
+//
+// # HTTP security
+//
+// Options of type [HTTPOption] configure the HTTP face: DNS-rebinding
+// protection (Host and Origin checks, on by default), bearer-token
+// authentication ([WithBearerAuth]), a body limit, stateless mode, session
+// idle timeout and event-store resumption. Give them to [Server.Handler] or
+// [Server.ServeListener], or to [New] and [Serve] through [WithHTTP]. An
+// invalid option is an error, never silently ignored.
+package mcpserver
