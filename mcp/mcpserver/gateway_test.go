@@ -190,7 +190,7 @@ func TestServerHostileTool(t *testing.T) {
 		{"unmarshalable default", &testTool{name: "x", in: &jsonschema.Schema{Type: "object", Default: json.RawMessage("{")}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, _, err := sdkTool("x", tt.t); err == nil {
+			if _, err := sdkTool("x", tt.t); err == nil {
 				t.Error("want an error")
 			}
 		})

@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -17,7 +14,6 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp/bridge"
-	"github.com/llmkit/toolkit/resource"
 )
 
 // Server exposes a Toolkit to MCP clients: over stdio (Run, ServeStdio) and
@@ -47,15 +43,12 @@ type Server struct {
 
 	syncMu sync.Mutex // serialises synchronisation
 
-	mu        sync.Mutex // guards the tables below
-	tools     *namer
-	prompts   *namer
-	resources *namer
-	templates *namer
-	regTools  map[string]registration
-	regPrmpts map[string]registration
-	regRes    map[string]registration
-	regTmpls  map[string]registration
+	mu sync.Mutex // guards the tables below
+	// namers assign exposed names, per kind (see the package doc).
+	namers [numKinds]*namer
+	// regs holds what is registered with the SDK server, per kind: exposed
+	// name → item.
+	regs [numKinds]map[string]registration
 	// tmplRoutes resolves a URI read through a toolkit template, in the
 	// order reads try them (see readTemplated).
 	tmplRoutes []templateRoute
@@ -65,30 +58,27 @@ type Server struct {
 
 	// synced holds, per kind, 1 + the toolkit generation of the last
 	// synchronisation (0: never), so that a sync without changes is free.
-	synced [4]atomic.Uint64
+	synced [numKinds]atomic.Uint64
 
 	events atomic.Bool // an event arrived or a relay is attached
 	warned atomic.Bool
 	relays []*EventRelay
 }
 
-// Kinds of item, indexes of Server.synced.
+// kind indexes the per-kind tables of a Server.
+type kind int
+
+// The kinds of item.
 const (
-	kindTool = iota
+	kindTool kind = iota
 	kindPrompt
 	kindResource
 	kindTemplate
+	numKinds
 )
 
-// upToDate reports whether kind was synchronised at generation gen.
-func (s *Server) upToDate(kind int, gen uint64) bool { return s.synced[kind].Load() == gen+1 }
-
-// registration is one registration with the SDK server: the toolkit key of the
-// item and a fingerprint of what was registered.
-type registration struct {
-	key string
-	fp  string
-}
+// upToDate reports whether kind k was synchronised at generation gen.
+func (s *Server) upToDate(k kind, gen uint64) bool { return s.synced[k].Load() == gen+1 }
 
 // New returns a server that exposes tk. impl names the server to
 // clients; nil means {Name: "toolkit", Version: "v0"}. It registers the
@@ -114,18 +104,14 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		tk:        tk,
-		cfg:       cfg,
-		logger:    logger,
-		tools:     newNamer(false, cfg.qualify, cfg.sep),
-		prompts:   newNamer(false, cfg.qualify, cfg.sep),
-		resources: newNamer(true, cfg.qualify, cfg.sep),
-		templates: newNamer(true, cfg.qualify, cfg.sep),
-		regTools:  map[string]registration{},
-		regPrmpts: map[string]registration{},
-		regRes:    map[string]registration{},
-		regTmpls:  map[string]registration{},
-		static:    map[string]bool{},
+		tk:     tk,
+		cfg:    cfg,
+		logger: logger,
+		static: map[string]bool{},
+	}
+	for k := range numKinds {
+		s.namers[k] = newNamer(kinds[k].uris, cfg.qualify, cfg.sep)
+		s.regs[k] = map[string]registration{}
 	}
 	s.server = sdk.NewServer(impl, &sdk.ServerOptions{
 		Instructions:       cfg.instructions,
@@ -211,12 +197,12 @@ func (s *Server) OnEvent(ev toolkit.ConnectorEvent) {
 	var err error
 	switch ev.Kind {
 	case toolkit.ConnectorEventToolListChanged:
-		err = s.syncTools(ctx)
+		err = s.sync(ctx, kindTool)
 	case toolkit.ConnectorEventPromptListChanged:
-		err = s.syncPrompts(ctx)
+		err = s.sync(ctx, kindPrompt)
 	case toolkit.ConnectorEventResourceListChanged:
 		// The event covers resources and templates alike.
-		err = errors.Join(s.syncResources(ctx), s.syncTemplates(ctx))
+		err = errors.Join(s.sync(ctx, kindResource), s.sync(ctx, kindTemplate))
 	case toolkit.ConnectorEventResourceUpdated:
 		s.resourceUpdated(ctx, ev)
 	}
@@ -230,7 +216,11 @@ func (s *Server) OnEvent(ev toolkit.ConnectorEvent) {
 // changed. Events call it for the kind that changed; call it after changes
 // the toolkit does not report.
 func (s *Server) Sync(ctx context.Context) error {
-	return errors.Join(s.syncTools(ctx), s.syncPrompts(ctx), s.syncResources(ctx), s.syncTemplates(ctx))
+	var errs []error
+	for k := range numKinds {
+		errs = append(errs, s.sync(ctx, k))
+	}
+	return errors.Join(errs...)
 }
 
 // lazySync keeps lists current for a server that receives no events.
@@ -240,13 +230,13 @@ func (s *Server) lazySync(next sdk.MethodHandler) sdk.MethodHandler {
 			var err error
 			switch method {
 			case "tools/list":
-				err = s.syncTools(ctx)
+				err = s.sync(ctx, kindTool)
 			case "prompts/list":
-				err = s.syncPrompts(ctx)
+				err = s.sync(ctx, kindPrompt)
 			case "resources/list":
-				err = s.syncResources(ctx)
+				err = s.sync(ctx, kindResource)
 			case "resources/templates/list":
-				err = s.syncTemplates(ctx)
+				err = s.sync(ctx, kindTemplate)
 			}
 			if err != nil {
 				s.logger.Warn("mcp server: synchronising with the toolkit", "error", err)
@@ -259,100 +249,9 @@ func (s *Server) lazySync(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
-// safely runs f and turns a panic into an error: the SDK panics on some
-// invalid registrations.
-func safely(f func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	f()
-	return nil
-}
-
-// fingerprint returns a stable text form of v for change detection.
-func fingerprint(key string, v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return key + "\x00!" + err.Error()
-	}
-	return key + "\x00" + string(b)
-}
-
-// syncTools registers the toolkit's tools with the SDK server.
-func (s *Server) syncTools(ctx context.Context) error {
-	gen := s.tk.Generation()
-	if s.upToDate(kindTool, gen) {
-		return nil
-	}
-	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: toolkit.ListTypeTools})
-	if err != nil {
-		return err
-	}
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-
-	items := make([]nameItem, 0, len(resp.Items))
-	values := make(map[string]toolkit.Tool, len(resp.Items))
-	for _, it := range resp.Items {
-		t, ok := it.Value.(toolkit.Tool)
-		if !ok {
-			continue
-		}
-		key := it.Key()
-		items = append(items, nameItem{Key: key, Namespace: it.Namespace, Name: it.Name})
-		values[key] = t
-	}
-	s.mu.Lock()
-	table := s.tools.assign(items)
-	old := s.regTools
-	s.mu.Unlock()
-
-	next := make(map[string]registration, len(table))
-	var remove []string
-	type add struct {
-		tool *sdk.Tool
-		h    sdk.ToolHandler
-	}
-	var adds []add
-	for name, it := range table {
-		st, structured, err := sdkTool(name, values[it.Key])
-		if err != nil {
-			s.logger.Warn("mcp server: skipping tool", "tool", it.Key, "error", err)
-			continue
-		}
-		reg := registration{key: it.Key, fp: fingerprint(it.Key, st)}
-		next[name] = reg
-		if old[name] == reg {
-			continue
-		}
-		adds = append(adds, add{st, s.toolHandler(it.Key, structured)})
-	}
-	for name := range old {
-		if _, ok := next[name]; !ok {
-			remove = append(remove, name)
-		}
-	}
-	if len(remove) > 0 {
-		s.server.RemoveTools(remove...)
-	}
-	for _, a := range adds {
-		if err := safely(func() { s.server.AddTool(a.tool, a.h) }); err != nil {
-			s.logger.Warn("mcp server: skipping tool", "tool", a.tool.Name, "error", err)
-			delete(next, a.tool.Name)
-		}
-	}
-	s.mu.Lock()
-	s.regTools = next
-	s.mu.Unlock()
-	s.synced[kindTool].Store(gen + 1)
-	return nil
-}
-
 // sdkTool describes t for MCP under the exposed name. It refuses input
-// schemas that are not objects. structured reports an output schema.
-func sdkTool(name string, t toolkit.Tool) (st *sdk.Tool, structured bool, err error) {
+// schemas that are not objects.
+func sdkTool(name string, t toolkit.Tool) (st *sdk.Tool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: tool %q: %v", toolkit.ErrSchema, name, r)
@@ -360,17 +259,17 @@ func sdkTool(name string, t toolkit.Tool) (st *sdk.Tool, structured bool, err er
 	}()
 	in, err := t.InputSchema()
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: tool %q: input schema: %v", toolkit.ErrSchema, name, err)
+		return nil, fmt.Errorf("%w: tool %q: input schema: %v", toolkit.ErrSchema, name, err)
 	}
 	if in == nil {
 		in = &jsonschema.Schema{Type: "object"}
 	}
 	if in.Type != "object" {
-		return nil, false, fmt.Errorf("%w: tool %q: input schema is not an object schema (type %q)", toolkit.ErrSchema, name, in.Type)
+		return nil, fmt.Errorf("%w: tool %q: input schema is not an object schema (type %q)", toolkit.ErrSchema, name, in.Type)
 	}
 	out, err := t.OutputSchema()
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: tool %q: output schema: %v", toolkit.ErrSchema, name, err)
+		return nil, fmt.Errorf("%w: tool %q: output schema: %v", toolkit.ErrSchema, name, err)
 	}
 	meta := t.Meta()
 	st = &sdk.Tool{
@@ -392,264 +291,9 @@ func sdkTool(name string, t toolkit.Tool) (st *sdk.Tool, structured bool, err er
 	// Marshal once here so that a schema the SDK cannot send is refused now
 	// rather than on every tools/list.
 	if _, err := json.Marshal(st); err != nil {
-		return nil, false, fmt.Errorf("%w: tool %q: %v", toolkit.ErrSchema, name, err)
+		return nil, fmt.Errorf("%w: tool %q: %v", toolkit.ErrSchema, name, err)
 	}
-	return st, out != nil, nil
-}
-
-// syncPrompts registers the toolkit's prompts with the SDK server.
-func (s *Server) syncPrompts(ctx context.Context) error {
-	gen := s.tk.Generation()
-	if s.upToDate(kindPrompt, gen) {
-		return nil
-	}
-	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: toolkit.ListTypePrompts})
-	if err != nil {
-		return err
-	}
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-
-	items := make([]nameItem, 0, len(resp.Items))
-	values := make(map[string]toolkit.Prompt, len(resp.Items))
-	for _, it := range resp.Items {
-		p, ok := it.Value.(toolkit.Prompt)
-		if !ok {
-			continue
-		}
-		key := it.Key()
-		items = append(items, nameItem{Key: key, Namespace: it.Namespace, Name: it.Name})
-		values[key] = p
-	}
-	s.mu.Lock()
-	table := s.prompts.assign(items)
-	old := s.regPrmpts
-	s.mu.Unlock()
-
-	next := make(map[string]registration, len(table))
-	var adds []*sdk.Prompt
-	addKeys := map[string]string{}
-	for name, it := range table {
-		sp, err := sdkPrompt(name, values[it.Key])
-		if err != nil {
-			s.logger.Warn("mcp server: skipping prompt", "prompt", it.Key, "error", err)
-			continue
-		}
-		reg := registration{key: it.Key, fp: fingerprint(it.Key, sp)}
-		next[name] = reg
-		if old[name] == reg {
-			continue
-		}
-		adds = append(adds, sp)
-		addKeys[name] = it.Key
-	}
-	var remove []string
-	for name := range old {
-		if _, ok := next[name]; !ok {
-			remove = append(remove, name)
-		}
-	}
-	if len(remove) > 0 {
-		s.server.RemovePrompts(remove...)
-	}
-	for _, p := range adds {
-		if err := safely(func() { s.server.AddPrompt(p, s.promptHandler(addKeys[p.Name])) }); err != nil {
-			s.logger.Warn("mcp server: skipping prompt", "prompt", p.Name, "error", err)
-			delete(next, p.Name)
-		}
-	}
-	s.mu.Lock()
-	s.regPrmpts = next
-	s.mu.Unlock()
-	s.synced[kindPrompt].Store(gen + 1)
-	return nil
-}
-
-// syncResources registers the toolkit's resources with the SDK server.
-func (s *Server) syncResources(ctx context.Context) error {
-	gen := s.tk.Generation()
-	if s.upToDate(kindResource, gen) {
-		return nil
-	}
-	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: toolkit.ListTypeResources})
-	if err != nil {
-		return err
-	}
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-
-	items := make([]nameItem, 0, len(resp.Items))
-	values := make(map[string]toolkit.Resource, len(resp.Items))
-	for _, it := range resp.Items {
-		r, ok := it.Value.(toolkit.Resource)
-		if !ok {
-			continue
-		}
-		key := it.Key()
-		items = append(items, nameItem{Key: key, Namespace: it.Namespace, Name: it.URI})
-		values[key] = r
-	}
-	s.mu.Lock()
-	table := s.resources.assign(items)
-	old := s.regRes
-	s.mu.Unlock()
-
-	next := make(map[string]registration, len(table))
-	var adds []*sdk.Resource
-	addKeys := map[string]string{}
-	for uri, it := range table {
-		r := values[it.Key]
-		if u, err := url.Parse(uri); err != nil || u.Scheme == "" {
-			s.logger.Warn("mcp server: skipping resource with an invalid URI", "resource", it.Key)
-			continue
-		}
-		sr := &sdk.Resource{URI: uri, Name: r.Name(), Description: r.Description(), MIMEType: r.Type()}
-		if sr.Name == "" {
-			sr.Name = it.Name
-		}
-		reg := registration{key: it.Key, fp: fingerprint(it.Key, sr)}
-		next[uri] = reg
-		if old[uri] == reg {
-			continue
-		}
-		adds = append(adds, sr)
-		addKeys[uri] = it.Key
-	}
-	var remove []string
-	for uri := range old {
-		if _, ok := next[uri]; !ok {
-			remove = append(remove, uri)
-		}
-	}
-	if len(remove) > 0 {
-		s.server.RemoveResources(remove...)
-	}
-	for _, r := range adds {
-		if err := safely(func() { s.server.AddResource(r, s.resourceHandler(addKeys[r.URI])) }); err != nil {
-			s.logger.Warn("mcp server: skipping resource", "resource", r.URI, "error", err)
-			delete(next, r.URI)
-		}
-	}
-	s.mu.Lock()
-	s.regRes = next
-	s.mu.Unlock()
-	s.synced[kindResource].Store(gen + 1)
-	return nil
-}
-
-// templateRoute is one toolkit template registered with the SDK server:
-// suffix is what its exposed URI template adds to the toolkit's ("" or
-// "#namespace", see names_policy.go), tmpl the toolkit's URI template.
-type templateRoute struct {
-	suffix string
-	ns     string
-	tmpl   *resource.URITemplate
-}
-
-// syncTemplates registers the toolkit's resource templates with the SDK
-// server, under exposed URI templates chosen like resource URIs: a URI
-// template that two sources share is exposed as "uriTemplate#namespace"
-// for the later one, so a client reads "uri#namespace" from it. Every
-// exposed template has the same read handler, readTemplated, which
-// resolves the URI through the toolkit. A toolkit template whose exposed
-// URI template is one of WithResourceTemplate is skipped with a log line;
-// so is one the SDK refuses.
-func (s *Server) syncTemplates(ctx context.Context) error {
-	gen := s.tk.Generation()
-	if s.upToDate(kindTemplate, gen) {
-		return nil
-	}
-	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: toolkit.ListTypeTemplates})
-	if err != nil {
-		return err
-	}
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-
-	items := make([]nameItem, 0, len(resp.Items))
-	values := make(map[string]toolkit.ResourceTemplate, len(resp.Items))
-	order := make(map[string]int, len(resp.Items))
-	for i, it := range resp.Items {
-		t, ok := it.Value.(toolkit.ResourceTemplate)
-		if !ok {
-			continue
-		}
-		key := it.Key()
-		items = append(items, nameItem{Key: key, Namespace: it.Namespace, Name: it.URI})
-		values[key] = t
-		order[key] = i
-	}
-	s.mu.Lock()
-	table := s.templates.assign(items)
-	old := s.regTmpls
-	s.mu.Unlock()
-
-	next := make(map[string]registration, len(table))
-	routes := make(map[string]templateRoute, len(table))
-	var adds []*sdk.ResourceTemplate
-	for exposed, it := range table {
-		if s.static[exposed] {
-			s.logger.Warn("mcp server: skipping resource template: WithResourceTemplate registered the same URI template", "template", it.Key)
-			continue
-		}
-		tmpl, err := resource.ParseURITemplate(it.Name)
-		suffix, found := strings.CutPrefix(exposed, it.Name)
-		if err != nil || !found {
-			s.logger.Warn("mcp server: skipping resource template", "template", it.Key, "error", err)
-			continue
-		}
-		st, err := sdkTemplate(exposed, values[it.Key])
-		if err != nil {
-			s.logger.Warn("mcp server: skipping resource template", "template", it.Key, "error", err)
-			continue
-		}
-		reg := registration{key: it.Key, fp: fingerprint(it.Key, st)}
-		next[exposed] = reg
-		routes[exposed] = templateRoute{suffix: suffix, ns: it.Namespace, tmpl: tmpl}
-		if old[exposed] == reg {
-			continue
-		}
-		adds = append(adds, st)
-	}
-	var remove []string
-	for exposed := range old {
-		if _, ok := next[exposed]; !ok {
-			remove = append(remove, exposed)
-		}
-	}
-	if len(remove) > 0 {
-		s.server.RemoveResourceTemplates(remove...)
-	}
-	for _, t := range adds {
-		if err := safely(func() { s.server.AddResourceTemplate(t, s.readTemplated) }); err != nil {
-			s.logger.Warn("mcp server: skipping resource template", "template", t.URITemplate, "error", err)
-			delete(next, t.URITemplate)
-			delete(routes, t.URITemplate)
-		}
-	}
-	// Qualified templates first (their suffix tells them apart), then in
-	// toolkit order, as Lookup tries templates.
-	list := make([]string, 0, len(routes))
-	for exposed := range routes {
-		list = append(list, exposed)
-	}
-	sort.Slice(list, func(i, j int) bool {
-		a, b := routes[list[i]], routes[list[j]]
-		if len(a.suffix) != len(b.suffix) {
-			return len(a.suffix) > len(b.suffix)
-		}
-		return order[next[list[i]].key] < order[next[list[j]].key]
-	})
-	ordered := make([]templateRoute, len(list))
-	for i, exposed := range list {
-		ordered[i] = routes[exposed]
-	}
-	s.mu.Lock()
-	s.regTmpls = next
-	s.tmplRoutes = ordered
-	s.mu.Unlock()
-	s.synced[kindTemplate].Store(gen + 1)
-	return nil
+	return st, nil
 }
 
 // sdkTemplate describes t for MCP under the exposed URI template,
@@ -688,7 +332,7 @@ func (s *Server) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) e
 // subscriber returns the bridge.Subscriber behind an exposed resource URI, or nil.
 func (s *Server) subscriber(ctx context.Context, uri string) bridge.Subscriber {
 	s.mu.Lock()
-	reg, ok := s.regRes[uri]
+	reg, ok := s.regs[kindResource][uri]
 	s.mu.Unlock()
 	if !ok {
 		return nil
@@ -707,7 +351,7 @@ func (s *Server) resourceUpdated(ctx context.Context, ev toolkit.ConnectorEvent)
 		return
 	}
 	s.mu.Lock()
-	uri, ok := s.resources.exposed(ev.URI + "#" + ev.Namespace)
+	uri, ok := s.namers[kindResource].exposed(ev.URI + "#" + ev.Namespace)
 	s.mu.Unlock()
 	if !ok {
 		// Not (yet) listed: clients may have subscribed to the plain URI.
@@ -725,15 +369,10 @@ func (s *Server) resourceUpdated(ctx context.Context, ev toolkit.ConnectorEvent)
 func (s *Server) ExposedName(kind toolkit.ListType, key string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch kind {
-	case toolkit.ListTypeTools:
-		return s.tools.exposed(key)
-	case toolkit.ListTypePrompts:
-		return s.prompts.exposed(key)
-	case toolkit.ListTypeResources:
-		return s.resources.exposed(key)
-	case toolkit.ListTypeTemplates:
-		return s.templates.exposed(key)
+	for k := range numKinds {
+		if kinds[k].list == kind {
+			return s.namers[k].exposed(key)
+		}
 	}
 	return "", false
 }

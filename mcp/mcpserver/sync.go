@@ -1,0 +1,292 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/resource"
+)
+
+// registration is one item registered with the SDK server: the toolkit key
+// of the item and a fingerprint of what was registered.
+type registration struct {
+	key string
+	fp  string
+}
+
+// definition is what a kind registers for one item under its exposed name.
+type definition struct {
+	sdk   any            // *sdk.Tool, *sdk.Prompt, *sdk.Resource or *sdk.ResourceTemplate
+	route *templateRoute // templates only
+}
+
+// kindSpec is what synchronisation needs to know of one kind of item; the
+// algorithm (sync) is the same for all four.
+type kindSpec struct {
+	list toolkit.ListType
+	// uris: items are named by URI (resources, templates): the name policy
+	// qualifies them with "#namespace".
+	uris bool
+	// define builds the SDK definition of an item under its exposed name.
+	define func(s *Server, exposed string, it toolkit.Item) (definition, error)
+	// add registers a definition with the SDK server (which may panic).
+	add func(s *Server, key string, d definition)
+	// remove unregisters exposed names.
+	remove func(srv *sdk.Server, exposed ...string)
+}
+
+// kinds describes the four kinds of item, indexed by the kind constants.
+var kinds = [numKinds]kindSpec{
+	kindTool: {
+		list:   toolkit.ListTypeTools,
+		define: defineTool,
+		add: func(s *Server, key string, d definition) {
+			st := d.sdk.(*sdk.Tool)
+			s.server.AddTool(st, s.toolHandler(key, st.OutputSchema != nil))
+		},
+		remove: (*sdk.Server).RemoveTools,
+	},
+	kindPrompt: {
+		list:   toolkit.ListTypePrompts,
+		define: definePrompt,
+		add: func(s *Server, key string, d definition) {
+			s.server.AddPrompt(d.sdk.(*sdk.Prompt), s.promptHandler(key))
+		},
+		remove: (*sdk.Server).RemovePrompts,
+	},
+	kindResource: {
+		list:   toolkit.ListTypeResources,
+		uris:   true,
+		define: defineResource,
+		add: func(s *Server, key string, d definition) {
+			s.server.AddResource(d.sdk.(*sdk.Resource), s.resourceHandler(key))
+		},
+		remove: (*sdk.Server).RemoveResources,
+	},
+	kindTemplate: {
+		list:   toolkit.ListTypeTemplates,
+		uris:   true,
+		define: defineTemplate,
+		add: func(s *Server, _ string, d definition) {
+			s.server.AddResourceTemplate(d.sdk.(*sdk.ResourceTemplate), s.readTemplated)
+		},
+		remove: (*sdk.Server).RemoveResourceTemplates,
+	},
+}
+
+// sync registers the toolkit's current items of kind k with the SDK
+// server, adding and removing only what changed, so that clients get one
+// list_changed notification for a real change and none otherwise.
+func (s *Server) sync(ctx context.Context, k kind) error {
+	spec := &kinds[k]
+	gen := s.tk.Generation()
+	if s.upToDate(k, gen) {
+		return nil
+	}
+	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: spec.list})
+	if err != nil {
+		return err
+	}
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+
+	items := make([]nameItem, 0, len(resp.Items))
+	byKey := make(map[string]toolkit.Item, len(resp.Items))
+	order := make(map[string]int, len(resp.Items))
+	for i, it := range resp.Items {
+		key := it.Key()
+		name := it.Name
+		if spec.uris {
+			name = it.URI
+		}
+		items = append(items, nameItem{Key: key, Namespace: it.Namespace, Name: name})
+		byKey[key] = it
+		order[key] = i
+	}
+	s.mu.Lock()
+	table := s.namers[k].assign(items)
+	old := s.regs[k]
+	s.mu.Unlock()
+
+	type pending struct {
+		key string
+		def definition
+	}
+	next := make(map[string]registration, len(table))
+	defs := make(map[string]definition, len(table))
+	var adds []pending
+	for exposed, ni := range table {
+		d, err := spec.define(s, exposed, byKey[ni.Key])
+		if err != nil {
+			s.logger.Warn("mcp server: skipping "+string(spec.list), "key", ni.Key, "error", err)
+			continue
+		}
+		reg := registration{key: ni.Key, fp: fingerprint(ni.Key, d.sdk)}
+		next[exposed], defs[exposed] = reg, d
+		if old[exposed] != reg {
+			adds = append(adds, pending{ni.Key, d})
+		}
+	}
+	var remove []string
+	for exposed := range old {
+		if _, ok := next[exposed]; !ok {
+			remove = append(remove, exposed)
+		}
+	}
+	if len(remove) > 0 {
+		spec.remove(s.server, remove...)
+	}
+	for _, a := range adds {
+		if err := safely(func() { spec.add(s, a.key, a.def) }); err != nil {
+			exposed := exposedOf(a.def)
+			s.logger.Warn("mcp server: skipping "+string(spec.list), "key", a.key, "error", err)
+			delete(next, exposed)
+			delete(defs, exposed)
+		}
+	}
+	s.mu.Lock()
+	s.regs[k] = next
+	if k == kindTemplate {
+		s.tmplRoutes = templateRoutes(defs, next, order)
+	}
+	s.mu.Unlock()
+	s.synced[k].Store(gen + 1)
+	return nil
+}
+
+// exposedOf returns the exposed name an SDK definition was made for.
+func exposedOf(d definition) string {
+	switch v := d.sdk.(type) {
+	case *sdk.Tool:
+		return v.Name
+	case *sdk.Prompt:
+		return v.Name
+	case *sdk.Resource:
+		return v.URI
+	case *sdk.ResourceTemplate:
+		return v.URITemplate
+	}
+	return ""
+}
+
+// safely runs f and turns a panic into an error: the SDK panics on some
+// invalid registrations.
+func safely(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	f()
+	return nil
+}
+
+// fingerprint returns a stable text form of v for change detection.
+func fingerprint(key string, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return key + "\x00!" + err.Error()
+	}
+	return key + "\x00" + string(b)
+}
+
+func defineTool(_ *Server, exposed string, it toolkit.Item) (definition, error) {
+	t, ok := it.Value.(toolkit.Tool)
+	if !ok {
+		return definition{}, fmt.Errorf("%w: %T is not a tool", toolkit.ErrBadParameter, it.Value)
+	}
+	st, err := sdkTool(exposed, t)
+	return definition{sdk: st}, err
+}
+
+func definePrompt(_ *Server, exposed string, it toolkit.Item) (definition, error) {
+	p, ok := it.Value.(toolkit.Prompt)
+	if !ok {
+		return definition{}, fmt.Errorf("%w: %T is not a prompt", toolkit.ErrBadParameter, it.Value)
+	}
+	sp, err := sdkPrompt(exposed, p)
+	return definition{sdk: sp}, err
+}
+
+func defineResource(_ *Server, exposed string, it toolkit.Item) (definition, error) {
+	r, ok := it.Value.(toolkit.Resource)
+	if !ok {
+		return definition{}, fmt.Errorf("%w: %T is not a resource", toolkit.ErrBadParameter, it.Value)
+	}
+	if u, err := url.Parse(exposed); err != nil || u.Scheme == "" {
+		return definition{}, fmt.Errorf("%w: invalid URI %q", toolkit.ErrBadParameter, exposed)
+	}
+	sr := &sdk.Resource{URI: exposed, Name: r.Name(), Description: r.Description(), MIMEType: r.Type()}
+	if sr.Name == "" {
+		sr.Name = it.URI
+	}
+	return definition{sdk: sr}, nil
+}
+
+// defineTemplate exposes a toolkit template under a URI template chosen
+// like resource URIs: a URI template that two sources share is exposed as
+// "uriTemplate#namespace" for the later one, so a client reads
+// "uri#namespace" from it. Every exposed template has the same read
+// handler, readTemplated, which resolves the URI through the toolkit. A
+// toolkit template whose exposed URI template is one of
+// WithResourceTemplate is skipped; so is one the SDK refuses.
+func defineTemplate(s *Server, exposed string, it toolkit.Item) (definition, error) {
+	t, ok := it.Value.(toolkit.ResourceTemplate)
+	if !ok {
+		return definition{}, fmt.Errorf("%w: %T is not a resource template", toolkit.ErrBadParameter, it.Value)
+	}
+	if s.static[exposed] {
+		return definition{}, fmt.Errorf("%w: WithResourceTemplate registered the same URI template", toolkit.ErrConflict)
+	}
+	tmpl, err := resource.ParseURITemplate(it.URI)
+	if err != nil {
+		return definition{}, err
+	}
+	suffix, found := strings.CutPrefix(exposed, it.URI)
+	if !found {
+		return definition{}, fmt.Errorf("%w: exposed template %q does not extend %q", toolkit.ErrBadParameter, exposed, it.URI)
+	}
+	st, err := sdkTemplate(exposed, t)
+	if err != nil {
+		return definition{}, err
+	}
+	return definition{sdk: st, route: &templateRoute{suffix: suffix, ns: it.Namespace, tmpl: tmpl}}, nil
+}
+
+// templateRoute is one toolkit template registered with the SDK server:
+// suffix is what its exposed URI template adds to the toolkit's ("" or
+// "#namespace", see the package doc), tmpl the toolkit's URI template.
+type templateRoute struct {
+	suffix string
+	ns     string
+	tmpl   *resource.URITemplate
+}
+
+// templateRoutes orders the routes of the registered templates as reads
+// try them: qualified templates first (their suffix tells them apart),
+// then in toolkit order, as Lookup tries templates.
+func templateRoutes(defs map[string]definition, regs map[string]registration, order map[string]int) []templateRoute {
+	list := make([]string, 0, len(defs))
+	for exposed := range defs {
+		list = append(list, exposed)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		a, b := defs[list[i]].route, defs[list[j]].route
+		if len(a.suffix) != len(b.suffix) {
+			return len(a.suffix) > len(b.suffix)
+		}
+		return order[regs[list[i]].key] < order[regs[list[j]].key]
+	})
+	routes := make([]templateRoute, len(list))
+	for i, exposed := range list {
+		routes[i] = *defs[exposed].route
+	}
+	return routes
+}
