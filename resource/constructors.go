@@ -31,7 +31,7 @@ func Text(name, content string) (Resource, error) {
 // from the content. Text content is converted to UTF-8 and text/* types get
 // "; charset=utf-8"; binary content is kept as it is. name must be an
 // identifier; to let a file extension guide detection, use [Read] with
-// [FileName].
+// [WithFileName].
 func Data(name string, data []byte) (Resource, error) {
 	if err := names.CheckIdent("resource", name); err != nil {
 		return nil, err

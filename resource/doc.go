@@ -16,7 +16,7 @@
 // Every name must be an identifier: letters, digits and underscores, not
 // starting with a digit, at most 64 bytes. A name never carries a file
 // extension; to let an extension guide MIME detection, pass a reader whose
-// Name method returns a file name (an *os.File does) or the [FileName] option
+// Name method returns a file name (an *os.File does) or the [WithFileName] option
 // to [Read].
 //
 // # Content rules

@@ -76,10 +76,10 @@ func ExampleBlob() {
 }
 
 func ExampleRead() {
-	r, _ := resource.Read(strings.NewReader("a,b\n1,2\n"), resource.FileName("monthly-report.csv"))
+	r, _ := resource.Read(strings.NewReader("a,b\n1,2\n"), resource.WithFileName("monthly-report.csv"))
 	fmt.Println(r.Name(), r.Type())
 
-	_, err := resource.Read(strings.NewReader("too long"), resource.MaxSize(4))
+	_, err := resource.Read(strings.NewReader("too long"), resource.WithMaxSize(4))
 	fmt.Println(err)
 	// Output:
 	// monthly_report text/csv; charset=utf-8

@@ -50,7 +50,7 @@ func FuzzRead(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const limit = 64
-		r, err := Read(bytes.NewReader(data), MaxSize(limit), FileName(string(data[:min(len(data), 16)])))
+		r, err := Read(bytes.NewReader(data), WithMaxSize(limit), WithFileName(string(data[:min(len(data), 16)])))
 		if len(data) > limit {
 			if err == nil {
 				t.Fatalf("read %d bytes with limit %d", len(data), limit)

@@ -14,7 +14,7 @@ import (
 	"github.com/llmkit/toolkit/internal/names"
 )
 
-// DefaultMaxSize is the most [Read] reads unless [MaxSize] says otherwise:
+// DefaultMaxSize is the most [Read] reads unless [WithMaxSize] says otherwise:
 // 64 MiB.
 const DefaultMaxSize = 64 << 20
 
@@ -30,10 +30,10 @@ type readConfig struct {
 	fileName string
 }
 
-// MaxSize sets the most bytes [Read] accepts; a reader with more content
+// WithMaxSize sets the most bytes [Read] accepts; a reader with more content
 // makes Read fail with an error wrapping [errs.ErrBadParameter]. n <= 0
 // means [DefaultMaxSize].
-func MaxSize(n int64) ReadOption {
+func WithMaxSize(n int64) ReadOption {
 	return func(c *readConfig) {
 		if n <= 0 {
 			n = DefaultMaxSize
@@ -42,19 +42,19 @@ func MaxSize(n int64) ReadOption {
 	}
 }
 
-// FileName gives [Read] the file name (a path is allowed) that names the
+// WithFileName gives [Read] the file name (a path is allowed) that names the
 // resource and whose extension guides MIME detection, in place of the
 // reader's own Name method.
-func FileName(name string) ReadOption {
+func WithFileName(name string) ReadOption {
 	return func(c *readConfig) { c.fileName = name }
 }
 
 // Read reads r to the end and returns a resource holding its content, typed
 // and converted as [Data] does. At most [DefaultMaxSize] bytes are read (see
-// [MaxSize]); a longer input is an error, and only that much is ever held in
+// [WithMaxSize]); a longer input is an error, and only that much is ever held in
 // memory.
 //
-// When r has a Name() string method, as *os.File does, or [FileName] is
+// When r has a Name() string method, as *os.File does, or [WithFileName] is
 // given, the resource is named after the file's base name without its
 // extension, made an identifier with invalid characters replaced by '_'
 // ("report-2024.pdf" becomes "report_2024"), and the extension guides MIME

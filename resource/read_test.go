@@ -94,14 +94,14 @@ func TestReadOptions(t *testing.T) {
 	} {
 		var opts []ReadOption
 		if tc.file != "" {
-			opts = append(opts, FileName(tc.file))
+			opts = append(opts, WithFileName(tc.file))
 		}
 		r, err := Read(tc.r, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r.Name() != tc.wantName || r.Type() != tc.wantType {
-			t.Errorf("FileName(%q): name %q type %q, want %q %q", tc.file, r.Name(), r.Type(), tc.wantName, tc.wantType)
+			t.Errorf("WithFileName(%q): name %q type %q, want %q %q", tc.file, r.Name(), r.Type(), tc.wantName, tc.wantType)
 		}
 	}
 }
@@ -135,13 +135,13 @@ func TestReadLimits(t *testing.T) {
 		opts []ReadOption
 		ok   bool
 	}{
-		{"at_limit", strings.NewReader("0123456789"), []ReadOption{MaxSize(10)}, true},
-		{"over_limit_len", strings.NewReader("0123456789x"), []ReadOption{MaxSize(10)}, false},
-		{"over_limit_stream", io.MultiReader(strings.NewReader("012345"), strings.NewReader("6789x")), []ReadOption{MaxSize(10)}, false},
-		{"at_limit_stream", io.MultiReader(strings.NewReader("012345"), strings.NewReader("6789")), []ReadOption{MaxSize(10)}, true},
-		{"endless", endless{}, []ReadOption{MaxSize(1 << 20)}, false},
+		{"at_limit", strings.NewReader("0123456789"), []ReadOption{WithMaxSize(10)}, true},
+		{"over_limit_len", strings.NewReader("0123456789x"), []ReadOption{WithMaxSize(10)}, false},
+		{"over_limit_stream", io.MultiReader(strings.NewReader("012345"), strings.NewReader("6789x")), []ReadOption{WithMaxSize(10)}, false},
+		{"at_limit_stream", io.MultiReader(strings.NewReader("012345"), strings.NewReader("6789")), []ReadOption{WithMaxSize(10)}, true},
+		{"endless", endless{}, []ReadOption{WithMaxSize(1 << 20)}, false},
 		{"default_limit_by_len", claimsLen{t, DefaultMaxSize + 1}, nil, false},
-		{"zero_means_default", claimsLen{t, DefaultMaxSize + 1}, []ReadOption{MaxSize(0)}, false},
+		{"zero_means_default", claimsLen{t, DefaultMaxSize + 1}, []ReadOption{WithMaxSize(0)}, false},
 		{"one_byte_reader", iotest.OneByteReader(strings.NewReader("slow but fine")), nil, true},
 	}
 	for _, tt := range tests {

@@ -473,7 +473,7 @@ func newFileResource(path, base string, head []byte) *fileResource {
 	// The type is what package resource gives the same content (sniffed,
 	// then the extension), so store files and resource.Read agree.
 	typ := "application/octet-stream"
-	if r, err := resource.Read(bytes.NewReader(head), resource.FileName(base)); err == nil {
+	if r, err := resource.Read(bytes.NewReader(head), resource.WithFileName(base)); err == nil {
 		typ = r.Type()
 	}
 	stem := strings.TrimSuffix(base, filepath.Ext(base))
@@ -519,7 +519,7 @@ func (r *fileResource) Read(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("%w: resource %q: %w", errs.ErrUnavailable, r.uri, err)
 	}
 	defer f.Close()
-	res, err := resource.Read(f, resource.FileName(filepath.Base(r.path)))
+	res, err := resource.Read(f, resource.WithFileName(filepath.Base(r.path)))
 	if err != nil {
 		return nil, fmt.Errorf("%w: resource %q: %w", errs.ErrUnavailable, r.uri, err)
 	}

@@ -58,17 +58,36 @@ type httpConfig struct {
 	eventStore     sdk.EventStore
 }
 
-// WithLogger sets the logger for the server's own diagnostics
-// (skipped items, failed notifications). The default discards them.
+// WithLogger sets the server's logger (the default discards everything).
+// The server's own diagnostics (skipped items, failed notifications) keep
+// their level; the protocol-level records of the underlying go-sdk server
+// and HTTP handler are logged at debug level with component=go-sdk.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) error { c.logger = l; return nil }
+	return func(c *config) error {
+		c.logger = l
+		c.sdkLogger = nil
+		if l != nil {
+			c.sdkLogger = slog.New(debugHandler{l.Handler()}).With("component", "go-sdk")
+		}
+		return nil
+	}
 }
 
-// WithSDKLogger sets the logger of the underlying go-sdk server and HTTP
-// handler (protocol-level activity). The default discards it.
-func WithSDKLogger(l *slog.Logger) Option {
-	return func(c *config) error { c.sdkLogger = l; return nil }
+// debugHandler logs every record at debug level: what the go-sdk calls
+// info is protocol detail to an application.
+type debugHandler struct{ h slog.Handler }
+
+func (d debugHandler) Enabled(ctx context.Context, _ slog.Level) bool {
+	return d.h.Enabled(ctx, slog.LevelDebug)
 }
+
+func (d debugHandler) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = slog.LevelDebug
+	return d.h.Handle(ctx, r)
+}
+
+func (d debugHandler) WithAttrs(as []slog.Attr) slog.Handler { return debugHandler{d.h.WithAttrs(as)} }
+func (d debugHandler) WithGroup(name string) slog.Handler    { return debugHandler{d.h.WithGroup(name)} }
 
 // WithLoggerName sets the "logger" field of the log notifications tools
 // send through their session's Logger.

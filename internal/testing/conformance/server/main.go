@@ -98,9 +98,6 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 		return err
 	}
 	opts = append(opts, mcpserver.WithEventRelay(relay))
-	if verbose {
-		opts = append(opts, mcpserver.WithSDKLogger(logger))
-	}
 	if stateless {
 		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithStateless()))
 	} else {
