@@ -37,17 +37,16 @@ func (s *Server) callTool(ctx context.Context, key string, structured bool, req 
 	if err != nil {
 		return nil, invalidParams("unknown tool %q", req.Params.Name)
 	}
+	// The SDK decoded the request, so the arguments are one valid JSON
+	// value; the toolkit's Call parses them (once) against the schema.
 	args := bytes.TrimSpace(req.Params.Arguments)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = []byte("{}")
 	}
-	if args[0] != '{' || !json.Valid(args) {
+	if args[0] != '{' {
 		return nil, invalidParams("tool %q: arguments must be a JSON object", req.Params.Name)
 	}
-	input, err := resource.JSON("input", json.RawMessage(args))
-	if err != nil {
-		return nil, invalidParams("tool %q: %v", req.Params.Name, err)
-	}
+	input := argsInput(args)
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
 	cctx := toolkit.ContextWithSession(ctx, sess)
 	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
@@ -64,6 +63,18 @@ func (s *Server) callTool(ctx context.Context, key string, structured bool, req 
 	}
 	return res, nil
 }
+
+// argsInput is the input resource of a tools/call: the request's
+// arguments as the SDK decoded them, handed to the toolkit without another
+// validation pass or copy.
+type argsInput json.RawMessage
+
+func (argsInput) URI() string         { return "mcp:arguments" }
+func (argsInput) Name() string        { return "input" }
+func (argsInput) Description() string { return "tools/call arguments" }
+func (argsInput) Type() string        { return resource.TypeJSON }
+
+func (a argsInput) Read(context.Context) ([]byte, error) { return a, nil }
 
 // sdkPrompt describes p for MCP under the exposed name. Arguments come
 // from the properties of its input schema, in the schema's property order
