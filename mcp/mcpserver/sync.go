@@ -197,28 +197,37 @@ func fingerprint(key string, v any) string {
 	return key + "\x00" + string(b)
 }
 
-func defineTool(_ *Server, exposed string, it toolkit.Item) (definition, error) {
-	t, ok := it.Value.(toolkit.Tool)
+// valueOf returns the item's value as the kind's interface T.
+func valueOf[T any](it toolkit.Item) (T, error) {
+	v, ok := it.Value.(T)
 	if !ok {
-		return definition{}, fmt.Errorf("%w: %T is not a tool", toolkit.ErrBadParameter, it.Value)
+		return v, fmt.Errorf("%w: %s %q holds a %T", toolkit.ErrBadParameter, it.Type, it.Key(), it.Value)
+	}
+	return v, nil
+}
+
+func defineTool(_ *Server, exposed string, it toolkit.Item) (definition, error) {
+	t, err := valueOf[toolkit.Tool](it)
+	if err != nil {
+		return definition{}, err
 	}
 	st, err := sdkTool(exposed, t)
 	return definition{sdk: st}, err
 }
 
 func definePrompt(_ *Server, exposed string, it toolkit.Item) (definition, error) {
-	p, ok := it.Value.(toolkit.Prompt)
-	if !ok {
-		return definition{}, fmt.Errorf("%w: %T is not a prompt", toolkit.ErrBadParameter, it.Value)
+	p, err := valueOf[toolkit.Prompt](it)
+	if err != nil {
+		return definition{}, err
 	}
 	sp, err := sdkPrompt(exposed, p)
 	return definition{sdk: sp}, err
 }
 
 func defineResource(_ *Server, exposed string, it toolkit.Item) (definition, error) {
-	r, ok := it.Value.(toolkit.Resource)
-	if !ok {
-		return definition{}, fmt.Errorf("%w: %T is not a resource", toolkit.ErrBadParameter, it.Value)
+	r, err := valueOf[toolkit.Resource](it)
+	if err != nil {
+		return definition{}, err
 	}
 	if u, err := url.Parse(exposed); err != nil || u.Scheme == "" {
 		return definition{}, fmt.Errorf("%w: invalid URI %q", toolkit.ErrBadParameter, exposed)
@@ -238,9 +247,9 @@ func defineResource(_ *Server, exposed string, it toolkit.Item) (definition, err
 // toolkit template whose exposed URI template is one of
 // WithResourceTemplate is skipped; so is one the SDK refuses.
 func defineTemplate(s *Server, exposed string, it toolkit.Item) (definition, error) {
-	t, ok := it.Value.(toolkit.ResourceTemplate)
-	if !ok {
-		return definition{}, fmt.Errorf("%w: %T is not a resource template", toolkit.ErrBadParameter, it.Value)
+	t, err := valueOf[toolkit.ResourceTemplate](it)
+	if err != nil {
+		return definition{}, err
 	}
 	if s.static[exposed] {
 		return definition{}, fmt.Errorf("%w: WithResourceTemplate registered the same URI template", toolkit.ErrConflict)
