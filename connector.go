@@ -15,6 +15,10 @@ import (
 // list changed (through the onEvent callback handed to
 // ToolkitDelegate.CreateConnector), never on the path of List or Lookup.
 // They should answer from memory.
+//
+// A connector reports its state with StateChangeEvent: StatusReady once
+// connected with its lists current, StatusFailed when it gives up.
+// Toolkit.WaitConnectors waits for one of the two.
 type Connector interface {
 	Run(ctx context.Context) error
 	ListTools(ctx context.Context) ([]Tool, error)
@@ -38,8 +42,11 @@ type ConnectorEventKind int
 
 const (
 	// ConnectorEventStateChange reports a change of connector state; the
-	// State field is set. The toolkit handles it and does not forward it to
-	// the delegate.
+	// State field is set. The toolkit records it (see Toolkit.Connectors)
+	// and delivers it to the subscribers of Toolkit.Subscribe, with the
+	// state's URL and Namespace set, but not to the delegate's OnEvent. A
+	// connector's ready state is applied and delivered only once the lists
+	// it reports have been re-read and published.
 	ConnectorEventStateChange ConnectorEventKind = iota
 	// ConnectorEventToolListChanged reports that the tool list changed.
 	ConnectorEventToolListChanged

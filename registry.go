@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,7 @@ type conn struct {
 	removed bool
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when its supervisor ends; nil if never started
+	track   stateTrack    // see state.go
 }
 
 // listTimeout bounds one List call on a connector. Connectors answer from
@@ -140,6 +142,11 @@ func (tk *Toolkit) RemoveConnector(url string) error {
 		}
 		return fmt.Errorf("%w: no connector %q", ErrNotFound, url)
 	}
+	if cn.c != nil {
+		st := cn.state
+		st.Status, st.ConnectedSince = StatusStopped, time.Time{}
+		tk.setState(cn, st)
+	}
 	tk.dropConn(cn)
 	var events []ConnectorEvent
 	if cn.src != nil {
@@ -164,16 +171,21 @@ func (tk *Toolkit) RemoveConnector(url string) error {
 // dropConn unregisters cn. tk.mu must be held.
 func (tk *Toolkit) dropConn(cn *conn) {
 	cn.removed = true
-	for i, c := range tk.conns {
-		if c == cn {
-			tk.conns = append(tk.conns[:i:i], tk.conns[i+1:]...)
-			break
-		}
+	if i := slices.Index(tk.conns, cn); i >= 0 {
+		// A new array: re-slicing the old one would keep cn (and through
+		// it the connector and all its items) reachable in the unused
+		// tail when it was the last one.
+		next := make([]*conn, 0, len(tk.conns)-1)
+		next = append(next, tk.conns[:i]...)
+		tk.conns = append(next, tk.conns[i+1:]...)
 	}
+	tk.signal()
 }
 
 // Connectors returns the state of every connector in registration order,
-// the user connector last.
+// the user connector last. The user connector is listed when the delegate
+// made one, or failed to with an error other than ErrNotImplemented (then
+// as StatusFailed, with the error as LastError).
 func (tk *Toolkit) Connectors() []ConnectorState {
 	tk.mu.Lock()
 	defer tk.mu.Unlock()
@@ -187,26 +199,35 @@ func (tk *Toolkit) Connectors() []ConnectorState {
 	return out
 }
 
-// openUser asks the delegate for the user connector.
-func (tk *Toolkit) openUser() error {
+// openUser asks the delegate for the user connector. ErrNotImplemented or
+// a nil connector mean that there is none; any other error is logged and
+// recorded as the user connector's failed state, and leaves the toolkit
+// without a user namespace.
+func (tk *Toolkit) openUser() {
 	cn := &conn{url: UserConnectorURI, ns: UserNamespace, user: true}
 	cn.state = ConnectorState{URL: UserConnectorURI, Namespace: UserNamespace, Status: StatusStopped}
 	c, err := tk.delegate.CreateConnector(UserConnectorURI, func(ev ConnectorEvent) { tk.onEvent(cn, ev) })
 	if errors.Is(err, ErrNotImplemented) || (err == nil && isNil(c)) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("user connector: %w", err)
+		return
 	}
 	tk.mu.Lock()
-	cn.c = c
 	tk.user = cn
+	if err != nil {
+		tk.logger.Info("toolkit: no user namespace: the delegate could not create the user connector", "err", err)
+		tk.setState(cn, ConnectorState{Status: StatusFailed, LastError: err.Error()})
+		tk.mu.Unlock()
+		return
+	}
+	cn.c = c
 	tk.mu.Unlock()
 	tk.refresh(cn, kindPrompt, kindResource, kindTemplate)
-	return nil
 }
 
-// onEvent receives the events of one connector.
+// onEvent receives the events of one connector. A state other than ready
+// is recorded (and announced) at once; a ready state only once the lists
+// it makes current have been re-read and published, so that whoever sees
+// "ready" finds the items in List and Lookup. A ready state overtaken
+// meanwhile by a newer state is dropped.
 func (tk *Toolkit) onEvent(cn *conn, ev ConnectorEvent) {
 	tk.mu.Lock()
 	if cn.removed {
@@ -215,13 +236,19 @@ func (tk *Toolkit) onEvent(cn *conn, ev ConnectorEvent) {
 	}
 	ev.Connector, ev.Namespace = cn.c, cn.ns
 	if ev.Kind == ConnectorEventStateChange {
-		st := ev.State
-		st.URL, st.Namespace = cn.url, cn.ns
-		cn.state = st
-		tk.mu.Unlock()
-		if st.Status == StatusReady {
-			tk.refresh(cn, allKinds...)
+		if ev.State.Status != StatusReady {
+			tk.setState(cn, ev.State)
+			tk.mu.Unlock()
+			return
 		}
+		gen := cn.track.arrive()
+		tk.mu.Unlock()
+		tk.refresh(cn, allKinds...)
+		tk.mu.Lock()
+		if !cn.removed && cn.track.gen == gen {
+			tk.setState(cn, ev.State)
+		}
+		tk.mu.Unlock()
 		return
 	}
 	if ev.Kind == ConnectorEventResourceUpdated {

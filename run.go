@@ -24,10 +24,12 @@ const (
 // Run starts every registered connector (including the user connector) and
 // blocks until ctx is cancelled. Connectors added while it runs start at
 // once. A connector whose Run returns early is restarted with exponential
-// backoff and jitter. When ctx is cancelled Run stops every connector,
-// waits for them (a bounded time each) and for pending delegate events,
-// and returns nil. The toolkit cannot be run again: a second Run, or a Run
-// while another is active, wraps ErrConflict.
+// backoff and jitter. When ctx is cancelled Run stops every connector and
+// waits for them (a bounded time each), then waits for the subscribers
+// (the delegate included) to receive their pending events — at most 5
+// seconds, after which it logs how many are left (they are still
+// delivered) — and returns nil. The toolkit cannot be run again: a second
+// Run, or a Run while another is active, wraps ErrConflict.
 func (tk *Toolkit) Run(ctx context.Context) error {
 	tk.mu.Lock()
 	if tk.run != nil || tk.closed {
@@ -37,9 +39,7 @@ func (tk *Toolkit) Run(ctx context.Context) error {
 	rs := &runState{ctx: ctx}
 	tk.run = rs
 	for _, cn := range tk.conns {
-		if cn.c != nil {
-			tk.startConn(cn)
-		}
+		tk.startConn(cn)
 	}
 	if tk.user != nil {
 		tk.startConn(tk.user)
@@ -50,6 +50,7 @@ func (tk *Toolkit) Run(ctx context.Context) error {
 
 	tk.mu.Lock()
 	tk.closed = true
+	tk.signal()
 	conns := append([]*conn(nil), tk.conns...)
 	if tk.user != nil {
 		conns = append(conns, tk.user)
@@ -63,19 +64,25 @@ func (tk *Toolkit) Run(ctx context.Context) error {
 			tk.awaitStop(cn, done)
 		}
 	}
-	tk.events.wait()
+	if !tk.feed.wait(tk.drainTimeout) {
+		tk.logger.Warn("toolkit: stopped with events not yet delivered", "pending", tk.feed.pending(), "waited", tk.drainTimeout)
+	}
 	return nil
 }
 
-// startConn starts the supervisor of cn. tk.mu must be held and tk.run set.
+// startConn starts the supervisor of cn, unless it has started or has no
+// connector (being created, or a user connector the delegate could not
+// make). tk.mu must be held and tk.run set.
 func (tk *Toolkit) startConn(cn *conn) {
-	if cn.done != nil {
+	if cn.done != nil || cn.c == nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(tk.run.ctx)
 	cn.cancel, cn.done = cancel, make(chan struct{})
 	if cn.state.Status == StatusStopped {
-		cn.state.Status = StatusConnecting
+		st := cn.state
+		st.Status = StatusConnecting
+		tk.setState(cn, st)
 	}
 	go tk.supervise(ctx, cn, cn.c, cn.done)
 }
@@ -97,10 +104,12 @@ func (tk *Toolkit) supervise(ctx context.Context, cn *conn, c Connector, done ch
 		wait := jitter(delay)
 		tk.logger.Warn("toolkit: connector stopped; restarting", "namespace", cn.ns, "url", RedactURL(cn.url), "err", err, "retry_in", wait)
 		tk.mu.Lock()
-		cn.state.Status = StatusReconnecting
+		st := cn.state
+		st.Status, st.ConnectedSince = StatusReconnecting, time.Time{}
 		if err != nil {
-			cn.state.LastError = err.Error()
+			st.LastError = err.Error()
 		}
+		tk.setState(cn, st)
 		tk.mu.Unlock()
 		t := time.NewTimer(wait)
 		select {
@@ -114,8 +123,9 @@ func (tk *Toolkit) supervise(ctx context.Context, cn *conn, c Connector, done ch
 		delay = min(delay*2, maxRestart)
 	}
 	tk.mu.Lock()
-	cn.state.Status = StatusStopped
-	cn.state.ConnectedSince = time.Time{}
+	st := cn.state
+	st.Status, st.ConnectedSince = StatusStopped, time.Time{}
+	tk.setState(cn, st)
 	tk.mu.Unlock()
 }
 

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -53,8 +54,10 @@ const DefaultMaxCallDepth = 8
 // creates connectors and receives events.
 type ToolkitDelegate interface {
 	// OnEvent receives list-change and resource-update events, in order and
-	// outside any toolkit lock, so it may call back into the toolkit.
-	// State-change events are handled by the toolkit and not forwarded.
+	// outside any toolkit lock, so it may call back into the toolkit. The
+	// delegate is one subscriber like those of Toolkit.Subscribe (same
+	// ordering, coalescing and bounds) except that state-change events are
+	// not forwarded to it.
 	OnEvent(ConnectorEvent)
 
 	// Call runs a prompt (usually with a model). The first resource holds
@@ -64,7 +67,11 @@ type ToolkitDelegate interface {
 	// CreateConnector creates the connector for url. The connector reports
 	// its lifecycle and list changes through onEvent. It is called with
 	// UserConnectorURI for the "user" namespace; return ErrNotImplemented
-	// (or a nil connector) when there is none.
+	// (or a nil connector) when there is none: the toolkit then has no user
+	// namespace and Connectors does not list one. Any other error also
+	// leaves the toolkit without a user namespace, but New logs it and
+	// Connectors lists the user connector as StatusFailed with the error
+	// as LastError.
 	CreateConnector(url string, onEvent func(ConnectorEvent)) (Connector, error)
 }
 
@@ -132,9 +139,11 @@ type Toolkit struct {
 	maxDepth int
 	noop     localSession
 
-	snap   atomic.Pointer[snapshot]
-	adhoc  sync.Map // Tool -> *toolSchemas for unregistered tools
-	events dispatcher
+	snap  atomic.Pointer[snapshot]
+	adhoc sync.Map // Tool -> *toolSchemas for unregistered tools
+	feed  feed
+	// drainTimeout bounds Run's wait for pending events (eventDrainTimeout).
+	drainTimeout time.Duration
 
 	mu       sync.Mutex // guards everything below and snapshot publication
 	builtin  [numKinds]map[string]*entry
@@ -144,13 +153,18 @@ type Toolkit struct {
 	building bool // New is applying options: no events yet
 	run      *runState
 	closed   bool
+	// changed is closed and replaced whenever a connector's state changes,
+	// a connector is removed or the toolkit stops (see WaitConnectors).
+	changed chan struct{}
 }
 
 // New creates a toolkit. Options are applied in order; an option that fails
 // fails New. With a delegate, New asks it for the "user" connector
-// (CreateConnector with UserConnectorURI).
+// (CreateConnector with UserConnectorURI); an error there leaves the
+// toolkit without a user namespace but does not fail New (see
+// ToolkitDelegate.CreateConnector).
 func New(opts ...Option) (*Toolkit, error) {
-	tk := &Toolkit{maxDepth: DefaultMaxCallDepth, building: true}
+	tk := &Toolkit{maxDepth: DefaultMaxCallDepth, building: true, drainTimeout: eventDrainTimeout, changed: make(chan struct{})}
 	for k := range numKinds {
 		tk.builtin[k] = map[string]*entry{}
 	}
@@ -173,11 +187,10 @@ func New(opts ...Option) (*Toolkit, error) {
 		tk.maxDepth = DefaultMaxCallDepth
 	}
 	tk.noop.logger = tk.logger
-	tk.events.deliver = tk.deliver
+	tk.feed.logger = tk.logger
 	if tk.delegate != nil {
-		if err := tk.openUser(); err != nil {
-			return nil, err
-		}
+		tk.feed.add("delegate", tk.deliverToDelegate, false)
+		tk.openUser()
 	}
 	tk.mu.Lock()
 	tk.building = false
@@ -205,7 +218,14 @@ func (tk *Toolkit) publish() {
 	tk.snap.Store(next)
 }
 
+// signal wakes the waiters of WaitConnectors. tk.mu must be held.
+func (tk *Toolkit) signal() {
+	close(tk.changed)
+	tk.changed = make(chan struct{})
+}
+
 // Generation returns a number that changes whenever the toolkit's items
 // change (a builtin added or removed, a connector's lists refreshed, a
-// connector added or removed). Caches of List results key on it.
+// connector added or removed). Caches of List results key on it; to learn
+// of changes as they happen, use Subscribe.
 func (tk *Toolkit) Generation() uint64 { return tk.snap.Load().gen }

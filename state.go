@@ -1,0 +1,140 @@
+package toolkit
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// stateTrack is what the toolkit keeps about a connector's state changes
+// beyond the state itself. Guarded by Toolkit.mu.
+type stateTrack struct {
+	// gen counts the states that reached the connector, applied or not:
+	// a ready state waiting for its refresh is applied only if no other
+	// state came meanwhile.
+	gen uint64
+	// settled counts the states applied that end a wait (ready, failed);
+	// last is the latest of them. A failure the toolkit retries at once is
+	// thus not missed by a waiter that wakes up late.
+	settled uint64
+	last    ConnectorState
+}
+
+// arrive counts a state that reached the connector and returns its number.
+func (t *stateTrack) arrive() uint64 {
+	t.gen++
+	return t.gen
+}
+
+// settles reports whether a connector in state st is done connecting, one
+// way or the other.
+func settles(st ConnectorState) bool {
+	return st.Status == StatusReady || st.Status == StatusFailed
+}
+
+// setState records a connector's new state, announces it to the
+// subscribers and wakes the waiters of WaitConnectors. A state equal to the
+// current one changes nothing. tk.mu must be held.
+func (tk *Toolkit) setState(cn *conn, st ConnectorState) {
+	cn.track.arrive()
+	st.URL, st.Namespace = cn.url, cn.ns
+	if st == cn.state {
+		return
+	}
+	cn.state = st
+	if settles(st) {
+		cn.track.settled++
+		cn.track.last = st
+	}
+	if !cn.removed {
+		tk.queue(ConnectorEvent{Kind: ConnectorEventStateChange, Connector: cn.c, Namespace: cn.ns, State: st})
+	}
+	tk.signal()
+}
+
+// WaitConnectors blocks until each connector named by its namespace (every
+// registered connector, the user connector included, when none is named)
+// is ready — connected, with its items published to List and Lookup — or
+// has failed (StatusFailed), and returns their states in the order asked
+// for (registration order, user last, when none is named). A failure
+// counts even if the connector has been restarted since; the state
+// returned for it is then the failed one.
+//
+// Connectors start only while Run is active, so WaitConnectors is called
+// alongside Run (typically after AddConnector). A connector that never
+// reports StatusReady or StatusFailed through its onEvent keeps it waiting
+// until ctx ends. When ctx ends first, WaitConnectors returns the current
+// states with an error that wraps ctx.Err() and names the connectors still
+// waited for. An unknown namespace wraps ErrNotFound (and nothing is
+// waited for), and so does a connector removed during the wait; a toolkit
+// whose Run has stopped wraps ErrClosed.
+//
+// It never polls: it sleeps until a connector's state changes.
+func (tk *Toolkit) WaitConnectors(ctx context.Context, namespaces ...string) ([]ConnectorState, error) {
+	tk.mu.Lock()
+	var conns []*conn
+	if len(namespaces) == 0 {
+		conns = append(conns, tk.conns...)
+		if tk.user != nil {
+			conns = append(conns, tk.user)
+		}
+	}
+	for _, ns := range namespaces {
+		cn := tk.connNS(ns)
+		if cn == nil {
+			tk.mu.Unlock()
+			return nil, fmt.Errorf("%w: no connector with namespace %q", ErrNotFound, ns)
+		}
+		conns = append(conns, cn)
+	}
+	start := make([]uint64, len(conns))
+	for i, cn := range conns {
+		start[i] = cn.track.settled
+	}
+	for {
+		states := make([]ConnectorState, len(conns))
+		var pending, removed []string
+		for i, cn := range conns {
+			states[i] = cn.state
+			switch {
+			case cn.removed:
+				removed = append(removed, cn.ns)
+			case settles(cn.state):
+			case cn.track.settled != start[i]:
+				states[i] = cn.track.last
+			default:
+				pending = append(pending, cn.ns)
+			}
+		}
+		closed, changed := tk.closed, tk.changed
+		tk.mu.Unlock()
+		switch {
+		case len(removed) > 0:
+			return states, fmt.Errorf("%w: connectors removed while waited for: %s", ErrNotFound, strings.Join(removed, ", "))
+		case len(pending) == 0:
+			return states, nil
+		case closed:
+			return states, fmt.Errorf("%w: the toolkit has stopped; connectors not ready: %s", ErrClosed, strings.Join(pending, ", "))
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return states, fmt.Errorf("waiting for connectors %s: %w", strings.Join(pending, ", "), ctx.Err())
+		}
+		tk.mu.Lock()
+	}
+}
+
+// connNS returns the connector serving namespace ns, or nil. tk.mu must be
+// held.
+func (tk *Toolkit) connNS(ns string) *conn {
+	for _, cn := range tk.conns {
+		if cn.ns == ns {
+			return cn
+		}
+	}
+	if tk.user != nil && tk.user.ns == ns {
+		return tk.user
+	}
+	return nil
+}
