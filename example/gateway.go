@@ -100,16 +100,13 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	if d.model == nil {
 		inner = mcpserver.SamplingDelegate(d)
 	}
-	// The relay hands toolkit events to the server too, which turns them
-	// into list_changed notifications for the clients.
-	relay := mcpserver.ServerDelegate(inner)
-	tk, err := toolkit.New(toolkit.WithDelegate(relay), toolkit.WithLogger(logger))
+	tk, err := toolkit.New(toolkit.WithDelegate(inner), toolkit.WithLogger(logger))
 	if err != nil {
 		return nil, err
 	}
 	d.tk, g.tk = tk, tk
 
-	opts := []mcpserver.Option{mcpserver.WithEventRelay(relay), mcpserver.WithLogger(logger), mcpserver.WithHTTP(mcpserver.WithPath(cfg.Path))}
+	opts := []mcpserver.Option{mcpserver.WithLogger(logger), mcpserver.WithHTTP(mcpserver.WithPath(cfg.Path))}
 	if cfg.QualifiedNames {
 		opts = append(opts, mcpserver.WithQualifiedNames())
 	}

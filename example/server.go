@@ -40,12 +40,7 @@ func serveStdio(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The relay carries toolkit events to the server, which turns them into
-	// list_changed notifications. This toolkit never changes, but wiring it
-	// is the pattern to copy.
-	relay := mcpserver.ServerDelegate(nil)
 	tk, err := toolkit.New(
-		toolkit.WithDelegate(relay),
 		toolkit.WithTool(serverTools()...),
 		toolkit.WithPrompt(greet),
 		toolkit.WithResource(serverResources()...),
@@ -53,7 +48,7 @@ func serveStdio(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv, err := mcpserver.New(tk, &sdk.Implementation{Name: serverName, Version: version}, mcpserver.WithEventRelay(relay))
+	srv, err := mcpserver.New(tk, &sdk.Implementation{Name: serverName, Version: version})
 	if err != nil {
 		return err
 	}

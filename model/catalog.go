@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"hash/maphash"
+	"runtime"
 	"sync"
+	"sync/atomic"
 
 	toolkit "github.com/llmkit/toolkit"
 )
@@ -15,12 +17,11 @@ type Lister interface {
 	List(ctx context.Context, req toolkit.ListRequest) (*toolkit.ListResponse, error)
 }
 
-// Generationer is implemented by a Lister that can tell cheaply whether
-// its items may have changed: Generation returns a number that changes
-// whenever they do. A Catalog over such a Lister skips List entirely while
-// the generation stays the same.
-type Generationer interface {
-	Generation() uint64
+// Subscriber is implemented by a Lister that publishes its changes, as
+// [toolkit.Toolkit.Subscribe] does. A Catalog over such a Lister lists
+// again only after a tool or prompt list changed.
+type Subscriber interface {
+	Subscribe(fn func(toolkit.ConnectorEvent)) (cancel func())
 }
 
 // Catalog keeps a toolkit's tools and prompts together with their model
@@ -28,9 +29,12 @@ type Generationer interface {
 // model as Definitions. It is safe for concurrent use.
 //
 // Every Definitions, Search or Refresh call reads the toolkit's current
-// items with List (which does no network I/O); over a Lister with a
-// Generation (a *toolkit.Toolkit) it does so only when the generation has
-// moved, so an unchanged toolkit costs one atomic read. The items listed
+// items with List (which does no network I/O); over a [Subscriber] (a
+// *toolkit.Toolkit) it does so only after the toolkit reported a change of
+// its tools or prompts, so an unchanged toolkit costs one atomic read. A
+// change is seen once its event is delivered ([toolkit.Toolkit.WaitEvents]
+// waits for that); the subscription ends when the Catalog is garbage
+// collected. The items listed
 // replace those of the last snapshot whenever any of them differs, even
 // under the same identity (kind, namespace and name): a builtin removed and
 // added again, a store prompt edited or a remote tool redefined is the new
@@ -48,11 +52,13 @@ type Catalog struct {
 	mu       sync.Mutex // guards snap
 	snap     *snapshot
 	seed     maphash.Seed
+	// stale, over a Subscriber, is set by the toolkit's list-change events
+	// and cleared when a refresh starts listing; nil over another Lister.
+	stale *atomic.Bool
 }
 
 // snapshot is an immutable view of the toolkit's items.
 type snapshot struct {
-	gen   uint64 // the Lister's generation, when it has one
 	sum   uint64
 	items []toolkit.Item // tools then prompts, List order
 	names []string       // model names, parallel to items
@@ -91,6 +97,19 @@ func NewCatalog(tk Lister, opts ...CatalogOption) *Catalog {
 	if c.namer == nil {
 		c.namer = NewNamer()
 	}
+	if sub, ok := tk.(Subscriber); ok {
+		// The subscription holds the flag, not the catalog, so that the
+		// catalog can be collected; its cleanup ends the subscription.
+		stale := new(atomic.Bool)
+		stale.Store(true)
+		cancel := sub.Subscribe(func(ev toolkit.ConnectorEvent) {
+			if ev.Kind == toolkit.ConnectorEventToolListChanged || ev.Kind == toolkit.ConnectorEventPromptListChanged {
+				stale.Store(true)
+			}
+		})
+		c.stale = stale
+		runtime.AddCleanup(c, func(cancel func()) { cancel() }, cancel)
+	}
 	return c
 }
 
@@ -98,21 +117,22 @@ func NewCatalog(tk Lister, opts ...CatalogOption) *Catalog {
 func (c *Catalog) Namer() *Namer { return c.namer }
 
 // Refresh brings the catalog up to date with the toolkit now. Definitions,
-// Search and, over a Lister with a Generation, Resolve do it themselves;
-// over another Lister call Refresh before dispatching.
+// Search and, over a Subscriber, Resolve do it themselves; over another
+// Lister call Refresh before dispatching.
 func (c *Catalog) Refresh(ctx context.Context) error {
 	_, err := c.refresh(ctx)
 	return err
 }
 
-// Resolve returns the item a model name stands for. Over a Lister with a
-// Generation the catalog first catches up with the toolkit if its
-// generation moved since the last snapshot, so the item returned is the
-// toolkit's current one (a Dispatcher over the catalog never runs a
-// replaced item); otherwise the answer is as of the latest Definitions,
-// Search or Refresh. It implements Resolver.
+// Resolve returns the item a model name stands for. Over a Subscriber the
+// catalog first catches up with the toolkit if it reported a change since
+// the last snapshot, so the item returned is the toolkit's current one as
+// of its last delivered event; otherwise the answer is as of the latest
+// Definitions, Search or Refresh. (A Dispatcher over a *toolkit.Toolkit
+// looks the item up again by key anyway, so it never runs a replaced
+// item.) It implements Resolver.
 func (c *Catalog) Resolve(name string) (toolkit.Item, bool) {
-	if _, ok := c.tk.(Generationer); ok {
+	if c.stale != nil {
 		// List does no network I/O; on a failure the last names still hold.
 		_, _ = c.refresh(context.Background())
 	}
@@ -138,27 +158,27 @@ func (c *Catalog) latest() *snapshot {
 
 // refresh returns an up-to-date snapshot.
 func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
-	g, hasGen := c.tk.(Generationer)
-	if hasGen {
-		if s := c.latest(); s != nil && s.gen == g.Generation() {
-			return s, nil
-		}
+	if s := c.latest(); s != nil && c.stale != nil && !c.stale.Load() {
+		return s, nil
 	}
 	// One refresh at a time, so that a slower one never replaces the
 	// snapshot of a later one with older items.
 	c.building.Lock()
 	defer c.building.Unlock()
-	var gen uint64
-	if hasGen {
-		gen = g.Generation()
-		if s := c.latest(); s != nil && s.gen == gen {
+	if c.stale != nil {
+		if s := c.latest(); s != nil && !c.stale.Load() {
 			return s, nil // another refresh just caught up
 		}
+		// Cleared before listing: a change from now on marks it again.
+		c.stale.Store(false)
 	}
 	var items []toolkit.Item
 	for _, t := range []toolkit.ListType{toolkit.ListTypeTools, toolkit.ListTypePrompts} {
 		resp, err := c.tk.List(ctx, toolkit.ListRequest{Type: t})
 		if err != nil {
+			if c.stale != nil {
+				c.stale.Store(true)
+			}
 			return nil, err
 		}
 		items = append(items, resp.Items...)
@@ -187,13 +207,7 @@ func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 			}
 		}
 		if !changed {
-			if hasGen {
-				// Same items under a new generation: keep everything built.
-				s := *old
-				s.gen = gen
-				c.snap = &s
-			}
-			return c.snap, nil
+			return old, nil // same items: keep everything built
 		}
 		// Same identities, some new values: the names stay, but the namer
 		// must hand out the new values, the index must see their
@@ -207,12 +221,11 @@ func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 			}
 		}
 		old.cache.mu.Unlock()
-		s := &snapshot{gen: gen, sum: sum, items: items, names: c.namer.Names(items), index: NewIndex(items), cache: cache}
+		s := &snapshot{sum: sum, items: items, names: c.namer.Names(items), index: NewIndex(items), cache: cache}
 		c.snap = s
 		return s, nil
 	}
 	s := &snapshot{
-		gen:   gen,
 		sum:   sum,
 		items: items,
 		names: c.namer.Names(items),

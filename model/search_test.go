@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	toolkit "github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/tool"
@@ -230,17 +232,23 @@ func TestNewDefinition(t *testing.T) {
 	}
 }
 
-// genLister is a staticLister with a generation number.
-type genLister struct {
+// feedLister is a staticLister that publishes changes: change delivers a
+// tool-list change to its subscriber, as the toolkit would.
+type feedLister struct {
 	staticLister
-	gen uint64
+	fn func(toolkit.ConnectorEvent)
 }
 
-func (l *genLister) Generation() uint64 { return l.gen }
+func (l *feedLister) Subscribe(fn func(toolkit.ConnectorEvent)) func() {
+	l.fn = fn
+	return func() {}
+}
 
-func TestCatalogGeneration(t *testing.T) {
+func (l *feedLister) change() { l.fn(toolkit.ToolListChangeEvent()) }
+
+func TestCatalogFollowsChanges(t *testing.T) {
 	ctx := context.Background()
-	l := &genLister{staticLister: staticLister{items: searchItems()}, gen: 1}
+	l := &feedLister{staticLister: staticLister{items: searchItems()}}
 	c := NewCatalog(l)
 	if _, err := c.Definitions(ctx, Filter{}); err != nil {
 		t.Fatal(err)
@@ -249,18 +257,49 @@ func TestCatalogGeneration(t *testing.T) {
 	s1, _ := c.refresh(ctx)
 	c.Search(ctx, "file", 3, Filter{})
 	if l.calls != calls {
-		t.Errorf("List called %d times under an unchanged generation", l.calls-calls)
+		t.Errorf("List called %d times without a change", l.calls-calls)
 	}
-	// A new generation with the same items: listed, but nothing rebuilt.
-	l.gen++
+	// A change event with the same items: listed, but nothing rebuilt.
+	l.change()
 	s2, _ := c.refresh(ctx)
 	if l.calls == calls || s2.index != s1.index || s2.cache != s1.cache {
-		t.Error("same items under a new generation: not listed, or rebuilt")
+		t.Error("same items after a change event: not listed, or rebuilt")
 	}
-	// A new generation with other items: rebuilt.
+	// A change with other items: rebuilt.
 	l.items = l.items[1:]
-	l.gen++
+	l.change()
 	if s3, _ := c.refresh(ctx); s3.index == s1.index {
 		t.Error("changed items not rebuilt")
 	}
+}
+
+// cancelLister records whether its subscription was cancelled.
+type cancelLister struct {
+	staticLister
+	cancelled chan struct{}
+}
+
+func (l *cancelLister) Subscribe(func(toolkit.ConnectorEvent)) func() {
+	return func() { close(l.cancelled) }
+}
+
+// TestCatalogUnsubscribesWhenCollected: a catalog that is dropped ends its
+// subscription, so catalogs made per request do not pile up subscribers.
+func TestCatalogUnsubscribesWhenCollected(t *testing.T) {
+	l := &cancelLister{staticLister: staticLister{items: searchItems()}, cancelled: make(chan struct{})}
+	func() {
+		c := NewCatalog(l)
+		if _, err := c.Definitions(context.Background(), Filter{}); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	for range 50 {
+		runtime.GC()
+		select {
+		case <-l.cancelled:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatal("the subscription of a collected catalog was not cancelled")
 }

@@ -68,7 +68,10 @@ func TestDispatchReplacedBuiltin(t *testing.T) {
 	if err := tk.AddTool(versionTool("v2")); err != nil {
 		t.Fatal(err)
 	}
-	// No Definitions in between: dispatch alone must see the new tool.
+	// The catalog follows the toolkit's events: once they are delivered,
+	// and with no Definitions in between, dispatch alone must see the new
+	// tool.
+	tk.WaitEvents()
 	for name, d := range dispatchers {
 		if r := d.Call(ctx, call); r.IsError || r.Content != "v2" {
 			t.Errorf("%s after the replacement: %+v", name, r)
@@ -93,6 +96,7 @@ func TestDispatchReplacedBuiltin(t *testing.T) {
 	if err := tk.RemoveBuiltin("version"); err != nil {
 		t.Fatal(err)
 	}
+	tk.WaitEvents()
 	for name, d := range dispatchers {
 		if r := d.Call(ctx, call); !r.IsError || !errors.Is(r.Err, toolkit.ErrNotFound) {
 			t.Errorf("%s after the removal: %+v", name, r)
@@ -127,6 +131,7 @@ func TestDispatchRedefinedRemoteTool(t *testing.T) {
 	}
 
 	d.setTools(t, false, lookup("v2", `{"type":"object","properties":{"q":{"type":"integer"}},"required":["q"]}`))
+	tk.WaitEvents()
 	if r := dsp.Call(ctx, ToolCall{Name: "lookup", Arguments: `{"q":"x"}`}); !r.IsError || !errors.Is(r.Err, toolkit.ErrSchema) {
 		t.Errorf("old arguments against the new schema: %+v", r)
 	}
@@ -198,6 +203,7 @@ func TestDispatchEditedStorePrompt(t *testing.T) {
 	if err := d.store.Put("greet.md", greet("Goodbye {{ .name }}")); err != nil {
 		t.Fatal(err)
 	}
+	tk.WaitEvents()
 	if r := dsp.Call(ctx, call); r.Content != "Goodbye Ada" {
 		t.Errorf("after the edit: %+v", r)
 	}
@@ -206,12 +212,12 @@ func TestDispatchEditedStorePrompt(t *testing.T) {
 	}
 }
 
-// TestCatalogKeepsUnchangedDefinitions: under a new generation where only
-// some values changed, the definitions of the others are reused, and an
-// unchanged generation lists nothing.
+// TestCatalogKeepsUnchangedDefinitions: after a change where only some
+// values changed, the definitions of the others are reused, and without a
+// change nothing is listed.
 func TestCatalogKeepsUnchangedDefinitions(t *testing.T) {
 	ctx := context.Background()
-	l := &genLister{staticLister: staticLister{items: []toolkit.Item{toolItem("builtin", "a"), toolItem("builtin", "b")}}, gen: 1}
+	l := &feedLister{staticLister: staticLister{items: []toolkit.Item{toolItem("builtin", "a"), toolItem("builtin", "b")}}}
 	c := NewCatalog(l)
 	if _, err := c.Definitions(ctx, Filter{}); err != nil {
 		t.Fatal(err)
@@ -219,12 +225,12 @@ func TestCatalogKeepsUnchangedDefinitions(t *testing.T) {
 	s1, _ := c.refresh(ctx)
 	calls := l.calls
 	if it, ok := c.Resolve("a"); !ok || it.Value != l.items[0].Value || l.calls != calls {
-		t.Errorf("Resolve under the same generation: %v, %v, %d List calls", it, ok, l.calls-calls)
+		t.Errorf("Resolve without a change: %v, %v, %d List calls", it, ok, l.calls-calls)
 	}
 
 	old := l.items[1].Value
 	l.items = []toolkit.Item{l.items[0], toolItem("builtin", "b")}
-	l.gen++
+	l.change()
 	it, ok := c.Resolve("b")
 	if !ok || it.Value != l.items[1].Value || it.Value == old {
 		t.Errorf("Resolve after b was replaced: %v, %v", it, ok)

@@ -184,6 +184,7 @@ func TestToolkit(t *testing.T) {
 	// The remote drops "search" and adds "lookup": names stay put, the old
 	// one no longer resolves and is not handed to anyone else.
 	d.setTools(t, false, text("get.weather", "dotted"), text("Get_Weather", "cased"), text("lookup", "found"))
+	tk.WaitEvents() // the catalog hears of the change through its own subscription
 	defs, _ = c.Definitions(context.Background(), Filter{Namespaces: []string{"srv"}})
 	var names []string
 	for _, d := range defs {

@@ -73,12 +73,11 @@ func BenchmarkServerCall(b *testing.B) {
 		benchCalls(b, benchConnect(b, s.Run))
 	})
 	b.Run("toolkit", func(b *testing.B) {
-		relay := ServerDelegate(nil)
-		tk, err := toolkit.New(toolkit.WithDelegate(relay), toolkit.WithTool(tool.Must("add", "adds", benchAdd)))
+		tk, err := toolkit.New(toolkit.WithTool(tool.Must("add", "adds", benchAdd)))
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := New(tk, nil, WithEventRelay(relay))
+		s, err := New(tk, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -152,12 +151,11 @@ func BenchmarkServerGateway(b *testing.B) {
 				}
 			}
 		}
-		relay := ServerDelegate(inner)
-		tk, err := toolkit.New(toolkit.WithDelegate(relay))
+		tk, err := toolkit.New(toolkit.WithDelegate(inner))
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv, err := New(tk, nil, WithEventRelay(relay))
+		srv, err := New(tk, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,16 +17,13 @@ type addIn struct {
 	B int `json:"b"`
 }
 
-// A toolkit served to an MCP client. The relay made by ServerDelegate
-// carries the toolkit's events to the server, so that clients hear about
-// new tools.
+// A toolkit served to an MCP client. The server follows the toolkit's
+// changes itself, so clients hear about new tools.
 func ExampleNew() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	relay := mcpserver.ServerDelegate(nil) // wrap the application's delegate here
 	tk, err := toolkit.New(
-		toolkit.WithDelegate(relay),
 		toolkit.WithTool(tool.Must("add", "Adds two numbers", func(_ context.Context, in addIn) (int, error) {
 			return in.A + in.B, nil
 		})),
@@ -34,7 +31,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := mcpserver.New(tk, &sdk.Implementation{Name: "calculator", Version: "1.0.0"}, mcpserver.WithEventRelay(relay))
+	srv, err := mcpserver.New(tk, &sdk.Implementation{Name: "calculator", Version: "1.0.0"})
 	if err != nil {
 		log.Fatal(err)
 	}

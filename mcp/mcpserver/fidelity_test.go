@@ -91,10 +91,9 @@ func newGatewayFixture(t *testing.T, m *testserver.Memory, conn []mcp.Option, op
 		default:
 		}
 	}
-	relay := ServerDelegate(d)
-	tk, err := toolkit.New(append([]toolkit.Option{toolkit.WithDelegate(relay)}, opts...)...)
+	tk, err := toolkit.New(append([]toolkit.Option{toolkit.WithDelegate(d)}, opts...)...)
 	mustNotErr(t, err)
-	srv, err := New(tk, nil, WithEventRelay(relay))
+	srv, err := New(tk, nil)
 	mustNotErr(t, err)
 	t.Cleanup(func() { srv.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
@@ -111,7 +110,7 @@ func newGatewayFixture(t *testing.T, m *testserver.Memory, conn []mcp.Option, op
 		}
 	}
 	tk.WaitEvents()
-	return &fixture{tk: tk, relay: relay, srv: srv}, ctx
+	return &fixture{tk: tk, srv: srv}, ctx
 }
 
 func jsonOf(t *testing.T, v any) string {

@@ -66,20 +66,19 @@ func TestServerNamespaces(t *testing.T) {
 		},
 		resources: []toolkit.Resource{&staticResource{uri: "file:///a", name: "a", typ: "text/plain", data: []byte("web a")}},
 	}
-	relay := ServerDelegate(&fakeDelegate{conns: map[string]*fakeConn{"fake://web": web}})
-	tk, err := toolkit.New(toolkit.WithDelegate(relay),
+	tk, err := toolkit.New(toolkit.WithDelegate(&fakeDelegate{conns: map[string]*fakeConn{"fake://web": web}}),
 		toolkit.WithTool(namedTool("search", "builtin")),
 		toolkit.WithResource(&staticResource{uri: "file:///a", name: "a", typ: "text/plain", data: []byte("builtin a")}),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(tk, nil, WithEventRelay(relay))
+	srv, err := New(tk, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	f := &fixture{tk: tk, relay: relay, srv: srv}
+	f := &fixture{tk: tk, srv: srv}
 	cs := f.connect(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

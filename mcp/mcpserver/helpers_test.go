@@ -87,26 +87,24 @@ func (r *staticResource) Description() string                  { return "resourc
 func (r *staticResource) Type() string                         { return r.typ }
 func (r *staticResource) Read(context.Context) ([]byte, error) { return r.data, nil }
 
-// fixture is a toolkit served by a Server, wired through a relay.
+// fixture is a toolkit served by a Server.
 type fixture struct {
-	tk    *toolkit.Toolkit
-	relay *EventRelay
-	srv   *Server
+	tk  *toolkit.Toolkit
+	srv *Server
 }
 
 func newFixture(t *testing.T, tkOpts []toolkit.Option, opts ...Option) *fixture {
 	t.Helper()
-	relay := ServerDelegate(nil)
-	tk, err := toolkit.New(append([]toolkit.Option{toolkit.WithDelegate(relay)}, tkOpts...)...)
+	tk, err := toolkit.New(tkOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(tk, &sdk.Implementation{Name: "test-server", Version: "1"}, append([]Option{WithEventRelay(relay)}, opts...)...)
+	srv, err := New(tk, &sdk.Implementation{Name: "test-server", Version: "1"}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return &fixture{tk: tk, relay: relay, srv: srv}
+	return &fixture{tk: tk, srv: srv}
 }
 
 // noteLog collects client-side notifications.

@@ -177,12 +177,11 @@ func TestServerHTTPRebinding(t *testing.T) {
 
 func TestServerServe(t *testing.T) {
 	leakCheck(t)
-	relay := ServerDelegate(nil)
-	tk, err := toolkit.New(toolkit.WithDelegate(relay), toolkit.WithTool(funcTool("hello", func(context.Context, json.RawMessage) (any, error) { return "hi", nil })))
+	tk, err := toolkit.New(toolkit.WithTool(funcTool("hello", func(context.Context, json.RawMessage) (any, error) { return "hi", nil })))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(tk, nil, WithEventRelay(relay), WithHTTP(WithPath("/api/mcp")))
+	srv, err := New(tk, nil, WithHTTP(WithPath("/api/mcp")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,12 +212,11 @@ func TestServerServe(t *testing.T) {
 // cancelling the context ends both and ServeHTTP returns.
 func TestServeHTTP(t *testing.T) {
 	leakCheck(t)
-	relay := ServerDelegate(nil)
-	tk, err := toolkit.New(toolkit.WithDelegate(relay))
+	tk, err := toolkit.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(tk, nil, WithEventRelay(relay))
+	srv, err := New(tk, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,6 @@ type config struct {
 	sep          string
 	completion   func(context.Context, *sdk.CompleteRequest) (*sdk.CompleteResult, error)
 	templates    []staticTemplate
-	relays       []*EventRelay
 	http         []HTTPOption
 }
 
@@ -157,18 +156,6 @@ func WithResourceTemplate(t *sdk.ResourceTemplate, handler sdk.ResourceHandler) 
 			return fmt.Errorf("%w: WithResourceTemplate: nil template or handler", toolkit.ErrBadParameter)
 		}
 		c.templates = append(c.templates, staticTemplate{t, handler})
-		return nil
-	}
-}
-
-// WithEventRelay attaches the server to a relay made by ServerDelegate, so
-// that toolkit events reach it.
-func WithEventRelay(r *EventRelay) Option {
-	return func(c *config) error {
-		if r == nil {
-			return fmt.Errorf("%w: WithEventRelay: nil relay", toolkit.ErrBadParameter)
-		}
-		c.relays = append(c.relays, r)
 		return nil
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,21 +19,9 @@ import (
 // over streamable HTTP, stateful or stateless (Handler, Serve). It is built
 // on the go-sdk server: the toolkit's tools, prompts, resources and
 // resource templates are registered with it under the names of the naming
-// policy (see names_policy.go), and re-synchronised whenever the toolkit
-// reports a change, so that clients get list_changed notifications and
-// stable pagination.
-//
-// The server learns of changes through toolkit events, which go to the
-// toolkit's delegate. Wire them in one of two ways:
-//
-//	relay := mcp.ServerDelegate(appDelegate)          // wraps the app's delegate
-//	tk, _ := toolkit.New(toolkit.WithDelegate(relay), ...)
-//	srv, _ := mcpserver.New(tk, nil, mcp.WithEventRelay(relay))
-//
-// or call srv.OnEvent from the application's own delegate's OnEvent. A
-// server that has received no event re-reads the toolkit on every list
-// request (and logs a warning once), so clients still see current lists,
-// but without list_changed notifications.
+// policy (see the package doc), and re-synchronised whenever the toolkit
+// publishes a change ([toolkit.Toolkit.Subscribe]), so that clients get
+// list_changed notifications and stable pagination.
 type Server struct {
 	tk     *toolkit.Toolkit
 	cfg    *config
@@ -56,13 +43,7 @@ type Server struct {
 	// templates never replace.
 	static map[string]bool
 
-	// synced holds, per kind, 1 + the toolkit generation of the last
-	// synchronisation (0: never), so that a sync without changes is free.
-	synced [numKinds]atomic.Uint64
-
-	events atomic.Bool // an event arrived or a relay is attached
-	warned atomic.Bool
-	relays []*EventRelay
+	unfollow func() // ends the server's subscription to the toolkit
 }
 
 // kind indexes the per-kind tables of a Server.
@@ -77,12 +58,10 @@ const (
 	numKinds
 )
 
-// upToDate reports whether kind k was synchronised at generation gen.
-func (s *Server) upToDate(k kind, gen uint64) bool { return s.synced[k].Load() == gen+1 }
-
 // New returns a server that exposes tk. impl names the server to
 // clients; nil means {Name: "toolkit", Version: "v0"}. It registers the
-// toolkit's current items at once.
+// toolkit's current items at once, and follows the toolkit's changes from
+// then on until Close.
 func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server, error) {
 	if tk == nil {
 		return nil, fmt.Errorf("%w: nil toolkit", toolkit.ErrBadParameter)
@@ -135,12 +114,8 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		}
 		s.static[t.tmpl.URITemplate] = true
 	}
-	s.server.AddReceivingMiddleware(s.lazySync)
-	for _, r := range cfg.relays {
-		r.attach(s)
-		s.relays = append(s.relays, r)
-		s.events.Store(true)
-	}
+	// Subscribe first and list second, so no change falls in between.
+	s.unfollow = tk.Subscribe(s.onEvent)
 	if err := s.Sync(context.Background()); err != nil {
 		s.Close()
 		return nil, err
@@ -166,18 +141,12 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 	return s.Run(ctx, &sdk.StdioTransport{})
 }
 
-// Close detaches the server from its event relays and closes every client
-// session (stdio and HTTP alike); Run returns when its session closes.
-// Stateful HTTP sessions otherwise live until the client ends them or
+// Close stops following the toolkit and closes every client session
+// (stdio and HTTP alike); Run returns when its session closes. Stateful
+// HTTP sessions otherwise live until the client ends them or
 // WithSessionTimeout expires.
 func (s *Server) Close() error {
-	s.mu.Lock()
-	relays := s.relays
-	s.relays = nil
-	s.mu.Unlock()
-	for _, r := range relays {
-		r.detach(s)
-	}
+	s.unfollow()
 	var errs []error
 	for ss := range s.server.Sessions() {
 		if err := ss.Close(); err != nil {
@@ -187,12 +156,10 @@ func (s *Server) Close() error {
 	return errors.Join(errs...)
 }
 
-// OnEvent applies a toolkit event: list changes re-synchronise the
+// onEvent applies a toolkit event: list changes re-synchronise the
 // registered items (clients then get list_changed notifications) and
 // resource updates are sent to the clients subscribed to the resource.
-// Call it from the application delegate's OnEvent, or use ServerDelegate.
-func (s *Server) OnEvent(ev toolkit.ConnectorEvent) {
-	s.events.Store(true)
+func (s *Server) onEvent(ev toolkit.ConnectorEvent) {
 	ctx := context.Background()
 	var err error
 	switch ev.Kind {
@@ -213,40 +180,15 @@ func (s *Server) OnEvent(ev toolkit.ConnectorEvent) {
 
 // Sync registers the toolkit's current tools, prompts, resources and
 // resource templates with the server, adding and removing only what
-// changed. Events call it for the kind that changed; call it after changes
-// the toolkit does not report.
+// changed. The toolkit's events make it happen for the kind that changed;
+// call it after changes the toolkit does not report (an item that mutates
+// its own description or schema in place).
 func (s *Server) Sync(ctx context.Context) error {
 	var errs []error
 	for k := range numKinds {
 		errs = append(errs, s.sync(ctx, k))
 	}
 	return errors.Join(errs...)
-}
-
-// lazySync keeps lists current for a server that receives no events.
-func (s *Server) lazySync(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		if !s.events.Load() {
-			var err error
-			switch method {
-			case "tools/list":
-				err = s.sync(ctx, kindTool)
-			case "prompts/list":
-				err = s.sync(ctx, kindPrompt)
-			case "resources/list":
-				err = s.sync(ctx, kindResource)
-			case "resources/templates/list":
-				err = s.sync(ctx, kindTemplate)
-			}
-			if err != nil {
-				s.logger.Warn("mcp server: synchronising with the toolkit", "error", err)
-			}
-			if method == "tools/list" && s.warned.CompareAndSwap(false, true) {
-				s.logger.Warn("mcp server receives no toolkit events: clients get no list_changed notifications; use mcp.ServerDelegate or call Server.OnEvent from the delegate")
-			}
-		}
-		return next(ctx, method, req)
-	}
 }
 
 // sdkTool describes t for MCP under the exposed name. It refuses input

@@ -349,7 +349,7 @@ func TestServerResourceUpdated(t *testing.T) {
 	}
 	ev := toolkit.ResourceUpdatedEvent("file:///w")
 	ev.Namespace = toolkit.BuiltinNamespace
-	f.relay.OnEvent(ev)
+	f.srv.onEvent(ev) // as the toolkit would deliver it
 	if uri := <-n.updates; uri != "file:///w" {
 		t.Errorf("updated %q", uri)
 	}
@@ -415,7 +415,7 @@ func TestServerOptionsErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []Option{WithNameSeparator("/"), WithPageSize(-1), WithEventRelay(nil), WithResourceTemplate(nil, nil), WithHTTP(WithMaxBodyBytes(0)), WithHTTP(WithPath("mcp"))} {
+	for _, o := range []Option{WithNameSeparator("/"), WithPageSize(-1), WithResourceTemplate(nil, nil), WithHTTP(WithMaxBodyBytes(0)), WithHTTP(WithPath("mcp"))} {
 		if _, err := New(tk, nil, o); !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "With") {
 			t.Errorf("want ErrBadParameter naming the option, got %v", err)
 		}

@@ -86,10 +86,6 @@ var kinds = [numKinds]kindSpec{
 // list_changed notification for a real change and none otherwise.
 func (s *Server) sync(ctx context.Context, k kind) error {
 	spec := &kinds[k]
-	gen := s.tk.Generation()
-	if s.upToDate(k, gen) {
-		return nil
-	}
 	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: spec.list})
 	if err != nil {
 		return err
@@ -157,7 +153,6 @@ func (s *Server) sync(ctx context.Context, k kind) error {
 		s.tmplRoutes = templateRoutes(defs, next, order)
 	}
 	s.mu.Unlock()
-	s.synced[k].Store(gen + 1)
 	return nil
 }
 

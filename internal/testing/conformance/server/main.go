@@ -92,12 +92,13 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 		}
 		inner = d
 	}
-	relay := mcpserver.ServerDelegate(inner)
-	tk, err := toolkit.New(append(tkOpts, toolkit.WithDelegate(relay))...)
+	if inner != nil {
+		tkOpts = append(tkOpts, toolkit.WithDelegate(inner))
+	}
+	tk, err := toolkit.New(tkOpts...)
 	if err != nil {
 		return err
 	}
-	opts = append(opts, mcpserver.WithEventRelay(relay))
 	if stateless {
 		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithStateless()))
 	} else {
