@@ -201,34 +201,38 @@ func (p *repairer) word() string {
 }
 
 func (p *repairer) object(depth int) error {
-	p.pos++ // '{'
-	p.out.WriteByte('{')
+	return p.sequence('{', '}', func() (bool, error) { return p.member(depth) })
+}
+
+func (p *repairer) array(depth int) error {
+	return p.sequence('[', ']', func() (bool, error) { return false, p.value(depth + 1) })
+}
+
+// sequence reads an object or an array from its opening byte to its
+// closing one, mending missing, doubled and trailing commas and a missing
+// end, and calls elem for each element. elem reports closed when it had to
+// end the sequence itself (the input ran out inside a member).
+func (p *repairer) sequence(open, close byte, elem func() (closed bool, err error)) error {
+	p.pos++ // open
+	p.out.WriteByte(open)
 	first := true
 	for {
 		p.space()
 		if p.pos >= len(p.in) {
 			p.note(RepairUnterminated)
-			p.out.WriteByte('}')
+			p.out.WriteByte(close)
 			return nil
 		}
 		c := p.in[p.pos]
-		if c == '}' {
+		if c == close {
 			p.pos++
-			p.out.WriteByte('}')
+			p.out.WriteByte(close)
 			return nil
 		}
 		if c == ',' {
 			p.pos++
-			if first {
-				p.note(RepairTrailing)
-				continue
-			}
 			p.space()
-			if p.peek() == '}' || p.pos >= len(p.in) {
-				p.note(RepairTrailing)
-				continue
-			}
-			if p.peek() == ',' {
+			if first || p.pos >= len(p.in) || p.peek() == close || p.peek() == ',' {
 				p.note(RepairTrailing)
 				continue
 			}
@@ -237,77 +241,47 @@ func (p *repairer) object(depth int) error {
 			p.note(RepairMissingComma)
 			p.out.WriteByte(',')
 		}
-		// Key.
-		switch c := p.peek(); {
-		case c == '"' || c == '\'':
-			if err := p.str(); err != nil {
-				return err
-			}
-		case isLetter(c) || isDigit(c) || c == '_' || c == '$' || c == '-':
-			w := p.word()
-			p.note(RepairBareKey)
-			p.out.WriteString(strconv.Quote(w))
-		default:
-			return fmt.Errorf("unexpected %q at offset %d where a key belongs", c, p.pos)
-		}
-		p.space()
-		if p.pos >= len(p.in) {
-			p.note(RepairUnterminated)
-			p.out.WriteString(":null}")
-			return nil
-		}
-		if p.in[p.pos] != ':' {
-			return fmt.Errorf("missing ':' at offset %d", p.pos)
-		}
-		p.pos++
-		p.out.WriteByte(':')
-		p.space()
-		if p.pos >= len(p.in) {
-			p.note(RepairUnterminated)
-			p.out.WriteString("null}")
-			return nil
-		}
-		if err := p.value(depth + 1); err != nil {
+		closed, err := elem()
+		if err != nil || closed {
 			return err
 		}
 		first = false
 	}
 }
 
-func (p *repairer) array(depth int) error {
-	p.pos++ // '['
-	p.out.WriteByte('[')
-	first := true
-	for {
-		p.space()
-		if p.pos >= len(p.in) {
-			p.note(RepairUnterminated)
-			p.out.WriteByte(']')
-			return nil
+// member reads one "key": value of an object. A key may be quoted either
+// way or bare; an input that ends before the value closes the object.
+func (p *repairer) member(depth int) (closed bool, err error) {
+	switch c := p.peek(); {
+	case c == '"' || c == '\'':
+		if err := p.str(); err != nil {
+			return false, err
 		}
-		c := p.in[p.pos]
-		if c == ']' {
-			p.pos++
-			p.out.WriteByte(']')
-			return nil
-		}
-		if c == ',' {
-			p.pos++
-			p.space()
-			if first || p.peek() == ']' || p.peek() == ',' || p.pos >= len(p.in) {
-				p.note(RepairTrailing)
-				continue
-			}
-			p.out.WriteByte(',')
-		} else if !first {
-			p.note(RepairMissingComma)
-			p.out.WriteByte(',')
-		}
-		if err := p.value(depth + 1); err != nil {
-			return err
-		}
-		first = false
+	case isLetter(c) || isDigit(c) || c == '_' || c == '$' || c == '-':
+		w := p.word()
+		p.note(RepairBareKey)
+		p.out.WriteString(strconv.Quote(w))
+	default:
+		return false, fmt.Errorf("unexpected %q at offset %d where a key belongs", c, p.pos)
 	}
+	p.space()
+	if p.pos >= len(p.in) {
+		p.note(RepairUnterminated)
+		p.out.WriteString(":null}")
+		return true, nil
+	}
+	if p.in[p.pos] != ':' {
+		return false, fmt.Errorf("missing ':' at offset %d", p.pos)
+	}
+	p.pos++
+	p.out.WriteByte(':')
+	p.space()
+	if p.pos >= len(p.in) {
+		p.note(RepairUnterminated)
+		p.out.WriteString("null}")
+		return true, nil
+	}
+	return false, p.value(depth + 1)
 }
 
 // str reads a double- or single-quoted string and writes it as a JSON

@@ -156,13 +156,28 @@ func flattenRoot(m map[string]any, defs map[string]any, depth int, budget *int) 
 	return m
 }
 
+// objectOnlyKeywords are the keywords mergeObject leaves out: they
+// describe the schema document or its type, not the object's members.
+var objectOnlyKeywords = map[string]bool{"type": true, "$schema": true, "$id": true, "$defs": true, "definitions": true}
+
 // mergeObject merges the object schema src into dst: properties are joined
 // (dst's win), required lists are joined when withRequired, and other
 // keywords are copied when dst lacks them.
 func mergeObject(dst, src map[string]any, withRequired bool) {
+	mergeKeywords(dst, src, withRequired, objectOnlyKeywords)
+}
+
+// mergeSchema copies into dst the keywords of src that dst lacks, joining
+// properties and required lists.
+func mergeSchema(dst, src map[string]any) { mergeKeywords(dst, src, true, nil) }
+
+// mergeKeywords copies into dst the keywords of src that dst lacks, except
+// those in skip: properties are joined (dst's win) and, when withRequired,
+// so are required lists.
+func mergeKeywords(dst, src map[string]any, withRequired bool, skip map[string]bool) {
 	for k, v := range src {
-		switch k {
-		case "properties":
+		switch {
+		case k == "properties":
 			sp, _ := v.(map[string]any)
 			dp, _ := dst["properties"].(map[string]any)
 			if dp == nil {
@@ -174,11 +189,11 @@ func mergeObject(dst, src map[string]any, withRequired bool) {
 				}
 			}
 			dst["properties"] = dp
-		case "required":
+		case k == "required":
 			if withRequired {
 				addRequired(dst, stringList(v))
 			}
-		case "type", "$schema", "$id", "$defs", "definitions":
+		case skip[k]:
 		default:
 			if _, ok := dst[k]; !ok {
 				dst[k] = v

@@ -402,33 +402,6 @@ func (c *geminiConv) flatBranch(v any, depth int) map[string]any {
 	return m
 }
 
-// mergeSchema copies into dst the keywords of src that dst lacks, joining
-// properties and required lists.
-func mergeSchema(dst, src map[string]any) {
-	for k, v := range src {
-		switch k {
-		case "properties":
-			sp, _ := v.(map[string]any)
-			dp, _ := dst["properties"].(map[string]any)
-			if dp == nil {
-				dp = map[string]any{}
-			}
-			for name, p := range sp {
-				if _, ok := dp[name]; !ok {
-					dp[name] = p
-				}
-			}
-			dst["properties"] = dp
-		case "required":
-			addRequired(dst, stringList(v))
-		default:
-			if _, ok := dst[k]; !ok {
-				dst[k] = v
-			}
-		}
-	}
-}
-
 // isNullOnly reports whether v is the schema {"type":"null"}.
 func isNullOnly(v any) bool {
 	m, ok := v.(map[string]any)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/internal/names"
+	"github.com/llmkit/toolkit/resource"
 )
 
 // MaxFileSize is the largest prompt file Read accepts, in bytes.
@@ -112,7 +113,7 @@ func parseAgent(file, base string, data []byte) (a *Agent, err error) {
 	if len(data) > MaxFileSize {
 		return nil, fmt.Errorf("larger than %d bytes", MaxFileSize)
 	}
-	text := toUTF8(data)
+	text := resource.DecodeText(data)
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
 

@@ -186,25 +186,22 @@ func (b *budget) values(v any) any {
 			}
 		})
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n := rv.Int()
-		return iter.Seq[int](func(yield func(int) bool) {
-			for i := int64(0); i < n && b.tick(); i++ {
-				if !yield(int(i)) {
-					return
-				}
-			}
-		})
+		return b.upTo(uint64(max(rv.Int(), 0)))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n := rv.Uint()
-		return iter.Seq[int](func(yield func(int) bool) {
-			for i := uint64(0); i < n && b.tick(); i++ {
-				if !yield(int(i)) {
-					return
-				}
-			}
-		})
+		return b.upTo(rv.Uint())
 	}
 	return v
+}
+
+// upTo iterates over 0..n-1 within the budget.
+func (b *budget) upTo(n uint64) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for i := uint64(0); i < n && b.tick(); i++ {
+			if !yield(int(i)) {
+				return
+			}
+		}
+	}
 }
 
 // pairs is the guard of a range with two variables: index and element of a

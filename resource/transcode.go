@@ -36,6 +36,23 @@ func toUTF8(s string) string {
 	return decodeWindows1252(s)
 }
 
+// DecodeText returns data, known to be text (a prompt file, say), as valid
+// UTF-8 by the rules text resources follow: a byte order mark is honoured
+// and removed; UTF-16 without one is recognised by its zero bytes when it
+// decodes to plausible text; mostly-UTF-8 text is repaired; anything else
+// is read as Windows-1252 (the common superset of Latin-1).
+func DecodeText(data []byte) string {
+	s := string(data)
+	if !strings.HasPrefix(s, bomUTF8) && !strings.HasPrefix(s, bomUTF16LE) && !strings.HasPrefix(s, bomUTF16BE) {
+		if order, ok := guessUTF16(s); ok {
+			if d := decodeUTF16(s, order); plausibleText(d) {
+				return d
+			}
+		}
+	}
+	return toUTF8(s)
+}
+
 // mostlyUTF8 reports whether s, which is not valid UTF-8, has at least one
 // well-formed multi-byte sequence and no more stray bytes than such
 // sequences. Windows-1252 text almost never forms valid multi-byte UTF-8

@@ -7,37 +7,34 @@ package resource
 // already returned by WithURI or [WithDescription], does not stack wrappers:
 // the field is replaced. A nil r gives nil.
 func WithURI(uri string, r Resource) Resource {
-	switch x := r.(type) {
-	case nil:
-		return nil
-	case *memory:
-		m := *x
-		m.uri = uri
-		return &m
-	case *wrapped:
-		w := *x
-		w.uri, w.hasURI = uri, true
-		return &w
-	}
-	return &wrapped{Resource: r, uri: uri, hasURI: true}
+	return override(r, func(m *memory) { m.uri = uri }, func(w *wrapped) { w.uri, w.hasURI = uri, true })
 }
 
 // WithDescription returns r with its description replaced by desc; see
 // [WithURI] for how wrappers combine. A nil r gives nil.
 func WithDescription(desc string, r Resource) Resource {
+	return override(r, func(m *memory) { m.desc = desc }, func(w *wrapped) { w.desc, w.hasDesc = desc, true })
+}
+
+// override returns a copy of r with one field replaced: setMem sets it on
+// a resource of this package, setWrap on a wrapper (a new one for a
+// resource from elsewhere). A nil r gives nil.
+func override(r Resource, setMem func(*memory), setWrap func(*wrapped)) Resource {
 	switch x := r.(type) {
 	case nil:
 		return nil
 	case *memory:
 		m := *x
-		m.desc = desc
+		setMem(&m)
 		return &m
 	case *wrapped:
 		w := *x
-		w.desc, w.hasDesc = desc, true
+		setWrap(&w)
 		return &w
 	}
-	return &wrapped{Resource: r, desc: desc, hasDesc: true}
+	w := &wrapped{Resource: r}
+	setWrap(w)
+	return w
 }
 
 // wrapped overrides the URI and/or description of a resource from
