@@ -64,10 +64,17 @@ func CallDepth(ctx context.Context) int {
 // output is wrapped into a Resource: nil stays nil; a string becomes text; a
 // json.RawMessage becomes JSON; []byte is sniffed; a Resource is returned as
 // is; any other value is marshalled as JSON. With an output schema the
-// output must be JSON that satisfies it. A failing or panicking tool returns
-// an error wrapping ErrToolFailed, and so does output that cannot be handed
-// over: a nil pointer posing as a Resource, or a value whose methods panic
-// while the output is wrapped and checked.
+// output must be JSON that satisfies it.
+//
+// A tool that ran and reported failure returns an error wrapping
+// ErrToolFailed and the tool's own error. An error from Run that says the
+// tool did not run — it wraps ErrUnavailable, ErrClosed, ErrNotFound,
+// ErrBadParameter, context.Canceled or context.DeadlineExceeded, as a
+// remote tool's does when its server cannot be reached — is returned
+// naming the tool but without ErrToolFailed, unless Run wrapped
+// ErrToolFailed itself. A panicking tool, and output that cannot be handed
+// over (a nil pointer posing as a Resource, a value whose methods panic
+// while the output is wrapped and checked), wrap ErrToolFailed.
 //
 // A prompt is run by the delegate's Call: the first resource supplies the
 // template variables and the others are attachments. Without a delegate the
@@ -151,10 +158,10 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 	}
 	out, err := runTool(ctx, t, input)
 	if err != nil {
-		if errors.Is(err, ErrToolFailed) {
-			return nil, fmt.Errorf("tool %q: %w", name, err)
+		if ranAndFailed(err) && !errors.Is(err, ErrToolFailed) {
+			return nil, fmt.Errorf("%w: tool %q: %w", ErrToolFailed, name, err)
 		}
-		return nil, fmt.Errorf("%w: tool %q: %w", ErrToolFailed, name, err)
+		return nil, fmt.Errorf("tool %q: %w", name, err)
 	}
 	return finishOutput(ctx, name, sc.out, out)
 }
@@ -208,6 +215,27 @@ func toolInput(ctx context.Context, name string, resources []Resource) (json.Raw
 		return nil, fmt.Errorf("%w: tool %q: input is not valid JSON", ErrBadParameter, name)
 	}
 	return data, nil
+}
+
+// didNotRun are the errors by which a tool's Run says that the work was
+// not done: its source could not be reached or was closed, the item or
+// something it needs does not exist, the input was refused, or the caller
+// gave up. Call adds ErrToolFailed to none of them.
+var didNotRun = [...]error{ErrUnavailable, ErrClosed, ErrNotFound, ErrBadParameter, context.Canceled, context.DeadlineExceeded}
+
+// ranAndFailed reports whether err, returned by a tool's Run, means that
+// the tool ran and reported failure: it wraps ErrToolFailed, or none of
+// didNotRun. It is the one place that rule is decided.
+func ranAndFailed(err error) bool {
+	if errors.Is(err, ErrToolFailed) {
+		return true
+	}
+	for _, s := range didNotRun {
+		if errors.Is(err, s) {
+			return false
+		}
+	}
+	return true
 }
 
 // runTool runs t, turning a panic into an error.
