@@ -148,13 +148,8 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 		return nil, err
 	}
 	sc := tk.schemasOf(t, e)
-	if sc.err != nil {
-		return nil, fmt.Errorf("%w: tool %q: %w", ErrSchema, name, sc.err)
-	}
-	if sc.in != nil {
-		if err := validateJSON(sc.in, input); err != nil {
-			return nil, fmt.Errorf("%w: tool %q: input: %w", ErrSchema, name, err)
-		}
+	if err := checkInput(name, sc, input); err != nil {
+		return nil, err
 	}
 	out, err := runTool(ctx, t, input)
 	if err != nil {
@@ -199,23 +194,57 @@ func endSpan(span trace.Span, err error) {
 	span.End()
 }
 
-// toolInput returns the JSON input held by the first resource, or "{}".
+// emptyInput is the input of a tool called without one.
+var emptyInput = json.RawMessage("{}")
+
+// toolInput returns the bytes of the input held by the first resource, or
+// emptyInput. checkInput checks them.
 func toolInput(ctx context.Context, name string, resources []Resource) (json.RawMessage, error) {
 	if len(resources) == 0 || resources[0] == nil {
-		return json.RawMessage("{}"), nil
+		return emptyInput, nil
 	}
 	data, err := resources[0].Read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: tool %q: reading input: %w", ErrBadParameter, name, err)
 	}
 	if len(data) == 0 {
-		return json.RawMessage("{}"), nil
-	}
-	if !json.Valid(data) {
-		return nil, fmt.Errorf("%w: tool %q: input is not valid JSON", ErrBadParameter, name)
+		return emptyInput, nil
 	}
 	return data, nil
 }
+
+// checkInput checks a tool's input in one pass over it: with an input
+// schema, the input is decoded once and the decoded value is validated (a
+// decoding error is invalid JSON); without one, only its syntax is
+// checked. Invalid JSON wraps ErrBadParameter; an input that breaks the
+// schema, or a schema that does not resolve, wraps ErrSchema. The tool is
+// then given the same bytes.
+func checkInput(name string, sc *toolSchemas, input json.RawMessage) error {
+	var v any
+	switch {
+	case sc.in == nil:
+		if !isEmptyObject(input) && !json.Valid(input) {
+			return fmt.Errorf("%w: tool %q: input is not valid JSON", ErrBadParameter, name)
+		}
+		if sc.err != nil {
+			return fmt.Errorf("%w: tool %q: %w", ErrSchema, name, sc.err)
+		}
+		return nil
+	case isEmptyObject(input):
+		v = map[string]any{}
+	default:
+		if err := json.Unmarshal(input, &v); err != nil {
+			return fmt.Errorf("%w: tool %q: input is not valid JSON", ErrBadParameter, name)
+		}
+	}
+	if err := sc.in.Validate(v); err != nil {
+		return fmt.Errorf("%w: tool %q: input: %w", ErrSchema, name, err)
+	}
+	return nil
+}
+
+// isEmptyObject reports whether input is exactly "{}".
+func isEmptyObject(input []byte) bool { return string(input) == "{}" }
 
 // didNotRun are the errors by which a tool's Run says that the work was
 // not done: its source could not be reached or was closed, the item or
