@@ -133,7 +133,7 @@ type Toolkit struct {
 	noop     localSession
 
 	snap   atomic.Pointer[snapshot]
-	adhoc  sync.Map // Tool -> *toolSchemas for unregistered tools
+	adhoc  adhocCache // schemas of tools called by value that it does not hold
 	events dispatcher
 
 	mu       sync.Mutex // guards everything below and snapshot publication
