@@ -27,6 +27,10 @@ type frame struct {
 	// (logging through tk's logger), made once per Call; its localSession
 	// is nil when the caller has no such session.
 	session callSession
+	// hook is the caller's session when WithProgressFunc or
+	// WithSessionLogger made it, and hookView that session as seen inside
+	// the call; both nil otherwise.
+	hook, hookView *hookSession
 }
 
 type frameKey struct{}
@@ -122,8 +126,15 @@ func (tk *Toolkit) enter(ctx context.Context, what, name string, resources []Res
 		return nil, fmt.Errorf("%w: %s %q would run at depth %d, limit %d", ErrDepthExceeded, what, name, depth, tk.maxDepth)
 	}
 	f := &frame{tk: tk, depth: depth, resources: resources}
-	if ls, ok := ctx.Value(sessionKey{}).(*localSession); ok && ls != nil && ls.logger == nil {
-		f.session = callSession{localSession: ls, logger: tk.logger}
+	switch s := ctx.Value(sessionKey{}).(type) {
+	case *localSession:
+		if s != nil && s.logger == nil {
+			f.session = callSession{localSession: s, logger: tk.logger}
+		}
+	case *hookSession:
+		if s != nil {
+			f.hook, f.hookView = s, s.inCall(tk, f)
+		}
 	}
 	return context.WithValue(ctx, frameKey{}, f), nil
 }
