@@ -27,10 +27,9 @@ type frame struct {
 	// (logging through tk's logger), made once per Call; its localSession
 	// is nil when the caller has no such session.
 	session callSession
-	// hook is the caller's session when WithProgressFunc or
-	// WithSessionLogger made it, and hookView that session as seen inside
-	// the call; both nil otherwise.
-	hook, hookView *hookSession
+	// hook is the caller's session as seen inside the call when
+	// WithProgressFunc or WithSessionLogger made it (its origin), or nil.
+	hook *hookSession
 }
 
 type frameKey struct{}
@@ -133,7 +132,7 @@ func (tk *Toolkit) enter(ctx context.Context, what, name string, resources []Res
 		}
 	case *hookSession:
 		if s != nil {
-			f.hook, f.hookView = s, s.inCall(tk, f)
+			f.hook = s.inCall(tk, f)
 		}
 	}
 	return context.WithValue(ctx, frameKey{}, f), nil
@@ -245,7 +244,8 @@ func checkInput(name string, sc *toolSchemas, input json.RawMessage) error {
 	case isEmptyObject(input):
 		v = map[string]any{}
 	default:
-		if err := json.Unmarshal(input, &v); err != nil {
+		var err error
+		if v, err = decodeJSON(input); err != nil {
 			return fmt.Errorf("%w: tool %q: input is not valid JSON", ErrBadParameter, name)
 		}
 	}
@@ -253,6 +253,14 @@ func checkInput(name string, sc *toolSchemas, input json.RawMessage) error {
 		return fmt.Errorf("%w: tool %q: input: %w", ErrSchema, name, err)
 	}
 	return nil
+}
+
+// decodeJSON decodes data. It is a function of its own so that the value
+// it decodes into is allocated only on this path.
+func decodeJSON(data []byte) (any, error) {
+	var v any
+	err := json.Unmarshal(data, &v)
+	return v, err
 }
 
 // isEmptyObject reports whether input is exactly "{}".
@@ -348,8 +356,8 @@ func checkOutput(ctx context.Context, schema *jsonschema.Resolved, res Resource)
 }
 
 func validateJSON(schema *jsonschema.Resolved, data []byte) error {
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
+	v, err := decodeJSON(data)
+	if err != nil {
 		return err
 	}
 	return schema.Validate(v)

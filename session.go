@@ -81,8 +81,8 @@ func SessionFromContext(ctx context.Context) Session {
 			return &f.session
 		}
 	case *hookSession:
-		if v != nil && f != nil && f.hook == v {
-			return f.hookView
+		if v != nil && f != nil && f.hook != nil && f.hook.origin == v {
+			return f.hook
 		}
 	}
 	return s
@@ -130,6 +130,7 @@ func hookOf(ctx context.Context) *hookSession {
 	case *hookSession:
 		if s != nil {
 			h := *s
+			h.origin = nil
 			return &h
 		}
 	case Session:
@@ -152,6 +153,9 @@ type hookSession struct {
 	id       string  // the ID when base has none
 	progress func(progress, total float64, message string)
 	logger   *slog.Logger
+	// origin is, for s as seen inside a call, the session it was made
+	// from; nil otherwise.
+	origin *hookSession
 }
 
 // Unwrap returns the session s overrides.
@@ -195,6 +199,7 @@ func (s *hookSession) Progress(progress, total float64, message ...string) error
 // without s.
 func (s *hookSession) inCall(tk *Toolkit, f *frame) *hookSession {
 	v := *s
+	v.origin = s
 	if ls, ok := s.base.(*localSession); ok && ls.logger == nil {
 		f.session = callSession{localSession: ls, logger: tk.logger}
 		v.base = &f.session
