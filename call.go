@@ -205,21 +205,22 @@ func endSpan(span trace.Span, err error) {
 	span.End()
 }
 
-// emptyInput is the input of a tool called without one.
-var emptyInput = json.RawMessage("{}")
+// emptyInput returns the input of a tool called without one. Each call
+// gets its own copy: a tool may write into its input.
+func emptyInput() json.RawMessage { return json.RawMessage("{}") }
 
 // toolInput returns the bytes of the input held by the first resource, or
 // emptyInput. checkInput checks them.
 func toolInput(ctx context.Context, name string, resources []Resource) (json.RawMessage, error) {
 	if len(resources) == 0 || resources[0] == nil {
-		return emptyInput, nil
+		return emptyInput(), nil
 	}
 	data, err := resources[0].Read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: tool %q: reading input: %w", ErrBadParameter, name, err)
 	}
 	if len(data) == 0 {
-		return emptyInput, nil
+		return emptyInput(), nil
 	}
 	return data, nil
 }
