@@ -96,11 +96,11 @@ func SessionFromContext(ctx context.Context) Session {
 // with ctx run concurrently.
 //
 // The rest of the session in ctx is kept: its ID, client information,
-// capabilities, metadata and logger (see [WithSessionLogger]). Without a
-// session in ctx, the session has an ID of its own ("local-" and a
-// number): a session with an ID is one that takes progress, so an MCP
-// connector asks the remote server for it. A nil fn gives progress back
-// to the session in ctx.
+// capabilities, metadata and logger (see [WithSessionLogger]). When ctx
+// has no session, or one without an ID, the session has an ID of its own
+// ("local-" and a number): a session with an ID is one that takes
+// progress, so the MCP connector asks the remote server for it. A nil fn
+// gives progress back to the session in ctx.
 //
 // The session it makes has a method Unwrap() Session that returns the
 // session it overrides, through which methods of that session beyond
