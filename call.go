@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.opentelemetry.io/otel/attribute"
@@ -26,6 +27,9 @@ type frame struct {
 	// (logging through tk's logger), made once per Call; its localSession
 	// is nil when the caller has no such session.
 	session callSession
+	// hook is the caller's session as seen inside the call when
+	// WithProgressFunc or WithSessionLogger made it (its origin), or nil.
+	hook *hookSession
 }
 
 type frameKey struct{}
@@ -64,10 +68,17 @@ func CallDepth(ctx context.Context) int {
 // output is wrapped into a Resource: nil stays nil; a string becomes text; a
 // json.RawMessage becomes JSON; []byte is sniffed; a Resource is returned as
 // is; any other value is marshalled as JSON. With an output schema the
-// output must be JSON that satisfies it. A failing or panicking tool returns
-// an error wrapping ErrToolFailed, and so does output that cannot be handed
-// over: a nil pointer posing as a Resource, or a value whose methods panic
-// while the output is wrapped and checked.
+// output must be JSON that satisfies it.
+//
+// A tool that ran and reported failure returns an error wrapping
+// ErrToolFailed and the tool's own error. An error from Run that says the
+// tool did not run — it wraps ErrUnavailable, ErrClosed, ErrNotFound,
+// ErrBadParameter, context.Canceled or context.DeadlineExceeded, as a
+// remote tool's does when its server cannot be reached — is returned
+// naming the tool but without ErrToolFailed, unless Run wrapped
+// ErrToolFailed itself. A panicking tool, and output that cannot be handed
+// over (a nil pointer posing as a Resource, a value whose methods panic
+// while the output is wrapped and checked), wrap ErrToolFailed.
 //
 // A prompt is run by the delegate's Call: the first resource supplies the
 // template variables and the others are attachments. Without a delegate the
@@ -114,8 +125,15 @@ func (tk *Toolkit) enter(ctx context.Context, what, name string, resources []Res
 		return nil, fmt.Errorf("%w: %s %q would run at depth %d, limit %d", ErrDepthExceeded, what, name, depth, tk.maxDepth)
 	}
 	f := &frame{tk: tk, depth: depth, resources: resources}
-	if ls, ok := ctx.Value(sessionKey{}).(*localSession); ok && ls != nil && ls.logger == nil {
-		f.session = callSession{localSession: ls, logger: tk.logger}
+	switch s := ctx.Value(sessionKey{}).(type) {
+	case *localSession:
+		if s != nil && s.logger == nil {
+			f.session = callSession{localSession: s, logger: tk.logger}
+		}
+	case *hookSession:
+		if s != nil {
+			f.hook = s.inCall(tk, f)
+		}
 	}
 	return context.WithValue(ctx, frameKey{}, f), nil
 }
@@ -141,20 +159,15 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 		return nil, err
 	}
 	sc := tk.schemasOf(t, e)
-	if sc.err != nil {
-		return nil, fmt.Errorf("%w: tool %q: %w", ErrSchema, name, sc.err)
-	}
-	if sc.in != nil {
-		if err := validateJSON(sc.in, input); err != nil {
-			return nil, fmt.Errorf("%w: tool %q: input: %w", ErrSchema, name, err)
-		}
+	if err := checkInput(name, sc, input); err != nil {
+		return nil, err
 	}
 	out, err := runTool(ctx, t, input)
 	if err != nil {
-		if errors.Is(err, ErrToolFailed) {
-			return nil, fmt.Errorf("tool %q: %w", name, err)
+		if ranAndFailed(err) && !errors.Is(err, ErrToolFailed) {
+			return nil, fmt.Errorf("%w: tool %q: %w", ErrToolFailed, name, err)
 		}
-		return nil, fmt.Errorf("%w: tool %q: %w", ErrToolFailed, name, err)
+		return nil, fmt.Errorf("tool %q: %w", name, err)
 	}
 	return finishOutput(ctx, name, sc.out, out)
 }
@@ -192,22 +205,87 @@ func endSpan(span trace.Span, err error) {
 	span.End()
 }
 
-// toolInput returns the JSON input held by the first resource, or "{}".
+// emptyInput returns the input of a tool called without one. Each call
+// gets its own copy: a tool may write into its input.
+func emptyInput() json.RawMessage { return json.RawMessage("{}") }
+
+// toolInput returns the bytes of the input held by the first resource, or
+// emptyInput. checkInput checks them.
 func toolInput(ctx context.Context, name string, resources []Resource) (json.RawMessage, error) {
 	if len(resources) == 0 || resources[0] == nil {
-		return json.RawMessage("{}"), nil
+		return emptyInput(), nil
 	}
 	data, err := resources[0].Read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: tool %q: reading input: %w", ErrBadParameter, name, err)
 	}
 	if len(data) == 0 {
-		return json.RawMessage("{}"), nil
-	}
-	if !json.Valid(data) {
-		return nil, fmt.Errorf("%w: tool %q: input is not valid JSON", ErrBadParameter, name)
+		return emptyInput(), nil
 	}
 	return data, nil
+}
+
+// checkInput checks a tool's input in one pass over it: with an input
+// schema, the input is decoded once and the decoded value is validated (a
+// decoding error is invalid JSON); without one, only its syntax is
+// checked. Invalid JSON wraps ErrBadParameter; an input that breaks the
+// schema, or a schema that does not resolve, wraps ErrSchema. The tool is
+// then given the same bytes.
+func checkInput(name string, sc *toolSchemas, input json.RawMessage) error {
+	var v any
+	switch {
+	case sc.in == nil:
+		if !isEmptyObject(input) && !json.Valid(input) {
+			return fmt.Errorf("%w: tool %q: input is not valid JSON", ErrBadParameter, name)
+		}
+		if sc.err != nil {
+			return fmt.Errorf("%w: tool %q: %w", ErrSchema, name, sc.err)
+		}
+		return nil
+	case isEmptyObject(input):
+		v = map[string]any{}
+	default:
+		var err error
+		if v, err = decodeJSON(input); err != nil {
+			return fmt.Errorf("%w: tool %q: input is not valid JSON", ErrBadParameter, name)
+		}
+	}
+	if err := sc.in.Validate(v); err != nil {
+		return fmt.Errorf("%w: tool %q: input: %w", ErrSchema, name, err)
+	}
+	return nil
+}
+
+// decodeJSON decodes data. It is a function of its own so that the value
+// it decodes into is allocated only on this path.
+func decodeJSON(data []byte) (any, error) {
+	var v any
+	err := json.Unmarshal(data, &v)
+	return v, err
+}
+
+// isEmptyObject reports whether input is exactly "{}".
+func isEmptyObject(input []byte) bool { return string(input) == "{}" }
+
+// didNotRun are the errors by which a tool's Run says that the work was
+// not done: its source could not be reached or was closed, the item or
+// something it needs does not exist, the input was refused, or the caller
+// gave up. Call adds ErrToolFailed to none of them.
+var didNotRun = [...]error{ErrUnavailable, ErrClosed, ErrNotFound, ErrBadParameter, context.Canceled, context.DeadlineExceeded}
+
+// ranAndFailed reports whether err, returned by a tool's Run, means that
+// the tool ran and reported failure: it wraps ErrToolFailed, or none of
+// didNotRun. It is the one place that rule is decided.
+func ranAndFailed(err error) bool {
+	if errors.Is(err, ErrToolFailed) {
+		return true
+	}
+	for _, s := range didNotRun {
+		if errors.Is(err, s) {
+			return false
+		}
+	}
+	return true
 }
 
 // runTool runs t, turning a panic into an error.
@@ -279,33 +357,85 @@ func checkOutput(ctx context.Context, schema *jsonschema.Resolved, res Resource)
 }
 
 func validateJSON(schema *jsonschema.Resolved, data []byte) error {
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
+	v, err := decodeJSON(data)
+	if err != nil {
 		return err
 	}
 	return schema.Validate(v)
 }
 
 // schemasOf returns the resolved schemas of a tool: cached on its entry, or
-// in the toolkit's cache of unregistered pointer-typed tools, or resolved
-// now.
+// in the toolkit's cache of pointer-typed tools it does not hold, or
+// resolved now.
 func (tk *Toolkit) schemasOf(t Tool, e *entry) *toolSchemas {
 	if e != nil && e.schemas != nil {
 		e.schemas.once.Do(func() { e.schemas.resolve(t) })
 		return e.schemas
 	}
 	if isPointer(t) {
-		if v, ok := tk.adhoc.Load(t); ok {
-			return v.(*toolSchemas)
-		}
-		sc := &toolSchemas{}
-		sc.once.Do(func() { sc.resolve(t) })
-		tk.adhoc.Store(t, sc)
-		return sc
+		return tk.adhoc.schemas(t)
 	}
 	sc := &toolSchemas{}
 	sc.resolve(t)
 	return sc
+}
+
+// adhocGen bounds each generation of an adhocCache.
+const adhocGen = 256
+
+// adhocCache holds the resolved schemas of pointer-typed tools that are
+// called by value but that the toolkit does not hold (a model's tools
+// made for one request, say), so that calling one again does not resolve
+// its schemas again. It keeps at most two generations of adhocGen
+// entries: when the current one is full it becomes the old one and the old
+// one is dropped; a hit in the old generation moves the entry back to the
+// current one. Tools in use thus stay cached (an approximation of LRU
+// without a list), and tools no longer called are released after at most
+// 2*adhocGen other tools were.
+//
+// Weak keys (package weak, runtime.AddCleanup) would release an entry with
+// its tool, but not reliably: the resolved schemas may point into the tool
+// itself (a schema held by value in the tool's struct), which keeps the
+// tool reachable from the cache forever, and cleanups need not run for
+// tiny or zero-size values. A bound holds whatever the tools look like.
+type adhocCache struct {
+	mu       sync.Mutex
+	cur, old map[Tool]*toolSchemas
+}
+
+// schemas returns t's cached schemas, resolving them on a miss (outside
+// the lock: resolving runs the tool's code).
+func (c *adhocCache) schemas(t Tool) *toolSchemas {
+	c.mu.Lock()
+	sc, ok := c.cur[t]
+	if !ok {
+		if sc, ok = c.old[t]; ok {
+			delete(c.old, t)
+			c.put(t, sc)
+		}
+	}
+	c.mu.Unlock()
+	if ok {
+		return sc
+	}
+	sc = &toolSchemas{}
+	sc.resolve(t)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev, ok := c.cur[t]; ok {
+		return prev // resolved meanwhile by another call
+	}
+	c.put(t, sc)
+	return sc
+}
+
+// put adds an entry to the current generation, starting a new one when it
+// is full. c.mu must be held.
+func (c *adhocCache) put(t Tool, sc *toolSchemas) {
+	if len(c.cur) >= adhocGen || c.cur == nil {
+		c.old, c.cur = c.cur, make(map[Tool]*toolSchemas, adhocGen)
+	}
+	c.cur[t] = sc
 }
 
 // resolve resolves a tool's schemas once; the input schema must describe an

@@ -17,7 +17,11 @@ var (
 	ErrUnavailable = errs.ErrUnavailable
 	// ErrDepthExceeded reports that nested calls exceeded the call-depth limit.
 	ErrDepthExceeded = errs.ErrDepthExceeded
-	// ErrToolFailed reports that a tool ran and reported failure, or panicked.
+	// ErrToolFailed reports that a tool ran and reported failure, or
+	// panicked. [Toolkit.Call] adds it to the error of a tool's Run unless
+	// that error says the tool did not run: it wraps ErrUnavailable,
+	// ErrClosed, ErrNotFound, ErrBadParameter, [context.Canceled] or
+	// [context.DeadlineExceeded] (and not ErrToolFailed).
 	ErrToolFailed = errs.ErrToolFailed
 	// ErrSchema reports that input or output does not satisfy a JSON Schema.
 	ErrSchema = errs.ErrSchema

@@ -156,49 +156,40 @@ func (tk *Toolkit) List(ctx context.Context, req ListRequest) (*ListResponse, er
 		}
 		// A run holds one kind of item.
 		switch run[0].kind {
-		case kindTool:
-			resp.Tools = make([]Tool, len(page))
-			for i, e := range page {
-				resp.Tools[i] = e.item.Value.(Tool)
-			}
-		case kindPrompt:
-			resp.Prompts = make([]Prompt, len(page))
-			for i, e := range page {
-				resp.Prompts[i] = e.item.Value.(Prompt)
-			}
-		case kindResource:
-			resp.Resources = make([]Resource, len(page))
-			for i, e := range page {
-				resp.Resources[i] = e.item.Value.(Resource)
-			}
-		case kindTemplate:
-			resp.Templates = make([]ResourceTemplate, len(page))
-			for i, e := range page {
-				resp.Templates[i] = e.item.Value.(ResourceTemplate)
-			}
+		case KindTool:
+			resp.Tools = values[Tool](page)
+		case KindPrompt:
+			resp.Prompts = values[Prompt](page)
+		case KindResource:
+			resp.Resources = values[Resource](page)
+		case KindTemplate:
+			resp.Templates = values[ResourceTemplate](page)
 		}
 		pos += n
 	}
 	return resp, nil
 }
 
+// values returns the values of entries of one kind, all of type T.
+func values[T any](entries []*entry) []T {
+	out := make([]T, len(entries))
+	for i, e := range entries {
+		out[i] = e.item.Value.(T)
+	}
+	return out
+}
+
 // allKinds lists every kind, in List order.
-var allKinds = []kind{kindTool, kindPrompt, kindResource, kindTemplate}
+var allKinds = []Kind{KindTool, KindPrompt, KindResource, KindTemplate}
 
 // kindsOf returns the kinds a ListType selects: empty means tools, prompts
 // and resources, not templates.
-func kindsOf(t ListType) ([]kind, error) {
-	switch t {
-	case "":
-		return allKinds[0:3], nil
-	case ListTypeTools:
-		return allKinds[0:1], nil
-	case ListTypePrompts:
-		return allKinds[1:2], nil
-	case ListTypeResources:
-		return allKinds[2:3], nil
-	case ListTypeTemplates:
-		return allKinds[3:4], nil
+func kindsOf(t ListType) ([]Kind, error) {
+	if t == "" {
+		return allKinds[:KindTemplate], nil
+	}
+	if k, ok := t.Kind(); ok {
+		return allKinds[k : k+1], nil
 	}
 	return nil, fmt.Errorf("%w: list type %q: want %q, %q, %q, %q or empty", ErrBadParameter, t, ListTypeTools, ListTypePrompts, ListTypeResources, ListTypeTemplates)
 }
@@ -206,7 +197,7 @@ func kindsOf(t ListType) ([]kind, error) {
 // byName returns the entries of kind k named name (resources: by URI or
 // name; templates: by URI template or name), in source order, within src
 // when it is not nil.
-func (s *snapshot) byName(src *source, k kind, name string) []*entry {
+func (s *snapshot) byName(src *source, k Kind, name string) []*entry {
 	sources := s.sources
 	if src != nil {
 		sources = []*source{src}
@@ -217,7 +208,7 @@ func (s *snapshot) byName(src *source, k kind, name string) []*entry {
 			out = append(out, e)
 			continue
 		}
-		if k == kindResource || k == kindTemplate {
+		if k == KindResource || k == KindTemplate {
 			for _, e := range src.items[k] {
 				if e.item.Name == name {
 					out = append(out, e)

@@ -69,17 +69,8 @@ func (tk *Toolkit) LookupItem(ctx context.Context, key string) (Item, error) {
 // for a miss; it does not allocate on a hit (but for a resource a template
 // gives).
 func (tk *Toolkit) LookupType(ctx context.Context, t ListType, key string) (Item, error) {
-	var k kind
-	switch t {
-	case ListTypeTools:
-		k = kindTool
-	case ListTypePrompts:
-		k = kindPrompt
-	case ListTypeResources:
-		k = kindResource
-	case ListTypeTemplates:
-		k = kindTemplate
-	default:
+	k, ok := t.Kind()
+	if !ok {
 		return Item{}, fmt.Errorf("%w: item type %q", ErrBadParameter, t)
 	}
 	e, err := tk.snap.Load().lookupKind(k, key)
@@ -91,25 +82,25 @@ func (tk *Toolkit) LookupType(ctx context.Context, t ListType, key string) (Item
 
 // lookupKind finds an item of kind k. A qualified key is one map read; a
 // bare name walks the sources in order (there are few of them).
-func (s *snapshot) lookupKind(k kind, key string) (*entry, error) {
+func (s *snapshot) lookupKind(k Kind, key string) (*entry, error) {
 	uri, err := parseKey(key)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case uri && k == kindResource:
+	case uri && k == KindResource:
 		return s.lookupURI(key)
-	case uri && k == kindTemplate:
+	case uri && k == KindTemplate:
 		return s.lookupTemplate(key)
 	case uri:
-		return nil, fmt.Errorf("%w: no %s %q (a URI names a resource)", ErrNotFound, kindTypes[k], key)
-	case k == kindResource:
+		return nil, fmt.Errorf("%w: no %s %q (a URI names a resource)", ErrNotFound, k, key)
+	case k == KindResource:
 		// A resource by name: the one Lookup would give, if a resource.
-		if e := s.bareName[key]; e != nil && e.kind == kindResource {
+		if e := s.bareName[key]; e != nil && e.kind == KindResource {
 			return e, nil
 		}
 		return nil, fmt.Errorf("%w: no resource named %q", ErrNotFound, key)
-	case k == kindTemplate:
+	case k == KindTemplate:
 		return nil, fmt.Errorf("%w: no resource template %q (templates are found by URI template)", ErrNotFound, key)
 	}
 	if i := strings.IndexByte(key, '.'); i > 0 {
@@ -117,7 +108,7 @@ func (s *snapshot) lookupKind(k kind, key string) (*entry, error) {
 			if e := src.index[k][key[i+1:]]; e != nil {
 				return e, nil
 			}
-			return nil, fmt.Errorf("%w: no %s %q in namespace %q", ErrNotFound, kindTypes[k], key[i+1:], key[:i])
+			return nil, fmt.Errorf("%w: no %s %q in namespace %q", ErrNotFound, k, key[i+1:], key[:i])
 		}
 	}
 	for _, src := range s.sources {
@@ -125,7 +116,7 @@ func (s *snapshot) lookupKind(k kind, key string) (*entry, error) {
 			return e, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: no %s named %q", ErrNotFound, kindTypes[k], key)
+	return nil, fmt.Errorf("%w: no %s named %q", ErrNotFound, k, key)
 }
 
 func (s *snapshot) lookup(key string) (*entry, error) {
@@ -139,10 +130,10 @@ func (s *snapshot) lookup(key string) (*entry, error) {
 	if i := strings.IndexByte(key, '.'); i > 0 {
 		if src := s.byNS[key[:i]]; src != nil {
 			name := key[i+1:]
-			if e := src.index[kindTool][name]; e != nil {
+			if e := src.index[KindTool][name]; e != nil {
 				return e, nil
 			}
-			if e := src.index[kindPrompt][name]; e != nil {
+			if e := src.index[KindPrompt][name]; e != nil {
 				return e, nil
 			}
 			return nil, fmt.Errorf("%w: no tool or prompt %q in namespace %q", ErrNotFound, name, key[:i])
@@ -160,7 +151,7 @@ func (s *snapshot) lookupURI(key string) (*entry, error) {
 	var qualified *source
 	if i := strings.LastIndexByte(key, '#'); i > 0 {
 		if src := s.byNS[key[i+1:]]; src != nil {
-			if e := src.index[kindResource][key[:i]]; e != nil {
+			if e := src.index[KindResource][key[:i]]; e != nil {
 				return e, nil
 			}
 			qualified = src
@@ -189,7 +180,7 @@ func (s *snapshot) lookupURI(key string) (*entry, error) {
 // match uri gives, as an entry of src's namespace, or nil if none matches.
 // A template whose Open fails or panics makes the error.
 func (src *source) fromTemplate(uri string) (*entry, error) {
-	for _, t := range src.items[kindTemplate] {
+	for _, t := range src.items[KindTemplate] {
 		if _, ok := t.tmpl.Match(uri); !ok {
 			continue
 		}
@@ -202,7 +193,7 @@ func (src *source) fromTemplate(uri string) (*entry, error) {
 		}
 		return &entry{
 			item: Item{Namespace: src.ns, Type: ListTypeResources, Name: r.Name(), URI: uri, Value: r},
-			kind: kindResource,
+			kind: KindResource,
 			key:  uri,
 		}, nil
 	}
@@ -224,14 +215,14 @@ func openTemplate(t ResourceTemplate, uri string) (r Resource, err error) {
 func (s *snapshot) lookupTemplate(key string) (*entry, error) {
 	if i := strings.LastIndexByte(key, '#'); i > 0 {
 		if src := s.byNS[key[i+1:]]; src != nil {
-			if e := src.index[kindTemplate][key[:i]]; e != nil {
+			if e := src.index[KindTemplate][key[:i]]; e != nil {
 				return e, nil
 			}
 			return nil, fmt.Errorf("%w: no resource template %q in namespace %q", ErrNotFound, key[:i], src.ns)
 		}
 	}
 	for _, src := range s.sources {
-		if e := src.index[kindTemplate][key]; e != nil {
+		if e := src.index[KindTemplate][key]; e != nil {
 			return e, nil
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/llmkit/toolkit/internal/names"
-	"github.com/llmkit/toolkit/resource"
 )
 
 // conn is one registered connector.
@@ -328,95 +327,26 @@ func (tk *Toolkit) refresh(cn *conn, kinds ...kind) {
 // listConn lists one kind of a connector's items and turns them into
 // entries. Items that cannot be served (nil, bad names, bad URIs,
 // duplicates) are skipped with a warning that names them.
-func (tk *Toolkit) listConn(cn *conn, c Connector, k kind) ([]*entry, error) {
+func (tk *Toolkit) listConn(cn *conn, c Connector, k Kind) ([]*entry, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
 	defer cancel()
-	var values []any
-	switch k {
-	case kindTool:
-		items, err := c.ListTools(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range items {
-			values = append(values, v)
-		}
-	case kindPrompt:
-		items, err := c.ListPrompts(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range items {
-			values = append(values, v)
-		}
-	case kindResource:
-		items, err := c.ListResources(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range items {
-			values = append(values, v)
-		}
-	case kindTemplate:
-		tl, ok := c.(TemplateLister)
-		if !ok {
-			return nil, nil
-		}
-		items, err := tl.ListResourceTemplates(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range items {
-			values = append(values, v)
-		}
-	}
-	out := make([]*entry, 0, len(values))
-	seen := make(map[string]bool, len(values))
-	for _, v := range values {
-		e, err := connEntry(cn.ns, k, v)
-		if err == nil && seen[e.key] {
-			err = fmt.Errorf("%w: duplicate %s %q", ErrConflict, kindTypes[k], e.key)
-		}
-		if err != nil {
-			tk.logger.Warn("toolkit: skipping connector item", "namespace", cn.ns, "url", RedactURL(cn.url), "err", err)
-			continue
-		}
-		seen[e.key] = true
-		out = append(out, e)
-	}
-	return out, nil
+	return kindListers[k].connEntries(ctx, c, cn.ns, func(err error) {
+		tk.logger.Warn("toolkit: skipping connector item", "namespace", cn.ns, "url", RedactURL(cn.url), "err", err)
+	})
 }
 
-// connEntry checks one item served by a connector.
-func connEntry(ns string, k kind, v any) (*entry, error) {
+// connEntry checks one item of kind ops.kind served by a connector and
+// makes its entry for namespace ns.
+func connEntry[T any](ops *kindOps[T], ns string, v T) (*entry, error) {
 	if isNil(v) {
-		return nil, fmt.Errorf("%w: nil %s", ErrBadParameter, kindTypes[k])
+		return nil, fmt.Errorf("%w: nil %s", ErrBadParameter, ops.kind)
 	}
-	e := &entry{kind: k}
-	switch k {
-	case kindTool, kindPrompt:
-		var name string
-		if k == kindTool {
-			name = v.(Tool).Name()
-			e.schemas = &toolSchemas{}
-		} else {
-			name = v.(Prompt).Name()
-		}
-		if !names.IsRemoteName(name) {
-			return nil, fmt.Errorf("%w: %s name %q: want 1 to %d characters of [A-Za-z0-9_.-]", ErrBadParameter, kindTypes[k], name, names.MaxRemoteName)
-		}
-		e.key = name
-		e.item = Item{Namespace: ns, Type: kindTypes[k], Name: name, Value: v}
-	case kindResource:
-		r := v.(Resource)
-		uri := r.URI()
-		if err := resource.CheckURI(uri); err != nil {
-			return nil, err
-		}
-		e.key = uri
-		e.item = Item{Namespace: ns, Type: ListTypeResources, Name: r.Name(), URI: uri, Value: v}
-	case kindTemplate:
-		return templateEntry(ns, v.(ResourceTemplate))
+	e, err := ops.entry(ns, v)
+	if err == nil && ops.remote != nil {
+		err = ops.remote(e)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return e, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -61,22 +63,148 @@ func WithSession(ctx context.Context, id string, meta ...MetaValue) context.Cont
 // SessionFromContext returns the session carried by ctx, or a no-op session
 // that logs through the toolkit's logger (or slog.Default outside a call).
 // Inside a toolkit call, a session made by WithSession also logs through the
-// toolkit's logger. It never returns nil.
+// toolkit's logger, unless [WithSessionLogger] gave it a logger. It never
+// returns nil.
 func SessionFromContext(ctx context.Context) Session {
-	if s, ok := ctx.Value(sessionKey{}).(Session); ok && s != nil {
-		if ls, ok := s.(*localSession); ok && ls.logger == nil {
-			// The view made when the call began, if this session is the
-			// one the call began with (a tool may set another).
-			if f := frameFrom(ctx); f != nil && f.session.localSession == ls {
-				return &f.session
-			}
+	s, _ := ctx.Value(sessionKey{}).(Session)
+	f := frameFrom(ctx)
+	// Inside a call, the view made when the call began, if s is the session
+	// the call began with (a tool may set another).
+	switch v := s.(type) {
+	case nil:
+		if f != nil && f.tk != nil {
+			return &f.tk.noop
 		}
-		return s
+		return &defaultSession
+	case *localSession:
+		if v != nil && v.logger == nil && f != nil && f.session.localSession == v {
+			return &f.session
+		}
+	case *hookSession:
+		if v != nil && f != nil && f.hook != nil && f.hook.origin == v {
+			return f.hook
+		}
 	}
-	if f := frameFrom(ctx); f != nil && f.tk != nil {
-		return &f.tk.noop
+	return s
+}
+
+// WithProgressFunc returns a copy of ctx whose session reports progress to
+// fn: a tool that calls SessionFromContext(ctx).Progress(p, total, msg)
+// calls fn(p, total, msg) (msg is "" when none is given), and so does the
+// progress a remote tool's server reports while it runs. fn may be called
+// from other goroutines than the caller's, concurrently when calls made
+// with ctx run concurrently.
+//
+// The rest of the session in ctx is kept: its ID, client information,
+// capabilities, metadata and logger (see [WithSessionLogger]). When ctx
+// has no session, or one without an ID, the session has an ID of its own
+// ("local-" and a number): a session with an ID is one that takes
+// progress, so the MCP connector asks the remote server for it. A nil fn
+// gives progress back to the session in ctx.
+//
+// The session it makes has a method Unwrap() Session that returns the
+// session it overrides, through which methods of that session beyond
+// [Session] remain reachable.
+func WithProgressFunc(ctx context.Context, fn func(progress, total float64, message string)) context.Context {
+	h := hookOf(ctx)
+	h.progress = fn
+	return ContextWithSession(ctx, h)
+}
+
+// WithSessionLogger returns a copy of ctx whose session's Logger is l: the
+// records a tool logs through SessionFromContext(ctx).Logger(), and the log
+// messages a remote tool's server sends while it runs, go to l. The rest
+// of the session in ctx is kept, and a session of its own is made when
+// ctx has none, as with [WithProgressFunc]; the two compose. A nil l gives
+// logging back to the session in ctx.
+func WithSessionLogger(ctx context.Context, l *slog.Logger) context.Context {
+	h := hookOf(ctx)
+	h.logger = l
+	return ContextWithSession(ctx, h)
+}
+
+// hookOf returns a copy of the hookSession in ctx, or a new one over the
+// session in ctx.
+func hookOf(ctx context.Context) *hookSession {
+	switch s := ctx.Value(sessionKey{}).(type) {
+	case *hookSession:
+		if s != nil {
+			h := *s
+			h.origin = nil
+			return &h
+		}
+	case Session:
+		return &hookSession{base: s, id: localID()}
 	}
-	return &defaultSession
+	return &hookSession{base: &defaultSession, id: localID()}
+}
+
+var localIDs atomic.Uint64
+
+// localID returns a new ID for a session made by WithProgressFunc or
+// WithSessionLogger.
+func localID() string { return "local-" + strconv.FormatUint(localIDs.Add(1), 10) }
+
+// hookSession is a session whose progress or logger is replaced (by
+// WithProgressFunc, WithSessionLogger); the rest is its base's. Its fields
+// are set before it is shared and never change.
+type hookSession struct {
+	base     Session // never nil
+	id       string  // the ID when base has none
+	progress func(progress, total float64, message string)
+	logger   *slog.Logger
+	// origin is, for s as seen inside a call, the session it was made
+	// from; nil otherwise.
+	origin *hookSession
+}
+
+// Unwrap returns the session s overrides.
+func (s *hookSession) Unwrap() Session { return s.base }
+
+func (s *hookSession) ID() string {
+	if id := s.base.ID(); id != "" {
+		return id
+	}
+	return s.id
+}
+
+func (s *hookSession) ClientInfo() *mcp.Implementation       { return s.base.ClientInfo() }
+func (s *hookSession) Capabilities() *mcp.ClientCapabilities { return s.base.Capabilities() }
+func (s *hookSession) Meta() map[string]any                  { return s.base.Meta() }
+
+func (s *hookSession) Logger() *slog.Logger {
+	if s.logger != nil {
+		return s.logger
+	}
+	return s.base.Logger()
+}
+
+func (s *hookSession) Progress(progress, total float64, message ...string) error {
+	if s.progress == nil {
+		return s.base.Progress(progress, total, message...)
+	}
+	if err := CheckProgressMessage(message); err != nil {
+		return err
+	}
+	var msg string
+	if len(message) == 1 {
+		msg = message[0]
+	}
+	s.progress(progress, total, msg)
+	return nil
+}
+
+// inCall returns s as seen inside a call of tk, whose frame is f: a base
+// made by WithSession (or none) logs through tk's logger, as it would
+// without s.
+func (s *hookSession) inCall(tk *Toolkit, f *frame) *hookSession {
+	v := *s
+	v.origin = s
+	if ls, ok := s.base.(*localSession); ok && ls.logger == nil {
+		f.session = callSession{localSession: ls, logger: tk.logger}
+		v.base = &f.session
+	}
+	return &v
 }
 
 var defaultSession localSession

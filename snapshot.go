@@ -10,24 +10,11 @@ import (
 	"github.com/llmkit/toolkit/resource"
 )
 
-// kind indexes the four kinds of item.
-type kind uint8
-
-const (
-	kindTool kind = iota
-	kindPrompt
-	kindResource
-	kindTemplate // resource templates
-	numKinds
-)
-
-var kindTypes = [numKinds]ListType{ListTypeTools, ListTypePrompts, ListTypeResources, ListTypeTemplates}
-
 // entry is one item of a snapshot. It is immutable once published, except
 // for the lazily resolved schemas, which are guarded by a sync.Once.
 type entry struct {
 	item    Item
-	kind    kind
+	kind    Kind
 	key     string // name for tools and prompts, URI for resources, URI template for templates
 	schemas *toolSchemas
 	tmpl    *resource.URITemplate // templates: the parsed URI template
@@ -53,13 +40,13 @@ type toolSchemas struct {
 // connector, or the user namespace.
 type source struct {
 	ns    string
-	items [numKinds][]*entry // sorted by key
-	index [numKinds]map[string]*entry
+	items [NumKinds][]*entry // sorted by key
+	index [NumKinds]map[string]*entry
 }
 
-func newSource(ns string, items [numKinds][]*entry) *source {
+func newSource(ns string, items [NumKinds][]*entry) *source {
 	s := &source{ns: ns}
-	for k := range numKinds {
+	for k := range NumKinds {
 		list := items[k]
 		slices.SortFunc(list, func(a, b *entry) int { return strings.Compare(a.key, b.key) })
 		s.items[k] = list
@@ -77,7 +64,7 @@ func newSource(ns string, items [numKinds][]*entry) *source {
 type snapshot struct {
 	sources []*source // builtin, connectors in registration order, user
 	byNS    map[string]*source
-	all     [numKinds][]*entry
+	all     [NumKinds][]*entry
 	// bareName maps a bare name to the entry Lookup returns for it: the
 	// first source (builtin, connectors in registration order, user) that
 	// has an item of that name wins, and within that source a tool beats a
@@ -98,30 +85,30 @@ type snapshot struct {
 
 func buildSnapshot(sources []*source) *snapshot {
 	s := &snapshot{sources: sources, byNS: make(map[string]*source, len(sources))}
-	var total [numKinds]int
+	var total [NumKinds]int
 	for _, src := range sources {
 		s.byNS[src.ns] = src
-		for k := range numKinds {
+		for k := range NumKinds {
 			total[k] += len(src.items[k])
 		}
 	}
-	s.byValue = make(map[any]*entry, total[kindTool]+total[kindPrompt])
-	s.bareName = make(map[string]*entry, total[kindTool]+total[kindPrompt]+total[kindResource])
-	s.bareURI = make(map[string]*entry, total[kindResource])
-	for k := range numKinds {
+	s.byValue = make(map[any]*entry, total[KindTool]+total[KindPrompt])
+	s.bareName = make(map[string]*entry, total[KindTool]+total[KindPrompt]+total[KindResource])
+	s.bareURI = make(map[string]*entry, total[KindResource])
+	for k := range NumKinds {
 		s.all[k] = make([]*entry, 0, total[k])
 	}
 	// Sources in order, and kinds in order within a source: the first
 	// entry to claim a bare name keeps it.
 	for _, src := range sources {
-		for k := range numKinds {
+		for k := range NumKinds {
 			for _, e := range src.items[k] {
 				s.all[k] = append(s.all[k], e)
-				if k == kindTemplate {
+				if k == KindTemplate {
 					continue
 				}
 				name := e.key
-				if k == kindResource {
+				if k == KindResource {
 					name = e.item.Name
 					if _, ok := s.bareURI[e.key]; !ok {
 						s.bareURI[e.key] = e

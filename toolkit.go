@@ -140,7 +140,7 @@ type Toolkit struct {
 	noop     localSession
 
 	snap  atomic.Pointer[snapshot]
-	adhoc sync.Map // Tool -> *toolSchemas for unregistered tools
+	adhoc adhocCache // schemas of tools called by value that it does not hold
 	feed  feed
 	// drainTimeout bounds Run's wait for pending events (eventDrainTimeout).
 	drainTimeout time.Duration

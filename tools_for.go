@@ -20,7 +20,7 @@ func (tk *Toolkit) ResolveTools(ctx context.Context, names ...string) ([]Item, e
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("allowed tool %q: %w", name, err))
-		case e.kind == kindResource:
+		case e.kind == KindResource:
 			errs = append(errs, fmt.Errorf("%w: allowed tool %q is a resource", ErrBadParameter, name))
 		default:
 			items = append(items, e.item)
