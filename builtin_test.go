@@ -180,12 +180,14 @@ func TestNoEventsDuringNew(t *testing.T) {
 func TestEventsArriveInOrderAndMayCallBack(t *testing.T) {
 	d := newDelegate()
 	var tk *Toolkit
+	prompted := make(chan struct{})
 	d.onEvent = func(ev ConnectorEvent) {
 		// The delegate may call back into the toolkit without deadlock.
 		if _, err := tk.List(t.Context(), ListRequest{}); err != nil {
 			t.Error(err)
 		}
 		if ev.Kind == ConnectorEventToolListChanged {
+			<-prompted // the resource change comes after the prompt's
 			_ = tk.AddResource(&testResource{uri: "file:///from-callback", name: "cb"})
 		}
 	}
@@ -196,6 +198,7 @@ func TestEventsArriveInOrderAndMayCallBack(t *testing.T) {
 	if err := tk.AddPrompt(&testPrompt{name: "p"}); err != nil {
 		t.Fatal(err)
 	}
+	close(prompted)
 	want := []ConnectorEventKind{ConnectorEventToolListChanged, ConnectorEventPromptListChanged, ConnectorEventResourceListChanged}
 	for i, k := range want {
 		if ev := d.next(t); ev.Kind != k {

@@ -19,6 +19,21 @@
 // URI that no resource has is matched against the resource templates
 // (ResourceTemplate), which List shows with ListTypeTemplates.
 //
+// The toolkit publishes its own changes. Subscribe registers a function
+// that receives, in order and outside any toolkit lock, an event for every
+// list that changed (ConnectorEventToolListChanged and its siblings, with
+// the namespace, "builtin" for builtins), every resource update and every
+// connector state change (ConnectorEventStateChange, with the state's URL
+// and namespace). Each subscriber has a queue of its own, so a slow one
+// delays nobody else; an undelivered event absorbs later ones about the
+// same thing (a list of one namespace and kind, a resource, a connector's
+// state), and past 4096 waiting events the oldest are dropped with a
+// warning. The items an event announces are in List and Lookup before it
+// is delivered; a connector is announced ready only once its items are.
+// The delegate's OnEvent is one such subscriber, which does not receive
+// state changes. WaitConnectors blocks until connectors are ready (or have
+// failed), so a program can use a server's tools right after adding it.
+//
 // Call runs every tool through one pipeline: resolve, then, inside a span
 // when a tracer is set, check the call depth, validate the input against
 // the tool's input schema (resolved once and cached), put the session and

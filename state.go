@@ -13,11 +13,10 @@ type stateTrack struct {
 	// a ready state waiting for its refresh is applied only if no other
 	// state came meanwhile.
 	gen uint64
-	// settled counts the states applied that end a wait (ready, failed);
-	// last is the latest of them. A failure the toolkit retries at once is
-	// thus not missed by a waiter that wakes up late.
-	settled uint64
-	last    ConnectorState
+	// last is the latest state applied that ends a wait (ready, failed):
+	// a failure stays one for WaitConnectors while the toolkit restarts the
+	// connector, until it is ready again.
+	last ConnectorState
 }
 
 // arrive counts a state that reached the connector and returns its number.
@@ -43,7 +42,6 @@ func (tk *Toolkit) setState(cn *conn, st ConnectorState) {
 	}
 	cn.state = st
 	if settles(st) {
-		cn.track.settled++
 		cn.track.last = st
 	}
 	if !cn.removed {
@@ -55,10 +53,10 @@ func (tk *Toolkit) setState(cn *conn, st ConnectorState) {
 // WaitConnectors blocks until each connector named by its namespace (every
 // registered connector, the user connector included, when none is named)
 // is ready — connected, with its items published to List and Lookup — or
-// has failed (StatusFailed), and returns their states in the order asked
-// for (registration order, user last, when none is named). A failure
-// counts even if the connector has been restarted since; the state
-// returned for it is then the failed one.
+// has failed (reported StatusFailed) since it was last ready, and returns
+// their states in the order asked for (registration order, user last, when
+// none is named). A failed connector is restarted by Run with backoff;
+// until it is ready again WaitConnectors returns its failed state at once.
 //
 // Connectors start only while Run is active, so WaitConnectors is called
 // alongside Run (typically after AddConnector). A connector that never
@@ -87,10 +85,6 @@ func (tk *Toolkit) WaitConnectors(ctx context.Context, namespaces ...string) ([]
 		}
 		conns = append(conns, cn)
 	}
-	start := make([]uint64, len(conns))
-	for i, cn := range conns {
-		start[i] = cn.track.settled
-	}
 	for {
 		states := make([]ConnectorState, len(conns))
 		var pending, removed []string
@@ -100,7 +94,7 @@ func (tk *Toolkit) WaitConnectors(ctx context.Context, namespaces ...string) ([]
 			case cn.removed:
 				removed = append(removed, cn.ns)
 			case settles(cn.state):
-			case cn.track.settled != start[i]:
+			case cn.track.last.Status == StatusFailed:
 				states[i] = cn.track.last
 			default:
 				pending = append(pending, cn.ns)
