@@ -95,15 +95,3 @@ func (ev ConnectorEventKind) Kinds() []Kind {
 	}
 	return out
 }
-
-// The unexported names of the kinds, for code written before Kind was
-// exported.
-type kind = Kind
-
-const (
-	kindTool     = KindTool
-	kindPrompt   = KindPrompt
-	kindResource = KindResource
-	kindTemplate = KindTemplate
-	numKinds     = NumKinds
-)

@@ -149,7 +149,7 @@ func (tk *Toolkit) RemoveConnector(url string) error {
 	tk.dropConn(cn)
 	var events []ConnectorEvent
 	if cn.src != nil {
-		for k := range numKinds {
+		for k := range NumKinds {
 			if len(cn.src.items[k]) > 0 {
 				events = appendListChanged(events, k, cn.c, cn.ns)
 			}
@@ -219,7 +219,7 @@ func (tk *Toolkit) openUser() {
 	}
 	cn.c = c
 	tk.mu.Unlock()
-	tk.refresh(cn, kindPrompt, kindResource, kindTemplate)
+	tk.refresh(cn, KindPrompt, KindResource, KindTemplate)
 }
 
 // onEvent receives the events of one connector. A state other than ready
@@ -258,20 +258,14 @@ func (tk *Toolkit) onEvent(cn *conn, ev ConnectorEvent) {
 	tk.mu.Unlock()
 	// One refresh for every kind the event covers (resources and
 	// templates share theirs), so that one event goes out.
-	var kinds []kind
-	for k, kev := range listChangedKind {
-		if kev == ev.Kind {
-			kinds = append(kinds, kind(k))
-		}
-	}
-	if len(kinds) > 0 {
+	if kinds := ev.Kind.Kinds(); len(kinds) > 0 {
 		tk.refresh(cn, kinds...)
 	}
 }
 
 // refresh re-reads some lists of a connector, publishes a new snapshot and
 // queues a list-change event for each list that really changed.
-func (tk *Toolkit) refresh(cn *conn, kinds ...kind) {
+func (tk *Toolkit) refresh(cn *conn, kinds ...Kind) {
 	cn.refreshMu.Lock()
 	defer cn.refreshMu.Unlock()
 	tk.mu.Lock()
@@ -280,10 +274,10 @@ func (tk *Toolkit) refresh(cn *conn, kinds ...kind) {
 	if c == nil {
 		return
 	}
-	var lists [numKinds][]*entry
-	var got [numKinds]bool
+	var lists [NumKinds][]*entry
+	var got [NumKinds]bool
 	for _, k := range kinds {
-		if k == kindTool && cn.user {
+		if k == KindTool && cn.user {
 			continue // the user namespace never serves tools
 		}
 		list, err := tk.listConn(cn, c, k)
@@ -299,16 +293,16 @@ func (tk *Toolkit) refresh(cn *conn, kinds ...kind) {
 	if cn.removed {
 		return
 	}
-	var items [numKinds][]*entry
+	var items [NumKinds][]*entry
 	if cn.src != nil {
 		items = cn.src.items
 	}
 	var events []ConnectorEvent
-	for k := range numKinds {
+	for k := range NumKinds {
 		if !got[k] {
 			continue
 		}
-		var one [numKinds][]*entry
+		var one [NumKinds][]*entry
 		one[k] = lists[k]
 		fresh := newSource(cn.ns, one).items[k]
 		if !sameItems(items[k], fresh) {

@@ -146,7 +146,7 @@ type Toolkit struct {
 	drainTimeout time.Duration
 
 	mu       sync.Mutex // guards everything below and snapshot publication
-	builtin  [numKinds]map[string]*entry
+	builtin  [NumKinds]map[string]*entry
 	builtinS *source
 	conns    []*conn // registration order
 	user     *conn
@@ -165,10 +165,10 @@ type Toolkit struct {
 // ToolkitDelegate.CreateConnector).
 func New(opts ...Option) (*Toolkit, error) {
 	tk := &Toolkit{maxDepth: DefaultMaxCallDepth, building: true, drainTimeout: eventDrainTimeout, changed: make(chan struct{})}
-	for k := range numKinds {
+	for k := range NumKinds {
 		tk.builtin[k] = map[string]*entry{}
 	}
-	tk.builtinS = newSource(BuiltinNamespace, [numKinds][]*entry{})
+	tk.builtinS = newSource(BuiltinNamespace, [NumKinds][]*entry{})
 	tk.snap.Store(buildSnapshot([]*source{tk.builtinS}))
 	// Options that set fields come first so that builtins added by other
 	// options see the logger; apply all in order.

@@ -305,7 +305,7 @@ func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.C
 	values := []string{}
 	if ref := req.Params.Ref; ref != nil && ref.Type == "ref/prompt" {
 		s.mu.Lock()
-		reg, ok := s.regs[kindPrompt][ref.Name]
+		reg, ok := s.regs[toolkit.KindPrompt][ref.Name]
 		s.mu.Unlock()
 		if ok {
 			if item, err := s.tk.LookupType(ctx, toolkit.ListTypePrompts, reg.key); err == nil {

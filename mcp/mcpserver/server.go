@@ -32,10 +32,10 @@ type Server struct {
 
 	mu sync.Mutex // guards the tables below
 	// namers assign exposed names, per kind (see the package doc).
-	namers [numKinds]*namer
+	namers [toolkit.NumKinds]*namer
 	// regs holds what is registered with the SDK server, per kind: exposed
 	// name → item.
-	regs [numKinds]map[string]registration
+	regs [toolkit.NumKinds]map[string]registration
 	// tmplRoutes resolves a URI read through a toolkit template, in the
 	// order reads try them (see readTemplated).
 	tmplRoutes []templateRoute
@@ -45,18 +45,6 @@ type Server struct {
 
 	unfollow func() // ends the server's subscription to the toolkit
 }
-
-// kind indexes the per-kind tables of a Server.
-type kind int
-
-// The kinds of item.
-const (
-	kindTool kind = iota
-	kindPrompt
-	kindResource
-	kindTemplate
-	numKinds
-)
 
 // New returns a server that exposes tk. impl names the server to
 // clients; nil means {Name: "toolkit", Version: "v0"}. It registers the
@@ -88,7 +76,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		logger: logger,
 		static: map[string]bool{},
 	}
-	for k := range numKinds {
+	for k := range toolkit.NumKinds {
 		s.namers[k] = newNamer(kinds[k].uris, cfg.qualify, cfg.sep)
 		s.regs[k] = map[string]registration{}
 	}
@@ -163,15 +151,15 @@ func (s *Server) onEvent(ev toolkit.ConnectorEvent) {
 	ctx := context.Background()
 	var err error
 	switch ev.Kind {
-	case toolkit.ConnectorEventToolListChanged:
-		err = s.sync(ctx, kindTool)
-	case toolkit.ConnectorEventPromptListChanged:
-		err = s.sync(ctx, kindPrompt)
-	case toolkit.ConnectorEventResourceListChanged:
-		// The event covers resources and templates alike.
-		err = errors.Join(s.sync(ctx, kindResource), s.sync(ctx, kindTemplate))
 	case toolkit.ConnectorEventResourceUpdated:
 		s.resourceUpdated(ctx, ev)
+	default:
+		// A list change; resources and templates share theirs.
+		var errs []error
+		for _, k := range ev.Kind.Kinds() {
+			errs = append(errs, s.sync(ctx, k))
+		}
+		err = errors.Join(errs...)
 	}
 	if err != nil {
 		s.logger.Warn("mcp server: synchronising with the toolkit", "event", ev.Kind.String(), "namespace", ev.Namespace, "error", err)
@@ -185,7 +173,7 @@ func (s *Server) onEvent(ev toolkit.ConnectorEvent) {
 // its own description or schema in place).
 func (s *Server) Sync(ctx context.Context) error {
 	var errs []error
-	for k := range numKinds {
+	for k := range toolkit.NumKinds {
 		errs = append(errs, s.sync(ctx, k))
 	}
 	return errors.Join(errs...)
@@ -274,7 +262,7 @@ func (s *Server) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) e
 // subscriber returns the bridge.Subscriber behind an exposed resource URI, or nil.
 func (s *Server) subscriber(ctx context.Context, uri string) bridge.Subscriber {
 	s.mu.Lock()
-	reg, ok := s.regs[kindResource][uri]
+	reg, ok := s.regs[toolkit.KindResource][uri]
 	s.mu.Unlock()
 	if !ok {
 		return nil
@@ -293,7 +281,7 @@ func (s *Server) resourceUpdated(ctx context.Context, ev toolkit.ConnectorEvent)
 		return
 	}
 	s.mu.Lock()
-	uri, ok := s.namers[kindResource].exposed(ev.URI + "#" + ev.Namespace)
+	uri, ok := s.namers[toolkit.KindResource].exposed(ev.URI + "#" + ev.Namespace)
 	s.mu.Unlock()
 	if !ok {
 		// Not (yet) listed: clients may have subscribed to the plain URI.
@@ -311,10 +299,9 @@ func (s *Server) resourceUpdated(ctx context.Context, ev toolkit.ConnectorEvent)
 func (s *Server) ExposedName(kind toolkit.ListType, key string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k := range numKinds {
-		if kinds[k].list == kind {
-			return s.namers[k].exposed(key)
-		}
+	k, ok := kind.Kind()
+	if !ok {
+		return "", false
 	}
-	return "", false
+	return s.namers[k].exposed(key)
 }

@@ -30,7 +30,6 @@ type definition struct {
 // kindSpec is what synchronisation needs to know of one kind of item; the
 // algorithm (sync) is the same for all four.
 type kindSpec struct {
-	list toolkit.ListType
 	// uris: items are named by URI (resources, templates): the name policy
 	// qualifies them with "#namespace".
 	uris bool
@@ -42,10 +41,9 @@ type kindSpec struct {
 	remove func(srv *sdk.Server, exposed ...string)
 }
 
-// kinds describes the four kinds of item, indexed by the kind constants.
-var kinds = [numKinds]kindSpec{
-	kindTool: {
-		list:   toolkit.ListTypeTools,
+// kinds describes the four kinds of item.
+var kinds = [toolkit.NumKinds]kindSpec{
+	toolkit.KindTool: {
 		define: defineTool,
 		add: func(s *Server, key string, d definition) {
 			st := d.sdk.(*sdk.Tool)
@@ -53,16 +51,14 @@ var kinds = [numKinds]kindSpec{
 		},
 		remove: (*sdk.Server).RemoveTools,
 	},
-	kindPrompt: {
-		list:   toolkit.ListTypePrompts,
+	toolkit.KindPrompt: {
 		define: definePrompt,
 		add: func(s *Server, key string, d definition) {
 			s.server.AddPrompt(d.sdk.(*sdk.Prompt), s.promptHandler(key))
 		},
 		remove: (*sdk.Server).RemovePrompts,
 	},
-	kindResource: {
-		list:   toolkit.ListTypeResources,
+	toolkit.KindResource: {
 		uris:   true,
 		define: defineResource,
 		add: func(s *Server, key string, d definition) {
@@ -70,8 +66,7 @@ var kinds = [numKinds]kindSpec{
 		},
 		remove: (*sdk.Server).RemoveResources,
 	},
-	kindTemplate: {
-		list:   toolkit.ListTypeTemplates,
+	toolkit.KindTemplate: {
 		uris:   true,
 		define: defineTemplate,
 		add: func(s *Server, _ string, d definition) {
@@ -84,9 +79,9 @@ var kinds = [numKinds]kindSpec{
 // sync registers the toolkit's current items of kind k with the SDK
 // server, adding and removing only what changed, so that clients get one
 // list_changed notification for a real change and none otherwise.
-func (s *Server) sync(ctx context.Context, k kind) error {
+func (s *Server) sync(ctx context.Context, k toolkit.Kind) error {
 	spec := &kinds[k]
-	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: spec.list})
+	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: k.ListType()})
 	if err != nil {
 		return err
 	}
@@ -121,7 +116,7 @@ func (s *Server) sync(ctx context.Context, k kind) error {
 	for exposed, ni := range table {
 		d, err := spec.define(s, exposed, byKey[ni.Key])
 		if err != nil {
-			s.logger.Warn("mcp server: skipping "+string(spec.list), "key", ni.Key, "error", err)
+			s.logger.Warn("mcp server: skipping "+k.String(), "key", ni.Key, "error", err)
 			continue
 		}
 		reg := registration{key: ni.Key, fp: fingerprint(ni.Key, d.sdk)}
@@ -142,14 +137,14 @@ func (s *Server) sync(ctx context.Context, k kind) error {
 	for _, a := range adds {
 		if err := safely(func() { spec.add(s, a.key, a.def) }); err != nil {
 			exposed := exposedOf(a.def)
-			s.logger.Warn("mcp server: skipping "+string(spec.list), "key", a.key, "error", err)
+			s.logger.Warn("mcp server: skipping "+k.String(), "key", a.key, "error", err)
 			delete(next, exposed)
 			delete(defs, exposed)
 		}
 	}
 	s.mu.Lock()
 	s.regs[k] = next
-	if k == kindTemplate {
+	if k == toolkit.KindTemplate {
 		s.tmplRoutes = templateRoutes(defs, next, order)
 	}
 	s.mu.Unlock()
