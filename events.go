@@ -56,8 +56,8 @@ const (
 // further still has its oldest events dropped past 4096 waiting ones, with
 // a warning in the log that counts them.
 //
-// Subscribe first and read the current state second: a change made after
-// Subscribe returns is always delivered. cancel may be called any number
+// Subscribe first and read the current state second: every change made
+// after Subscribe returns is announced to fn (short of the drops above). cancel may be called any number
 // of times, from any goroutine, fn included. Once it returns, no new call
 // of fn starts; a call already under way is not waited for (so that fn can
 // cancel itself) and may still be running. The delegate's OnEvent is one
