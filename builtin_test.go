@@ -224,18 +224,18 @@ func TestDelegatePanicIsContained(t *testing.T) {
 func TestGenerationCountsChanges(t *testing.T) {
 	d := newDelegate()
 	tk := mustNew(t, WithDelegate(d))
-	g0 := tk.Generation()
-	if _, err := tk.List(t.Context(), ListRequest{}); err != nil || tk.Generation() != g0 {
+	g0 := tk.generation()
+	if _, err := tk.List(t.Context(), ListRequest{}); err != nil || tk.generation() != g0 {
 		t.Fatal("a read changed the generation")
 	}
 	if err := tk.AddTool(newTool("a")); err != nil {
 		t.Fatal(err)
 	}
-	g1 := tk.Generation()
+	g1 := tk.generation()
 	if g1 == g0 {
 		t.Fatal("AddTool did not change the generation")
 	}
-	if err := tk.RemoveBuiltin("a"); err != nil || tk.Generation() == g1 {
+	if err := tk.RemoveBuiltin("a"); err != nil || tk.generation() == g1 {
 		t.Fatal("RemoveBuiltin did not change the generation")
 	}
 }
@@ -299,7 +299,7 @@ func TestAddBuiltinsAllOrNothing(t *testing.T) {
 				WithPrompt(&testPrompt{name: "old_prompt"}),
 				WithResource(&testResource{uri: "file:///old", name: "old", data: "old"}))
 			d.noEvent(t, tk)
-			gen := tk.Generation()
+			gen := tk.generation()
 			before, err := tk.List(t.Context(), ListRequest{})
 			if err != nil {
 				t.Fatal(err)
@@ -314,7 +314,7 @@ func TestAddBuiltinsAllOrNothing(t *testing.T) {
 			}
 
 			d.noEvent(t, tk)
-			if tk.Generation() != gen {
+			if tk.generation() != gen {
 				t.Fatal("a refused call published a new snapshot")
 			}
 			after, err := tk.List(t.Context(), ListRequest{})

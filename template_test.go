@@ -307,7 +307,7 @@ func TestAddResourceTemplate(t *testing.T) {
 		}
 	}
 	d.noEvent(t, tk)
-	gen := tk.Generation()
+	gen := tk.generation()
 
 	// Added: one resource list event.
 	if err := tk.AddResourceTemplate(good, newTemplate(t, "items://{id}/more", "more")); err != nil {
@@ -317,7 +317,7 @@ func TestAddResourceTemplate(t *testing.T) {
 		t.Fatalf("event %+v", ev)
 	}
 	d.noEvent(t, tk)
-	if tk.Generation() == gen {
+	if tk.generation() == gen {
 		t.Error("generation unchanged")
 	}
 	// A URI template already registered is a conflict.

@@ -224,8 +224,6 @@ func (tk *Toolkit) signal() {
 	tk.changed = make(chan struct{})
 }
 
-// Generation returns a number that changes whenever the toolkit's items
-// change (a builtin added or removed, a connector's lists refreshed, a
-// connector added or removed). Caches of List results key on it; to learn
-// of changes as they happen, use Subscribe.
-func (tk *Toolkit) Generation() uint64 { return tk.snap.Load().gen }
+// generation returns the number of snapshots published so far; tests use
+// it to tell whether a change was published.
+func (tk *Toolkit) generation() uint64 { return tk.snap.Load().gen }
