@@ -88,6 +88,27 @@ func SessionFromContext(ctx context.Context) Session {
 	return s
 }
 
+// SessionAs finds the first session in s's chain that implements T: s
+// itself, then the session its Unwrap() Session method returns, and so
+// on, as errors.As does for errors. The sessions WithProgressFunc and
+// WithSessionLogger make wrap the session they refine, so code that looks
+// for an optional method of a session (the MCP server's client session, a
+// handler of server requests) finds it through them.
+func SessionAs[T any](s Session) (T, bool) {
+	for s != nil {
+		if t, ok := s.(T); ok {
+			return t, true
+		}
+		u, ok := s.(interface{ Unwrap() Session })
+		if !ok {
+			break
+		}
+		s = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
 // WithProgressFunc returns a copy of ctx whose session reports progress to
 // fn: a tool that calls SessionFromContext(ctx).Progress(p, total, msg)
 // calls fn(p, total, msg) (msg is "" when none is given), and so does the

@@ -15,7 +15,7 @@ import (
 // SDK hands the request over in the call's own context; with older ones
 // the request is tied to the only call in flight on cs, if there is one.
 func (c *Connector) requestHandler(ctx context.Context, cs *sdk.ClientSession, what string) (bridge.ServerRequestHandler, error) {
-	if h, ok := toolkit.SessionFromContext(ctx).(bridge.ServerRequestHandler); ok {
+	if h, ok := toolkit.SessionAs[bridge.ServerRequestHandler](toolkit.SessionFromContext(ctx)); ok {
 		return h, nil
 	}
 	sess, n := c.calls.soleOn(cs)
@@ -25,7 +25,7 @@ func (c *Connector) requestHandler(ctx context.Context, cs *sdk.ClientSession, w
 	case n > 1:
 		return nil, fmt.Errorf("%s request during %d concurrent calls: cannot tell whose it is", what, n)
 	}
-	h, ok := sess.(bridge.ServerRequestHandler)
+	h, ok := toolkit.SessionAs[bridge.ServerRequestHandler](sess)
 	if !ok {
 		return nil, fmt.Errorf("%w: the caller cannot answer a %s request", toolkit.ErrNotImplemented, what)
 	}

@@ -31,14 +31,14 @@
 //
 // # Following the toolkit
 //
-// The server registers what the toolkit holds when it is made and again
-// whenever the toolkit reports a change of one kind of item; clients then
-// get the matching list_changed notification, and resource updates reach
-// the clients subscribed to the resource. Today the events reach the server
-// through a relay of the toolkit's delegate: [ServerDelegate] wraps the
-// application's delegate, and [WithEventRelay] attaches the server to it.
-// A server that receives no event re-reads the toolkit on every list
-// request, without notifications.
+// The server registers what the toolkit holds when it is made, then
+// follows the toolkit's own change feed ([toolkit.Toolkit.Subscribe]) until
+// [Server.Close]: when a list of one kind changes, it registers the new
+// state of that kind, adding and removing only what changed, and clients
+// get one list_changed notification; a resource update reaches the clients
+// subscribed to that resource. Nothing needs wiring: serving a toolkit is
+// one call, whatever its delegate. [Server.Sync] re-reads everything, for
+// items that change in place without telling the toolkit.
 //
 // # Names exposed to clients
 //

@@ -146,7 +146,7 @@ func canSample(sess toolkit.Session) error {
 	if caps := sess.Capabilities(); caps == nil || caps.Sampling == nil {
 		return fmt.Errorf("%w: the MCP client does not offer sampling", toolkit.ErrNotImplemented)
 	}
-	if pv, ok := sess.(interface{ ProtocolVersion() string }); ok && pv.ProtocolVersion() >= "2026-07-28" {
+	if pv, ok := toolkit.SessionAs[interface{ ProtocolVersion() string }](sess); ok && pv.ProtocolVersion() >= "2026-07-28" {
 		return fmt.Errorf("%w: the MCP client speaks protocol %s, which forbids server requests during a request", toolkit.ErrNotImplemented, pv.ProtocolVersion())
 	}
 	return nil

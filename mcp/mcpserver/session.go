@@ -127,7 +127,7 @@ func (s *serverSession) RequestExtra() *sdk.RequestExtra { return s.extra }
 // verified token's information. It returns nil outside a Server's request
 // or when the transport has nothing to add (stdio).
 func RequestExtraFromContext(ctx context.Context) *sdk.RequestExtra {
-	if s, ok := toolkit.SessionFromContext(ctx).(interface{ RequestExtra() *sdk.RequestExtra }); ok {
+	if s, ok := toolkit.SessionAs[interface{ RequestExtra() *sdk.RequestExtra }](toolkit.SessionFromContext(ctx)); ok {
 		return s.RequestExtra()
 	}
 	return nil
@@ -138,7 +138,7 @@ func RequestExtraFromContext(ctx context.Context) *sdk.RequestExtra {
 // Tools use it for requests to the client such as sampling
 // (CreateMessage) and elicitation (Elicit).
 func ServerSessionFromContext(ctx context.Context) *sdk.ServerSession {
-	if s, ok := toolkit.SessionFromContext(ctx).(interface{ ServerSession() *sdk.ServerSession }); ok {
+	if s, ok := toolkit.SessionAs[interface{ ServerSession() *sdk.ServerSession }](toolkit.SessionFromContext(ctx)); ok {
 		return s.ServerSession()
 	}
 	return nil
