@@ -180,9 +180,8 @@ func New(opts ...Option) (*Toolkit, error) {
 			return nil, err
 		}
 	}
-	if tk.logger == nil {
-		tk.logger = slog.Default()
-	}
+	// Every log line of the toolkit goes through RedactHandler.
+	tk.logger = RedactLogger(tk.logger)
 	if tk.maxDepth < 1 {
 		tk.maxDepth = DefaultMaxCallDepth
 	}

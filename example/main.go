@@ -43,6 +43,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp"
 )
 
@@ -147,11 +148,14 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("bad log level %q: use debug, info, warn or error", level)
 	}
 	opts := &slog.HandlerOptions{Level: lvl}
+	// Every line the program logs goes through toolkit.RedactHandler, so
+	// no token in a connector URL (an env value, user information, a query
+	// key) reaches the log, whoever logs it.
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(toolkit.RedactHandler(slog.NewTextHandler(w, opts))), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(toolkit.RedactHandler(slog.NewJSONHandler(w, opts))), nil
 	}
 	return nil, fmt.Errorf("bad log format %q: use text or json", format)
 }

@@ -93,3 +93,27 @@ func environWithout(prefix string) []string {
 	}
 	return env
 }
+
+// TestLoggerRedactsSecrets: the program's logger removes the secrets of
+// connector URLs from every line, whoever logs them (the gateway's
+// "upstream added" line logged stdio env values and query tokens whole).
+func TestLoggerRedactsSecrets(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		var buf bytes.Buffer
+		l, err := newLogger(&buf, format, "info")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Info("upstream added", "namespace", "gh", "url", "stdio:github-server?env=GITHUB_TOKEN%3Dghp_secret&arg=--x")
+		l.Info("upstream added", "namespace", "web", "url", "https://bot:hunter2@mcp.example/mcp?key=abc123")
+		out := buf.String()
+		for _, secret := range []string{"ghp_secret", "hunter2", "abc123"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("%s log leaks %q: %s", format, secret, out)
+			}
+		}
+		if !strings.Contains(out, "stdio:github-server") || !strings.Contains(out, "mcp.example/mcp") {
+			t.Errorf("%s log lost the URLs themselves: %s", format, out)
+		}
+	}
+}

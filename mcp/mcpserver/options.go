@@ -66,7 +66,7 @@ func WithLogger(l *slog.Logger) Option {
 		c.logger = l
 		c.sdkLogger = nil
 		if l != nil {
-			c.sdkLogger = slog.New(debugHandler{l.Handler()}).With("component", "go-sdk")
+			c.sdkLogger = slog.New(debugHandler{toolkit.RedactHandler(l.Handler())}).With("component", "go-sdk")
 		}
 		return nil
 	}

@@ -66,9 +66,9 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 	if impl == nil {
 		impl = &sdk.Implementation{Name: "toolkit", Version: "v0"}
 	}
-	logger := cfg.logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	logger := slog.New(slog.DiscardHandler)
+	if cfg.logger != nil {
+		logger = toolkit.RedactLogger(cfg.logger)
 	}
 	s := &Server{
 		tk:     tk,
