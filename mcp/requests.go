@@ -2,8 +2,10 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
@@ -33,19 +35,31 @@ func (c *Connector) requestHandler(ctx context.Context, cs *sdk.ClientSession, w
 }
 
 func (c *Connector) handleCreateMessage(ctx context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
-	h, err := c.requestHandler(ctx, req.Session, "sampling")
-	if err != nil {
-		c.logger.Warn("refused a sampling request of the server", "error", err)
-		return nil, err
-	}
-	return h.CreateMessage(ctx, req.Params)
+	return forward(c, ctx, req.Session, "sampling", func(h bridge.ServerRequestHandler) (*sdk.CreateMessageResult, error) {
+		return h.CreateMessage(ctx, req.Params)
+	})
 }
 
 func (c *Connector) handleElicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-	h, err := c.requestHandler(ctx, req.Session, "elicitation")
+	return forward(c, ctx, req.Session, "elicitation", func(h bridge.ServerRequestHandler) (*sdk.ElicitResult, error) {
+		return h.Elicit(ctx, req.Params)
+	})
+}
+
+// forward hands a request of the server on session cs to the caller it
+// belongs to. A request nobody can answer is refused with a JSON-RPC error
+// the server can act on: method not found when the caller cannot answer
+// requests of this kind, internal error when it cannot be told whose it is.
+func forward[R any](c *Connector, ctx context.Context, cs *sdk.ClientSession, what string, ask func(bridge.ServerRequestHandler) (R, error)) (R, error) {
+	h, err := c.requestHandler(ctx, cs, what)
 	if err != nil {
-		c.logger.Warn("refused an elicitation request of the server", "error", err)
-		return nil, err
+		c.logger.Warn("refused a "+what+" request of the server", "error", err)
+		code := int64(jsonrpc.CodeInternalError)
+		if errors.Is(err, toolkit.ErrNotImplemented) {
+			code = jsonrpc.CodeMethodNotFound
+		}
+		var zero R
+		return zero, &jsonrpc.Error{Code: code, Message: err.Error()}
 	}
-	return h.Elicit(ctx, req.Params)
+	return ask(h)
 }
