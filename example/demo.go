@@ -37,7 +37,7 @@ type demoConfig struct {
 // remoteNamespace is the namespace the demo gives the MCP server.
 const remoteNamespace = "remote"
 
-// The prompt file the demo seeds its user store with, and its edit.
+// The prompt file the demo seeds its user store with.
 const (
 	standupFile   = "standup.md"
 	standupPrompt = `---
@@ -51,18 +51,14 @@ input:
 ---
 Write a stand-up update. Yesterday: {{ .done }}. Today: {{ .next }}.
 `
-	standupEdited = `---
-title: Write a short stand-up update
-description: Turns yesterday's and today's work into a two-line stand-up message.
-input:
-  type: object
-  properties:
-    done: {type: string}
-    next: {type: string}
----
-Write a two-line stand-up update. Yesterday: {{ .done }}. Today: {{ .next }}.
-`
 )
+
+// standupEdited is the prompt after the demo's edit: a shorter update.
+var standupEdited = strings.NewReplacer(
+	"title: Write a stand-up update", "title: Write a short stand-up update",
+	"into a stand-up message", "into a two-line stand-up message",
+	"Write a stand-up update.", "Write a two-line stand-up update.",
+).Replace(standupPrompt)
 
 // runDemo walks through the toolkit: builtins, a user store, a real MCP
 // server, the aggregate, lookups, calls with progress, prompts, a live edit

@@ -290,17 +290,27 @@ func adaptOpenAI(params json.RawMessage) (json.RawMessage, error) {
 	return adaptRoot(params)
 }
 
+// decodeParams decodes normalized parameters; ok is false when they are
+// not a JSON object.
+func decodeParams(params json.RawMessage) (m map[string]any, ok bool, err error) {
+	v, err := decodeSchema(params)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: parameters: %v", errs.ErrSchema, err)
+	}
+	m, ok = v.(map[string]any)
+	return m, ok, nil
+}
+
 // adaptAnthropic adapts normalized parameters for Anthropic's input_schema.
 func adaptAnthropic(params json.RawMessage) (json.RawMessage, error) {
 	return adaptRoot(params)
 }
 
 func adaptRoot(params json.RawMessage) (json.RawMessage, error) {
-	v, err := decodeSchema(params)
+	m, ok, err := decodeParams(params)
 	if err != nil {
-		return nil, fmt.Errorf("%w: parameters: %v", errs.ErrSchema, err)
+		return nil, err
 	}
-	m, ok := v.(map[string]any)
 	if !ok {
 		return emptyObjectSchema, nil
 	}

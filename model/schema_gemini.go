@@ -2,11 +2,8 @@ package model
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/llmkit/toolkit/internal/errs"
 )
 
 // MaxRefDepth is how many times the Gemini adaptation inlines the same
@@ -47,13 +44,9 @@ var geminiTypes = map[string]string{
 // Encode). It returns nil when the function takes no parameters, which
 // Gemini wants left out.
 func adaptGemini(params json.RawMessage) (json.RawMessage, error) {
-	v, err := decodeSchema(params)
-	if err != nil {
-		return nil, fmt.Errorf("%w: parameters: %v", errs.ErrSchema, err)
-	}
-	root, ok := v.(map[string]any)
-	if !ok {
-		return nil, nil
+	root, ok, err := decodeParams(params)
+	if err != nil || !ok {
+		return nil, err
 	}
 	c := geminiConv{defs: definitions(root), seen: map[string]int{}}
 	out := c.conv(objectRoot(root))
