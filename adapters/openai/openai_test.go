@@ -14,8 +14,8 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	toolkit "github.com/llmkit/toolkit"
-	oa "github.com/llmkit/toolkit/adapters/openai"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
+	oa "github.com/llmkit/toolkit/adapters/openai"
 	"github.com/llmkit/toolkit/model"
 	"github.com/llmkit/toolkit/tool"
 )
