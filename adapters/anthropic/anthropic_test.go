@@ -155,8 +155,9 @@ func TestLoop(t *testing.T) {
 	}
 }
 
-// Images become image blocks, JSON stays JSON text, failures are
-// tool_results with is_error and a message.
+// Images become image blocks (also those a remote tool sends beside its
+// text), JSON stays JSON text, failures are tool_results with is_error and
+// a message.
 func TestResultKinds(t *testing.T) {
 	ctx := context.Background()
 	tk := at.Toolkit(t)
@@ -169,7 +170,8 @@ func TestResultKinds(t *testing.T) {
 				toolUse("t_fc", "get_forecast", map[string]any{"city": "Lima"}),
 				toolUse("t_boom", "explode", map[string]any{}),
 				toolUse("t_bad", "get_weather", map[string]any{"city": 7}),
-				toolUse("t_none", "nope", nil)), nil
+				toolUse("t_none", "nope", nil),
+				toolUse("t_snap", "snapshot", map[string]any{})), nil
 		}
 		res, err := resultsOf(r.Body)
 		if err != nil {
@@ -180,6 +182,11 @@ func TestResultKinds(t *testing.T) {
 			at.Str(chart[1], "source", "type") != "base64" || at.Str(chart[1], "source", "media_type") != "image/png" ||
 			at.Str(chart[1], "source", "data") != base64.StdEncoding.EncodeToString(at.PNG()) {
 			return nil, fmt.Errorf("chart result: %s", at.JSON(res["t_chart"]))
+		}
+		snap := at.List(res["t_snap"], "content")
+		if len(snap) != 2 || at.Str(snap[0], "text") != "the chart:" || at.Str(snap[1], "type") != "image" ||
+			at.Str(snap[1], "source", "data") != base64.StdEncoding.EncodeToString(at.PNG()) {
+			return nil, fmt.Errorf("remote text and image result: %s", at.JSON(res["t_snap"]))
 		}
 		var fc map[string]any
 		if err := json.Unmarshal([]byte(at.Str(res["t_fc"], "content", 0, "text")), &fc); err != nil || fc["high"] != 21.0 {

@@ -155,7 +155,7 @@ func (t *Tools) Responses(ctx context.Context, calls []*genai.FunctionCall) []*g
 		switch {
 		case r.IsError:
 			fr.Response = map[string]any{"error": r.Content}
-		case r.JSON && len(parts) == 1 && !parts[0].IsMedia():
+		case r.JSON && len(parts) == 1 && !parts[0].IsMedia() && parts[0].Text == r.Content:
 			fr.Response = map[string]any{"output": json.RawMessage(r.Content)}
 		default:
 			var texts []string

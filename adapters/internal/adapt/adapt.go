@@ -256,14 +256,18 @@ func (m Media) accepts(mt string, n int) bool {
 // m accepts, the description model.Result gives it followed by the bytes;
 // for any other binary output a text that says what it was and that it is
 // not shown. An output made of MCP content blocks (a remote tool's mix of
-// text and images, or a builtin returning mcp.ToolContent) is split block
-// by block the same way, when it holds any media.
+// text and images) is split block by block the same way when it holds any
+// media, and so is an mcp.ToolContent a builtin returns, whose blocks are
+// what the tool meant the model to read.
 func Parts(ctx context.Context, r model.Result, m Media) []Part {
-	if r.IsError || r.Resource == nil || !r.Binary && !carriesMedia(r) {
+	if r.IsError || r.Resource == nil {
 		return []Part{{Text: r.Content}}
 	}
-	if cc, ok := r.Resource.(mcp.ContentCarrier); ok && carriesMedia(r) {
+	if cc, ok := r.Resource.(mcp.ContentCarrier); ok && (carriesMedia(r) || r.Resource.Type() == mcp.ToolContentType) {
 		return blockParts(cc.MCPContent(), m)
+	}
+	if !r.Binary {
+		return []Part{{Text: r.Content}}
 	}
 	data, err := r.Resource.Read(ctx)
 	if err != nil {

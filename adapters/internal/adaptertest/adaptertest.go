@@ -31,8 +31,9 @@ const WaitLimit = 20 * time.Second
 // of its tool, which is not a model-safe name (it has a '.'), so the model
 // sees a hashed name that the adapters must map back.
 const (
-	RemoteNS   = "kb"
-	RemoteTool = "docs.search"
+	RemoteNS       = "kb"
+	RemoteTool     = "docs.search"
+	RemoteSnapshot = "snapshot"
 )
 
 // WeatherIn is the input of the builtin get_weather tool.
@@ -79,13 +80,21 @@ func PNG() []byte {
 	return b.Bytes()
 }
 
-// NewRemote returns the MCP server of namespace RemoteNS: one tool,
-// RemoteTool, that answers "found: QUERY".
+// NewRemote returns the MCP server of namespace RemoteNS: RemoteTool
+// answers "found: QUERY"; RemoteSnapshot answers with a text and a PNG
+// image.
 func NewRemote() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "kb", Version: "1.0"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: RemoteTool, Description: "Searches the documentation."},
 		func(_ context.Context, _ *sdk.CallToolRequest, in SearchIn) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "found: " + in.Query}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: RemoteSnapshot, Description: "Shows the documentation's chart."},
+		func(_ context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{
+				&sdk.TextContent{Text: "the chart:"},
+				&sdk.ImageContent{MIMEType: "image/png", Data: PNG()},
+			}}, nil, nil
 		})
 	return s
 }
