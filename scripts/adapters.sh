@@ -6,7 +6,8 @@
 # Usage: scripts/adapters.sh [go test flags...]
 #
 # For each module, from inside its directory: go vet ./..., a gofmt check,
-# and go test -race -count=1 ./... (plus any flags given). Every module is
+# a check that go.mod and go.sum are tidy (go mod tidy -diff), and
+# go test -race -count=1 ./... (plus any flags given). Every module is
 # checked even when one fails; the exit status is non-zero if any failed.
 set -uo pipefail
 
@@ -36,6 +37,10 @@ for m in "${mods[@]}"; do
 	if [[ -n "$unformatted" ]]; then
 		log "$m: not gofmt-formatted:"
 		printf '  %s\n' $unformatted >&2
+		ok=0
+	fi
+	if ! (cd "$m" && go mod tidy -diff >/dev/null); then
+		log "$m: go.mod or go.sum is not tidy (run go mod tidy there)"
 		ok=0
 	fi
 	if ! (cd "$m" && go test -race -count=1 "$@" ./...); then

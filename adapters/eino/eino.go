@@ -15,8 +15,13 @@ import (
 )
 
 // Toolkit is what Tools needs of a toolkit. *toolkit.Toolkit implements
-// it.
-type Toolkit = adapt.Toolkit
+// it, and also the optional Generation and LookupItem methods that make
+// an unchanged toolkit cost nothing to list and each call run the
+// toolkit's current item.
+type Toolkit interface {
+	model.Lister
+	model.Caller
+}
 
 // Option configures a Tools.
 type Option func(*adapt.Config)
