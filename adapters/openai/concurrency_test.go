@@ -98,3 +98,28 @@ func TestTimeout(t *testing.T) {
 		t.Errorf("messages: %s", at.JSON(out))
 	}
 }
+
+// The tools that best match a message, through the catalog's Search.
+func TestSearch(t *testing.T) {
+	ctx := context.Background()
+	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := oa.New(tk)
+	defs, err := tools.Catalog().Search(ctx, "what is the weather forecast in Lima", 2, model.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, err := tools.ChatToolsOf(defs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range ct {
+		names = append(names, c.OfFunction.Function.Name)
+	}
+	if got := strings.Join(names, ","); got != "get_forecast,get_weather" && got != "get_weather,get_forecast" {
+		t.Errorf("search = %s", got)
+	}
+}
