@@ -140,10 +140,7 @@ func (v *invokable) Info(context.Context) (*schema.ToolInfo, error) { return v.i
 // InvokableRun runs the tool through the toolkit. Failures are returned as
 // text for the model, with a nil error.
 func (v *invokable) InvokableRun(ctx context.Context, args string, _ ...tool.Option) (string, error) {
-	call := model.ToolCall{ID: compose.GetToolCallID(ctx), Name: v.info.Name, Arguments: args}
-	if strings.TrimSpace(args) == "" {
-		call.Arguments = "{}"
-	}
+	call := adapt.ToolCall(compose.GetToolCallID(ctx), v.info.Name, []byte(args))
 	r := v.t.core.Dispatch(ctx, []model.ToolCall{call})[0]
 	var texts []string
 	for _, p := range adapt.Parts(ctx, r, adapt.Media{}) {

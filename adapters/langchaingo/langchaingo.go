@@ -118,7 +118,7 @@ func (t *Tools) Run(ctx context.Context, choice *llms.ContentChoice) []llms.Mess
 			continue
 		}
 		ai.Parts = append(ai.Parts, tc)
-		calls = append(calls, model.ToolCall{ID: tc.ID, Name: tc.FunctionCall.Name, Arguments: tc.FunctionCall.Arguments})
+		calls = append(calls, adapt.ToolCall(tc.ID, tc.FunctionCall.Name, []byte(tc.FunctionCall.Arguments)))
 	}
 	results := t.core.Dispatch(ctx, calls)
 	if len(results) == 0 {

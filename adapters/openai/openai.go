@@ -170,7 +170,7 @@ func (t *Tools) RunChat(ctx context.Context, msg openai.ChatCompletionMessage) [
 		if tc.Type != "" && tc.Type != "function" {
 			continue
 		}
-		calls = append(calls, model.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		calls = append(calls, adapt.ToolCall(tc.ID, tc.Function.Name, []byte(tc.Function.Arguments)))
 	}
 	results := t.core.Dispatch(ctx, calls)
 	if len(results) == 0 {
@@ -214,7 +214,7 @@ func (t *Tools) RunResponse(ctx context.Context, output []responses.ResponseOutp
 			continue
 		}
 		fc := it.AsFunctionCall()
-		calls = append(calls, model.ToolCall{ID: fc.CallID, Name: fc.Name, Arguments: fc.Arguments})
+		calls = append(calls, adapt.ToolCall(fc.CallID, fc.Name, []byte(fc.Arguments)))
 	}
 	results := t.core.Dispatch(ctx, calls)
 	if len(results) == 0 {

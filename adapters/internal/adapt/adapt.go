@@ -378,9 +378,9 @@ func mediaType(s string) string {
 	return strings.ToLower(strings.TrimSpace(s))
 }
 
-// ToolCall is a helper for building model.ToolCall values from arguments
-// that arrive as a JSON value rather than text (Anthropic's input, Gemini's
-// args): nil and empty mean no arguments.
+// ToolCall builds a model.ToolCall. Arguments that are empty or JSON null
+// (an SDK's zero value, a model calling a function without parameters)
+// mean no arguments: "{}".
 func ToolCall(id, name string, args []byte) model.ToolCall {
 	a := string(bytes.TrimSpace(args))
 	if a == "" || a == "null" {
