@@ -160,7 +160,8 @@ func TestLoop(t *testing.T) {
 	}
 }
 
-// Images travel as inline data, JSON as JSON, failures under "error".
+// Images travel as inline data (also those a remote tool sends beside its
+// text), JSON as JSON, failures under "error".
 func TestResultKinds(t *testing.T) {
 	ctx := context.Background()
 	tk := at.Toolkit(t)
@@ -172,7 +173,8 @@ func TestResultKinds(t *testing.T) {
 				call("c_chart", "render_chart", nil),
 				call("c_fc", "get_forecast", map[string]any{"city": "Lima"}),
 				call("c_boom", "explode", map[string]any{}),
-				call("c_none", "nope", nil)), nil
+				call("c_none", "nope", nil),
+				call("c_snap", "snapshot", nil)), nil
 		}
 		res, err := responsesOf(r.Body)
 		if err != nil {
@@ -183,6 +185,10 @@ func TestResultKinds(t *testing.T) {
 			at.Str(chart, "parts", 0, "inlineData", "mimeType") != "image/png" ||
 			at.Str(chart, "parts", 0, "inlineData", "data") != base64.StdEncoding.EncodeToString(at.PNG()) {
 			return nil, fmt.Errorf("chart response: %s", at.JSON(chart))
+		}
+		snap := res["c_snap"]
+		if at.Str(snap, "response", "output") != "the chart:" || at.Str(snap, "parts", 0, "inlineData", "mimeType") != "image/png" {
+			return nil, fmt.Errorf("remote text and image response: %s", at.JSON(snap))
 		}
 		if at.Get(res["c_fc"], "response", "output", "high") != 21.0 {
 			return nil, fmt.Errorf("forecast response: %s", at.JSON(res["c_fc"]))
