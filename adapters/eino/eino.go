@@ -2,6 +2,7 @@ package eino
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"strings"
 
@@ -47,11 +48,32 @@ func WithOnResult(f func(context.Context, model.Result)) Option {
 	return func(c *adapt.Config) { c.OnResult = f }
 }
 
+// WithMultimodal makes Tools return tool.EnhancedInvokableTool values,
+// whose results are schema.ToolResult parts: image outputs (PNG, JPEG, GIF,
+// WebP, up to MaxImageBytes) then travel as base64 image parts after their
+// description, for chat models that take images in tool results. Without
+// it the tools are tool.InvokableTool values and images are described in
+// text.
+func WithMultimodal(on bool) Option {
+	return func(c *adapt.Config) { c.Multimodal = on }
+}
+
+// MaxImageBytes bounds an image part of a multimodal result; a larger
+// image is described in text instead.
+const MaxImageBytes = 20 << 20
+
+// images are the image types a multimodal result carries as parts.
+var images = adapt.Media{
+	Types:    []string{"image/png", "image/jpeg", "image/gif", "image/webp"},
+	MaxBytes: MaxImageBytes,
+}
+
 // Tools turns a toolkit's tools into Eino tools. It is safe for
 // concurrent use.
 type Tools struct {
-	core  *adapt.Core
-	cache adapt.Cache[*invokable]
+	core       *adapt.Core
+	multimodal bool
+	cache      adapt.Cache[*invokable]
 }
 
 // New returns Tools over tk.
@@ -60,7 +82,7 @@ func New(tk Toolkit, opts ...Option) *Tools {
 	for _, o := range opts {
 		o(&c)
 	}
-	return &Tools{core: adapt.NewCore(tk, c)}
+	return &Tools{core: adapt.NewCore(tk, c), multimodal: c.Multimodal}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -68,7 +90,8 @@ func New(tk Toolkit, opts ...Option) *Tools {
 func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
 
 // Tools returns the toolkit's current tools as Eino tools (each a
-// tool.InvokableTool), for compose.ToolsNodeConfig.Tools. Tools that
+// tool.InvokableTool, or with WithMultimodal a tool.EnhancedInvokableTool),
+// for compose.ToolsNodeConfig.Tools. Tools that
 // cannot be converted are left out and reported in the error; the others
 // are returned and usable.
 func (t *Tools) Tools(ctx context.Context) ([]tool.BaseTool, error) {
@@ -86,7 +109,11 @@ func (t *Tools) ToolsOf(defs []model.Definition) ([]tool.BaseTool, error) {
 	inv, err := t.cache.Convert(defs, t.invokable)
 	out := make([]tool.BaseTool, len(inv))
 	for i, v := range inv {
-		out[i] = v
+		if t.multimodal {
+			out[i] = (*enhanced)(v)
+		} else {
+			out[i] = v
+		}
 	}
 	return out, err
 }
@@ -147,4 +174,36 @@ func (v *invokable) InvokableRun(ctx context.Context, args string, _ ...tool.Opt
 		texts = append(texts, p.Text)
 	}
 	return strings.Join(texts, "\n"), nil
+}
+
+// enhanced is one toolkit tool as a multimodal Eino tool.
+type enhanced invokable
+
+var _ tool.EnhancedInvokableTool = (*enhanced)(nil)
+
+// Info returns the tool's name, description and parameters.
+func (v *enhanced) Info(context.Context) (*schema.ToolInfo, error) { return v.info, nil }
+
+// InvokableRun runs the tool through the toolkit and returns its output as
+// text and image parts. Failures are returned as text for the model, with
+// a nil error.
+func (v *enhanced) InvokableRun(ctx context.Context, arg *schema.ToolArgument, _ ...tool.Option) (*schema.ToolResult, error) {
+	var args []byte
+	if arg != nil {
+		args = []byte(arg.Text)
+	}
+	call := adapt.ToolCall(compose.GetToolCallID(ctx), v.info.Name, args)
+	r := v.t.core.Dispatch(ctx, []model.ToolCall{call})[0]
+	res := &schema.ToolResult{}
+	for _, p := range adapt.Parts(ctx, r, images) {
+		if !p.IsMedia() {
+			res.Parts = append(res.Parts, schema.ToolOutputPart{Type: schema.ToolPartTypeText, Text: p.Text})
+			continue
+		}
+		data := base64.StdEncoding.EncodeToString(p.Data)
+		res.Parts = append(res.Parts, schema.ToolOutputPart{Type: schema.ToolPartTypeImage, Image: &schema.ToolOutputImage{
+			MessagePartCommon: schema.MessagePartCommon{Base64Data: &data, MIMEType: p.MIME},
+		}})
+	}
+	return res, nil
 }

@@ -2,6 +2,7 @@ package eino_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"reflect"
 	"strings"
@@ -217,4 +218,52 @@ func BenchmarkTools(b *testing.B) {
 			}
 		}
 	})
+}
+
+// With WithMultimodal the tools are enhanced tools: an image output is an
+// image part, and Eino's ToolsNode runs them.
+func TestMultimodal(t *testing.T) {
+	ctx := context.Background()
+	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := ei.New(tk, ei.WithMultimodal(true)).Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart tool.EnhancedInvokableTool
+	for _, b := range list {
+		e, ok := b.(tool.EnhancedInvokableTool)
+		if !ok {
+			t.Fatalf("%T is not an enhanced tool", b)
+		}
+		if info, _ := e.Info(ctx); info.Name == "render_chart" {
+			chart = e
+		}
+	}
+	res, err := chart.InvokableRun(ctx, &schema.ToolArgument{Text: "{}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Parts) != 2 || res.Parts[0].Type != schema.ToolPartTypeText || res.Parts[1].Type != schema.ToolPartTypeImage ||
+		res.Parts[1].Image.MIMEType != "image/png" || *res.Parts[1].Image.Base64Data != base64.StdEncoding.EncodeToString(at.PNG()) {
+		t.Errorf("result: %s", at.JSON(res))
+	}
+
+	node, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: list})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := node.Invoke(ctx, schema.AssistantMessage("", []schema.ToolCall{
+		toolCall("c1", "get_weather", `{"city":"Oslo"}`),
+		toolCall("c2", "explode", `{}`),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || out[0].ToolCallID != "c1" || out[1].ToolCallID != "c2" || !strings.Contains(at.JSON(out[0]), "Sunny in Oslo") ||
+		!strings.Contains(at.JSON(out[1]), "boom") {
+		t.Errorf("tool messages: %s", at.JSON(out))
+	}
 }

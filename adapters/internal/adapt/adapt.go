@@ -39,6 +39,9 @@ type Config struct {
 	Dispatch []model.DispatchOption
 	// OnResult, when set, sees every result before it is converted.
 	OnResult func(context.Context, model.Result)
+	// Multimodal asks an adapter whose SDK has both text-only and
+	// multimodal tool results for the multimodal ones.
+	Multimodal bool
 }
 
 // Core is a catalog and a dispatcher over one toolkit.
