@@ -20,4 +20,8 @@
 // timeout) gets a tool message whose text tells the model what went wrong,
 // so the conversation goes on. A tool response is text: JSON outputs are
 // their JSON, and binary outputs (images) are described in text.
+//
+// [Tools.AgentTools] offers the same tools to LangChainGo's agents, which
+// call a tool with one input string: the description says which JSON the
+// input must be.
 package langchaingo

@@ -8,6 +8,8 @@ replace github.com/llmkit/toolkit => ../..
 
 require github.com/llmkit/toolkit/adapters/internal v0.0.0
 
+require go.starlark.net v0.0.0-20230302034142-4b1e35fe2254 // indirect
+
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dlclark/regexp2 v1.10.0 // indirect

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/tools"
 
 	"github.com/llmkit/toolkit/adapters/internal/adapt"
 	"github.com/llmkit/toolkit/model"
@@ -47,8 +48,9 @@ func WithOnResult(f func(context.Context, model.Result)) Option {
 // Tools offers a toolkit's tools to LangChainGo models and runs the calls
 // they make. It is safe for concurrent use.
 type Tools struct {
-	core  *adapt.Core
-	cache adapt.Cache[llms.Tool]
+	core   *adapt.Core
+	cache  adapt.Cache[llms.Tool]
+	agents adapt.Cache[tools.Tool]
 }
 
 // New returns Tools over tk.
@@ -137,4 +139,57 @@ func (t *Tools) Run(ctx context.Context, choice *llms.ContentChoice) []llms.Mess
 		})
 	}
 	return out
+}
+
+// AgentTools returns the toolkit's current tools as tools.Tool values for
+// LangChainGo agents, which pass a tool one input string: each tool's
+// description ends with the JSON Schema its input must follow, and Call
+// runs the input as the call's arguments (with WithDispatch and
+// model.WithRepair, almost-JSON is mended). Failures are returned as text
+// with a nil error, so the agent goes on.
+func (t *Tools) AgentTools(ctx context.Context) ([]tools.Tool, error) {
+	defs, err := t.core.Definitions(ctx)
+	if defs == nil && err != nil {
+		return nil, err
+	}
+	out, cerr := t.agents.Convert(defs, t.agentTool)
+	return out, errors.Join(err, cerr)
+}
+
+func (t *Tools) agentTool(d model.Definition) (tools.Tool, error) {
+	lt, err := llmTool(d)
+	if err != nil {
+		return nil, err
+	}
+	desc := lt.Function.Description
+	if desc != "" && !strings.HasSuffix(desc, ".") {
+		desc += "."
+	}
+	if desc != "" {
+		desc += " "
+	}
+	desc += "Input: a JSON object following this JSON Schema: " + string(lt.Function.Parameters.(json.RawMessage))
+	return &agentTool{t: t, name: lt.Function.Name, desc: desc}, nil
+}
+
+// agentTool is one toolkit tool as a LangChainGo agent tool.
+type agentTool struct {
+	t          *Tools
+	name, desc string
+}
+
+// Name returns the tool's model-safe name.
+func (a *agentTool) Name() string { return a.name }
+
+// Description tells the agent what the tool does and what its input is.
+func (a *agentTool) Description() string { return a.desc }
+
+// Call runs the tool with input as its arguments.
+func (a *agentTool) Call(ctx context.Context, input string) (string, error) {
+	r := a.t.core.Dispatch(ctx, []model.ToolCall{adapt.ToolCall("", a.name, []byte(input))})[0]
+	var texts []string
+	for _, p := range adapt.Parts(ctx, r, adapt.Media{}) {
+		texts = append(texts, p.Text)
+	}
+	return strings.Join(texts, "\n"), nil
 }

@@ -186,3 +186,39 @@ func BenchmarkLLMTools(b *testing.B) {
 		}
 	})
 }
+
+// Agent tools take their arguments as one JSON string and answer failures
+// in words.
+func TestAgentTools(t *testing.T) {
+	ctx := context.Background()
+	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := lc.New(tk, lc.WithDispatch(model.WithRepair(true))).AgentTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]int{}
+	for i, a := range list {
+		byName[a.Name()] = i
+	}
+	w := list[byName["get_weather"]]
+	if !strings.HasPrefix(w.Description(), "Current weather for a city. Input: a JSON object following this JSON Schema: {") ||
+		!strings.Contains(w.Description(), `"city"`) {
+		t.Errorf("description = %q", w.Description())
+	}
+	for input, want := range map[string]string{
+		`{"city":"Oslo"}`:  "Sunny in Oslo",
+		`{'city': 'Rome'}`: "Sunny in Rome",
+		`Oslo`:             "not valid JSON",
+	} {
+		got, err := w.Call(ctx, input)
+		if err != nil || !strings.Contains(got, want) {
+			t.Errorf("Call(%q) = %q, %v; want %q", input, got, err, want)
+		}
+	}
+	if got, err := list[byName["explode"]].Call(ctx, ""); err != nil || !strings.Contains(got, "boom") {
+		t.Errorf("explode = %q, %v", got, err)
+	}
+}
