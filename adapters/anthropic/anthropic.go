@@ -1,0 +1,184 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/llmkit/toolkit/adapters/internal/adapt"
+	"github.com/llmkit/toolkit/model"
+)
+
+// MaxImageBytes bounds an image sent to the model (the Messages API's
+// limit per image); a larger one is described in text instead.
+const MaxImageBytes = 5 << 20
+
+// images are the image types a tool_result accepts.
+var images = adapt.Media{
+	Types:    []string{"image/jpeg", "image/png", "image/gif", "image/webp"},
+	MaxBytes: MaxImageBytes,
+}
+
+// Toolkit is what Tools needs of a toolkit. *toolkit.Toolkit implements
+// it, and also the optional Generation and LookupItem methods that make
+// an unchanged toolkit cost nothing to list and each call run the
+// toolkit's current item.
+type Toolkit interface {
+	model.Lister
+	model.Caller
+}
+
+// Option configures a Tools.
+type Option func(*adapt.Config)
+
+// WithFilter selects the items offered to the model (default: every tool,
+// no prompt).
+func WithFilter(f model.Filter) Option { return func(c *adapt.Config) { c.Filter = f } }
+
+// WithCatalog makes Tools use cat, which must be a catalog over the same
+// toolkit (for example one shared with another adapter, so that both
+// give the same names).
+func WithCatalog(cat *model.Catalog) Option { return func(c *adapt.Config) { c.Catalog = cat } }
+
+// WithDispatch configures how calls run: model.WithConcurrency,
+// model.WithTimeout, model.WithRepair.
+func WithDispatch(opts ...model.DispatchOption) Option {
+	return func(c *adapt.Config) { c.Dispatch = append(c.Dispatch, opts...) }
+}
+
+// WithOnResult makes every call's model.Result (with its Go error, for
+// logs) go to f before it is turned into a block.
+func WithOnResult(f func(context.Context, model.Result)) Option {
+	return func(c *adapt.Config) { c.OnResult = f }
+}
+
+// Tools offers a toolkit's tools to Claude and runs the calls it makes. It
+// is safe for concurrent use.
+type Tools struct {
+	core  *adapt.Core
+	cache adapt.Cache[anthropic.ToolUnionParam]
+}
+
+// New returns Tools over tk.
+func New(tk Toolkit, opts ...Option) *Tools {
+	var c adapt.Config
+	for _, o := range opts {
+		o(&c)
+	}
+	return &Tools{core: adapt.NewCore(tk, c)}
+}
+
+// Catalog returns the catalog Tools reads, for searching (see
+// model.Catalog.Search and ToolParamsOf).
+func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
+
+// ToolParams returns the toolkit's current tools as Messages API tool
+// definitions (MessageNewParams.Tools). Tools that cannot be converted are
+// left out and reported in the error; the others are returned and usable.
+// The values returned are shared: do not modify them.
+func (t *Tools) ToolParams(ctx context.Context) ([]anthropic.ToolUnionParam, error) {
+	defs, err := t.core.Definitions(ctx)
+	if defs == nil && err != nil {
+		return nil, err
+	}
+	tools, cerr := t.ToolParamsOf(defs)
+	return tools, errors.Join(err, cerr)
+}
+
+// ToolParamsOf converts definitions (from the catalog's Definitions or
+// Search) to Messages API tool definitions.
+func (t *Tools) ToolParamsOf(defs []model.Definition) ([]anthropic.ToolUnionParam, error) {
+	return t.cache.Convert(defs, toolParam)
+}
+
+func toolParam(d model.Definition) (anthropic.ToolUnionParam, error) {
+	e, err := adapt.Encode(model.Anthropic, d)
+	if err != nil {
+		return anthropic.ToolUnionParam{}, err
+	}
+	schema, err := e.Object("input_schema")
+	if err != nil {
+		return anthropic.ToolUnionParam{}, err
+	}
+	var in anthropic.ToolInputSchemaParam
+	if p, ok := schema["properties"]; ok {
+		in.Properties = p
+	}
+	if r, ok := schema["required"]; ok {
+		if err := json.Unmarshal(r, &in.Required); err != nil {
+			return anthropic.ToolUnionParam{}, err
+		}
+	}
+	for k, v := range schema {
+		switch k {
+		case "type", "properties", "required":
+			continue
+		}
+		if in.ExtraFields == nil {
+			in.ExtraFields = map[string]any{}
+		}
+		in.ExtraFields[k] = v
+	}
+	tp := anthropic.ToolUnionParamOfTool(in, e.String("name"))
+	if desc := e.String("description"); desc != "" {
+		tp.OfTool.Description = anthropic.String(desc)
+	}
+	return tp, nil
+}
+
+// Run runs the tool_use blocks of msg (an assistant message) and returns
+// the user message to send next, holding one tool_result per call in call
+// order. ok is false when msg has no tool_use block.
+func (t *Tools) Run(ctx context.Context, msg *anthropic.Message) (reply anthropic.MessageParam, ok bool) {
+	blocks := t.Results(ctx, msg.Content)
+	if len(blocks) == 0 {
+		return anthropic.MessageParam{}, false
+	}
+	return anthropic.NewUserMessage(blocks...), true
+}
+
+// Results runs the tool_use blocks of content and returns their
+// tool_result blocks, in call order (nil when there is none). Other blocks
+// are ignored.
+func (t *Tools) Results(ctx context.Context, content []anthropic.ContentBlockUnion) []anthropic.ContentBlockParamUnion {
+	var calls []model.ToolCall
+	for _, b := range content {
+		if b.Type == "tool_use" {
+			calls = append(calls, adapt.ToolCall(b.ID, b.Name, b.Input))
+		}
+	}
+	results := t.core.Dispatch(ctx, calls)
+	if len(results) == 0 {
+		return nil
+	}
+	out := make([]anthropic.ContentBlockParamUnion, 0, len(results))
+	for _, r := range results {
+		tr := &anthropic.ToolResultBlockParam{ToolUseID: r.ID}
+		if r.IsError {
+			tr.IsError = anthropic.Bool(true)
+		}
+		for _, p := range adapt.Parts(ctx, r, images) {
+			var c anthropic.ToolResultBlockParamContentUnion
+			if p.IsMedia() {
+				c.OfImage = &anthropic.ImageBlockParam{Source: anthropic.ImageBlockParamSourceUnion{
+					OfBase64: &anthropic.Base64ImageSourceParam{
+						Data:      base64.StdEncoding.EncodeToString(p.Data),
+						MediaType: anthropic.Base64ImageSourceMediaType(p.MIME),
+					},
+				}}
+			} else if p.Text != "" {
+				// The API refuses empty text blocks; a tool_result
+				// without content is allowed.
+				c.OfText = &anthropic.TextBlockParam{Text: p.Text}
+			} else {
+				continue
+			}
+			tr.Content = append(tr.Content, c)
+		}
+		out = append(out, anthropic.ContentBlockParamUnion{OfToolResult: tr})
+	}
+	return out
+}

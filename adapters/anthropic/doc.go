@@ -1,0 +1,25 @@
+// Package anthropic hands a toolkit to the official Anthropic Go SDK
+// (github.com/anthropics/anthropic-sdk-go/v2) for the Messages API.
+//
+// A [Tools] follows its toolkit live. [Tools.ToolParams] returns the
+// toolkit's current tools as the SDK's tool definitions, under model-safe
+// names (see model.Namer) with input schemas adapted to what Anthropic
+// accepts (see model.Encode); call it for every request and a tool added,
+// removed or changed in the toolkit is in the next request. Conversions are
+// cached per tool and rebuilt only for tools that changed.
+//
+// [Tools.Run] runs the tool_use blocks of an assistant message and returns
+// the user message that carries one tool_result block per call, in call
+// order, as the Messages API requires; [Tools.Results] returns just the
+// blocks. Calls run through a model.Dispatcher: concurrently, each under
+// the optional timeout, with the arguments mended when asked (WithDispatch
+// and model.WithRepair), the model's names mapped back to the toolkit's
+// items.
+//
+// A tool_result keeps what Anthropic can carry: text and JSON outputs as
+// text, image outputs (JPEG, PNG, GIF, WebP, up to MaxImageBytes) as image
+// blocks after their description, and any other binary output as a text
+// that says what it was. A call that fails (unknown tool, bad arguments,
+// tool error, timeout) gets a tool_result with is_error set and a text that
+// tells the model what went wrong, so the conversation goes on.
+package anthropic

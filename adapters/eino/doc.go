@@ -1,0 +1,26 @@
+// Package eino hands a toolkit to CloudWeGo's Eino framework
+// (github.com/cloudwego/eino): each toolkit tool becomes an Eino
+// tool.InvokableTool, with its Info and its InvokableRun, ready for a
+// compose.ToolsNode or a ReAct agent.
+//
+// [Tools.Tools] returns the toolkit's current tools under model-safe names
+// (see model.Namer), each Info holding its input schema (with the
+// object-root adaptation model.Encode applies for OpenAI, which every
+// provider accepts); [Tools.Infos] returns just the infos, for a chat
+// model's WithTools. Call them when building an agent or graph for a
+// request: a tool added, removed or changed in the toolkit is then in it.
+// Conversions are cached per tool and rebuilt only for tools that changed.
+// A tool kept from an earlier list still runs the toolkit's current item
+// of its name, and answers that it is no longer available once the item is
+// gone.
+//
+// InvokableRun runs the call through a model.Dispatcher (the optional
+// timeout, argument repair with WithDispatch and model.WithRepair), under
+// the id Eino gives the call. A call that fails (bad arguments, tool error,
+// timeout) returns a nil error and a text that tells the model what went
+// wrong, so the agent goes on rather than stopping its graph. Text and
+// JSON outputs are returned as they are; an InvokableTool returns a string,
+// so a binary output (an image) is described in text. With WithMultimodal
+// the tools are EnhancedInvokableTools instead, and an image output travels
+// as an image part of the schema.ToolResult.
+package eino

@@ -1,0 +1,209 @@
+package eino
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strings"
+
+	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/compose"
+	"github.com/cloudwego/eino/schema"
+	"github.com/eino-contrib/jsonschema"
+
+	"github.com/llmkit/toolkit/adapters/internal/adapt"
+	"github.com/llmkit/toolkit/model"
+)
+
+// Toolkit is what Tools needs of a toolkit. *toolkit.Toolkit implements
+// it, and also the optional Generation and LookupItem methods that make
+// an unchanged toolkit cost nothing to list and each call run the
+// toolkit's current item.
+type Toolkit interface {
+	model.Lister
+	model.Caller
+}
+
+// Option configures a Tools.
+type Option func(*adapt.Config)
+
+// WithFilter selects the items offered to the model (default: every tool,
+// no prompt).
+func WithFilter(f model.Filter) Option { return func(c *adapt.Config) { c.Filter = f } }
+
+// WithCatalog makes Tools use cat, which must be a catalog over the same
+// toolkit.
+func WithCatalog(cat *model.Catalog) Option { return func(c *adapt.Config) { c.Catalog = cat } }
+
+// WithDispatch configures how calls run: model.WithTimeout,
+// model.WithRepair (model.WithConcurrency does not apply: Eino runs each
+// call on its own).
+func WithDispatch(opts ...model.DispatchOption) Option {
+	return func(c *adapt.Config) { c.Dispatch = append(c.Dispatch, opts...) }
+}
+
+// WithOnResult makes every call's model.Result (with its Go error, for
+// logs) go to f before it is returned.
+func WithOnResult(f func(context.Context, model.Result)) Option {
+	return func(c *adapt.Config) { c.OnResult = f }
+}
+
+// WithMultimodal makes Tools return tool.EnhancedInvokableTool values,
+// whose results are schema.ToolResult parts: image outputs (PNG, JPEG, GIF,
+// WebP, up to MaxImageBytes) then travel as base64 image parts after their
+// description, for chat models that take images in tool results. Without
+// it the tools are tool.InvokableTool values and images are described in
+// text.
+func WithMultimodal(on bool) Option {
+	return func(c *adapt.Config) { c.Multimodal = on }
+}
+
+// MaxImageBytes bounds an image part of a multimodal result; a larger
+// image is described in text instead.
+const MaxImageBytes = 20 << 20
+
+// images are the image types a multimodal result carries as parts.
+var images = adapt.Media{
+	Types:    []string{"image/png", "image/jpeg", "image/gif", "image/webp"},
+	MaxBytes: MaxImageBytes,
+}
+
+// Tools turns a toolkit's tools into Eino tools. It is safe for
+// concurrent use.
+type Tools struct {
+	core       *adapt.Core
+	multimodal bool
+	cache      adapt.Cache[*invokable]
+}
+
+// New returns Tools over tk.
+func New(tk Toolkit, opts ...Option) *Tools {
+	var c adapt.Config
+	for _, o := range opts {
+		o(&c)
+	}
+	return &Tools{core: adapt.NewCore(tk, c), multimodal: c.Multimodal}
+}
+
+// Catalog returns the catalog Tools reads, for searching (see
+// model.Catalog.Search and ToolsOf).
+func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
+
+// Tools returns the toolkit's current tools as Eino tools (each a
+// tool.InvokableTool, or with WithMultimodal a tool.EnhancedInvokableTool),
+// for compose.ToolsNodeConfig.Tools. Tools that
+// cannot be converted are left out and reported in the error; the others
+// are returned and usable.
+func (t *Tools) Tools(ctx context.Context) ([]tool.BaseTool, error) {
+	defs, err := t.core.Definitions(ctx)
+	if defs == nil && err != nil {
+		return nil, err
+	}
+	tools, cerr := t.ToolsOf(defs)
+	return tools, errors.Join(err, cerr)
+}
+
+// ToolsOf converts definitions (from the catalog's Definitions or Search)
+// to Eino tools.
+func (t *Tools) ToolsOf(defs []model.Definition) ([]tool.BaseTool, error) {
+	inv, err := t.cache.Convert(defs, t.invokable)
+	out := make([]tool.BaseTool, len(inv))
+	for i, v := range inv {
+		if t.multimodal {
+			out[i] = (*enhanced)(v)
+		} else {
+			out[i] = v
+		}
+	}
+	return out, err
+}
+
+// Infos returns the infos of the toolkit's current tools, for a chat
+// model's WithTools. The infos are shared: do not modify them.
+func (t *Tools) Infos(ctx context.Context) ([]*schema.ToolInfo, error) {
+	defs, err := t.core.Definitions(ctx)
+	if defs == nil && err != nil {
+		return nil, err
+	}
+	inv, cerr := t.cache.Convert(defs, t.invokable)
+	out := make([]*schema.ToolInfo, len(inv))
+	for i, v := range inv {
+		out[i] = v.info
+	}
+	return out, errors.Join(err, cerr)
+}
+
+func (t *Tools) invokable(d model.Definition) (*invokable, error) {
+	e, err := adapt.Encode(model.OpenAIChat, d)
+	if err != nil {
+		return nil, err
+	}
+	fn, err := e.Object("function")
+	if err != nil {
+		return nil, err
+	}
+	var s jsonschema.Schema
+	if err := s.UnmarshalJSON(fn["parameters"]); err != nil {
+		return nil, err
+	}
+	return &invokable{t: t, info: &schema.ToolInfo{
+		Name:        d.Name,
+		Desc:        d.Description,
+		ParamsOneOf: schema.NewParamsOneOfByJSONSchema(&s),
+	}}, nil
+}
+
+// invokable is one toolkit tool as an Eino tool.
+type invokable struct {
+	t    *Tools
+	info *schema.ToolInfo
+}
+
+var _ tool.InvokableTool = (*invokable)(nil)
+
+// Info returns the tool's name, description and parameters.
+func (v *invokable) Info(context.Context) (*schema.ToolInfo, error) { return v.info, nil }
+
+// InvokableRun runs the tool through the toolkit. Failures are returned as
+// text for the model, with a nil error.
+func (v *invokable) InvokableRun(ctx context.Context, args string, _ ...tool.Option) (string, error) {
+	call := adapt.ToolCall(compose.GetToolCallID(ctx), v.info.Name, []byte(args))
+	r := v.t.core.Dispatch(ctx, []model.ToolCall{call})[0]
+	var texts []string
+	for _, p := range adapt.Parts(ctx, r, adapt.Media{}) {
+		texts = append(texts, p.Text)
+	}
+	return strings.Join(texts, "\n"), nil
+}
+
+// enhanced is one toolkit tool as a multimodal Eino tool.
+type enhanced invokable
+
+var _ tool.EnhancedInvokableTool = (*enhanced)(nil)
+
+// Info returns the tool's name, description and parameters.
+func (v *enhanced) Info(context.Context) (*schema.ToolInfo, error) { return v.info, nil }
+
+// InvokableRun runs the tool through the toolkit and returns its output as
+// text and image parts. Failures are returned as text for the model, with
+// a nil error.
+func (v *enhanced) InvokableRun(ctx context.Context, arg *schema.ToolArgument, _ ...tool.Option) (*schema.ToolResult, error) {
+	var args []byte
+	if arg != nil {
+		args = []byte(arg.Text)
+	}
+	call := adapt.ToolCall(compose.GetToolCallID(ctx), v.info.Name, args)
+	r := v.t.core.Dispatch(ctx, []model.ToolCall{call})[0]
+	res := &schema.ToolResult{}
+	for _, p := range adapt.Parts(ctx, r, images) {
+		if !p.IsMedia() {
+			res.Parts = append(res.Parts, schema.ToolOutputPart{Type: schema.ToolPartTypeText, Text: p.Text})
+			continue
+		}
+		data := base64.StdEncoding.EncodeToString(p.Data)
+		res.Parts = append(res.Parts, schema.ToolOutputPart{Type: schema.ToolPartTypeImage, Image: &schema.ToolOutputImage{
+			MessagePartCommon: schema.MessagePartCommon{Base64Data: &data, MIMEType: p.MIME},
+		}})
+	}
+	return res, nil
+}

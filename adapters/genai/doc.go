@@ -1,0 +1,28 @@
+// Package genai hands a toolkit to Google's Gen AI Go SDK
+// (google.golang.org/genai), for the Gemini API and Vertex AI.
+//
+// A [Tools] follows its toolkit live. [Tools.Tools] returns the toolkit's
+// current tools as one genai.Tool holding a function declaration per tool,
+// under model-safe names (see model.Namer), with each input schema turned
+// into Gemini's OpenAPI-subset genai.Schema by the adaptations model.Encode
+// documents (refs inlined, unions and nullability rewritten, unsupported
+// keywords dropped); call it for every request and a tool added, removed or
+// changed in the toolkit is in the next request. Conversions are cached
+// per tool and rebuilt only for tools that changed.
+//
+// [Tools.Run] runs the function calls of a response and returns the user
+// content that carries one function response per call, in call order,
+// each with the call's id and name; [Tools.Responses] returns just the
+// parts. Calls run through a model.Dispatcher: concurrently, each under
+// the optional timeout, with the arguments mended when asked
+// (WithDispatch and model.WithRepair), the model's names mapped back to
+// the toolkit's items.
+//
+// A function response's "output" holds the result: a JSON output as JSON,
+// a text output as a string. An image or PDF output (PNG, JPEG, WebP or
+// PDF, up to MaxMediaBytes) travels as inline data in the response's
+// parts, after its description in "output"; any other binary output is
+// described in text. A call that fails (unknown function, bad arguments,
+// tool error, timeout) gets a response whose "error" tells the model what
+// went wrong, so the conversation goes on.
+package genai

@@ -1,0 +1,289 @@
+package genai_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"google.golang.org/genai"
+
+	toolkit "github.com/llmkit/toolkit"
+	gg "github.com/llmkit/toolkit/adapters/genai"
+	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
+	"github.com/llmkit/toolkit/model"
+	"github.com/llmkit/toolkit/tool"
+)
+
+const modelName = "gemini-test"
+
+func client(t *testing.T, p *at.Provider) *genai.Client {
+	t.Helper()
+	c, err := genai.NewClient(context.Background(), &genai.ClientConfig{
+		APIKey:      "test-key",
+		Backend:     genai.BackendGeminiAPI,
+		HTTPOptions: genai.HTTPOptions{BaseURL: p.URL},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func candidate(parts ...any) map[string]any {
+	return map[string]any{
+		"candidates": []any{map[string]any{
+			"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0,
+		}},
+		"usageMetadata": map[string]any{"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+		"modelVersion":  modelName,
+	}
+}
+
+func call(id, name string, args map[string]any) map[string]any {
+	return map[string]any{"functionCall": map[string]any{"id": id, "name": name, "args": args}}
+}
+
+// declarations indexes a request's function declarations.
+func declarations(body map[string]any) (map[string]map[string]any, string) {
+	out := map[string]map[string]any{}
+	remote := ""
+	for _, tl := range at.List(body, "tools") {
+		for _, d := range at.List(tl, "functionDeclarations") {
+			m, _ := d.(map[string]any)
+			out[at.Str(m, "name")] = m
+			if strings.HasPrefix(at.Str(m, "name"), at.RemoteNS+model.Separator+"docs_search_") {
+				remote = at.Str(m, "name")
+			}
+		}
+	}
+	return out, remote
+}
+
+// responsesOf returns the function responses of the last content by id.
+func responsesOf(body map[string]any) (map[string]map[string]any, error) {
+	contents := at.List(body, "contents")
+	last := contents[len(contents)-1]
+	if at.Str(last, "role") != "user" {
+		return nil, fmt.Errorf("last content %s", at.JSON(last))
+	}
+	out := map[string]map[string]any{}
+	for _, p := range at.List(last, "parts") {
+		fr, ok := at.Get(p, "functionResponse").(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("part %s", at.JSON(p))
+		}
+		out[at.Str(fr, "id")] = fr
+	}
+	return out, nil
+}
+
+// The whole generateContent loop with the real SDK: Gemini asks for a
+// builtin and a remote function at once, both responses come back with
+// the right ids and names, and Gemini answers.
+func TestLoop(t *testing.T) {
+	ctx := context.Background()
+	tk := at.Toolkit(t)
+	tools := gg.New(tk)
+	var remoteSeen string
+
+	prov := at.NewProvider(t, func(r at.Request) (any, error) {
+		if r.Method != "POST" || r.Path != "/v1beta/models/"+modelName+":generateContent" {
+			return nil, fmt.Errorf("unexpected %s %s", r.Method, r.Path)
+		}
+		if got := r.Header.Get("X-Goog-Api-Key"); got != "test-key" {
+			return nil, fmt.Errorf("x-goog-api-key = %q", got)
+		}
+		decls, remote := declarations(r.Body)
+		contents := at.List(r.Body, "contents")
+		if len(contents) == 1 {
+			w := decls["get_weather"]
+			if at.Str(w, "parameters", "type") != "OBJECT" || at.Str(w, "parameters", "properties", "city", "type") != "STRING" ||
+				at.Get(w, "parameters", "additionalProperties") != nil || at.Str(w, "description") != "Current weather for a city." {
+				return nil, fmt.Errorf("get_weather declaration: %s", at.JSON(w))
+			}
+			if e := decls["explode"]; e == nil || at.Get(e, "parameters") != nil {
+				return nil, fmt.Errorf("a function without parameters must have none: %s", at.JSON(e))
+			}
+			if remote == "" {
+				return nil, fmt.Errorf("no remote function among %v", decls)
+			}
+			remoteSeen = remote
+			return candidate(
+				call("fc_1", "get_weather", map[string]any{"city": "Oslo"}),
+				call("fc_2", remote, map[string]any{"query": "adapters"})), nil
+		}
+		if m := contents[len(contents)-2]; at.Str(m, "role") != "model" || len(at.List(m, "parts")) != 2 {
+			return nil, fmt.Errorf("the model turn was not sent back: %s", at.JSON(m))
+		}
+		res, err := responsesOf(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		got := map[string]string{}
+		for id, fr := range res {
+			got[id] = at.Str(fr, "name") + "=" + at.Str(fr, "response", "output")
+		}
+		want := map[string]string{"fc_1": "get_weather=Sunny in Oslo", "fc_2": remoteSeen + "=found: adapters"}
+		if !reflect.DeepEqual(got, want) {
+			return nil, fmt.Errorf("function responses = %v, want %v", got, want)
+		}
+		return candidate(map[string]any{"text": "Sunny; docs found."}), nil
+	})
+
+	c := client(t, prov)
+	contents := []*genai.Content{genai.NewContentFromText("Weather in Oslo? Search the docs for adapters.", genai.RoleUser)}
+	var answer string
+	for turn := 0; turn < 4 && answer == ""; turn++ {
+		fns, err := tools.Tools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Models.GenerateContent(ctx, modelName, contents, &genai.GenerateContentConfig{Tools: fns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, ok := tools.Run(ctx, resp)
+		if !ok {
+			answer = resp.Text()
+			break
+		}
+		contents = append(contents, resp.Candidates[0].Content, reply)
+	}
+	if answer != "Sunny; docs found." {
+		t.Fatalf("answer = %q", answer)
+	}
+	if n := len(prov.Requests()); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+}
+
+// Images travel as inline data (also those a remote tool sends beside its
+// text), JSON as JSON, failures under "error".
+func TestResultKinds(t *testing.T) {
+	ctx := context.Background()
+	tk := at.Toolkit(t)
+	tools := gg.New(tk)
+
+	prov := at.NewProvider(t, func(r at.Request) (any, error) {
+		if len(at.List(r.Body, "contents")) == 1 {
+			return candidate(
+				call("c_chart", "render_chart", nil),
+				call("c_fc", "get_forecast", map[string]any{"city": "Lima"}),
+				call("c_boom", "explode", map[string]any{}),
+				call("c_none", "nope", nil),
+				call("c_snap", "snapshot", nil)), nil
+		}
+		res, err := responsesOf(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		chart := res["c_chart"]
+		if !strings.Contains(at.Str(chart, "response", "output"), "image/png") ||
+			at.Str(chart, "parts", 0, "inlineData", "mimeType") != "image/png" ||
+			at.Str(chart, "parts", 0, "inlineData", "data") != base64.StdEncoding.EncodeToString(at.PNG()) {
+			return nil, fmt.Errorf("chart response: %s", at.JSON(chart))
+		}
+		snap := res["c_snap"]
+		if at.Str(snap, "response", "output") != "the chart:" || at.Str(snap, "parts", 0, "inlineData", "mimeType") != "image/png" {
+			return nil, fmt.Errorf("remote text and image response: %s", at.JSON(snap))
+		}
+		if at.Get(res["c_fc"], "response", "output", "high") != 21.0 {
+			return nil, fmt.Errorf("forecast response: %s", at.JSON(res["c_fc"]))
+		}
+		for id, want := range map[string]string{"c_boom": "boom", "c_none": `no tool named "nope"`} {
+			if !strings.Contains(at.Str(res[id], "response", "error"), want) || at.Get(res[id], "response", "output") != nil {
+				return nil, fmt.Errorf("%s response: %s", id, at.JSON(res[id]))
+			}
+		}
+		return candidate(map[string]any{"text": "ok"}), nil
+	})
+	c := client(t, prov)
+	contents := []*genai.Content{genai.NewContentFromText("go", genai.RoleUser)}
+	for turn := 0; turn < 3; turn++ {
+		fns, err := tools.Tools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Models.GenerateContent(ctx, modelName, contents, &genai.GenerateContentConfig{Tools: fns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, ok := tools.Run(ctx, resp)
+		if !ok {
+			if resp.Text() != "ok" {
+				t.Fatalf("answer %q", resp.Text())
+			}
+			return
+		}
+		contents = append(contents, resp.Candidates[0].Content, reply)
+	}
+	t.Fatal("no answer")
+}
+
+// The declarations follow the toolkit.
+func TestLive(t *testing.T) {
+	ctx := context.Background()
+	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := gg.New(tk)
+	names := func() string {
+		decls, err := tools.Declarations(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, d := range decls {
+			out = append(out, d.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names(); got != "explode,get_forecast,get_weather,render_chart" {
+		t.Fatalf("declarations = %s", got)
+	}
+	if err := tk.AddTool(tool.Must("translate", "Translates.", func(_ context.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.RemoveBuiltin("explode"); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); got != "get_forecast,get_weather,render_chart,translate" {
+		t.Fatalf("declarations after the change = %s", got)
+	}
+}
+
+func BenchmarkDeclarations(b *testing.B) {
+	ctx := context.Background()
+	tk, err := toolkit.New(toolkit.WithTool(at.Many(1000)...))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if d, err := gg.New(tk).Declarations(ctx); err != nil || len(d) != 1000 {
+				b.Fatal(len(d), err)
+			}
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		tools := gg.New(tk)
+		if _, err := tools.Declarations(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if d, err := tools.Declarations(ctx); err != nil || len(d) != 1000 {
+				b.Fatal(len(d), err)
+			}
+		}
+	})
+}

@@ -1,0 +1,393 @@
+// Package adapt holds what every provider adapter does the same way: it
+// keeps a model.Catalog and a model.Dispatcher over one toolkit, converts
+// definitions to SDK values once per change, and splits a tool result
+// into the text and media parts a provider message can carry.
+package adapt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"strings"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/model"
+)
+
+// Toolkit is what an adapter needs of a toolkit. *toolkit.Toolkit
+// implements it (and the optional Generation and LookupItem methods that
+// make the catalog cheap and calls exact).
+type Toolkit interface {
+	model.Lister
+	model.Caller
+}
+
+// Config is the configuration every adapter accepts through its options.
+type Config struct {
+	// Catalog, when set, is used instead of a new catalog over the toolkit
+	// (for example one shared by several adapters).
+	Catalog *model.Catalog
+	// Filter selects the items offered to the model.
+	Filter model.Filter
+	// Dispatch configures the dispatcher (concurrency, timeout, repair).
+	Dispatch []model.DispatchOption
+	// OnResult, when set, sees every result before it is converted.
+	OnResult func(context.Context, model.Result)
+	// Multimodal asks an adapter whose SDK has both text-only and
+	// multimodal tool results for the multimodal ones.
+	Multimodal bool
+}
+
+// Core is a catalog and a dispatcher over one toolkit.
+type Core struct {
+	Catalog    *model.Catalog
+	Dispatcher *model.Dispatcher
+	Filter     model.Filter
+	onResult   func(context.Context, model.Result)
+}
+
+// NewCore returns the core of an adapter over tk.
+func NewCore(tk Toolkit, c Config) *Core {
+	cat := c.Catalog
+	if cat == nil {
+		cat = model.NewCatalog(tk)
+	}
+	return &Core{
+		Catalog:    cat,
+		Dispatcher: model.NewDispatcher(tk, cat, c.Dispatch...),
+		Filter:     c.Filter,
+		onResult:   c.OnResult,
+	}
+}
+
+// Definitions returns the definitions of the items the filter keeps, as of
+// the toolkit's current state. Definitions that cannot be built are left
+// out and reported in the error; the others are returned.
+func (c *Core) Definitions(ctx context.Context) ([]model.Definition, error) {
+	return c.Catalog.Definitions(ctx, c.Filter)
+}
+
+// Dispatch runs calls and hands every result to the OnResult hook.
+func (c *Core) Dispatch(ctx context.Context, calls []model.ToolCall) []model.Result {
+	if len(calls) == 0 {
+		return nil
+	}
+	res := c.Dispatcher.Dispatch(ctx, calls...)
+	if c.onResult != nil {
+		for _, r := range res {
+			c.onResult(ctx, r)
+		}
+	}
+	return res
+}
+
+// Cache converts definitions to an SDK's tool values and keeps each
+// conversion until its definition changes, so that handing an unchanged
+// toolkit to the model again costs a comparison per tool. The zero Cache
+// is ready; it is safe for concurrent use.
+type Cache[T any] struct {
+	mu sync.Mutex
+	m  map[string]cached[T]
+}
+
+type cached[T any] struct {
+	desc   string
+	params []byte
+	strict bool
+	v      T
+}
+
+func (e cached[T]) matches(d model.Definition) bool {
+	return e.desc == d.Description && e.strict == d.Strict && bytes.Equal(e.params, d.Parameters)
+}
+
+// Convert returns the conversions of defs, in order. Definitions conv
+// fails on are left out and reported in the error (joined), each error
+// naming its tool.
+func (c *Cache[T]) Convert(defs []model.Definition, conv func(model.Definition) (T, error)) ([]T, error) {
+	out := make([]T, len(defs))
+	have := make([]bool, len(defs))
+	c.mu.Lock()
+	for i, d := range defs {
+		if e, ok := c.m[d.Name]; ok && e.matches(d) {
+			out[i], have[i] = e.v, true
+		}
+	}
+	c.mu.Unlock()
+
+	var errList []error
+	fresh := map[string]cached[T]{}
+	for i, d := range defs {
+		if have[i] {
+			continue
+		}
+		v, err := conv(d)
+		if err != nil {
+			errList = append(errList, fmt.Errorf("tool %q: %w", d.Name, err))
+			continue
+		}
+		out[i], have[i] = v, true
+		fresh[d.Name] = cached[T]{desc: d.Description, params: d.Parameters, strict: d.Strict, v: v}
+	}
+	if len(fresh) > 0 {
+		c.mu.Lock()
+		if c.m == nil || len(c.m)+len(fresh) > 2*len(defs)+256 {
+			// Drop the conversions of tools that are gone.
+			keep := make(map[string]cached[T], len(defs))
+			for _, d := range defs {
+				if e, ok := c.m[d.Name]; ok {
+					keep[d.Name] = e
+				}
+			}
+			c.m = keep
+		}
+		for name, e := range fresh {
+			c.m[name] = e
+		}
+		c.mu.Unlock()
+	}
+	if len(errList) == 0 {
+		return out, nil
+	}
+	kept := out[:0]
+	for i := range out {
+		if have[i] {
+			kept = append(kept, out[i])
+		}
+	}
+	return kept, errors.Join(errList...)
+}
+
+// Encoded is a provider's tool object as model.EncodeTool writes it, split
+// into its top-level members, so that an adapter can fill an SDK's typed
+// fields without decoding (and rounding) the schema.
+type Encoded map[string]json.RawMessage
+
+// Encode encodes d in format f and splits the result.
+func Encode(f model.Format, d model.Definition) (Encoded, error) {
+	b, err := model.EncodeTool(f, d)
+	if err != nil {
+		return nil, err
+	}
+	var e Encoded
+	if err := json.Unmarshal(b, &e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Object returns member key, itself an object, split into its members.
+func (e Encoded) Object(key string) (Encoded, error) {
+	var o Encoded
+	raw, ok := e[key]
+	if !ok || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	return o, nil
+}
+
+// String returns member key as a string ("" when absent).
+func (e Encoded) String(key string) string {
+	var s string
+	_ = json.Unmarshal(e[key], &s)
+	return s
+}
+
+// Bool returns member key as a boolean (false when absent).
+func (e Encoded) Bool(key string) bool {
+	var b bool
+	_ = json.Unmarshal(e[key], &b)
+	return b
+}
+
+// Any returns the members as a map whose values are the raw JSON of each
+// member: an SDK that marshals a map[string]any writes them unchanged.
+func (e Encoded) Any() map[string]any {
+	m := make(map[string]any, len(e))
+	for k, v := range e {
+		m[k] = v
+	}
+	return m
+}
+
+// Part is one piece of a tool result: text, or media bytes with their
+// MIME type.
+type Part struct {
+	// Text is the text of a text part.
+	Text string
+	// MIME and Data are the type and bytes of a media part.
+	MIME string
+	Data []byte
+}
+
+// IsMedia reports whether p is a media part.
+func (p Part) IsMedia() bool { return p.Data != nil }
+
+// Media tells which media a provider takes inline in the place a result
+// goes.
+type Media struct {
+	// Types lists the accepted MIME types ("image/png", ...).
+	Types []string
+	// MaxBytes bounds one media part; larger ones are described instead.
+	MaxBytes int
+}
+
+// accepts reports whether media of type mt and n bytes can be sent.
+func (m Media) accepts(mt string, n int) bool {
+	if m.MaxBytes > 0 && n > m.MaxBytes {
+		return false
+	}
+	for _, t := range m.Types {
+		if t == mt {
+			return true
+		}
+	}
+	return false
+}
+
+// Parts splits a result into what the model reads: the error message of a
+// failed call; the text or JSON of a text output; for a binary output that
+// m accepts, the description model.Result gives it followed by the bytes;
+// for any other binary output a text that says what it was and that it is
+// not shown. An output made of MCP content blocks (a remote tool's mix of
+// text and images) is split block by block the same way when it holds any
+// media, and so is an mcp.ToolContent a builtin returns, whose blocks are
+// what the tool meant the model to read.
+func Parts(ctx context.Context, r model.Result, m Media) []Part {
+	if r.IsError || r.Resource == nil {
+		return []Part{{Text: r.Content}}
+	}
+	if cc, ok := r.Resource.(mcp.ContentCarrier); ok && (carriesMedia(r) || r.Resource.Type() == mcp.ToolContentType) {
+		return blockParts(cc.MCPContent(), m)
+	}
+	if !r.Binary {
+		return []Part{{Text: r.Content}}
+	}
+	data, err := r.Resource.Read(ctx)
+	if err != nil {
+		return []Part{{Text: fmt.Sprintf("[output %q could not be read: %v]", resName(r), err)}}
+	}
+	mt := mediaType(r.Resource.Type())
+	if !m.accepts(mt, len(data)) {
+		return []Part{{Text: notShown(mt, resName(r), len(data), m)}}
+	}
+	return []Part{{Text: r.Content}, {MIME: mt, Data: data}}
+}
+
+// carriesMedia reports whether r's output is MCP content with a media
+// block in it.
+func carriesMedia(r model.Result) bool {
+	cc, ok := r.Resource.(mcp.ContentCarrier)
+	if !ok {
+		return false
+	}
+	for _, b := range cc.MCPContent() {
+		switch v := b.(type) {
+		case *sdk.ImageContent, *sdk.AudioContent:
+			return true
+		case *sdk.EmbeddedResource:
+			if v.Resource != nil && v.Resource.Blob != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// blockParts maps MCP content blocks to parts.
+func blockParts(blocks []sdk.Content, m Media) []Part {
+	var out []Part
+	media := func(mt string, data []byte, name string) {
+		mt = mediaType(mt)
+		if m.accepts(mt, len(data)) {
+			out = append(out, Part{MIME: mt, Data: data})
+		} else {
+			out = append(out, Part{Text: notShown(mt, name, len(data), m)})
+		}
+	}
+	for _, b := range blocks {
+		switch v := b.(type) {
+		case *sdk.TextContent:
+			out = append(out, Part{Text: v.Text})
+		case *sdk.ImageContent:
+			media(v.MIMEType, v.Data, "image")
+		case *sdk.AudioContent:
+			media(v.MIMEType, v.Data, "audio")
+		case *sdk.EmbeddedResource:
+			switch rc := v.Resource; {
+			case rc == nil:
+			case rc.Blob != nil:
+				media(rc.MIMEType, rc.Blob, rc.URI)
+			default:
+				out = append(out, Part{Text: rc.Text})
+			}
+		case *sdk.ResourceLink:
+			out = append(out, Part{Text: fmt.Sprintf("[resource %q: %s]", v.Name, v.URI)})
+		default:
+			j, err := json.Marshal(b)
+			if err != nil {
+				continue
+			}
+			out = append(out, Part{Text: string(j)})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, Part{Text: "(no output)"})
+	}
+	return out
+}
+
+// notShown describes media that cannot be sent.
+func notShown(mt, name string, n int, m Media) string {
+	kind := "binary"
+	if i := strings.IndexByte(mt, '/'); i > 0 {
+		switch k := mt[:i]; k {
+		case "image", "audio", "video":
+			kind = k
+		}
+	}
+	if mt == "" {
+		mt = "unknown type"
+	}
+	why := "this model does not accept " + mt + " here"
+	if m.MaxBytes > 0 && n > m.MaxBytes && m.accepts(mt, 0) {
+		why = fmt.Sprintf("larger than the %d bytes this model accepts", m.MaxBytes)
+	}
+	return fmt.Sprintf("[%s output %q: %s, %d bytes; not shown: %s]", kind, name, mt, n, why)
+}
+
+func resName(r model.Result) string {
+	if n := r.Resource.Name(); n != "" {
+		return n
+	}
+	return r.Resource.URI()
+}
+
+// mediaType returns the lower-cased type and subtype of a MIME type,
+// without parameters.
+func mediaType(s string) string {
+	if mt, _, err := mime.ParseMediaType(s); err == nil {
+		return mt
+	}
+	return strings.ToLower(strings.TrimSpace(s))
+}
+
+// ToolCall builds a model.ToolCall. Arguments that are empty or JSON null
+// (an SDK's zero value, a model calling a function without parameters)
+// mean no arguments: "{}".
+func ToolCall(id, name string, args []byte) model.ToolCall {
+	a := string(bytes.TrimSpace(args))
+	if a == "" || a == "null" {
+		a = "{}"
+	}
+	return model.ToolCall{ID: id, Name: name, Arguments: a}
+}

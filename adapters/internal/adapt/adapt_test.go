@@ -1,0 +1,168 @@
+package adapt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/model"
+	"github.com/llmkit/toolkit/resource"
+)
+
+var png = Media{Types: []string{"image/png"}, MaxBytes: 10}
+
+func result(t *testing.T, r toolkit.Resource) model.Result {
+	t.Helper()
+	// Run the output through a real dispatcher so that the Result is the
+	// one adapters see.
+	tk, err := toolkit.New(toolkit.WithTool(&outTool{res: r}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := model.NewCatalog(tk)
+	if err := cat.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return model.NewDispatcher(tk, cat).Call(context.Background(), model.ToolCall{ID: "1", Name: "out", Arguments: "{}"})
+}
+
+func TestParts(t *testing.T) {
+	ctx := context.Background()
+	img := []byte("\x89PNG\r\n\x1a\n")
+	blob := func(mt string, data []byte) toolkit.Resource {
+		r, err := resource.Blob("out", mt, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	cases := []struct {
+		name string
+		res  toolkit.Resource
+		want string
+	}{
+		{"text", resource.Must("out", "hello"), "hello"},
+		{"json", resource.Must("out", []byte(`{"a":1}`)), `{"a":1}`},
+		{"image", blob("image/png", img), `[image output "out": image/png, 8 bytes; attached separately]|<image/png 8>`},
+		{"image with parameters", blob("IMAGE/PNG; x=y", img), `|<image/png 8>`},
+		{"unsupported image", blob("image/tiff", img), `[image output "out": image/tiff, 8 bytes; not shown: this model does not accept image/tiff here]`},
+		{"too large", blob("image/png", make([]byte, 11)), `not shown: larger than the 10 bytes`},
+		{"audio", blob("audio/wav", img), `[audio output "out": audio/wav, 8 bytes; not shown`},
+		{"mixed MCP content", mcp.NewToolContent(
+			&sdk.TextContent{Text: "a chart:"},
+			&sdk.ImageContent{MIMEType: "image/png", Data: img},
+			&sdk.ImageContent{MIMEType: "image/gif", Data: img},
+			&sdk.ResourceLink{Name: "doc", URI: "file:///doc"},
+			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///t", Text: "embedded"}},
+		), `a chart:|<image/png 8>|[image output "image": image/gif, 8 bytes; not shown: this model does not accept image/gif here]|[resource "doc": file:///doc]|embedded`},
+		{"MCP text only", mcp.NewToolContent(&sdk.TextContent{Text: "x"}, &sdk.TextContent{Text: "y"}), `x|y`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := result(t, c.res)
+			if r.IsError {
+				t.Fatalf("call failed: %s", r.Content)
+			}
+			var got []string
+			for _, p := range Parts(ctx, r, png) {
+				if p.IsMedia() {
+					got = append(got, fmt.Sprintf("<%s %d>", p.MIME, len(p.Data)))
+				} else {
+					got = append(got, p.Text)
+				}
+			}
+			s := strings.Join(got, "|")
+			if !strings.Contains(s, c.want) {
+				t.Errorf("parts = %s\nwant %s", s, c.want)
+			}
+		})
+	}
+}
+
+func TestPartsOfError(t *testing.T) {
+	r := model.Result{ID: "1", IsError: true, Content: "it failed", Err: errors.New("x")}
+	if p := Parts(context.Background(), r, png); len(p) != 1 || p[0].Text != "it failed" {
+		t.Errorf("parts = %+v", p)
+	}
+}
+
+func TestCache(t *testing.T) {
+	var c Cache[string]
+	n := 0
+	conv := func(d model.Definition) (string, error) {
+		n++
+		if d.Name == "bad" {
+			return "", errors.New("cannot")
+		}
+		return fmt.Sprintf("%s#%d", d.Name, n), nil
+	}
+	defs := []model.Definition{
+		{Name: "a", Parameters: []byte(`{"type":"object"}`)},
+		{Name: "bad"},
+		{Name: "b", Description: "B", Parameters: []byte(`{"type":"object"}`)},
+	}
+	got, err := c.Convert(defs, conv)
+	if err == nil || !strings.Contains(err.Error(), `tool "bad"`) || strings.Join(got, ",") != "a#1,b#3" {
+		t.Fatalf("first = %v, %v", got, err)
+	}
+	// Unchanged definitions are not converted again; a changed one is.
+	defs[2].Description = "B2"
+	defs[0].Parameters = []byte(`{"type":"object"}`) // equal bytes, another slice
+	got, _ = c.Convert(defs, conv)
+	if strings.Join(got, ",") != "a#1,b#5" {
+		t.Fatalf("second = %v", got)
+	}
+	defs[0].Strict = true
+	got, _ = c.Convert(defs[:1], conv)
+	if strings.Join(got, ",") != "a#6" {
+		t.Fatalf("strict changed = %v", got)
+	}
+}
+
+// Stale conversions are dropped once the tools they stood for are gone.
+func TestCacheBounded(t *testing.T) {
+	var c Cache[int]
+	conv := func(model.Definition) (int, error) { return 1, nil }
+	for round := range 50 {
+		defs := make([]model.Definition, 10)
+		for i := range defs {
+			defs[i] = model.Definition{Name: fmt.Sprintf("t%d_%d", round, i)}
+		}
+		if _, err := c.Convert(defs, conv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(c.m); n > 2*10+256+10 {
+		t.Errorf("cache holds %d conversions", n)
+	}
+}
+
+func TestCacheConcurrent(t *testing.T) {
+	var c Cache[string]
+	defs := []model.Definition{{Name: "a"}, {Name: "b"}}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			got, err := c.Convert(defs, func(d model.Definition) (string, error) { return d.Name, nil })
+			if err != nil || strings.Join(got, ",") != "a,b" {
+				t.Errorf("got %v, %v", got, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestToolCall(t *testing.T) {
+	for in, want := range map[string]string{"": "{}", "null": "{}", " {\"a\":1} ": `{"a":1}`} {
+		if got := ToolCall("i", "n", []byte(in)).Arguments; got != want {
+			t.Errorf("ToolCall(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package adaptertest
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/model"
+	"github.com/llmkit/toolkit/tool"
+)
+
+// TripIn is the input of the plan_trip tool: optional, nested, array, map
+// and enum-like fields, so that its schema needs every adaptation.
+type TripIn struct {
+	Destination string             `json:"destination" jsonschema:"where to go"`
+	Nights      *int               `json:"nights,omitempty" jsonschema:"how many nights"`
+	Tags        []string           `json:"tags,omitempty"`
+	Budget      map[string]float64 `json:"budget,omitempty" jsonschema:"per category"`
+	Legs        []Leg              `json:"legs"`
+	Return      *Leg               `json:"return,omitempty"`
+}
+
+// Leg is one leg of a trip.
+type Leg struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Trip returns the plan_trip tool.
+func Trip() toolkit.Tool {
+	return tool.Must("plan_trip", "Plans a trip.", func(_ context.Context, in TripIn) (string, error) {
+		return "planned " + in.Destination, nil
+	})
+}
+
+// Expected returns, by model name, the tool objects model.EncodeTool
+// writes in format f for the tools of tk (decoded): what an adapter's SDK
+// must send. The names are those of a fresh catalog, which are the same
+// as any other catalog's for the same builtins.
+func Expected(t testing.TB, tk model.Lister, f model.Format) map[string]any {
+	t.Helper()
+	defs, err := model.NewCatalog(tk).Definitions(context.Background(), model.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	for _, d := range defs {
+		b, err := model.EncodeTool(f, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		out[d.Name] = v
+	}
+	return out
+}

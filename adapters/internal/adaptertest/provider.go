@@ -1,0 +1,118 @@
+package adaptertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+)
+
+// Request is one request a fake provider received.
+type Request struct {
+	Method, Path string
+	Header       http.Header
+	// Body is the decoded JSON body; Raw is the body as sent.
+	Body map[string]any
+	Raw  []byte
+}
+
+// Provider is a fake model provider: a loopback HTTP server that decodes
+// each request's JSON body and answers with what its turn function
+// returns, encoded as JSON with status 200. A turn that returns an error
+// fails the test and answers 400 with the error's text, which the SDK
+// reports as an API error.
+type Provider struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []Request
+}
+
+// NewProvider starts a fake provider that stops when the test ends.
+func NewProvider(t testing.TB, turn func(Request) (any, error)) *Provider {
+	p := &Provider{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw}
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &req.Body); err != nil {
+				t.Errorf("fake provider: %s %s: body is not a JSON object: %v", r.Method, r.URL.Path, err)
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+		}
+		p.mu.Lock()
+		p.requests = append(p.requests, req)
+		p.mu.Unlock()
+		resp, err := turn(req)
+		if err != nil {
+			t.Errorf("fake provider: %s %s: %v", r.Method, r.URL.Path, err)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": err.Error(), "type": "invalid_request_error"}})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+// Requests returns the requests received so far.
+func (p *Provider) Requests() []Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Request(nil), p.requests...)
+}
+
+// Get walks a decoded JSON value by object keys (strings) and array
+// indexes (ints); it returns nil when the path does not exist.
+func Get(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = m[k]
+		case int:
+			l, ok := v.([]any)
+			if !ok || k < 0 || k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		default:
+			panic(fmt.Sprintf("adaptertest.Get: bad path element %T", p))
+		}
+	}
+	return v
+}
+
+// List returns Get(v, path...) as an array (nil when it is not one).
+func List(v any, path ...any) []any {
+	l, _ := Get(v, path...).([]any)
+	return l
+}
+
+// Str returns Get(v, path...) as a string ("" when it is not one).
+func Str(v any, path ...any) string {
+	s, _ := Get(v, path...).(string)
+	return s
+}
+
+// JSON returns v encoded as JSON, for messages.
+func JSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

@@ -1,0 +1,34 @@
+module github.com/llmkit/toolkit/adapters/langchaingo
+
+go 1.25.0
+
+require github.com/llmkit/toolkit v0.0.0
+
+replace github.com/llmkit/toolkit => ../..
+
+require github.com/llmkit/toolkit/adapters/internal v0.0.0
+
+require go.starlark.net v0.0.0-20230302034142-4b1e35fe2254 // indirect
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/dlclark/regexp2 v1.10.0 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	github.com/pkoukk/tiktoken-go v0.1.6 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/tmc/langchaingo v0.1.14
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	go.opentelemetry.io/otel v1.46.0 // indirect
+	go.opentelemetry.io/otel/trace v1.46.0 // indirect
+	golang.org/x/oauth2 v0.35.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)
+
+replace github.com/llmkit/toolkit/adapters/internal => ../internal

@@ -1,0 +1,195 @@
+package langchaingo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/llmkit/toolkit/adapters/internal/adapt"
+	"github.com/llmkit/toolkit/model"
+)
+
+// Toolkit is what Tools needs of a toolkit. *toolkit.Toolkit implements
+// it, and also the optional Generation and LookupItem methods that make
+// an unchanged toolkit cost nothing to list and each call run the
+// toolkit's current item.
+type Toolkit interface {
+	model.Lister
+	model.Caller
+}
+
+// Option configures a Tools.
+type Option func(*adapt.Config)
+
+// WithFilter selects the items offered to the model (default: every tool,
+// no prompt).
+func WithFilter(f model.Filter) Option { return func(c *adapt.Config) { c.Filter = f } }
+
+// WithCatalog makes Tools use cat, which must be a catalog over the same
+// toolkit.
+func WithCatalog(cat *model.Catalog) Option { return func(c *adapt.Config) { c.Catalog = cat } }
+
+// WithDispatch configures how calls run: model.WithConcurrency,
+// model.WithTimeout, model.WithRepair.
+func WithDispatch(opts ...model.DispatchOption) Option {
+	return func(c *adapt.Config) { c.Dispatch = append(c.Dispatch, opts...) }
+}
+
+// WithOnResult makes every call's model.Result (with its Go error, for
+// logs) go to f before it is turned into a message.
+func WithOnResult(f func(context.Context, model.Result)) Option {
+	return func(c *adapt.Config) { c.OnResult = f }
+}
+
+// Tools offers a toolkit's tools to LangChainGo models and runs the calls
+// they make. It is safe for concurrent use.
+type Tools struct {
+	core   *adapt.Core
+	cache  adapt.Cache[llms.Tool]
+	agents adapt.Cache[tools.Tool]
+}
+
+// New returns Tools over tk.
+func New(tk Toolkit, opts ...Option) *Tools {
+	var c adapt.Config
+	for _, o := range opts {
+		o(&c)
+	}
+	return &Tools{core: adapt.NewCore(tk, c)}
+}
+
+// Catalog returns the catalog Tools reads, for searching (see
+// model.Catalog.Search and LLMToolsOf).
+func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
+
+// LLMTools returns the toolkit's current tools for llms.WithTools. Tools
+// that cannot be converted are left out and reported in the error; the
+// others are returned and usable. The values returned are shared: do not
+// modify them.
+func (t *Tools) LLMTools(ctx context.Context) ([]llms.Tool, error) {
+	defs, err := t.core.Definitions(ctx)
+	if defs == nil && err != nil {
+		return nil, err
+	}
+	tools, cerr := t.LLMToolsOf(defs)
+	return tools, errors.Join(err, cerr)
+}
+
+// LLMToolsOf converts definitions (from the catalog's Definitions or
+// Search) to llms.Tool values.
+func (t *Tools) LLMToolsOf(defs []model.Definition) ([]llms.Tool, error) {
+	return t.cache.Convert(defs, llmTool)
+}
+
+func llmTool(d model.Definition) (llms.Tool, error) {
+	e, err := adapt.Encode(model.OpenAIChat, d)
+	if err != nil {
+		return llms.Tool{}, err
+	}
+	fn, err := e.Object("function")
+	if err != nil {
+		return llms.Tool{}, err
+	}
+	return llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
+		Name:        fn.String("name"),
+		Description: fn.String("description"),
+		Parameters:  json.RawMessage(fn["parameters"]),
+		Strict:      fn.Bool("strict"),
+	}}, nil
+}
+
+// Run runs the function calls of choice and returns the messages to append
+// to the conversation: the assistant message with the calls (and the
+// choice's text, if any), then one tool message per call in call order. It
+// returns nil when the choice has no function call.
+func (t *Tools) Run(ctx context.Context, choice *llms.ContentChoice) []llms.MessageContent {
+	if choice == nil {
+		return nil
+	}
+	var calls []model.ToolCall
+	ai := llms.MessageContent{Role: llms.ChatMessageTypeAI}
+	if choice.Content != "" {
+		ai.Parts = append(ai.Parts, llms.TextPart(choice.Content))
+	}
+	for _, tc := range choice.ToolCalls {
+		if tc.FunctionCall == nil || tc.Type != "" && tc.Type != "function" {
+			continue
+		}
+		ai.Parts = append(ai.Parts, tc)
+		calls = append(calls, adapt.ToolCall(tc.ID, tc.FunctionCall.Name, []byte(tc.FunctionCall.Arguments)))
+	}
+	results := t.core.Dispatch(ctx, calls)
+	if len(results) == 0 {
+		return nil
+	}
+	out := make([]llms.MessageContent, 0, len(results)+1)
+	out = append(out, ai)
+	for _, r := range results {
+		var texts []string
+		for _, p := range adapt.Parts(ctx, r, adapt.Media{}) {
+			texts = append(texts, p.Text)
+		}
+		out = append(out, llms.MessageContent{
+			Role:  llms.ChatMessageTypeTool,
+			Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: r.ID, Name: r.Name, Content: strings.Join(texts, "\n")}},
+		})
+	}
+	return out
+}
+
+// AgentTools returns the toolkit's current tools as tools.Tool values for
+// LangChainGo agents, which pass a tool one input string: each tool's
+// description ends with the JSON Schema its input must follow, and Call
+// runs the input as the call's arguments (with WithDispatch and
+// model.WithRepair, almost-JSON is mended). Failures are returned as text
+// with a nil error, so the agent goes on.
+func (t *Tools) AgentTools(ctx context.Context) ([]tools.Tool, error) {
+	defs, err := t.core.Definitions(ctx)
+	if defs == nil && err != nil {
+		return nil, err
+	}
+	out, cerr := t.agents.Convert(defs, t.agentTool)
+	return out, errors.Join(err, cerr)
+}
+
+func (t *Tools) agentTool(d model.Definition) (tools.Tool, error) {
+	lt, err := llmTool(d)
+	if err != nil {
+		return nil, err
+	}
+	desc := lt.Function.Description
+	if desc != "" && !strings.HasSuffix(desc, ".") {
+		desc += "."
+	}
+	if desc != "" {
+		desc += " "
+	}
+	desc += "Input: a JSON object following this JSON Schema: " + string(lt.Function.Parameters.(json.RawMessage))
+	return &agentTool{t: t, name: lt.Function.Name, desc: desc}, nil
+}
+
+// agentTool is one toolkit tool as a LangChainGo agent tool.
+type agentTool struct {
+	t          *Tools
+	name, desc string
+}
+
+// Name returns the tool's model-safe name.
+func (a *agentTool) Name() string { return a.name }
+
+// Description tells the agent what the tool does and what its input is.
+func (a *agentTool) Description() string { return a.desc }
+
+// Call runs the tool with input as its arguments.
+func (a *agentTool) Call(ctx context.Context, input string) (string, error) {
+	r := a.t.core.Dispatch(ctx, []model.ToolCall{adapt.ToolCall("", a.name, []byte(input))})[0]
+	var texts []string
+	for _, p := range adapt.Parts(ctx, r, adapt.Media{}) {
+		texts = append(texts, p.Text)
+	}
+	return strings.Join(texts, "\n"), nil
+}

@@ -1,0 +1,224 @@
+package langchaingo_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/openai"
+
+	toolkit "github.com/llmkit/toolkit"
+	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
+	lc "github.com/llmkit/toolkit/adapters/langchaingo"
+	"github.com/llmkit/toolkit/model"
+	"github.com/llmkit/toolkit/tool"
+)
+
+func completion(msg map[string]any, finish string) map[string]any {
+	return map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
+		"usage":   map[string]any{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+	}
+}
+
+func call(id, name, args string) map[string]any {
+	return map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}
+}
+
+// The whole loop with LangChainGo's OpenAI model against a local Chat
+// Completions server: two calls at once (builtin and remote), both results
+// back under their ids, then the answer.
+func TestLoop(t *testing.T) {
+	ctx := context.Background()
+	tk := at.Toolkit(t)
+	tools := lc.New(tk)
+
+	prov := at.NewProvider(t, func(r at.Request) (any, error) {
+		if r.Path != "/chat/completions" {
+			return nil, fmt.Errorf("unexpected path %s", r.Path)
+		}
+		remote := ""
+		var weather any
+		for _, tl := range at.List(r.Body, "tools") {
+			name := at.Str(tl, "function", "name")
+			if strings.HasPrefix(name, at.RemoteNS+model.Separator+"docs_search_") {
+				remote = name
+			}
+			if name == "get_weather" {
+				weather = tl
+			}
+		}
+		if remote == "" || at.Get(weather, "function", "parameters", "properties", "city") == nil {
+			return nil, fmt.Errorf("tools: %s", at.JSON(at.Get(r.Body, "tools")))
+		}
+		msgs := at.List(r.Body, "messages")
+		last := msgs[len(msgs)-1]
+		if at.Str(last, "role") == "user" {
+			return completion(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
+				call("call_1", "get_weather", `{"city":"Oslo"}`),
+				call("call_2", remote, `{"query":"adapters"}`),
+			}}, "tool_calls"), nil
+		}
+		if asst := msgs[len(msgs)-3]; at.Str(asst, "role") != "assistant" || len(at.List(asst, "tool_calls")) != 2 {
+			return nil, fmt.Errorf("the assistant turn was not sent back: %s", at.JSON(asst))
+		}
+		got := map[string]string{}
+		for _, m := range msgs[len(msgs)-2:] {
+			if at.Str(m, "role") != "tool" {
+				return nil, fmt.Errorf("message %s", at.JSON(m))
+			}
+			got[at.Str(m, "tool_call_id")] = at.Str(m, "content")
+		}
+		want := map[string]string{"call_1": "Sunny in Oslo", "call_2": "found: adapters"}
+		if !reflect.DeepEqual(got, want) {
+			return nil, fmt.Errorf("tool results = %v, want %v", got, want)
+		}
+		return completion(map[string]any{"role": "assistant", "content": "Sunny; docs found."}, "stop"), nil
+	})
+
+	llm, err := openai.New(openai.WithBaseURL(prov.URL), openai.WithToken("test-key"), openai.WithModel("gpt-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Weather in Oslo? Search the docs for adapters.")}
+	var answer string
+	for turn := 0; turn < 4 && answer == ""; turn++ {
+		fns, err := tools.LLMTools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(fns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		choice := resp.Choices[0]
+		next := tools.Run(ctx, choice)
+		if next == nil {
+			answer = choice.Content
+			break
+		}
+		msgs = append(msgs, next...)
+	}
+	if answer != "Sunny; docs found." {
+		t.Fatalf("answer = %q", answer)
+	}
+}
+
+// Failures and binary outputs are tool messages in words; the tool list
+// follows the toolkit.
+func TestResultsAndLive(t *testing.T) {
+	ctx := context.Background()
+	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := lc.New(tk)
+	if _, err := tools.LLMTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fc := func(id, name, args string) llms.ToolCall {
+		return llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: name, Arguments: args}}
+	}
+	out := tools.Run(ctx, &llms.ContentChoice{ToolCalls: []llms.ToolCall{
+		fc("a", "explode", `{}`), fc("b", "render_chart", `{}`), fc("c", "nope", `{}`),
+	}})
+	if len(out) != 4 || out[0].Role != llms.ChatMessageTypeAI || len(out[0].Parts) != 3 {
+		t.Fatalf("messages: %+v", out)
+	}
+	for i, want := range []string{"boom", "image/png", `no tool named "nope"`} {
+		resp, _ := out[i+1].Parts[0].(llms.ToolCallResponse)
+		if out[i+1].Role != llms.ChatMessageTypeTool || !strings.Contains(resp.Content, want) {
+			t.Errorf("message %d = %+v, want %q", i+1, out[i+1], want)
+		}
+	}
+
+	if err := tk.AddTool(tool.Must("translate", "Translates.", func(_ context.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.RemoveBuiltin("explode"); err != nil {
+		t.Fatal(err)
+	}
+	fns, err := tools.LLMTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range fns {
+		names = append(names, f.Function.Name)
+	}
+	if got := strings.Join(names, ","); got != "get_forecast,get_weather,render_chart,translate" {
+		t.Errorf("tools after the change = %s", got)
+	}
+}
+
+func BenchmarkLLMTools(b *testing.B) {
+	ctx := context.Background()
+	tk, err := toolkit.New(toolkit.WithTool(at.Many(1000)...))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if l, err := lc.New(tk).LLMTools(ctx); err != nil || len(l) != 1000 {
+				b.Fatal(len(l), err)
+			}
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		tools := lc.New(tk)
+		if _, err := tools.LLMTools(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if l, err := tools.LLMTools(ctx); err != nil || len(l) != 1000 {
+				b.Fatal(len(l), err)
+			}
+		}
+	})
+}
+
+// Agent tools take their arguments as one JSON string and answer failures
+// in words.
+func TestAgentTools(t *testing.T) {
+	ctx := context.Background()
+	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := lc.New(tk, lc.WithDispatch(model.WithRepair(true))).AgentTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]int{}
+	for i, a := range list {
+		byName[a.Name()] = i
+	}
+	w := list[byName["get_weather"]]
+	if !strings.HasPrefix(w.Description(), "Current weather for a city. Input: a JSON object following this JSON Schema: {") ||
+		!strings.Contains(w.Description(), `"city"`) {
+		t.Errorf("description = %q", w.Description())
+	}
+	for input, want := range map[string]string{
+		`{"city":"Oslo"}`:  "Sunny in Oslo",
+		`{'city': 'Rome'}`: "Sunny in Rome",
+		`Oslo`:             "not valid JSON",
+	} {
+		got, err := w.Call(ctx, input)
+		if err != nil || !strings.Contains(got, want) {
+			t.Errorf("Call(%q) = %q, %v; want %q", input, got, err, want)
+		}
+	}
+	if got, err := list[byName["explode"]].Call(ctx, ""); err != nil || !strings.Contains(got, "boom") {
+		t.Errorf("explode = %q, %v", got, err)
+	}
+}

@@ -1,0 +1,32 @@
+// Package openai hands a toolkit to the official OpenAI Go SDK
+// (github.com/openai/openai-go/v3), for both the Chat Completions and the
+// Responses API.
+//
+// A [Tools] follows its toolkit live. [Tools.ChatTools] and
+// [Tools.ResponseTools] return the toolkit's current tools as the SDK's
+// tool parameters, under model-safe names (see model.Namer) with their
+// input schemas adapted to what OpenAI accepts (see model.Encode); call
+// them for every request and a tool added, removed or changed in the
+// toolkit is in the next request. Conversions are cached per tool and
+// rebuilt only for tools that changed.
+//
+// [Tools.RunChat] runs the function calls of an assistant message and
+// returns the tool messages to append to the conversation;
+// [Tools.RunResponse] does the same for the function_call items of a
+// Responses output and returns function_call_output items. Calls run
+// through a model.Dispatcher: concurrently, each under the optional
+// timeout, with the arguments mended when asked (WithDispatch and
+// model.WithRepair), the model's names mapped back to the toolkit's items.
+// A call that fails (unknown tool, bad arguments, tool error, timeout)
+// still gets its result, whose text tells the model what went wrong, so
+// the conversation goes on.
+//
+// Results keep what the API can carry. Text and JSON outputs are the
+// message text. The Responses API takes images in a function call's
+// output, so an image output (PNG, JPEG, GIF or WebP, up to MaxImageBytes)
+// is sent there, after its description. Chat Completions tool messages
+// carry text only: there the tool message describes the image and RunChat
+// appends one user message that shows the images of the turn, each after
+// a line naming its call. Other binary outputs are described in text and
+// not sent.
+package openai

@@ -1,0 +1,251 @@
+package openai
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/llmkit/toolkit/adapters/internal/adapt"
+	"github.com/llmkit/toolkit/model"
+)
+
+// MaxImageBytes bounds an image sent to the model; a larger one is
+// described in text instead.
+const MaxImageBytes = 20 << 20
+
+// images are the image types OpenAI models accept.
+var images = adapt.Media{
+	Types:    []string{"image/png", "image/jpeg", "image/gif", "image/webp"},
+	MaxBytes: MaxImageBytes,
+}
+
+// Toolkit is what Tools needs of a toolkit. *toolkit.Toolkit implements
+// it, and also the optional Generation and LookupItem methods that make
+// an unchanged toolkit cost nothing to list and each call run the
+// toolkit's current item.
+type Toolkit interface {
+	model.Lister
+	model.Caller
+}
+
+// Option configures a Tools.
+type Option func(*adapt.Config)
+
+// WithFilter selects the items offered to the model (default: every tool,
+// no prompt).
+func WithFilter(f model.Filter) Option { return func(c *adapt.Config) { c.Filter = f } }
+
+// WithCatalog makes Tools use cat, which must be a catalog over the same
+// toolkit (for example one shared with another adapter, so that both
+// give the same names).
+func WithCatalog(cat *model.Catalog) Option { return func(c *adapt.Config) { c.Catalog = cat } }
+
+// WithDispatch configures how calls run: model.WithConcurrency,
+// model.WithTimeout, model.WithRepair.
+func WithDispatch(opts ...model.DispatchOption) Option {
+	return func(c *adapt.Config) { c.Dispatch = append(c.Dispatch, opts...) }
+}
+
+// WithOnResult makes every call's model.Result (with its Go error, for
+// logs) go to f before it is turned into a message.
+func WithOnResult(f func(context.Context, model.Result)) Option {
+	return func(c *adapt.Config) { c.OnResult = f }
+}
+
+// Tools offers a toolkit's tools to OpenAI models and runs the calls they
+// make. It is safe for concurrent use.
+type Tools struct {
+	core  *adapt.Core
+	chat  adapt.Cache[openai.ChatCompletionToolUnionParam]
+	resps adapt.Cache[responses.ToolUnionParam]
+}
+
+// New returns Tools over tk.
+func New(tk Toolkit, opts ...Option) *Tools {
+	var c adapt.Config
+	for _, o := range opts {
+		o(&c)
+	}
+	return &Tools{core: adapt.NewCore(tk, c)}
+}
+
+// Catalog returns the catalog Tools reads, for searching (see
+// model.Catalog.Search and ChatToolsOf).
+func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
+
+// ChatTools returns the toolkit's current tools as Chat Completions tool
+// parameters (ChatCompletionNewParams.Tools). Tools that cannot be
+// converted are left out and reported in the error; the others are
+// returned and usable. The values returned are shared: do not modify
+// them.
+func (t *Tools) ChatTools(ctx context.Context) ([]openai.ChatCompletionToolUnionParam, error) {
+	defs, err := t.core.Definitions(ctx)
+	if defs == nil && err != nil {
+		return nil, err
+	}
+	tools, cerr := t.ChatToolsOf(defs)
+	return tools, errors.Join(err, cerr)
+}
+
+// ChatToolsOf converts definitions (from the catalog's Definitions or
+// Search) to Chat Completions tool parameters.
+func (t *Tools) ChatToolsOf(defs []model.Definition) ([]openai.ChatCompletionToolUnionParam, error) {
+	return t.chat.Convert(defs, chatTool)
+}
+
+// ResponseTools returns the toolkit's current tools as Responses API
+// function tools (ResponseNewParams.Tools), like ChatTools.
+func (t *Tools) ResponseTools(ctx context.Context) ([]responses.ToolUnionParam, error) {
+	defs, err := t.core.Definitions(ctx)
+	if defs == nil && err != nil {
+		return nil, err
+	}
+	tools, cerr := t.ResponseToolsOf(defs)
+	return tools, errors.Join(err, cerr)
+}
+
+// ResponseToolsOf converts definitions to Responses API function tools.
+func (t *Tools) ResponseToolsOf(defs []model.Definition) ([]responses.ToolUnionParam, error) {
+	return t.resps.Convert(defs, responseTool)
+}
+
+func chatTool(d model.Definition) (openai.ChatCompletionToolUnionParam, error) {
+	e, err := adapt.Encode(model.OpenAIChat, d)
+	if err != nil {
+		return openai.ChatCompletionToolUnionParam{}, err
+	}
+	fn, err := e.Object("function")
+	if err != nil {
+		return openai.ChatCompletionToolUnionParam{}, err
+	}
+	params, err := fn.Object("parameters")
+	if err != nil {
+		return openai.ChatCompletionToolUnionParam{}, err
+	}
+	f := shared.FunctionDefinitionParam{
+		Name:       fn.String("name"),
+		Parameters: params.Any(),
+		Strict:     openai.Bool(fn.Bool("strict")),
+	}
+	if desc := fn.String("description"); desc != "" {
+		f.Description = openai.String(desc)
+	}
+	return openai.ChatCompletionFunctionTool(f), nil
+}
+
+func responseTool(d model.Definition) (responses.ToolUnionParam, error) {
+	e, err := adapt.Encode(model.OpenAIResponses, d)
+	if err != nil {
+		return responses.ToolUnionParam{}, err
+	}
+	params, err := e.Object("parameters")
+	if err != nil {
+		return responses.ToolUnionParam{}, err
+	}
+	f := &responses.FunctionToolParam{
+		Name:       e.String("name"),
+		Parameters: params.Any(),
+		Strict:     openai.Bool(e.Bool("strict")),
+	}
+	if desc := e.String("description"); desc != "" {
+		f.Description = openai.String(desc)
+	}
+	return responses.ToolUnionParam{OfFunction: f}, nil
+}
+
+// RunChat runs the function calls of an assistant message (the message of
+// a ChatCompletion choice) and returns the messages to append after it:
+// one tool message per call, in call order, then, when calls returned
+// images, one user message showing them. Tool calls of another type
+// (custom tools) are not the toolkit's and are left to the caller. It
+// returns nil when the message has no function call.
+func (t *Tools) RunChat(ctx context.Context, msg openai.ChatCompletionMessage) []openai.ChatCompletionMessageParamUnion {
+	var calls []model.ToolCall
+	for _, tc := range msg.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			continue
+		}
+		calls = append(calls, adapt.ToolCall(tc.ID, tc.Function.Name, []byte(tc.Function.Arguments)))
+	}
+	results := t.core.Dispatch(ctx, calls)
+	if len(results) == 0 {
+		return nil
+	}
+	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(results)+1)
+	var shown []openai.ChatCompletionContentPartUnionParam
+	for _, r := range results {
+		var texts []openai.ChatCompletionContentPartTextParam
+		for _, p := range adapt.Parts(ctx, r, images) {
+			if p.IsMedia() {
+				shown = append(shown,
+					openai.TextContentPart(fmt.Sprintf("Image returned by the tool call %s (%s):", r.ID, r.Name)),
+					openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: dataURL(p)}))
+				continue
+			}
+			texts = append(texts, openai.ChatCompletionContentPartTextParam{Text: p.Text})
+		}
+		if len(texts) == 1 {
+			out = append(out, openai.ToolMessage(texts[0].Text, r.ID))
+		} else {
+			out = append(out, openai.ToolMessage(texts, r.ID))
+		}
+	}
+	if len(shown) > 0 {
+		out = append(out, openai.UserMessage(shown))
+	}
+	return out
+}
+
+// RunResponse runs the function_call items of a Responses output
+// (Response.Output) and returns one function_call_output item per call,
+// in call order, for the next request's input (with
+// PreviousResponseID set, or after the output items turned into input).
+// Items of other types are ignored. It returns nil when there is no
+// function call.
+func (t *Tools) RunResponse(ctx context.Context, output []responses.ResponseOutputItemUnion) []responses.ResponseInputItemUnionParam {
+	var calls []model.ToolCall
+	for _, it := range output {
+		if it.Type != "function_call" {
+			continue
+		}
+		fc := it.AsFunctionCall()
+		calls = append(calls, adapt.ToolCall(fc.CallID, fc.Name, []byte(fc.Arguments)))
+	}
+	results := t.core.Dispatch(ctx, calls)
+	if len(results) == 0 {
+		return nil
+	}
+	out := make([]responses.ResponseInputItemUnionParam, 0, len(results))
+	for _, r := range results {
+		parts := adapt.Parts(ctx, r, images)
+		var item responses.ResponseInputItemUnionParam
+		if len(parts) == 1 && !parts[0].IsMedia() {
+			item = responses.ResponseInputItemParamOfFunctionCallOutput(parts[0].Text)
+		} else {
+			list := make(responses.ResponseFunctionCallOutputItemListParam, 0, len(parts))
+			for _, p := range parts {
+				if p.IsMedia() {
+					list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{
+						OfInputImage: &responses.ResponseInputImageContentParam{ImageURL: openai.String(dataURL(p))},
+					})
+				} else {
+					list = append(list, responses.ResponseFunctionCallOutputItemParamOfInputText(p.Text))
+				}
+			}
+			item = responses.ResponseInputItemParamOfFunctionCallOutput(list)
+		}
+		item.OfFunctionCallOutput.CallID = openai.String(r.ID)
+		out = append(out, item)
+	}
+	return out
+}
+
+// dataURL returns a media part as a data: URL.
+func dataURL(p adapt.Part) string {
+	return "data:" + p.MIME + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
+}
