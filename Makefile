@@ -1,8 +1,10 @@
 # Build, test, benchmark and fuzz github.com/llmkit/toolkit.
 #
 #   make test         install the pinned MCP peers, vet, check formatting and
-#                     run every test with the race detector; tests that need
-#                     the peers fail (rather than skip) when they are missing
+#                     run every test with the race detector, the adapter
+#                     modules' included; tests that need the peers fail
+#                     (rather than skip) when they are missing
+#   make adapters     only the adapter modules (scripts/adapters.sh)
 #   make peers        install the peers only (scripts/peers.sh)
 #   make conformance  only the conformance tests against the real suite
 #   make bench        benchmarks (BENCHTIME=1s by default)
@@ -28,9 +30,9 @@ SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := test
 
-.PHONY: test peers vet fmt-check unit conformance bench fuzz example
+.PHONY: test peers vet fmt-check unit adapters conformance bench fuzz example
 
-test: vet fmt-check unit
+test: vet fmt-check unit adapters
 
 peers:
 	@bash scripts/peers.sh >/dev/null
@@ -49,6 +51,11 @@ unit conformance: export PEERS_REQUIRED := 1
 
 unit: peers
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $(PKGS)
+
+# Each adapters/X is a module of its own (provider SDKs stay out of the
+# root module), so ./... does not reach it.
+adapters:
+	bash scripts/adapters.sh -timeout $(TEST_TIMEOUT)
 
 conformance: peers
 	@if [[ -d internal/testing/conformance ]]; then \

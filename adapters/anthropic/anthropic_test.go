@@ -255,6 +255,9 @@ func TestLive(t *testing.T) {
 	if err := tk.RemoveBuiltin("render_chart"); err != nil {
 		t.Fatal(err)
 	}
+	// The adapter follows the toolkit's change feed: the next request
+	// after the events are delivered sees the change.
+	tk.WaitEvents()
 	if got := names(); got != "explode,get_forecast,get_weather,translate" {
 		t.Fatalf("tools after the change = %s", got)
 	}

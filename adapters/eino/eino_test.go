@@ -176,6 +176,7 @@ func TestResultsAndLive(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
+	tk.WaitEvents() // the adapter follows the toolkit's change feed
 	if s := invoke(t, list, "explode", `{}`); !strings.Contains(s, "no longer available") && !strings.Contains(s, "no tool named") {
 		t.Errorf("removed tool = %q", s)
 	}

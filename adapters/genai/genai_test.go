@@ -255,6 +255,9 @@ func TestLive(t *testing.T) {
 	if err := tk.RemoveBuiltin("explode"); err != nil {
 		t.Fatal(err)
 	}
+	// The adapter follows the toolkit's change feed: the next request
+	// after the events are delivered sees the change.
+	tk.WaitEvents()
 	if got := names(); got != "get_forecast,get_weather,render_chart,translate" {
 		t.Fatalf("declarations after the change = %s", got)
 	}

@@ -146,6 +146,9 @@ func TestResultsAndLive(t *testing.T) {
 	if err := tk.RemoveBuiltin("explode"); err != nil {
 		t.Fatal(err)
 	}
+	// The adapter follows the toolkit's change feed: the next request
+	// after the events are delivered sees the change.
+	tk.WaitEvents()
 	fns, err := tools.LLMTools(ctx)
 	if err != nil {
 		t.Fatal(err)

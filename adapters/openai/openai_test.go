@@ -359,6 +359,9 @@ func TestLive(t *testing.T) {
 	if err := tk.RemoveBuiltin("explode"); err != nil {
 		t.Fatal(err)
 	}
+	// The adapter follows the toolkit's change feed: the next request
+	// after the events are delivered sees the change.
+	tk.WaitEvents()
 	after := names()
 	if strings.Join(after, ",") != "get_forecast,get_weather,render_chart,translate" {
 		t.Fatalf("tools after the change = %v", after)

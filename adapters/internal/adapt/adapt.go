@@ -16,7 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/model"
 )
 
@@ -260,13 +260,13 @@ func (m Media) accepts(mt string, n int) bool {
 // for any other binary output a text that says what it was and that it is
 // not shown. An output made of MCP content blocks (a remote tool's mix of
 // text and images) is split block by block the same way when it holds any
-// media, and so is an mcp.ToolContent a builtin returns, whose blocks are
+// media, and so is an bridge.ToolContent a builtin returns, whose blocks are
 // what the tool meant the model to read.
 func Parts(ctx context.Context, r model.Result, m Media) []Part {
 	if r.IsError || r.Resource == nil {
 		return []Part{{Text: r.Content}}
 	}
-	if cc, ok := r.Resource.(mcp.ContentCarrier); ok && (carriesMedia(r) || r.Resource.Type() == mcp.ToolContentType) {
+	if cc, ok := r.Resource.(bridge.ContentCarrier); ok && (carriesMedia(r) || r.Resource.Type() == bridge.ToolContentType) {
 		return blockParts(cc.MCPContent(), m)
 	}
 	if !r.Binary {
@@ -286,7 +286,7 @@ func Parts(ctx context.Context, r model.Result, m Media) []Part {
 // carriesMedia reports whether r's output is MCP content with a media
 // block in it.
 func carriesMedia(r model.Result) bool {
-	cc, ok := r.Resource.(mcp.ContentCarrier)
+	cc, ok := r.Resource.(bridge.ContentCarrier)
 	if !ok {
 		return false
 	}

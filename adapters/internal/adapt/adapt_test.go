@@ -11,7 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	toolkit "github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/model"
 	"github.com/llmkit/toolkit/resource"
 )
@@ -55,14 +55,14 @@ func TestParts(t *testing.T) {
 		{"unsupported image", blob("image/tiff", img), `[image output "out": image/tiff, 8 bytes; not shown: this model does not accept image/tiff here]`},
 		{"too large", blob("image/png", make([]byte, 11)), `not shown: larger than the 10 bytes`},
 		{"audio", blob("audio/wav", img), `[audio output "out": audio/wav, 8 bytes; not shown`},
-		{"mixed MCP content", mcp.NewToolContent(
+		{"mixed MCP content", bridge.NewToolContent(
 			&sdk.TextContent{Text: "a chart:"},
 			&sdk.ImageContent{MIMEType: "image/png", Data: img},
 			&sdk.ImageContent{MIMEType: "image/gif", Data: img},
 			&sdk.ResourceLink{Name: "doc", URI: "file:///doc"},
 			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///t", Text: "embedded"}},
 		), `a chart:|<image/png 8>|[image output "image": image/gif, 8 bytes; not shown: this model does not accept image/gif here]|[resource "doc": file:///doc]|embedded`},
-		{"MCP text only", mcp.NewToolContent(&sdk.TextContent{Text: "x"}, &sdk.TextContent{Text: "y"}), `x|y`},
+		{"MCP text only", bridge.NewToolContent(&sdk.TextContent{Text: "x"}, &sdk.TextContent{Text: "y"}), `x|y`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
