@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llmkit/toolkit/internal/names"
 )
 
 func TestInferNamespace(t *testing.T) {
@@ -16,7 +18,21 @@ func TestInferNamespace(t *testing.T) {
 		{"https://mcp.github.com/mcp", "github"},
 		{"https://api.example.co.uk/v1/mcp", "example-co"},
 		{"http://localhost:8080/weather/mcp", "weather"},
-		{"http://127.0.0.1:9000/mcp", ""},
+		{"http://127.0.0.1:9000/mcp", "localhost-9000"},
+		{"http://localhost:3001/mcp", "localhost-3001"},
+		{"http://[::1]/sse", "localhost"},
+		{"http://10.1.2.3:8080/mcp", "host-10-1-2-3"},
+		{"stdio:node?arg=build%2Findex.js", "index"},
+		{"stdio:node?arg=--inspect&arg=%2Fsrv%2Fweather-tool.mjs", "weather-tool"},
+		{"stdio:npx?arg=-y&arg=%40modelcontextprotocol%2Fserver-everything", "everything"},
+		{"stdio:npx?arg=-y&arg=%40acme%2Fgithub-mcp-server%401.2.3", "github"},
+		{"stdio:uvx?arg=mcp-server-fetch", "fetch"},
+		{"stdio:uvx?arg=--from&arg=git%2Bhttps%3A%2F%2Fexample.com%2Fx&arg=jira-mcp", "jira"},
+		{"stdio:uv?arg=run&arg=weather.py", "weather"},
+		{"stdio:python3?arg=-m&arg=weather_mcp", "weather_mcp"},
+		{"stdio:python?arg=-u&arg=tools%2Fsearch_server.py", "search_server"},
+		{"stdio:docker?arg=run&arg=-i&arg=ghcr.io%2Fx", "docker"},
+		{"stdio:npx", "npx"},
 		{"stdio:///usr/local/bin/weather-server", "weather-server"},
 		{"stdio:///opt/My Tools/Files.exe", "files"},
 		{"http://host/9lives", "mcp-9lives"},
@@ -391,4 +407,24 @@ func TestConcurrentChurn(t *testing.T) {
 	if n := len(tk.Connectors()); n != 1 { // the user connector
 		t.Fatalf("%d connectors left", n)
 	}
+}
+
+// FuzzInferNamespace: whatever the URL, the result is a valid,
+// unreserved namespace or an ErrBadParameter.
+func FuzzInferNamespace(f *testing.F) {
+	for _, s := range []string{"http://127.0.0.1:1/mcp", "stdio:npx?arg=-y&arg=%40a%2Fb", "stdio:python?arg=-m", "https://mcp.x.com/", "stdio:///a/b.exe", "x:"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ns, err := InferNamespace(s)
+		if err != nil {
+			if !errors.Is(err, ErrBadParameter) {
+				t.Fatalf("InferNamespace(%q): %v does not wrap ErrBadParameter", s, err)
+			}
+			return
+		}
+		if names.CheckNamespace(ns) != nil {
+			t.Fatalf("InferNamespace(%q) = %q, not a valid namespace", s, ns)
+		}
+	})
 }

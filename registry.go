@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"path"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -343,81 +340,4 @@ func connEntry[T any](ops *kindOps[T], ns string, v T) (*entry, error) {
 		return nil, err
 	}
 	return e, nil
-}
-
-// InferNamespace derives a namespace from a connector URL: the last path
-// segment that is not a generic endpoint name ("mcp", "sse", ...), else the
-// host name without common prefixes ("www.", "mcp.", "api.") and its top
-// level domain, made a valid namespace (lower case, other characters
-// become '-'). It wraps ErrBadParameter when nothing usable remains.
-func InferNamespace(rawURL string) (string, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme == "" {
-		return "", fmt.Errorf("%w: connector URL %q: not an absolute URL", ErrBadParameter, rawURL)
-	}
-	p := u.Path
-	if p == "" {
-		p = u.Opaque
-	}
-	segs := strings.Split(p, "/")
-	for i := len(segs) - 1; i >= 0; i-- {
-		seg := segs[i]
-		if ext := path.Ext(seg); ext != "" && ext != seg {
-			seg = strings.TrimSuffix(seg, ext)
-		}
-		if genericSegment[strings.ToLower(seg)] {
-			continue
-		}
-		if ns := toNamespace(seg); ns != "" {
-			return ns, nil
-		}
-	}
-	host := strings.ToLower(u.Hostname())
-	if host != "" && host != "localhost" && strings.Trim(host, "0123456789.:[]") != "" {
-		labels := strings.Split(host, ".")
-		for len(labels) > 1 && (labels[0] == "www" || labels[0] == "mcp" || labels[0] == "api") {
-			labels = labels[1:]
-		}
-		if len(labels) > 1 {
-			labels = labels[:len(labels)-1]
-		}
-		if ns := toNamespace(strings.Join(labels, "-")); ns != "" {
-			return ns, nil
-		}
-	}
-	return "", fmt.Errorf("%w: cannot infer a namespace from %q; use AddConnectorNS", ErrBadParameter, rawURL)
-}
-
-var genericSegment = map[string]bool{"": true, "mcp": true, "sse": true, "message": true, "messages": true, "v1": true, "v2": true, "api": true, "stream": true, "index": true}
-
-// toNamespace maps s to a valid namespace, or "".
-func toNamespace(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_':
-			b.WriteRune(r)
-			dash = false
-		default:
-			if !dash && b.Len() > 0 {
-				b.WriteByte('-')
-				dash = true
-			}
-		}
-	}
-	ns := strings.TrimRight(b.String(), "-")
-	if ns == "" {
-		return ""
-	}
-	if ns[0] >= '0' && ns[0] <= '9' {
-		ns = "mcp-" + ns
-	}
-	if len(ns) > names.MaxName {
-		ns = strings.TrimRight(ns[:names.MaxName], "-")
-	}
-	if names.IsReservedNamespace(ns) || !names.IsNamespace(ns) {
-		return ""
-	}
-	return ns
 }
