@@ -203,8 +203,10 @@ func (c *Connector) acquire(ctx context.Context) (*live, error) {
 		if timer == nil {
 			timer = time.NewTimer(c.o.reconnectWait)
 			defer timer.Stop()
-			// Cut the supervisor's backoff short: a caller needs the
-			// server now (see Connector.backoff).
+			// Cut the supervisor's backoffs short while this call waits:
+			// a caller needs the server now (see Connector.backoff).
+			c.waiters.Add(1)
+			defer c.waiters.Add(-1)
 			select {
 			case c.kick <- struct{}{}:
 			default:

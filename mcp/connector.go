@@ -47,7 +47,8 @@ type Connector struct {
 
 	// Signals from SDK handlers and callers to the supervisor.
 	wake     chan struct{}
-	kick     chan struct{} // a call waits for a session: retry soon
+	kick     chan struct{} // a call started waiting for a session
+	waiters  atomic.Int32  // calls waiting for a session
 	pending  atomic.Uint32
 	updMu    sync.Mutex
 	updated  []string // resource URIs reported updated, not yet delivered

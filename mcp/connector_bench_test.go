@@ -152,3 +152,27 @@ func BenchmarkReconnectAfterOutage(b *testing.B) {
 	}
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/call-after-outage")
 }
+
+// BenchmarkCallableAfterCrash measures, with the default options, the time
+// from a server that was up for less than OptStableAfter crashing and
+// being back at once (its sessions dropped, new connections accepted) to a
+// read-only call on it succeeding (reported as ms/callable). Crashes are
+// more than a second apart: the first attempt after a loss is immediate,
+// so this is a few milliseconds rather than a backoff.
+func BenchmarkCallableAfterCrash(b *testing.B) {
+	r, _, m := memoryConnector(b, testserver.Options{})
+	ctx := context.Background()
+	var total time.Duration
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		time.Sleep(1100 * time.Millisecond) // past the one-a-second limit
+		b.StartTimer()
+		t0 := time.Now()
+		m.Drop()
+		r.states.wait(b, toolkit.StatusReconnecting, i+1)
+		_, err := call(b, ctx, r.Connector, "echo", `{"text":"x"}`)
+		mustNotErr(b, err)
+		total += time.Since(t0)
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/callable")
+}
