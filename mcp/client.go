@@ -37,7 +37,19 @@ type inflight struct {
 	// not know the session), a 2xx that it received it, whatever error
 	// follows (a resumed stream answered 404, the connection closed).
 	posted atomic.Int32
+
+	// closing: the connector cancelled the request because it closes the
+	// session, and waits for quiet before it does (live.close).
+	closing atomic.Bool
+	// quiet is closed (once, through settle) when nothing more will be
+	// sent for the request: it returned without a cancellation to send, or
+	// its notifications/cancelled went out.
+	quiet     chan struct{}
+	quietOnce sync.Once
 }
+
+// settle records that nothing more will be sent for the request.
+func (in *inflight) settle() { in.quietOnce.Do(func() { close(in.quiet) }) }
 
 // delivery tells what the HTTP answer to a request's POST proves.
 type delivery int
@@ -83,7 +95,7 @@ type callRegistry struct {
 func (r *callRegistry) begin(ctx context.Context, l *live) (context.Context, string, func()) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	sess := toolkit.SessionFromContext(ctx)
-	in := &inflight{l: l, session: sess, cancel: cancel}
+	in := &inflight{l: l, session: sess, cancel: cancel, quiet: make(chan struct{})}
 	// The request's HTTP response stream, if any, learns whose it is.
 	cctx = context.WithValue(cctx, inflightKey{}, in)
 	r.mu.Lock()
@@ -106,15 +118,19 @@ func (r *callRegistry) begin(ctx context.Context, l *live) (context.Context, str
 	}
 }
 
-// cancelSession cancels the requests made on l.
-func (r *callRegistry) cancelSession(l *live) {
+// cancelSession cancels the requests made on l and returns them.
+func (r *callRegistry) cancelSession(l *live) []*inflight {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var out []*inflight
 	for _, in := range r.calls {
 		if in.l == l {
+			in.closing.Store(true)
 			in.cancel(errSessionClosed)
+			out = append(out, in)
 		}
 	}
+	return out
 }
 
 // soleOn returns the caller's session of the only request in progress on
@@ -312,7 +328,13 @@ func (c *Connector) do(ctx context.Context, what reqName, failed error, safe boo
 		cctx, token, done := c.calls.begin(ctx, l)
 		err = f(cctx, l, token)
 		cause := context.Cause(cctx)
-		got := inflightFrom(cctx).delivery()
+		in := inflightFrom(cctx)
+		got := in.delivery()
+		if err == nil || cctx.Err() == nil || errors.Is(err, sdk.ErrConnectionClosed) || !l.postsCancellations() {
+			// The SDK sends notifications/cancelled (in the background)
+			// only for a request it gave up because its context ended.
+			in.settle()
+		}
 		done()
 		switch {
 		case err == nil:

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -175,4 +176,37 @@ func BenchmarkCallableAfterCrash(b *testing.B) {
 		total += time.Since(t0)
 	}
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/callable")
+}
+
+// BenchmarkStopWithCallsInFlight measures stopping a connector to a
+// stateful HTTP server while three calls hang there (reported as
+// ms/stop), and counts the sessions the server still has afterwards
+// (left-sessions, summed over the iterations).
+func BenchmarkStopWithCallsInFlight(b *testing.B) {
+	s := newServer(b, testserver.Options{})
+	h := testserver.ServeHTTP(b, s.Server, testserver.Stateful)
+	var total time.Duration
+	left := 0
+	for b.Loop() {
+		b.StopTimer()
+		r := start(b, h.URL, false)
+		block := findTool(b, r.Connector, "block")
+		for i := range 3 {
+			go block.Run(context.Background(), fmt.Appendf(nil, `{"tag":"%d"}`, i))
+		}
+		for range 3 {
+			recvString(b, s.Started)
+		}
+		b.StartTimer()
+		t0 := time.Now()
+		r.stop(b)
+		total += time.Since(t0)
+		b.StopTimer()
+		for range s.Server.Sessions() {
+			left++
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/stop")
+	b.ReportMetric(float64(left), "left-sessions")
 }
