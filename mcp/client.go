@@ -191,16 +191,15 @@ func (c *Connector) handleProgress(ctx context.Context, req *sdk.ProgressNotific
 	c.deliverProgress(req.Params)
 }
 
-// maxLogData caps the text of a server log message.
-const maxLogData = 16 << 10
-
 // handleLog is the SDK's log handler; it stands aside when a noteScanner
 // delivers notifications.
 func (c *Connector) handleLog(ctx context.Context, req *sdk.LoggingMessageRequest) {
 	if c.scanned || req.Params == nil {
 		return
 	}
-	c.deliverLog(ctx, req.Params, nil)
+	if ok, dropped := c.noteLogs.take(); ok {
+		c.deliverLog(ctx, req.Params, nil, dropped)
+	}
 }
 
 // acquire returns the ready session, waiting up to OptReconnectWait for one.

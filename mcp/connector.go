@@ -59,6 +59,9 @@ type Connector struct {
 	subMu sync.Mutex
 	subs  map[string]int
 
+	// noteLogs rate-limits the log notifications of the server.
+	noteLogs *logLimiter
+
 	// dials counts connection attempts.
 	dials atomic.Int64
 }
@@ -110,6 +113,8 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		readyCh: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		kick:    make(chan struct{}, 1),
+
+		noteLogs: newLogLimiter(),
 	}
 	c.scanned = o.dialer == nil
 	c.logger = o.logger

@@ -80,6 +80,7 @@ func (c *Connector) Run(ctx context.Context) error {
 		lostErr := c.serve(ctx, l)
 		c.leaveReady()
 		l.close()
+		c.flushNoteLogs()
 		if ctx.Err() != nil {
 			c.stop(ctx)
 			return nil

@@ -309,22 +309,35 @@ func closeAll(fs ...*os.File) {
 	}
 }
 
-// maxStderrLine caps one logged stderr line; the rest of a longer line is
-// dropped.
-const maxStderrLine = 8 << 10
-
+// logStderr logs the child's stderr line by line, rate-limited and
+// truncated (logLimiter); the rest of an over-long line is dropped. When
+// stderr ends, one more record says how many lines were not logged.
 func (p *process) logStderr(logger *slog.Logger) {
 	defer close(p.stderr)
-	r := bufio.NewReaderSize(p.stderrR, maxStderrLine)
+	lim := newLogLimiter()
+	r := bufio.NewReaderSize(p.stderrR, maxLogLine)
 	for {
 		line, isPrefix, err := r.ReadLine()
 		if len(line) > 0 || (err == nil && !isPrefix) {
-			logger.Info("server stderr", "line", string(line))
+			if ok, dropped := lim.take(); ok {
+				text := string(line)
+				if isPrefix {
+					text += "…"
+				}
+				if dropped > 0 {
+					logger.Info("server stderr", "line", text, "dropped", dropped)
+				} else {
+					logger.Info("server stderr", "line", text)
+				}
+			}
 		}
 		for isPrefix && err == nil { // drop the rest of an over-long line
 			_, isPrefix, err = r.ReadLine()
 		}
 		if err != nil {
+			if n := lim.flush(); n > 0 {
+				logger.Warn("server stderr lines not logged (rate limit)", "dropped", n)
+			}
 			return
 		}
 	}
