@@ -349,21 +349,21 @@ func (c *Connector) refresh(ctx context.Context, l *live, bits uint32) error {
 	next := *prev
 	var err error
 	if bits&sigTools != 0 {
-		if next.tools, next.toolFP, err = c.listTools(rctx, l, prev); err != nil {
+		if next.tools, next.toolFP, err = listKind(rctx, c, l, toolSpec, prev.tools); err != nil {
 			return err
 		}
 	}
 	if bits&sigPrompts != 0 {
-		if next.prompts, next.promptFP, err = c.listPrompts(rctx, l, prev); err != nil {
+		if next.prompts, next.promptFP, err = listKind(rctx, c, l, promptSpec, prev.prompts); err != nil {
 			return err
 		}
 	}
 	if bits&sigResources != 0 {
 		// resources/list_changed also covers the templates.
-		if next.resources, next.resourceFP, err = c.listResources(rctx, l, prev); err != nil {
+		if next.resources, next.resourceFP, err = listKind(rctx, c, l, resourceSpec, prev.resources); err != nil {
 			return err
 		}
-		if next.templates, next.templateFP, err = c.listTemplates(rctx, l, prev); err != nil {
+		if next.templates, next.templateFP, err = listKind(rctx, c, l, templateSpec, prev.templates); err != nil {
 			return err
 		}
 		if c.o.subscribeResources {
