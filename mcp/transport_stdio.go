@@ -204,10 +204,11 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	t.mu.Lock()
 	t.proc = p
 	t.mu.Unlock()
-	var out io.ReadCloser = p.stdout
+	var in io.Reader = newJSONLines(p.stdout, t.maxLine, t.logger.With("pid", p.cmd.Process.Pid))
 	if t.scan != nil {
-		out = readCloser{&scanningReader{r: p.stdout, s: &noteScanner{c: t.scan}}, p.stdout}
+		in = &scanningReader{r: in, s: &noteScanner{c: t.scan}}
 	}
+	out := readCloser{in, p.stdout}
 	inner, err := (&sdk.IOTransport{Reader: out, Writer: p.stdin, MaxLineLength: t.maxLine}).Connect(ctx)
 	if err != nil {
 		p.Close()
