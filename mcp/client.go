@@ -335,11 +335,16 @@ func (c *Connector) do(ctx context.Context, what reqName, failed error, safe boo
 			in.settle()
 		}
 		done()
+		var badJSON *json.MarshalerError
 		switch {
 		case err == nil:
 			return nil
 		case ctx.Err() != nil:
 			return fmt.Errorf("%s of server %s: %w", what, c.serverName(), context.Cause(ctx))
+		case errors.As(err, &badJSON):
+			// The request could not be encoded (invalid JSON given as a
+			// json.RawMessage): nothing was sent.
+			return fmt.Errorf("%w: %s of server %s: input is not valid JSON: %v", errs.ErrBadParameter, what, c.serverName(), badJSON.Err)
 		case got == deliveryRefused:
 			// The server answered the request itself that it does not know
 			// the session: it never ran it, so it may go on the next one,
@@ -389,9 +394,12 @@ func (c *Connector) do(ctx context.Context, what reqName, failed error, safe boo
 // callTool calls a remote tool and maps its result.
 func (c *Connector) callTool(ctx context.Context, t *remoteTool, input json.RawMessage) (any, error) {
 	what := reqName{"tool", t.def.Name}
+	// The toolkit's Call validated the input against the tool's schema
+	// already: it is not scanned again here. Invalid JSON from a direct
+	// Run is refused when the request is encoded (see Connector.do).
 	var args any
 	if in := bytes.TrimSpace(input); len(in) > 0 && !bytes.Equal(in, []byte("null")) {
-		if in[0] != '{' || !json.Valid(in) {
+		if in[0] != '{' {
 			return nil, fmt.Errorf("%w: %s of server %s: input must be a JSON object", errs.ErrBadParameter, what, c.serverName())
 		}
 		args = json.RawMessage(in)
