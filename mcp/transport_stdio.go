@@ -192,6 +192,7 @@ type process struct {
 	stderr    chan struct{} // closed when the stderr reader returns
 	stderrR   *os.File
 	terminate time.Duration
+	marker    string // the value of stdioMarkerEnv given to the child
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -259,8 +260,12 @@ func (t *stdioTransport) close() {
 
 func startProcess(sc *StdioCommand, logger *slog.Logger, terminate time.Duration) (*process, error) {
 	cmd := exec.Command(sc.Path, sc.Args...)
-	if len(sc.Env) > 0 {
+	marker := newMarker()
+	if len(sc.Env) > 0 || marker != "" {
 		cmd.Env = append(os.Environ(), sc.Env...)
+		if marker != "" {
+			cmd.Env = append(cmd.Env, stdioMarkerEnv+"="+marker)
+		}
 	}
 	cmd.Dir = sc.Dir
 	setProcessGroup(cmd)
@@ -289,6 +294,7 @@ func startProcess(sc *StdioCommand, logger *slog.Logger, terminate time.Duration
 	closeAll(inR, outW, errW) // the child holds its own copies
 	p := &process{
 		cmd:       cmd,
+		marker:    marker,
 		stdin:     inW,
 		stdout:    outR,
 		exited:    make(chan struct{}),
@@ -347,9 +353,12 @@ func (p *process) logStderr(logger *slog.Logger) {
 // Close ends the child: stdin is closed, then after p.terminate SIGTERM goes
 // to the process group, then after p.terminate again SIGKILL. It returns
 // once the child is reaped, every process of its group is killed and the
-// stderr reader has returned.
+// stderr reader has returned. On Linux the processes the child started
+// that left its group (a new session) or outlived it are killed too
+// (killEscaped).
 func (p *process) Close() error {
 	p.closeOnce.Do(func() {
+		tree := descendants(p.cmd.Process.Pid)
 		p.stdin.Close()
 		timer := time.NewTimer(p.terminate)
 		defer timer.Stop()
@@ -367,6 +376,7 @@ func (p *process) Close() error {
 		}
 		// The leader is gone; make sure nothing it started survives.
 		signalGroup(p.cmd, sigKill)
+		killEscaped(p.marker, tree)
 		p.stdout.Close()
 		// Every writer of stderr is dead now, so the reader sees EOF; a
 		// process that left the group may still hold it, so bound the wait.
