@@ -106,6 +106,7 @@ func TestStderrFloodBounded(t *testing.T) {
 		}
 	}
 	const total = testserver.StderrFloodLines + 2
+	t.Logf("%d stderr lines: %d logged, %d reported dropped", total, logged, dropCount(lines))
 	if logged+dropCount(lines) != total {
 		t.Errorf("%d lines logged and %d reported dropped, want %d in all", logged, dropCount(lines), total)
 	}
@@ -154,6 +155,7 @@ func TestLogNotificationFloodBounded(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%d log messages of %d bytes: %d logged, %d reported dropped", n, size, logged, dropCount(records))
 	if logged+dropCount(records) != n {
 		t.Errorf("%d messages logged and %d reported dropped, want %d in all", logged, dropCount(records), n)
 	}
