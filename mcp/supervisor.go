@@ -36,9 +36,9 @@ func (c *Connector) Run(ctx context.Context) error {
 	}()
 
 	status := toolkit.StatusConnecting
-	// attempt counts the consecutive failures since the last stable
-	// connection: failed connection attempts, and sessions lost before
-	// they were up for OptStableAfter.
+	// attempt counts the consecutive failures since the last connection
+	// that stayed up for OptStableAfter: failed connection attempts, and
+	// sessions lost less than kickFloor after a loss retried at once.
 	attempt := 0
 	var lastQuick time.Time // the last loss retried at once
 	var lastErr error
