@@ -9,7 +9,7 @@ import (
 )
 
 // jsonLines passes on the lines of a stdio server's stdout that are JSON
-// and drops the others with a rate-limited log record (logLimiter): a
+// (looksLikeMessage, else json.Valid) and drops the others with a rate-limited log record (logLimiter): a
 // server that prints something else on stdout (a stray console.log, a
 // banner) keeps its session, as with the TypeScript SDK, where the SDK's
 // decoder would fail it. Blank lines are passed on; a line longer than max
@@ -74,7 +74,7 @@ func (f *jsonLines) next() {
 		}
 		break
 	}
-	if t := bytes.TrimSpace(f.line); len(t) > 0 && !json.Valid(t) {
+	if t := bytes.TrimSpace(f.line); len(t) > 0 && !looksLikeMessage(t) && !json.Valid(t) {
 		if ok, dropped := f.lim.take(); ok {
 			line := truncateLine(string(t))
 			if dropped > 0 {
@@ -87,3 +87,14 @@ func (f *jsonLines) next() {
 	}
 	f.pending = f.line
 }
+
+// looksLikeMessage reports whether a line is framed like a JSON-RPC message
+// (an object or a batch that names "jsonrpc"): such lines are passed on
+// without being scanned, the SDK decodes them anyway. Only other lines are
+// checked with json.Valid.
+func looksLikeMessage(t []byte) bool {
+	first, last := t[0], t[len(t)-1]
+	return (first == '{' && last == '}' || first == '[' && last == ']') && bytes.Contains(t, noteJSONRPC)
+}
+
+var noteJSONRPC = []byte(`"jsonrpc"`)

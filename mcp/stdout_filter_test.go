@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -86,4 +87,21 @@ func TestStdioGarbageOnStdout(t *testing.T) {
 		t.Errorf("%d records of skipped lines, want 1 to %d", skipped, limit)
 	}
 	mustNotErr(t, r.stop(t))
+}
+
+// BenchmarkJSONLines measures the stdout filter on 1 MiB messages
+// (reported as MB/s).
+func BenchmarkJSONLines(b *testing.B) {
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]}}` + "\n")
+	logger := quietLogger()
+	b.SetBytes(int64(len(msg)))
+	buf := make([]byte, 32<<10)
+	for b.Loop() {
+		f := newJSONLines(bytes.NewReader(msg), 16<<20, logger)
+		for {
+			if _, err := f.Read(buf); err != nil {
+				break
+			}
+		}
+	}
 }
