@@ -71,6 +71,9 @@ func (f *jsonLines) next() {
 		}
 		if err != nil {
 			f.err = err
+			if n := f.lim.flush(); n > 0 {
+				f.logger.Warn("lines of the server's stdout skipped without a log (rate limit)", "dropped", n)
+			}
 		}
 		break
 	}
