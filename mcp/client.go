@@ -38,7 +38,19 @@ type inflight struct {
 	// not know the session), a 2xx that it received it, whatever error
 	// follows (a resumed stream answered 404, the connection closed).
 	posted atomic.Int32
+
+	// closing: the connector cancelled the request because it closes the
+	// session, and waits for quiet before it does (live.close).
+	closing atomic.Bool
+	// quiet is closed (once, through settle) when nothing more will be
+	// sent for the request: it returned without a cancellation to send, or
+	// its notifications/cancelled went out.
+	quiet     chan struct{}
+	quietOnce sync.Once
 }
+
+// settle records that nothing more will be sent for the request.
+func (in *inflight) settle() { in.quietOnce.Do(func() { close(in.quiet) }) }
 
 // delivery tells what the HTTP answer to a request's POST proves.
 type delivery int
@@ -84,7 +96,7 @@ type callRegistry struct {
 func (r *callRegistry) begin(ctx context.Context, l *live) (context.Context, string, func()) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	sess := toolkit.SessionFromContext(ctx)
-	in := &inflight{l: l, session: sess, cancel: cancel}
+	in := &inflight{l: l, session: sess, cancel: cancel, quiet: make(chan struct{})}
 	// The request's HTTP response stream, if any, learns whose it is.
 	cctx = context.WithValue(cctx, inflightKey{}, in)
 	r.mu.Lock()
@@ -107,15 +119,19 @@ func (r *callRegistry) begin(ctx context.Context, l *live) (context.Context, str
 	}
 }
 
-// cancelSession cancels the requests made on l.
-func (r *callRegistry) cancelSession(l *live) {
+// cancelSession cancels the requests made on l and returns them.
+func (r *callRegistry) cancelSession(l *live) []*inflight {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var out []*inflight
 	for _, in := range r.calls {
 		if in.l == l {
+			in.closing.Store(true)
 			in.cancel(errSessionClosed)
+			out = append(out, in)
 		}
 	}
+	return out
 }
 
 // soleOn returns the caller's session of the only request in progress on
@@ -176,16 +192,15 @@ func (c *Connector) handleProgress(ctx context.Context, req *sdk.ProgressNotific
 	c.deliverProgress(req.Params)
 }
 
-// maxLogData caps the text of a server log message.
-const maxLogData = 16 << 10
-
 // handleLog is the SDK's log handler; it stands aside when a noteScanner
 // delivers notifications.
 func (c *Connector) handleLog(ctx context.Context, req *sdk.LoggingMessageRequest) {
 	if c.scanned || req.Params == nil {
 		return
 	}
-	c.deliverLog(ctx, req.Params, nil)
+	if ok, dropped := c.noteLogs.take(); ok {
+		c.deliverLog(ctx, req.Params, nil, dropped)
+	}
 }
 
 // acquire returns the ready session, waiting up to OptReconnectWait for one.
@@ -204,8 +219,10 @@ func (c *Connector) acquire(ctx context.Context) (*live, error) {
 		if timer == nil {
 			timer = time.NewTimer(c.o.reconnectWait)
 			defer timer.Stop()
-			// Cut the supervisor's backoff short: a caller needs the
-			// server now (see Connector.backoff).
+			// Cut the supervisor's backoffs short while this call waits:
+			// a caller needs the server now (see Connector.backoff).
+			c.waiters.Add(1)
+			defer c.waiters.Add(-1)
 			select {
 			case c.kick <- struct{}{}:
 			default:
@@ -311,13 +328,24 @@ func (c *Connector) do(ctx context.Context, what reqName, failed error, safe boo
 		cctx, token, done := c.calls.begin(ctx, l)
 		err = f(cctx, l, token)
 		cause := context.Cause(cctx)
-		got := inflightFrom(cctx).delivery()
+		in := inflightFrom(cctx)
+		got := in.delivery()
+		if err == nil || cctx.Err() == nil || errors.Is(err, sdk.ErrConnectionClosed) || !l.postsCancellations() {
+			// The SDK sends notifications/cancelled (in the background)
+			// only for a request it gave up because its context ended.
+			in.settle()
+		}
 		done()
+		var badJSON *json.MarshalerError
 		switch {
 		case err == nil:
 			return nil
 		case ctx.Err() != nil:
 			return fmt.Errorf("%s of server %s: %w", what, c.serverName(), context.Cause(ctx))
+		case errors.As(err, &badJSON):
+			// The request could not be encoded (invalid JSON given as a
+			// json.RawMessage): nothing was sent.
+			return fmt.Errorf("%w: %s of server %s: input is not valid JSON: %v", errs.ErrBadParameter, what, c.serverName(), badJSON.Err)
 		case got == deliveryRefused:
 			// The server answered the request itself that it does not know
 			// the session: it never ran it, so it may go on the next one,
@@ -367,9 +395,12 @@ func (c *Connector) do(ctx context.Context, what reqName, failed error, safe boo
 // callTool calls a remote tool and maps its result.
 func (c *Connector) callTool(ctx context.Context, t *remoteTool, input json.RawMessage) (any, error) {
 	what := reqName{"tool", t.def.Name}
+	// The toolkit's Call validated the input against the tool's schema
+	// already: it is not scanned again here. Invalid JSON from a direct
+	// Run is refused when the request is encoded (see Connector.do).
 	var args any
 	if in := bytes.TrimSpace(input); len(in) > 0 && !bytes.Equal(in, []byte("null")) {
-		if in[0] != '{' || !json.Valid(in) {
+		if in[0] != '{' {
 			return nil, fmt.Errorf("%w: %s of server %s: input must be a JSON object", errs.ErrBadParameter, what, c.serverName())
 		}
 		args = json.RawMessage(in)

@@ -11,6 +11,7 @@ import (
 // TestMain turns the test binary into a stdio MCP server when the stdio
 // tests start it, and checks that no goroutine outlives the tests.
 func TestMain(m *testing.M) {
+	testserver.MaybeServeHostileStdio()
 	testserver.MaybeServeStdio()
 	goleak.VerifyTestMain(m)
 }

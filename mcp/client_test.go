@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -236,4 +237,38 @@ func refreshes(t *testing.T) (Option, func(kinds uint32)) {
 
 func withBeforeBackoff(f func(attempt int, d time.Duration)) Option {
 	return func(o *options) error { o.beforeBackoff = f; return nil }
+}
+
+// A direct Run with input that is not valid JSON fails with
+// ErrBadParameter without sending anything: the connector does not scan
+// the input itself (the toolkit's Call validated it), the request fails
+// to encode.
+func TestRunInvalidJSONNotSent(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
+	r := start(t, h.URL, false)
+	echo := findTool(t, r.Connector, "echo")
+	// The standalone event stream of the session may be opened at any
+	// time: count the POSTs only.
+	var posts atomic.Int64
+	h.Intercept(func(w http.ResponseWriter, req *http.Request) bool {
+		if req.Method == http.MethodPost {
+			posts.Add(1)
+		}
+		return false
+	})
+	for _, in := range []string{`{"text":bad}`, `{bad`, `{"text":"x"`, `{"a":1}}`} {
+		_, err := echo.Run(context.Background(), []byte(in))
+		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), `"echo"`) {
+			t.Errorf("Run(%q): %v, want ErrBadParameter naming the tool", in, err)
+		}
+	}
+	if n := posts.Load(); n != 0 {
+		t.Errorf("%d requests sent for invalid input", n)
+	}
+	if r.State().Status != toolkit.StatusReady {
+		t.Errorf("state %v", r.State().Status)
+	}
+	mustNotErr(t, r.stop(t))
 }

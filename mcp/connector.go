@@ -47,7 +47,8 @@ type Connector struct {
 
 	// Signals from SDK handlers and callers to the supervisor.
 	wake     chan struct{}
-	kick     chan struct{} // a call waits for a session: retry soon
+	kick     chan struct{} // a call started waiting for a session
+	waiters  atomic.Int32  // calls waiting for a session
 	pending  atomic.Uint32
 	updMu    sync.Mutex
 	updated  []string // resource URIs reported updated, not yet delivered
@@ -57,6 +58,9 @@ type Connector struct {
 	// Subscriptions callers asked for (SubscribeResource), by URI.
 	subMu sync.Mutex
 	subs  map[string]int
+
+	// noteLogs rate-limits the log notifications of the server.
+	noteLogs *logLimiter
 
 	// dials counts connection attempts.
 	dials atomic.Int64
@@ -109,6 +113,8 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		readyCh: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		kick:    make(chan struct{}, 1),
+
+		noteLogs: newLogLimiter(),
 	}
 	c.scanned = o.dialer == nil
 	c.logger = o.logger

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -151,4 +152,58 @@ func BenchmarkReconnectAfterOutage(b *testing.B) {
 		total += time.Since(t0)
 	}
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/call-after-outage")
+}
+
+// BenchmarkReadyAfterCrash measures, with the default backoff, the time
+// from a server that was up for less than OptStableAfter crashing and
+// being back at once (its sessions dropped, new connections accepted) to
+// the connector being ready again, with no call waiting for it (reported
+// as ms/ready). The first attempt after a loss is immediate, so this is a
+// few milliseconds rather than a backoff. (Only one loss a second is
+// retried at once; the limit is lifted here so that crashes may follow
+// each other.)
+func BenchmarkReadyAfterCrash(b *testing.B) {
+	r, _, m := memoryConnector(b, testserver.Options{},
+		func(o *options) error { o.kickFloor = time.Nanosecond; return nil })
+	var total time.Duration
+	for i := 0; b.Loop(); i++ {
+		t0 := time.Now()
+		m.Drop()
+		r.states.wait(b, toolkit.StatusReady, i+2)
+		total += time.Since(t0)
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/ready")
+}
+
+// BenchmarkStopWithCallsInFlight measures stopping a connector to a
+// stateful HTTP server while three calls hang there (reported as
+// ms/stop), and counts the sessions the server still has afterwards
+// (left-sessions, summed over the iterations).
+func BenchmarkStopWithCallsInFlight(b *testing.B) {
+	s := newServer(b, testserver.Options{})
+	h := testserver.ServeHTTP(b, s.Server, testserver.Stateful)
+	var total time.Duration
+	left := 0
+	for b.Loop() {
+		b.StopTimer()
+		r := start(b, h.URL, false)
+		block := findTool(b, r.Connector, "block")
+		for i := range 3 {
+			go block.Run(context.Background(), fmt.Appendf(nil, `{"tag":"%d"}`, i))
+		}
+		for range 3 {
+			recvString(b, s.Started)
+		}
+		b.StartTimer()
+		t0 := time.Now()
+		r.stop(b)
+		total += time.Since(t0)
+		b.StopTimer()
+		for range s.Server.Sessions() {
+			left++
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/stop")
+	b.ReportMetric(float64(left), "left-sessions")
 }

@@ -71,6 +71,9 @@ type options struct {
 	// kickFloor is the least time between a failed attempt and the next
 	// one that a waiting call may bring forward.
 	kickFloor time.Duration
+	// maxItems is the most items of one kind kept from a server
+	// (maxListItems but in tests).
+	maxItems int
 }
 
 func defaultOptions() options {
@@ -85,6 +88,7 @@ func defaultOptions() options {
 		protocolVersion:  DefaultProtocolVersion,
 		logLevel:         DefaultLogLevel,
 		kickFloor:        time.Second,
+		maxItems:         maxListItems,
 	}
 }
 

@@ -272,9 +272,9 @@ func TestMemoryServerKilledMidCall(t *testing.T) {
 }
 
 // A server that completes the handshake and the listing (the connector
-// reaches Ready) and then drops the session at once is retried with
-// growing delays: the backoff never starts over, and every connection
-// attempt is preceded by one.
+// reaches Ready) and then drops the session at once is retried at once
+// the first time, then with growing delays: the backoff never starts over,
+// and every connection attempt is preceded by a step.
 func TestReadyThenDropBacksOff(t *testing.T) {
 	leakCheck(t)
 	s := newServer(t, testserver.Options{})
@@ -323,10 +323,18 @@ func TestReadyThenDropBacksOff(t *testing.T) {
 		<-drops
 	}
 	for i, s := range got {
-		if s.attempt != i+1 {
-			t.Fatalf("attempts %v: want 1, 2, 3, ... (the backoff must not start over)", got)
+		// The first retry after a loss is immediate; the next losses
+		// back off, the delays growing (never starting over).
+		if s.attempt != i {
+			t.Fatalf("attempts %v: want 0, 1, 2, ... (the backoff must not start over)", got)
 		}
-		base := min(minD<<i, maxD)
+		if i == 0 {
+			if s.d != 0 {
+				t.Errorf("first retry after a loss waited %v", s.d)
+			}
+			continue
+		}
+		base := min(minD<<(i-1), maxD)
 		if s.d < base/2 || s.d > base {
 			t.Errorf("attempt %d waited %v, want between %v and %v", s.attempt, s.d, base/2, base)
 		}

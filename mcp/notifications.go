@@ -104,11 +104,20 @@ func (s *noteScanner) endLine(line []byte, skipped bool) {
 	}
 }
 
-// message delivers msg if it is a progress or log notification.
+// message delivers msg if it is a progress or log notification. A log
+// notification over the rate limit is dropped before it is decoded.
 func (s *noteScanner) message(msg []byte) {
 	progress := bytes.Contains(msg, noteProgress)
 	if !progress && !bytes.Contains(msg, noteMessage) {
 		return
+	}
+	taken, dropped := false, 0
+	if !progress {
+		ok, d := s.c.noteLogs.take()
+		if !ok {
+			return
+		}
+		taken, dropped = true, d
 	}
 	var n struct {
 		ID     json.RawMessage `json:"id"`
@@ -125,9 +134,16 @@ func (s *noteScanner) message(msg []byte) {
 			s.c.deliverProgress(&p)
 		}
 	case "notifications/message":
+		if !taken {
+			ok, d := s.c.noteLogs.take()
+			if !ok {
+				return
+			}
+			dropped = d
+		}
 		var p sdk.LoggingMessageParams
 		if json.Unmarshal(n.Params, &p) == nil {
-			s.c.deliverLog(context.Background(), &p, s.owner)
+			s.c.deliverLog(context.Background(), &p, s.owner, dropped)
 		}
 	}
 }
@@ -164,8 +180,10 @@ func (c *Connector) deliverProgress(p *sdk.ProgressNotificationParams) {
 
 // deliverLog logs a server's log message: to the session of owner, the
 // call on whose response stream it came, when known; else to the session
-// of the only call in flight; else to the connector's logger.
-func (c *Connector) deliverLog(ctx context.Context, p *sdk.LoggingMessageParams, owner *inflight) {
+// of the only call in flight; else to the connector's logger. The caller
+// took a token of c.noteLogs; dropped is the count of messages it
+// refused since the last one logged.
+func (c *Connector) deliverLog(ctx context.Context, p *sdk.LoggingMessageParams, owner *inflight, dropped int) {
 	logger := c.logger
 	switch {
 	case owner != nil:
@@ -183,9 +201,7 @@ func (c *Connector) deliverLog(ctx context.Context, p *sdk.LoggingMessageParams,
 		b, _ := json.Marshal(d)
 		msg = string(b)
 	}
-	if len(msg) > maxLogData {
-		msg = msg[:maxLogData] + "…"
-	}
+	msg = truncateLine(msg)
 	var level slog.Level
 	switch p.Level {
 	case "debug":
@@ -197,5 +213,17 @@ func (c *Connector) deliverLog(ctx context.Context, p *sdk.LoggingMessageParams,
 	default:
 		level = slog.LevelError
 	}
-	logger.Log(ctx, level, msg, "server", c.serverName(), "logger", p.Logger)
+	if dropped > 0 {
+		logger.Log(ctx, level, msg, "server", c.serverName(), "logger", truncateLine(p.Logger), "dropped", dropped)
+		return
+	}
+	logger.Log(ctx, level, msg, "server", c.serverName(), "logger", truncateLine(p.Logger))
+}
+
+// flushNoteLogs logs how many log messages of the server were dropped by
+// the rate limit and not yet reported.
+func (c *Connector) flushNoteLogs() {
+	if n := c.noteLogs.flush(); n > 0 {
+		c.logger.Warn("server log messages not logged (rate limit)", "dropped", n)
+	}
 }

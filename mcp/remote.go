@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"maps"
 	"net/url"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -60,225 +62,290 @@ func (c *Connector) listAll(ctx context.Context, l *live, caps *sdk.ServerCapabi
 	next := &catalog{}
 	var err error
 	if caps.Tools != nil {
-		if next.tools, next.toolFP, err = c.listTools(ctx, l, prev); err != nil {
+		if next.tools, next.toolFP, err = listKind(ctx, c, l, toolSpec, prev.tools); err != nil {
 			return nil, err
 		}
 	}
 	if caps.Prompts != nil {
-		if next.prompts, next.promptFP, err = c.listPrompts(ctx, l, prev); err != nil {
+		if next.prompts, next.promptFP, err = listKind(ctx, c, l, promptSpec, prev.prompts); err != nil {
 			return nil, err
 		}
 	}
 	if caps.Resources != nil {
-		if next.resources, next.resourceFP, err = c.listResources(ctx, l, prev); err != nil {
+		if next.resources, next.resourceFP, err = listKind(ctx, c, l, resourceSpec, prev.resources); err != nil {
 			return nil, err
 		}
-		if next.templates, next.templateFP, err = c.listTemplates(ctx, l, prev); err != nil {
+		if next.templates, next.templateFP, err = listKind(ctx, c, l, templateSpec, prev.templates); err != nil {
 			return nil, err
 		}
 	}
 	return next, nil
 }
 
-// paginate calls fetch with each cursor until the server gives no next
-// cursor, refusing loops and endless lists.
-func paginate(what string, fetch func(cursor string) (next string, err error)) error {
-	seen := map[string]bool{}
+// itemKind names the four kinds of remote item, one kindSpec each. It
+// mirrors the toolkit's own enumeration of kinds, which it is meant to
+// give way to.
+type itemKind int
+
+const (
+	kindTool itemKind = iota
+	kindPrompt
+	kindResource
+	kindTemplate
+)
+
+// kindSpec describes one kind of remote item to listKind: D is the SDK's
+// definition of an item, I the toolkit's item made of it.
+type kindSpec[D, I any] struct {
+	kind itemKind
+	what string // the kind in errors, plural: "tools"
+	one  string // the kind in logs, singular: "tool"
+	// page fetches the page at cursor.
+	page func(ctx context.Context, s *sdk.ClientSession, cursor string) (defs []*D, next string, err error)
+	// key returns the item's key (its name or URI) and, when the key is
+	// unusable, why.
+	key func(d *D) (key, invalid string)
+	// fingerprint hashes the fields of the definition that matter to the
+	// item's users: an item whose fingerprint did not change is kept.
+	fingerprint func(d *D) string
+	// build makes the item; an error skips it.
+	build func(c *Connector, d *D, fp string) (I, error)
+	// known returns the key and fingerprint of an item build made (ok
+	// false for any other).
+	known func(it I) (key, fp string, ok bool)
+	// optional: a server that answers the listing with an error (an older
+	// or partial implementation) has no items of the kind; only a failure
+	// of the connection fails the listing.
+	optional bool
+}
+
+// maxSkipExamples bounds the skipped items a page's warning names.
+const maxSkipExamples = 5
+
+// listKind lists every item of one kind, page by page: it refuses loops
+// and endless lists, skips items whose key is invalid or repeats an
+// earlier one (with one warning per page, not per item), stops fetching
+// once the server sent maxListItems items, and keeps the items of prev whose fingerprint did
+// not change. It returns the items and their fingerprints by key.
+func listKind[D, I any](ctx context.Context, c *Connector, l *live, k *kindSpec[D, I], prev []I) ([]I, map[string]string, error) {
+	type known struct {
+		it I
+		fp string
+	}
+	old := make(map[string]known, len(prev))
+	for _, it := range prev {
+		if key, fp, ok := k.known(it); ok {
+			old[key] = known{it, fp}
+		}
+	}
+	var out []I
+	fps := map[string]string{}
+	// Cursors already followed, by hash: a server's cursors may be long.
+	seed := maphash.MakeSeed()
+	seen := map[uint64]bool{}
+	received := 0
 	cursor := ""
-	for page := 0; ; page++ {
-		next, err := fetch(cursor)
+	for page := 1; ; page++ {
+		defs, next, err := k.page(ctx, l.sess, cursor)
 		if err != nil {
-			return fmt.Errorf("listing %s: %w", what, err)
+			if k.optional && isRemoteError(err) {
+				level := slog.LevelWarn
+				if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == jsonrpc.CodeMethodNotFound {
+					level = slog.LevelDebug
+				}
+				c.logger.Log(ctx, level, "the server did not list its "+k.what, "error", err)
+				return nil, nil, nil
+			}
+			return nil, nil, fmt.Errorf("listing %s: %w", k.what, err)
+		}
+		var skipped int
+		var examples []string
+		skip := func(key, why string) {
+			skipped++
+			if len(examples) < maxSkipExamples {
+				examples = append(examples, fmt.Sprintf("%.64q: %.400s", key, why))
+			}
+		}
+		full := false
+		for _, d := range defs {
+			if d == nil {
+				continue
+			}
+			if received >= c.o.maxItems {
+				full = true
+				break
+			}
+			received++
+			key, invalid := k.key(d)
+			if invalid != "" {
+				skip(key, invalid)
+				continue
+			}
+			if _, dup := fps[key]; dup {
+				skip(key, "repeats an earlier one")
+				continue
+			}
+			fp := k.fingerprint(d)
+			if o, ok := old[key]; ok && o.fp == fp {
+				fps[key] = fp
+				out = append(out, o.it)
+				continue
+			}
+			it, err := k.build(c, d, fp)
+			if err != nil {
+				skip(key, err.Error())
+				continue
+			}
+			fps[key] = fp
+			out = append(out, it)
+		}
+		if skipped > 0 {
+			c.logger.Warn("skipping remote items", "kind", k.one, "page", page, "skipped", skipped, "examples", strings.Join(examples, "; "))
+		}
+		if full || (received >= c.o.maxItems && next != "") {
+			c.logger.Warn("the server lists too many items; keeping the first ones", "kind", k.one, "limit", c.o.maxItems)
+			return out, fps, nil
 		}
 		if next == "" {
-			return nil
+			return out, fps, nil
 		}
-		if seen[next] || page+1 >= maxListPages {
-			return fmt.Errorf("listing %s: the server's pagination does not end (cursor %.64q)", what, next)
+		h := maphash.String(seed, next)
+		if seen[h] || page >= maxListPages {
+			return nil, nil, fmt.Errorf("listing %s: the server's pagination does not end (cursor %.64q)", k.what, next)
 		}
-		seen[next] = true
+		seen[h] = true
 		cursor = next
 	}
 }
 
-// accept checks a remote item's key and counts it; it logs and reports
-// false for an item to skip.
-func (c *Connector) accept(kind, key string, valid bool, fps map[string]string) bool {
-	switch {
-	case !valid:
-		c.logger.Warn("skipping a remote item with an invalid name", "kind", kind, "name", fmt.Sprintf("%.200q", key))
-		return false
-	case fps[key] != "":
-		c.logger.Warn("skipping a remote item whose name repeats an earlier one", "kind", kind, "name", key)
-		return false
-	case len(fps) >= maxListItems:
-		c.logger.Warn("skipping remote items past the limit", "kind", kind, "limit", maxListItems, "name", key)
-		return false
+// invalidName says why name is not a usable remote item name ("" when it
+// is).
+func invalidName(name string) string {
+	if names.IsRemoteName(name) {
+		return ""
 	}
-	return true
+	return "invalid name"
 }
 
-func (c *Connector) listTools(ctx context.Context, l *live, prev *catalog) ([]toolkit.Tool, map[string]string, error) {
-	old := map[string]*remoteTool{}
-	for _, t := range prev.tools {
-		if rt, ok := t.(*remoteTool); ok {
-			old[rt.def.Name] = rt
-		}
-	}
-	var out []toolkit.Tool
-	fps := map[string]string{}
-	err := paginate("tools", func(cursor string) (string, error) {
-		res, err := l.sess.ListTools(ctx, &sdk.ListToolsParams{Cursor: cursor})
+var toolSpec = &kindSpec[sdk.Tool, toolkit.Tool]{
+	kind: kindTool, what: "tools", one: "tool",
+	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*sdk.Tool, string, error) {
+		res, err := s.ListTools(ctx, &sdk.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
-		for _, t := range res.Tools {
-			if t == nil || !c.accept("tool", t.Name, names.IsRemoteName(t.Name), fps) {
-				continue
-			}
-			fp := fingerprint(struct {
-				Name, Title, Description string
-				In, Out                  any
-				Ann                      *sdk.ToolAnnotations
-			}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
-			fps[t.Name] = fp
-			if o := old[t.Name]; o != nil && o.fp == fp {
-				out = append(out, o)
-				continue
-			}
-			out = append(out, c.newRemoteTool(t, fp))
+		return res.Tools, res.NextCursor, nil
+	},
+	key: func(t *sdk.Tool) (string, string) { return t.Name, invalidName(t.Name) },
+	fingerprint: func(t *sdk.Tool) string {
+		return fingerprint(struct {
+			Name, Title, Description string
+			In, Out                  any
+			Ann                      *sdk.ToolAnnotations
+		}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
+	},
+	build: func(c *Connector, t *sdk.Tool, fp string) (toolkit.Tool, error) { return c.newRemoteTool(t, fp), nil },
+	known: func(it toolkit.Tool) (string, string, bool) {
+		t, ok := it.(*remoteTool)
+		if !ok {
+			return "", "", false
 		}
-		return res.NextCursor, nil
-	})
-	return out, fps, err
+		return t.def.Name, t.fp, true
+	},
 }
 
-func (c *Connector) listPrompts(ctx context.Context, l *live, prev *catalog) ([]toolkit.Prompt, map[string]string, error) {
-	old := map[string]*remotePrompt{}
-	for _, p := range prev.prompts {
-		if rp, ok := p.(*remotePrompt); ok {
-			old[rp.def.Name] = rp
-		}
-	}
-	var out []toolkit.Prompt
-	fps := map[string]string{}
-	err := paginate("prompts", func(cursor string) (string, error) {
-		res, err := l.sess.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
+var promptSpec = &kindSpec[sdk.Prompt, toolkit.Prompt]{
+	kind: kindPrompt, what: "prompts", one: "prompt",
+	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*sdk.Prompt, string, error) {
+		res, err := s.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
-		for _, p := range res.Prompts {
-			if p == nil || !c.accept("prompt", p.Name, names.IsRemoteName(p.Name), fps) {
-				continue
-			}
-			fp := fingerprint(struct {
-				Name, Title, Description string
-				Args                     []*sdk.PromptArgument
-			}{p.Name, p.Title, p.Description, p.Arguments})
-			fps[p.Name] = fp
-			if o := old[p.Name]; o != nil && o.fp == fp {
-				out = append(out, o)
-				continue
-			}
-			rp, err := c.newRemotePrompt(p, fp)
-			if err != nil {
-				c.logger.Warn("skipping a remote prompt", "name", p.Name, "error", err)
-				continue
-			}
-			out = append(out, rp)
+		return res.Prompts, res.NextCursor, nil
+	},
+	key: func(p *sdk.Prompt) (string, string) { return p.Name, invalidName(p.Name) },
+	fingerprint: func(p *sdk.Prompt) string {
+		return fingerprint(struct {
+			Name, Title, Description string
+			Args                     []*sdk.PromptArgument
+		}{p.Name, p.Title, p.Description, p.Arguments})
+	},
+	build: func(c *Connector, p *sdk.Prompt, fp string) (toolkit.Prompt, error) { return c.newRemotePrompt(p, fp) },
+	known: func(it toolkit.Prompt) (string, string, bool) {
+		p, ok := it.(*remotePrompt)
+		if !ok {
+			return "", "", false
 		}
-		return res.NextCursor, nil
-	})
-	return out, fps, err
+		return p.def.Name, p.fp, true
+	},
 }
 
-func (c *Connector) listResources(ctx context.Context, l *live, prev *catalog) ([]toolkit.Resource, map[string]string, error) {
-	old := map[string]*remoteResource{}
-	for _, r := range prev.resources {
-		if rr, ok := r.(*remoteResource); ok {
-			old[rr.def.URI] = rr
-		}
-	}
-	var out []toolkit.Resource
-	fps := map[string]string{}
-	err := paginate("resources", func(cursor string) (string, error) {
-		res, err := l.sess.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
+var resourceSpec = &kindSpec[sdk.Resource, toolkit.Resource]{
+	kind: kindResource, what: "resources", one: "resource",
+	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*sdk.Resource, string, error) {
+		res, err := s.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
-		for _, r := range res.Resources {
-			if r == nil || !c.accept("resource", r.URI, validURI(r.URI), fps) {
-				continue
-			}
-			fp := fingerprint(struct {
-				URI, Name, Title, Description, MIMEType string
-			}{r.URI, r.Name, r.Title, r.Description, r.MIMEType})
-			fps[r.URI] = fp
-			if o := old[r.URI]; o != nil && o.fp == fp {
-				out = append(out, o)
-				continue
-			}
-			out = append(out, &remoteResource{c: c, def: *r, fp: fp})
+		return res.Resources, res.NextCursor, nil
+	},
+	key: func(r *sdk.Resource) (string, string) {
+		if !validURI(r.URI) {
+			return r.URI, "invalid URI"
 		}
-		return res.NextCursor, nil
-	})
-	return out, fps, err
+		return r.URI, ""
+	},
+	fingerprint: func(r *sdk.Resource) string {
+		return fingerprint(struct {
+			URI, Name, Title, Description, MIMEType string
+		}{r.URI, r.Name, r.Title, r.Description, r.MIMEType})
+	},
+	build: func(c *Connector, r *sdk.Resource, fp string) (toolkit.Resource, error) {
+		return &remoteResource{c: c, def: *r, fp: fp}, nil
+	},
+	known: func(it toolkit.Resource) (string, string, bool) {
+		r, ok := it.(*remoteResource)
+		if !ok {
+			return "", "", false
+		}
+		return r.def.URI, r.fp, true
+	},
 }
 
-// listTemplates lists the server's resource templates (every page).
-// Templates that do not parse (resource.ParseURITemplate: invalid, relative
-// or longer than 8 KiB), repeat an earlier one or pass the item limit are
-// skipped with a log line. A server that declares resources but answers
-// resources/templates/list with an error (an older or partial
-// implementation) has no templates; only a failure of the connection fails
-// the listing.
-func (c *Connector) listTemplates(ctx context.Context, l *live, prev *catalog) ([]toolkit.ResourceTemplate, map[string]string, error) {
-	old := map[string]*remoteTemplate{}
-	for _, t := range prev.templates {
-		if rt, ok := t.(*remoteTemplate); ok {
-			old[rt.def.URITemplate] = rt
-		}
-	}
-	var out []toolkit.ResourceTemplate
-	fps := map[string]string{}
-	err := paginate("resource templates", func(cursor string) (string, error) {
-		res, err := l.sess.ListResourceTemplates(ctx, &sdk.ListResourceTemplatesParams{Cursor: cursor})
+// templateSpec lists the server's resource templates. Templates that do
+// not parse (resource.ParseURITemplate: invalid, relative or longer than 8
+// KiB) are skipped like invalid names; a server that declares resources
+// but answers resources/templates/list with an error has no templates.
+var templateSpec = &kindSpec[sdk.ResourceTemplate, toolkit.ResourceTemplate]{
+	kind: kindTemplate, what: "resource templates", one: "resource template",
+	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*sdk.ResourceTemplate, string, error) {
+		res, err := s.ListResourceTemplates(ctx, &sdk.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
-		for _, t := range res.ResourceTemplates {
-			if t == nil {
-				continue
-			}
-			tmpl, perr := resource.ParseURITemplate(t.URITemplate)
-			if perr != nil {
-				c.logger.Warn("skipping a remote resource template", "error", perr)
-				continue
-			}
-			if !c.accept("resource template", t.URITemplate, true, fps) {
-				continue
-			}
-			fp := fingerprint(struct {
-				URITemplate, Name, Title, Description, MIMEType string
-			}{t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType})
-			fps[t.URITemplate] = fp
-			if o := old[t.URITemplate]; o != nil && o.fp == fp {
-				out = append(out, o)
-				continue
-			}
-			out = append(out, &remoteTemplate{c: c, def: *t, fp: fp, tmpl: tmpl})
+		return res.ResourceTemplates, res.NextCursor, nil
+	},
+	key: func(t *sdk.ResourceTemplate) (string, string) { return t.URITemplate, "" },
+	fingerprint: func(t *sdk.ResourceTemplate) string {
+		return fingerprint(struct {
+			URITemplate, Name, Title, Description, MIMEType string
+		}{t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType})
+	},
+	build: func(c *Connector, t *sdk.ResourceTemplate, fp string) (toolkit.ResourceTemplate, error) {
+		tmpl, err := resource.ParseURITemplate(t.URITemplate)
+		if err != nil {
+			return nil, err
 		}
-		return res.NextCursor, nil
-	})
-	if err != nil && isRemoteError(err) {
-		level := slog.LevelWarn
-		if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == jsonrpc.CodeMethodNotFound {
-			level = slog.LevelDebug
+		return &remoteTemplate{c: c, def: *t, fp: fp, tmpl: tmpl}, nil
+	},
+	known: func(it toolkit.ResourceTemplate) (string, string, bool) {
+		t, ok := it.(*remoteTemplate)
+		if !ok {
+			return "", "", false
 		}
-		c.logger.Log(ctx, level, "the server did not list its resource templates", "error", err)
-		return nil, nil, nil
-	}
-	return out, fps, err
+		return t.def.URITemplate, t.fp, true
+	},
+	optional: true,
 }
 
 // validURI reports whether s is an absolute URI of reasonable length.

@@ -158,10 +158,9 @@ func TestHostileTemplates(t *testing.T) {
 	if got := mustList(r.ListResourceTemplates(t.Context()))[0].Name(); got != "good" {
 		t.Errorf("the repeated template replaced the first: %q", got)
 	}
-	logs.waitFor(t, "skipping a remote resource template", "unclosed")
-	logs.waitFor(t, "skipping a remote resource template", "not absolute")
-	logs.waitFor(t, "skipping a remote resource template", "longer than")
-	logs.waitFor(t, "repeats", "test://good/{id}")
+	// One warning for the page names every item it skipped.
+	logs.waitFor(t, "skipping remote items", "kind=resource template", "skipped=4",
+		"unclosed", "not absolute", "longer than", `"test://good/{id}": repeats`)
 
 	// Refused: no templates, and the connector stays up.
 	refuse.Store(true)

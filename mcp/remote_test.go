@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,7 +104,7 @@ func TestHostileServer(t *testing.T) {
 		t.Errorf("dup is %q, want the first one", d)
 	}
 	logs.waitFor(t, "invalid name", `"bad name"`)
-	logs.waitFor(t, "repeats", "name=dup")
+	logs.waitFor(t, "repeats", `"dup"`)
 
 	for _, name := range []string{"string_schema", "number_schema", "bad_ref"} {
 		tl := findTool(t, r.Connector, name)
@@ -227,4 +229,56 @@ func TestMessageLimit(t *testing.T) {
 			read(t, out)
 		})
 	}
+}
+
+// A server whose pagination never ends, with an invalid name on every
+// page: listing stops once the item limit is reached (not at the page
+// limit), keeps the first items, and logs one warning a page, not one an
+// item.
+func TestEndlessPaginationStopsAtCap(t *testing.T) {
+	leakCheck(t)
+	const perPage, limit = 100, 1000
+	var pages atomic.Int64
+	raw := &testserver.Raw{Handle: func(req testserver.RawRequest) [][]byte {
+		switch req.Method {
+		case "initialize":
+			return [][]byte{testserver.Initialize(req, "endless")}
+		case "tools/list":
+			n := pages.Add(1)
+			tools := []any{map[string]any{"name": "bad name", "inputSchema": map[string]any{"type": "object"}}}
+			for i := range perPage {
+				tools = append(tools, map[string]any{"name": fmt.Sprintf("t%d_%d", n, i), "inputSchema": map[string]any{"type": "object"}})
+			}
+			return [][]byte{testserver.Result(req, map[string]any{"tools": tools, "nextCursor": fmt.Sprint(n)})}
+		case "prompts/list", "resources/list", "resources/templates/list":
+			return [][]byte{testserver.Result(req, map[string]any{})}
+		}
+		if len(req.ID) > 0 {
+			return [][]byte{testserver.MethodNotFound(req)}
+		}
+		return nil
+	}}
+	t.Cleanup(raw.Close)
+	logs := newLogCapture()
+	r := start(t, "memory://endless", false, OptDialer(raw.Dial), OptLogger(slogNew(logs)),
+		func(o *options) error { o.maxItems = limit; return nil })
+	// The limit counts every item received, bad ones too.
+	if got, want := pages.Load(), int64((limit+perPage)/(perPage+1)); got != want {
+		t.Errorf("%d pages fetched, want %d", got, want)
+	}
+	tools, _ := r.ListTools(context.Background())
+	if want := limit - int(pages.Load()); len(tools) != want {
+		t.Errorf("%d tools, want %d", len(tools), want)
+	}
+	warnings := 0
+	for _, rec := range logs.all() {
+		if strings.Contains(rec, "skipping remote items") {
+			warnings++
+		}
+	}
+	if int64(warnings) != pages.Load() {
+		t.Errorf("%d warnings for %d pages", warnings, pages.Load())
+	}
+	logs.waitFor(t, "too many items", "limit=1000")
+	mustNotErr(t, r.stop(t))
 }

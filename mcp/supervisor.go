@@ -36,7 +36,11 @@ func (c *Connector) Run(ctx context.Context) error {
 	}()
 
 	status := toolkit.StatusConnecting
-	attempt := 0 // failures since the last stable connection
+	// attempt counts the consecutive failures since the last connection
+	// that stayed up for OptStableAfter: failed connection attempts, and
+	// sessions lost less than kickFloor after a loss retried at once.
+	attempt := 0
+	var lastQuick time.Time // the last loss retried at once
 	var lastErr error
 	for {
 		if ctx.Err() != nil {
@@ -76,6 +80,7 @@ func (c *Connector) Run(ctx context.Context) error {
 		lostErr := c.serve(ctx, l)
 		c.leaveReady()
 		l.close()
+		c.flushNoteLogs()
 		if ctx.Err() != nil {
 			c.stop(ctx)
 			return nil
@@ -83,15 +88,26 @@ func (c *Connector) Run(ctx context.Context) error {
 		c.logger.Warn("connection lost", "error", lostErr)
 		lastErr = lostErr
 		status = toolkit.StatusReconnecting
+		// The first attempt after a loss is made at once: a crashed server
+		// that is back (or restarted by its own supervisor) is reached as
+		// soon as it listens. At most one loss a kickFloor (a second) is
+		// retried so; the others count as failures and back off, so a
+		// server that accepts connections and drops them at once gets
+		// growing delays instead of a busy loop.
 		if time.Since(up) >= c.o.stableAfter {
-			attempt = 0 // first retry at once
-		} else {
+			attempt = 0
+		}
+		delay := 0
+		if now := time.Now(); !lastQuick.IsZero() && now.Sub(lastQuick) < c.o.kickFloor {
 			attempt++
+			delay = attempt
+		} else {
+			lastQuick = now
 		}
 		c.report(ctx, c.setState(func(s *toolkit.ConnectorState) {
 			s.Status, s.LastError, s.ConnectedSince = status, lostErr.Error(), time.Time{}
 		}))
-		if !c.backoff(ctx, attempt) {
+		if !c.backoff(ctx, delay) {
 			c.stop(ctx)
 			return nil
 		}
@@ -143,12 +159,12 @@ func (c *Connector) backoffDelay(attempt int) time.Duration {
 
 // backoff waits before the next attempt; it reports false when ctx ended.
 //
-// A call that starts waiting for a session brings the next attempt forward
-// to kickFloor (one second) after the failed one: a server that comes back
-// after a long outage is reached as soon as somebody needs it, not when a
-// backoff of up to OptBackoff's maximum runs out, while an idle connector
-// keeps backing off and callers that keep coming cause at most one attempt
-// a second.
+// While a call waits for a session (Connector.waiters), the wait is cut to
+// kickFloor (one second) after the failed attempt, and so is every wait
+// after it until no call waits any more: a server that comes back after a
+// long outage is reached soon after somebody needs it, not when a backoff
+// of up to OptBackoff's maximum runs out, while an idle connector keeps
+// backing off and waiting callers cause at most one attempt a second.
 func (c *Connector) backoff(ctx context.Context, attempt int) bool {
 	d := c.backoffDelay(attempt)
 	if c.o.beforeBackoff != nil {
@@ -158,23 +174,27 @@ func (c *Connector) backoff(ctx context.Context, attempt int) bool {
 		return ctx.Err() == nil
 	}
 	failed := time.Now()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	kick := c.kick
+	var t *time.Timer
 	for {
+		wait := d
+		if c.waiters.Load() > 0 {
+			wait = min(d, c.o.kickFloor)
+		}
+		rest := wait - time.Since(failed)
+		if rest <= 0 {
+			return ctx.Err() == nil
+		}
+		if t == nil {
+			t = time.NewTimer(rest)
+			defer t.Stop()
+		} else {
+			t.Reset(rest)
+		}
 		select {
 		case <-ctx.Done():
 			return false
 		case <-t.C:
-			return true
-		case <-kick:
-			kick = nil
-			if rest := c.o.kickFloor - time.Since(failed); rest < d-time.Since(failed) {
-				if rest <= 0 {
-					return true
-				}
-				t.Reset(rest)
-			}
+		case <-c.kick: // a call started waiting: look again
 		}
 	}
 }
@@ -329,21 +349,21 @@ func (c *Connector) refresh(ctx context.Context, l *live, bits uint32) error {
 	next := *prev
 	var err error
 	if bits&sigTools != 0 {
-		if next.tools, next.toolFP, err = c.listTools(rctx, l, prev); err != nil {
+		if next.tools, next.toolFP, err = listKind(rctx, c, l, toolSpec, prev.tools); err != nil {
 			return err
 		}
 	}
 	if bits&sigPrompts != 0 {
-		if next.prompts, next.promptFP, err = c.listPrompts(rctx, l, prev); err != nil {
+		if next.prompts, next.promptFP, err = listKind(rctx, c, l, promptSpec, prev.prompts); err != nil {
 			return err
 		}
 	}
 	if bits&sigResources != 0 {
 		// resources/list_changed also covers the templates.
-		if next.resources, next.resourceFP, err = c.listResources(rctx, l, prev); err != nil {
+		if next.resources, next.resourceFP, err = listKind(rctx, c, l, resourceSpec, prev.resources); err != nil {
 			return err
 		}
-		if next.templates, next.templateFP, err = c.listTemplates(rctx, l, prev); err != nil {
+		if next.templates, next.templateFP, err = listKind(rctx, c, l, templateSpec, prev.templates); err != nil {
 			return err
 		}
 		if c.o.subscribeResources {

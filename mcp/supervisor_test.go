@@ -3,7 +3,9 @@ package mcp
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,11 +135,19 @@ func TestFlappingServerBacksOff(t *testing.T) {
 	}
 	r.stop(t)
 	for i, st := range got {
-		// The backoff never starts over: the server never stays up.
-		if st.attempt != i+1 {
-			t.Fatalf("attempts %v: want 1, 2, 3, ...", got)
+		// The backoff never starts over: the server never stays up. A
+		// session lost after the handshake is retried at once the first
+		// time only; a failed handshake counts one more.
+		if st.attempt < i || st.attempt > i+1 || (i > 0 && st.attempt < got[i-1].attempt) {
+			t.Fatalf("attempts %v: want growing steps", got)
 		}
-		base := min << i
+		if st.attempt == 0 {
+			if i != 0 || st.d != 0 {
+				t.Fatalf("steps %v: only the first may be immediate", got)
+			}
+			continue
+		}
+		base := min << (st.attempt - 1)
 		if base > max {
 			base = max
 		}
@@ -292,6 +302,9 @@ func TestWaitingCallShortensBackoff(t *testing.T) {
 		func(o *options) error { o.kickFloor = time.Millisecond; return nil })
 	m.Kill()
 	r.states.wait(t, toolkit.StatusReconnecting, 1)
+	if d := <-backoffs; d != 0 {
+		t.Fatalf("first retry after the loss waited %v", d)
+	}
 	if d := <-backoffs; d < time.Hour/2 {
 		t.Fatalf("backoff %v, want about an hour", d)
 	}
@@ -300,6 +313,130 @@ func TestWaitingCallShortensBackoff(t *testing.T) {
 	mustNotErr(t, err)
 	if read(t, out) != "back" {
 		t.Error("echo after the outage failed")
+	}
+	mustNotErr(t, r.stop(t))
+}
+
+// backoffSteps records the backoff steps of a connector (see
+// withBeforeBackoff) and lets a test wait for them.
+type backoffSteps struct {
+	mu     sync.Mutex
+	steps  []backoffStep
+	notify chan struct{}
+}
+
+type backoffStep struct {
+	attempt int
+	d       time.Duration
+}
+
+func newBackoffSteps() *backoffSteps { return &backoffSteps{notify: make(chan struct{}, 1)} }
+
+func (b *backoffSteps) option() Option {
+	return withBeforeBackoff(func(a int, d time.Duration) {
+		b.mu.Lock()
+		b.steps = append(b.steps, backoffStep{a, d})
+		b.mu.Unlock()
+		select {
+		case b.notify <- struct{}{}:
+		default:
+		}
+	})
+}
+
+func (b *backoffSteps) all() []backoffStep {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.steps)
+}
+
+// wait waits until n steps were taken and returns them.
+func (b *backoffSteps) wait(t testing.TB, n int) []backoffStep {
+	t.Helper()
+	deadline := time.After(waitLimit)
+	for {
+		if got := b.all(); len(got) >= n {
+			return got
+		}
+		select {
+		case <-b.notify:
+		case <-deadline:
+			t.Fatalf("only %d backoff steps, want %d: %v", len(b.all()), n, b.all())
+		}
+	}
+}
+
+// A call that waits for a server still down keeps the attempts coming
+// (each one cut to kickFloor after the previous failure), not only the
+// first: it succeeds soon after the server returns, although every
+// backoff is an hour long.
+func TestWaitingCallKeepsAttemptsComing(t *testing.T) {
+	leakCheck(t)
+	steps := newBackoffSteps()
+	waiting := make(chan struct{}, 1)
+	r, _, m := memoryConnector(t, testserver.Options{},
+		OptBackoff(time.Hour, time.Hour),
+		OptReconnectWait(waitLimit),
+		steps.option(),
+		func(o *options) error {
+			o.kickFloor = time.Millisecond
+			o.waiting = func() { waiting <- struct{}{} }
+			return nil
+		})
+	m.Kill()
+	r.states.wait(t, toolkit.StatusReconnecting, 1)
+	// Wait for an attempt that failed and an hour's backoff after it.
+	for n := 1; steps.wait(t, n)[n-1].d < time.Hour/2; n++ {
+	}
+	done := make(chan error, 1)
+	go func() {
+		out, err := call(t, context.Background(), r.Connector, "echo", `{"text":"back"}`)
+		if err == nil && read(t, out) != "back" {
+			err = errors.New("wrong echo")
+		}
+		done <- err
+	}()
+	select {
+	case <-waiting:
+	case <-time.After(waitLimit):
+		t.Fatal("the call never waited")
+	}
+	// The call brings attempts forward as long as it waits, each one
+	// failing while the server is down.
+	from := len(steps.all())
+	steps.wait(t, from+3)
+	m.Start()
+	select {
+	case err := <-done:
+		mustNotErr(t, err)
+	case <-time.After(waitLimit):
+		t.Fatal("the call did not see the server come back")
+	}
+	mustNotErr(t, r.stop(t))
+}
+
+// The first attempt after a session is lost is made at once, even when the
+// session was not up for OptStableAfter: a crashed server that is back is
+// reached without any backoff. Only one loss a kickFloor is retried so.
+func TestFirstAttemptAfterLossImmediate(t *testing.T) {
+	leakCheck(t)
+	steps := newBackoffSteps()
+	r, _, m := memoryConnector(t, testserver.Options{},
+		OptBackoff(time.Hour, time.Hour), OptStableAfter(time.Hour), steps.option(),
+		func(o *options) error { o.kickFloor = time.Hour; return nil })
+	m.Drop()
+	r.states.wait(t, toolkit.StatusReady, 2)
+	if got := steps.all(); len(got) != 1 || got[0] != (backoffStep{0, 0}) {
+		t.Errorf("backoff steps %v, want one of zero", got)
+	}
+	out, err := call(t, context.Background(), r.Connector, "echo", `{"text":"x"}`)
+	mustNotErr(t, err)
+	read(t, out)
+	// A second loss within kickFloor of the first waits.
+	m.Drop()
+	got := steps.wait(t, 2)
+	if got[1].attempt != 1 || got[1].d < time.Hour/2 {
+		t.Errorf("backoff steps %v, want the second loss to back off", got)
 	}
 	mustNotErr(t, r.stop(t))
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -103,11 +105,46 @@ func (l *live) exited() <-chan struct{} {
 	return l.stdio.exited()
 }
 
-// close ends the session: in-flight calls are cancelled first (closing
-// waits for them), then the session is closed and its end awaited; a stdio
-// child is reaped.
+// cancelNotifyWait bounds how long closing a session waits for the
+// cancellations of its requests to go out.
+const cancelNotifyWait = 500 * time.Millisecond
+
+// postsCancellations reports whether the session's notifications/cancelled
+// go out as HTTP POSTs that the connector sees (live.close waits for them).
+func (l *live) postsCancellations() bool {
+	return l.transport == "streamable" || l.transport == "sse"
+}
+
+// close ends the session: in-flight calls are cancelled first, then the
+// session is closed and its end awaited; a stdio child is reaped.
+//
+// Over HTTP the SDK sends the notifications/cancelled of a cancelled
+// request in the background, and the DELETE that closes a session would
+// overtake them: the server would then wait for handlers that were never
+// told to stop, and the session (and its work) would outlive the client.
+// So close first waits, up to cancelNotifyWait, until the cancellation of
+// every request it cancelled was sent (or the request returned without
+// needing one).
 func (l *live) close() {
-	l.reg.cancelSession(l)
+	ins := l.reg.cancelSession(l)
+	if len(ins) > 0 && l.postsCancellations() {
+		select {
+		case <-l.done: // the connection is gone: nothing can be sent
+		default:
+			t := time.NewTimer(cancelNotifyWait)
+		wait:
+			for _, in := range ins {
+				select {
+				case <-in.quiet:
+				case <-l.done:
+					break wait
+				case <-t.C:
+					break wait
+				}
+			}
+			t.Stop()
+		}
+	}
 	_ = l.sess.Close()
 	<-l.done
 	if l.stdio != nil {
@@ -314,6 +351,13 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
+	if req.Method == http.MethodPost {
+		// The cancellation of a request whose session the connector is
+		// closing: once it is sent, the session may go (live.close).
+		if in := inflightFrom(req.Context()); in != nil && in.closing.Load() && isCancellation(req) {
+			defer in.settle()
+		}
+	}
 	resp, err := rt.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
@@ -339,6 +383,24 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = body
 	return resp, nil
+}
+
+// noteCancelled is the method of a cancellation notification.
+var noteCancelled = []byte(`"notifications/cancelled"`)
+
+// isCancellation reports whether the body of req, a POST, is a small
+// message that cancels a request.
+func isCancellation(req *http.Request) bool {
+	if req.GetBody == nil || req.ContentLength <= 0 || req.ContentLength > 4<<10 {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, 4<<10))
+	return err == nil && bytes.Contains(b, noteCancelled)
 }
 
 // errBodyTooLarge reports a response body over the connector's limit.

@@ -192,6 +192,7 @@ type process struct {
 	stderr    chan struct{} // closed when the stderr reader returns
 	stderrR   *os.File
 	terminate time.Duration
+	marker    string // the value of stdioMarkerEnv given to the child
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -204,10 +205,11 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	t.mu.Lock()
 	t.proc = p
 	t.mu.Unlock()
-	var out io.ReadCloser = p.stdout
+	var in io.Reader = newJSONLines(p.stdout, t.maxLine, t.logger.With("pid", p.cmd.Process.Pid))
 	if t.scan != nil {
-		out = readCloser{&scanningReader{r: p.stdout, s: &noteScanner{c: t.scan}}, p.stdout}
+		in = &scanningReader{r: in, s: &noteScanner{c: t.scan}}
 	}
+	out := readCloser{in, p.stdout}
 	inner, err := (&sdk.IOTransport{Reader: out, Writer: p.stdin, MaxLineLength: t.maxLine}).Connect(ctx)
 	if err != nil {
 		p.Close()
@@ -258,8 +260,12 @@ func (t *stdioTransport) close() {
 
 func startProcess(sc *StdioCommand, logger *slog.Logger, terminate time.Duration) (*process, error) {
 	cmd := exec.Command(sc.Path, sc.Args...)
-	if len(sc.Env) > 0 {
+	marker := newMarker()
+	if len(sc.Env) > 0 || marker != "" {
 		cmd.Env = append(os.Environ(), sc.Env...)
+		if marker != "" {
+			cmd.Env = append(cmd.Env, stdioMarkerEnv+"="+marker)
+		}
 	}
 	cmd.Dir = sc.Dir
 	setProcessGroup(cmd)
@@ -288,6 +294,7 @@ func startProcess(sc *StdioCommand, logger *slog.Logger, terminate time.Duration
 	closeAll(inR, outW, errW) // the child holds its own copies
 	p := &process{
 		cmd:       cmd,
+		marker:    marker,
 		stdin:     inW,
 		stdout:    outR,
 		exited:    make(chan struct{}),
@@ -309,22 +316,35 @@ func closeAll(fs ...*os.File) {
 	}
 }
 
-// maxStderrLine caps one logged stderr line; the rest of a longer line is
-// dropped.
-const maxStderrLine = 8 << 10
-
+// logStderr logs the child's stderr line by line, rate-limited and
+// truncated (logLimiter); the rest of an over-long line is dropped. When
+// stderr ends, one more record says how many lines were not logged.
 func (p *process) logStderr(logger *slog.Logger) {
 	defer close(p.stderr)
-	r := bufio.NewReaderSize(p.stderrR, maxStderrLine)
+	lim := newLogLimiter()
+	r := bufio.NewReaderSize(p.stderrR, maxLogLine)
 	for {
 		line, isPrefix, err := r.ReadLine()
 		if len(line) > 0 || (err == nil && !isPrefix) {
-			logger.Info("server stderr", "line", string(line))
+			if ok, dropped := lim.take(); ok {
+				text := string(line)
+				if isPrefix {
+					text += "…"
+				}
+				if dropped > 0 {
+					logger.Info("server stderr", "line", text, "dropped", dropped)
+				} else {
+					logger.Info("server stderr", "line", text)
+				}
+			}
 		}
 		for isPrefix && err == nil { // drop the rest of an over-long line
 			_, isPrefix, err = r.ReadLine()
 		}
 		if err != nil {
+			if n := lim.flush(); n > 0 {
+				logger.Warn("server stderr lines not logged (rate limit)", "dropped", n)
+			}
 			return
 		}
 	}
@@ -333,9 +353,12 @@ func (p *process) logStderr(logger *slog.Logger) {
 // Close ends the child: stdin is closed, then after p.terminate SIGTERM goes
 // to the process group, then after p.terminate again SIGKILL. It returns
 // once the child is reaped, every process of its group is killed and the
-// stderr reader has returned.
+// stderr reader has returned. On Linux the processes the child started
+// that left its group (a new session) or outlived it are killed too
+// (killEscaped).
 func (p *process) Close() error {
 	p.closeOnce.Do(func() {
+		tree := descendants(p.cmd.Process.Pid)
 		p.stdin.Close()
 		timer := time.NewTimer(p.terminate)
 		defer timer.Stop()
@@ -353,6 +376,7 @@ func (p *process) Close() error {
 		}
 		// The leader is gone; make sure nothing it started survives.
 		signalGroup(p.cmd, sigKill)
+		killEscaped(p.marker, tree)
 		p.stdout.Close()
 		// Every writer of stderr is dead now, so the reader sees EOF; a
 		// process that left the group may still hold it, so bound the wait.
