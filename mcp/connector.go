@@ -117,11 +117,8 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		noteLogs: newLogLimiter(),
 	}
 	c.scanned = o.dialer == nil
-	c.logger = o.logger
-	if c.logger == nil {
-		c.logger = slog.Default()
-	}
-	c.logger = c.logger.With("connector", ep.display)
+	// Every log line of the connector goes through toolkit.RedactHandler.
+	c.logger = toolkit.RedactLogger(o.logger).With("connector", ep.display)
 	c.httpClient = o.httpClient
 	if c.httpClient == nil {
 		c.ownHTTP = http.DefaultTransport.(*http.Transport).Clone()

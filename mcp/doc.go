@@ -11,8 +11,11 @@
 // remote MCP server, caches its tools, prompts and resources, and serves
 // them to the toolkit from memory. Run supervises the session: it connects,
 // lists every item (following pagination), reports each state change
-// (connecting, ready, reconnecting, failed, stopped) and reconnects with
-// capped exponential backoff and jitter when the session is lost. Lists are
+// (connecting, ready, reconnecting, failed, stopped) and reconnects when the
+// session is lost. The first attempt after a lost session is made at once
+// (at most one loss a second is retried so); further failures back off
+// exponentially with jitter, and the backoff starts over once a connection
+// stayed up for OptStableAfter. Lists are
 // refreshed when the server sends a list_changed notification; callbacks
 // fire only when an item really changed (name, title, description, schemas
 // or annotations).
@@ -59,16 +62,33 @@
 // A stdio server runs in its own process group. When its session ends the
 // connector closes its stdin, waits (OptTerminateTimeout), sends SIGTERM to
 // the group, waits again and sends SIGKILL, then reaps the process; any
-// process left in the group is killed. Each line the server writes to
-// stderr is logged at info level. A child that exits ends the session and
-// the connector reconnects (starting a new child) with backoff.
+// process left in the group is killed. Lines the server writes to stderr
+// are logged at info level, at most 100 at once and 20 a second, each cut
+// to 4 KiB; the next record, or a last one when stderr ends, says how many
+// were dropped. Lines on stdout that are not JSON (a stray console.log) are
+// skipped with a warning under the same limit instead of ending the
+// session. A child that exits ends the session and the connector
+// reconnects (starting a new child) with backoff.
+//
+// On Linux each server process gets the environment variable
+// TOOLKIT_MCP_STDIO_SERVER with a random value; when the server is closed,
+// the connector also kills (SIGKILL) what it started outside its process
+// group (a new session made with setsid, or orphans of a server that
+// died): its descendants at that moment and every process whose
+// environment carries that value. A process that leaves the group and also
+// clears its environment is found only while its parent chain is alive.
+// Elsewhere only the process group is killed. The connector does not make
+// itself a child subreaper: reaping orphans would steal the exit statuses
+// of the application's own child processes.
 //
 // # Remote items
 //
 // Remote tools implement tool.Tool. Their names are kept as the server gives
 // them (letters, digits, '_', '-', '.', up to 128 bytes); items with other
 // names, and later items that repeat a name (or a resource URI), are
-// skipped with a log line naming them. A tool whose input schema is not a
+// skipped with one log line per page naming up to five of them. At most
+// 100,000 items of one kind are kept: the connector stops paging once the
+// server has sent that many. A tool whose input schema is not a
 // valid JSON Schema describing an object is kept, but its InputSchema and
 // Run report an error wrapping toolkit.ErrSchema that names the tool. An
 // invalid output schema is dropped with a log line.
@@ -116,14 +136,23 @@
 // A call made while the connector is not ready waits up to
 // OptReconnectWait for it, then fails with an error wrapping
 // toolkit.ErrUnavailable naming the server; when the connector stops
-// meanwhile, it fails at once with toolkit.ErrClosed. A waiting call also
-// brings the next reconnection attempt forward (to one second after the
-// last failed one), so a server that is back after a long outage is
-// reached when it is needed, not when a long backoff runs out.
+// meanwhile, it fails at once with toolkit.ErrClosed. While a call waits,
+// reconnection attempts are made at least once a second (each backoff is
+// cut to one second after a failed attempt), so a server back after a long
+// outage is reached soon after it returns.
+//
+// Stopping a connector, or losing its session, cancels the requests in
+// flight; over HTTP the connector waits up to half a second for their
+// notifications/cancelled to be posted before it deletes the session, so
+// the server stops their handlers and keeps no session. A tool's Run does
+// not validate its input again (Toolkit.Call did); input that is not valid
+// JSON fails with an error wrapping toolkit.ErrBadParameter and is not
+// sent.
 //
 // Progress notifications reach the caller's
 // toolkit.SessionFromContext(ctx).Progress while its call is in flight, and
-// log messages of the server reach that session's logger: over streamable
+// log messages of the server (rate-limited and cut like stderr lines)
+// reach that session's logger: over streamable
 // HTTP those that come on the call's own response stream, otherwise while
 // exactly one call is in flight on the connector (the connector's logger
 // gets the rest). No progress is asked for when the caller's session has

@@ -82,22 +82,10 @@ func (c *Connector) listAll(ctx context.Context, l *live, caps *sdk.ServerCapabi
 	return next, nil
 }
 
-// itemKind names the four kinds of remote item, one kindSpec each. It
-// mirrors the toolkit's own enumeration of kinds, which it is meant to
-// give way to.
-type itemKind int
-
-const (
-	kindTool itemKind = iota
-	kindPrompt
-	kindResource
-	kindTemplate
-)
-
 // kindSpec describes one kind of remote item to listKind: D is the SDK's
 // definition of an item, I the toolkit's item made of it.
 type kindSpec[D, I any] struct {
-	kind itemKind
+	kind toolkit.Kind
 	what string // the kind in errors, plural: "tools"
 	one  string // the kind in logs, singular: "tool"
 	// page fetches the page at cursor.
@@ -228,7 +216,7 @@ func invalidName(name string) string {
 }
 
 var toolSpec = &kindSpec[sdk.Tool, toolkit.Tool]{
-	kind: kindTool, what: "tools", one: "tool",
+	kind: toolkit.KindTool, what: "tools", one: "tool",
 	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*sdk.Tool, string, error) {
 		res, err := s.ListTools(ctx, &sdk.ListToolsParams{Cursor: cursor})
 		if err != nil {
@@ -255,7 +243,7 @@ var toolSpec = &kindSpec[sdk.Tool, toolkit.Tool]{
 }
 
 var promptSpec = &kindSpec[sdk.Prompt, toolkit.Prompt]{
-	kind: kindPrompt, what: "prompts", one: "prompt",
+	kind: toolkit.KindPrompt, what: "prompts", one: "prompt",
 	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*sdk.Prompt, string, error) {
 		res, err := s.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
 		if err != nil {
@@ -281,7 +269,7 @@ var promptSpec = &kindSpec[sdk.Prompt, toolkit.Prompt]{
 }
 
 var resourceSpec = &kindSpec[sdk.Resource, toolkit.Resource]{
-	kind: kindResource, what: "resources", one: "resource",
+	kind: toolkit.KindResource, what: "resources", one: "resource",
 	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*sdk.Resource, string, error) {
 		res, err := s.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
 		if err != nil {
@@ -317,7 +305,7 @@ var resourceSpec = &kindSpec[sdk.Resource, toolkit.Resource]{
 // KiB) are skipped like invalid names; a server that declares resources
 // but answers resources/templates/list with an error has no templates.
 var templateSpec = &kindSpec[sdk.ResourceTemplate, toolkit.ResourceTemplate]{
-	kind: kindTemplate, what: "resource templates", one: "resource template",
+	kind: toolkit.KindTemplate, what: "resource templates", one: "resource template",
 	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*sdk.ResourceTemplate, string, error) {
 		res, err := s.ListResourceTemplates(ctx, &sdk.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/testserver"
+	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
 // A helper that a stdio server started in a new session (out of its
