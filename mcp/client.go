@@ -38,6 +38,11 @@ type inflight struct {
 	// not know the session), a 2xx that it received it, whatever error
 	// follows (a resumed stream answered 404, the connection closed).
 	posted atomic.Int32
+	// sent records that the request may have reached the server although
+	// no answer says so: a POST that failed after it was under way, or a
+	// stdio write that went through. A request that may have reached the
+	// server is never taken for undelivered.
+	sent atomic.Bool
 
 	// closing: the connector cancelled the request because it closes the
 	// session, and waits for quiet before it does (live.close).
@@ -69,6 +74,18 @@ func (in *inflight) delivery() delivery {
 		return deliveryReceived
 	}
 	return deliveryUnknown
+}
+
+// mayHaveArrived reports whether the request may have reached the server
+// (see sent). It is false outside a connector call.
+func (in *inflight) mayHaveArrived() bool { return in != nil && in.sent.Load() }
+
+// markSent records that the request whose context is ctx may have reached
+// the server.
+func markSent(ctx context.Context) {
+	if in := inflightFrom(ctx); in != nil {
+		in.sent.Store(true)
+	}
 }
 
 // inflightKey is the context key of the request a context was made for.
@@ -360,7 +377,7 @@ func (c *Connector) do(ctx context.Context, what reqName, failed error, safe boo
 				continue
 			}
 			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), errSessionClosed)
-		case notDelivered(err) && got != deliveryReceived:
+		case notDelivered(err) && got != deliveryReceived && !in.mayHaveArrived():
 			c.lost(l, err)
 			if try == 0 {
 				continue

@@ -18,6 +18,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A stateful server that forgets its session while it keeps running
@@ -494,5 +495,51 @@ func TestReceivedRequestNotRepeated(t *testing.T) {
 		t.Errorf("the tool call was posted %d times, want once", n)
 	}
 	h.Intercept(nil)
+	mustNotErr(t, r.stop(t))
+}
+
+// A request that reached the server, which then crashed before answering
+// and came back without the session, may have run: it is never sent again
+// on the next session. (The kill/restart soak, TestSoakHTTPKillRestart,
+// covers the timing this test cannot pin down: a POST broken under way
+// and reported by the SDK as a missing session, which used to be sent
+// again.)
+func TestRequestThatReachedServerNotRepeated(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	s.AddTool(mustTool("charge"), func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "charged"}}}, nil
+	})
+	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
+	r := start(t, h.URL, false, fastBackoff, OptReconnectWait(waitLimit))
+	var charges atomic.Int32
+	h.Intercept(func(w http.ResponseWriter, req *http.Request) bool {
+		if req.Method != http.MethodPost {
+			return false
+		}
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if !bytes.Contains(body, []byte(`"tools/call"`)) {
+			return false
+		}
+		if charges.Add(1) > 1 {
+			return false // sent again: let it run, the count tells
+		}
+		// The server ran the request, then crashed before answering and
+		// came back without its sessions.
+		h.Expire()
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+		return true
+	})
+	_, err := call(t, context.Background(), r.Connector, "charge", `{}`)
+	if !errors.Is(err, toolkit.ErrUnavailable) {
+		t.Errorf("call across the crash: %v, want ErrUnavailable", err)
+	}
+	if n := charges.Load(); n != 1 {
+		t.Errorf("the tool call reached the server %d times, want 1", n)
+	}
 	mustNotErr(t, r.stop(t))
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -360,6 +361,11 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := rt.base.RoundTrip(req)
 	if err != nil {
+		if req.Method == http.MethodPost && !neverSent(err) {
+			// The body may have reached the server before the connection
+			// broke: the request may have run.
+			markSent(req.Context())
+		}
 		return nil, err
 	}
 	if rt.status != nil && req.Method == http.MethodPost {
@@ -440,3 +446,10 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 }
 
 func (b *watchedBody) Close() error { return b.rc.Close() }
+
+// neverSent reports whether a failed HTTP round trip provably sent nothing:
+// the connection could not be made.
+func neverSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
