@@ -40,6 +40,17 @@
 // one call, whatever its delegate. [Server.Sync] re-reads everything, for
 // items that change in place without telling the toolkit.
 //
+// # Cold start
+//
+// A server made at the same time as its toolkit's connectors would answer
+// its first clients before the upstreams are ready: an empty tools/list,
+// "unknown tool" for a call. Clients that follow list_changed catch up;
+// one-shot clients (a stdio client that lists once and calls) never see
+// the tools. [WithStartupWait] holds the item requests that arrive in the
+// first moments after [New] until the connectors are ready or have failed
+// ([toolkit.Toolkit.WaitConnectors]), for a bounded time; upstreams slower
+// than that arrive with list_changed.
+//
 // # Names exposed to clients
 //
 // A toolkit gathers items from several sources (builtins, connectors, the

@@ -44,6 +44,8 @@ type Server struct {
 	static map[string]bool
 
 	unfollow func() // ends the server's subscription to the toolkit
+
+	startup *startupGate // WithStartupWait; nil without it
 }
 
 // New returns a server that exposes tk. impl names the server to
@@ -96,6 +98,10 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 			Resources:   &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
 	})
+	if d := cfg.gateway.startupWait; d > 0 {
+		s.startup = newStartupGate(d)
+		s.server.AddReceivingMiddleware(s.startupMiddleware)
+	}
 	for _, t := range cfg.templates {
 		if err := safely(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
 			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)
@@ -135,6 +141,9 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // WithSessionTimeout expires.
 func (s *Server) Close() error {
 	s.unfollow()
+	if s.startup != nil {
+		s.startup.close()
+	}
 	var errs []error
 	for ss := range s.server.Sessions() {
 		if err := ss.Close(); err != nil {
