@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -112,6 +113,9 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	}
 	if cfg.Stateless {
 		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithStateless()))
+	}
+	if cfg.StartupWait != nil {
+		opts = append(opts, mcpserver.WithStartupWait(*cfg.StartupWait))
 	}
 	if g.srv, err = mcpserver.New(tk, &sdk.Implementation{Name: gatewayName, Version: version}, opts...); err != nil {
 		return nil, err
@@ -268,6 +272,7 @@ func (g *gateway) reload() {
 		{"path", cur.Path, next.Path}, {"stateless", cur.Stateless, next.Stateless},
 		{"qualified_names", cur.QualifiedNames, next.QualifiedNames},
 		{"health_listen", cur.HealthListen, next.HealthListen}, {"prompts", cur.Prompts, next.Prompts},
+		{"metrics", cur.Metrics, next.Metrics}, {"startup_wait", durationOf(cur.StartupWait), durationOf(next.StartupWait)},
 	} {
 		if f.old != f.new {
 			g.logger.Warn("configuration change needs a restart; ignored", "field", f.name)
@@ -308,6 +313,14 @@ func (g *gateway) reload() {
 	g.cfg = &updated
 	g.mu.Unlock()
 	g.logger.Info("configuration reloaded", "kept", kept, "added", added, "removed", removed)
+}
+
+// durationOf returns *d, or 0 for nil.
+func durationOf(d *time.Duration) time.Duration {
+	if d == nil {
+		return 0
+	}
+	return *d
 }
 
 // upstream returns the configuration of the upstream at endpoint.
