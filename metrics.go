@@ -121,7 +121,9 @@ func newMetrics(tk *Toolkit, mp metric.MeterProvider) (*metrics, error) {
 		metric.WithDescription("Tool calls, by namespace, tool and outcome."))
 	errs = append(errs, err)
 	m.duration, err = meter.Float64Histogram(MetricToolCallDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of tool calls, by namespace and tool."))
+		metric.WithDescription("Duration of tool calls, by namespace and tool."),
+		// The SDK's default buckets (0 to 10,000) suit milliseconds.
+		metric.WithExplicitBucketBoundaries(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300))
 	errs = append(errs, err)
 	m.active, err = meter.Int64UpDownCounter(MetricToolCallsActive, metric.WithUnit("{call}"),
 		metric.WithDescription("Tool calls in flight, by namespace and tool."))

@@ -62,6 +62,7 @@ type gateway struct {
 	logger *slog.Logger
 	tk     *toolkit.Toolkit
 	srv    *mcpserver.Server
+	meters *gatewayMetrics // nil unless metrics are on
 
 	mu        sync.Mutex
 	cfg       *Config           // the configuration in force
@@ -101,13 +102,24 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	if d.model == nil {
 		inner = mcpserver.SamplingDelegate(d)
 	}
-	tk, err := toolkit.New(toolkit.WithDelegate(inner), toolkit.WithLogger(logger))
+	tkOpts := []toolkit.Option{toolkit.WithDelegate(inner), toolkit.WithLogger(logger)}
+	opts := []mcpserver.Option{mcpserver.WithLogger(logger), mcpserver.WithHTTP(mcpserver.WithPath(cfg.Path))}
+	if cfg.Metrics {
+		m, err := newMetrics()
+		if err != nil {
+			return nil, err
+		}
+		g.meters = m
+		tkOpts = append(tkOpts, toolkit.WithMeterProvider(m.provider))
+		opts = append(opts, mcpserver.WithMeterProvider(m.provider))
+	}
+	tk, err := toolkit.New(tkOpts...)
 	if err != nil {
+		g.meters.shutdown()
 		return nil, err
 	}
 	d.tk, g.tk = tk, tk
 
-	opts := []mcpserver.Option{mcpserver.WithLogger(logger), mcpserver.WithHTTP(mcpserver.WithPath(cfg.Path))}
 	if cfg.QualifiedNames {
 		opts = append(opts, mcpserver.WithQualifiedNames())
 	}
@@ -118,6 +130,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		opts = append(opts, mcpserver.WithStartupWait(*cfg.StartupWait))
 	}
 	if g.srv, err = mcpserver.New(tk, &sdk.Implementation{Name: gatewayName, Version: version}, opts...); err != nil {
+		g.meters.shutdown()
 		return nil, err
 	}
 	var errs []error
@@ -128,6 +141,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	}
 	if err := errors.Join(errs...); err != nil {
 		g.srv.Close()
+		g.meters.shutdown()
 		return nil, err
 	}
 	return g, nil
@@ -150,6 +164,7 @@ func (g *gateway) run(ctx context.Context) error {
 	defer func() {
 		stopToolkit()
 		<-tkDone
+		g.meters.shutdown()
 		g.logger.Info("stopped")
 	}()
 
@@ -173,6 +188,7 @@ func (g *gateway) run(ctx context.Context) error {
 		if cfg.HealthListen != "" {
 			mux := http.NewServeMux()
 			mux.Handle("/healthz", health)
+			g.mountMetrics(mux)
 			if err := g.listen(serveCtx, cfg.HealthListen, mux, serve, "health"); err != nil {
 				return err
 			}
@@ -181,6 +197,7 @@ func (g *gateway) run(ctx context.Context) error {
 		mux := http.NewServeMux()
 		mux.Handle(cfg.Path, g.srv.Handler())
 		mux.Handle("/healthz", health)
+		g.mountMetrics(mux)
 		if err := g.listen(serveCtx, cfg.Listen, mux, serve, "mcp"); err != nil {
 			return err
 		}
@@ -212,12 +229,22 @@ func (g *gateway) listen(ctx context.Context, addr string, handler http.Handler,
 	}
 	base := "http://" + ln.Addr().String()
 	attrs := []any{"transport", "http", "addr", ln.Addr().String(), "health", base + "/healthz"}
+	if g.meters != nil {
+		attrs = append(attrs, "metrics", base+metricsPath)
+	}
 	if what == "mcp" {
 		attrs = append(attrs, "mcp", base+g.config().Path)
 	}
 	g.logger.Info("serving", attrs...)
 	serve(func() error { return mcpserver.ServeHTTP(ctx, ln, handler) })
 	return nil
+}
+
+// mountMetrics serves the metrics on mux when they are on.
+func (g *gateway) mountMetrics(mux *http.ServeMux) {
+	if g.meters != nil {
+		mux.Handle(metricsPath, g.meters.handler)
+	}
 }
 
 // config returns the configuration in force.

@@ -41,3 +41,13 @@ func WithStartupWait(d time.Duration) Option {
 		return nil
 	}
 }
+
+// WithMeterProvider makes the server record OpenTelemetry metrics with a
+// meter of mp (MeterName): toolkit.mcp.server.sessions (MetricSessions), a
+// gauge of the client sessions open (stdio, stateful HTTP, and the
+// temporary sessions of stateless HTTP requests in flight). The toolkit's
+// own metrics (calls, connectors) are toolkit.WithMeterProvider's. A nil
+// mp records nothing.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) error { c.gateway.meters = mp; return nil }
+}

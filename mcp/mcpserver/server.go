@@ -46,6 +46,7 @@ type Server struct {
 	unfollow func() // ends the server's subscription to the toolkit
 
 	startup *startupGate // WithStartupWait; nil without it
+	unmeter func()       // unregisters WithMeterProvider's instruments
 }
 
 // New returns a server that exposes tk. impl names the server to
@@ -98,6 +99,13 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 			Resources:   &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
 	})
+	if mp := cfg.gateway.meters; mp != nil {
+		unmeter, err := s.recordMetrics(mp)
+		if err != nil {
+			return nil, err
+		}
+		s.unmeter = unmeter
+	}
 	if d := cfg.gateway.startupWait; d > 0 {
 		s.startup = newStartupGate(d)
 		s.server.AddReceivingMiddleware(s.startupMiddleware)
@@ -143,6 +151,9 @@ func (s *Server) Close() error {
 	s.unfollow()
 	if s.startup != nil {
 		s.startup.close()
+	}
+	if s.unmeter != nil {
+		s.unmeter()
 	}
 	var errs []error
 	for ss := range s.server.Sessions() {
