@@ -133,6 +133,13 @@
 // [RunPromptWithSampling] and [SamplingDelegate] run the toolkit's prompts
 // on the client's model.
 //
+// # Metrics
+//
+// [WithMeterProvider] records the number of open client sessions as an
+// OpenTelemetry gauge (MetricSessions). The toolkit records the rest
+// (calls, latency, connector states) with toolkit.WithMeterProvider; give
+// both the same provider.
+//
 // # HTTP security
 //
 // Options of type [HTTPOption] configure the HTTP face: DNS-rebinding
