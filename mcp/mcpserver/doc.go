@@ -79,9 +79,11 @@
 //     appended until it is free.
 //  4. Names are a function of the toolkit's items and their source order,
 //     and of nothing else: not of the order in which connectors became
-//     ready, nor of the names handed out before. The same configuration
-//     gives the same names after a restart or a reload, and on every
-//     replica of a server behind a load balancer. The price is that a name
+//     ready, nor of the names handed out before. The same sources
+//     registered in the same order give the same names after a restart,
+//     and on every replica of a server behind a load balancer (a source
+//     registered again, say after a change of configuration, comes after
+//     the sources registered before it). The price is that a name
 //     can move: when an earlier source gains an item with the bare name of
 //     a later source's item (typically, an upstream registered first
 //     becomes ready after one registered second), the earlier one takes
