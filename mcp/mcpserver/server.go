@@ -99,6 +99,12 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 			Resources:   &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
 	})
+	for _, t := range cfg.templates {
+		if err := safely(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
+			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)
+		}
+		s.static[t.tmpl.URITemplate] = true
+	}
 	if mp := cfg.gateway.meters; mp != nil {
 		unmeter, err := s.recordMetrics(mp)
 		if err != nil {
@@ -109,12 +115,6 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 	if d := cfg.gateway.startupWait; d > 0 {
 		s.startup = newStartupGate(d)
 		s.server.AddReceivingMiddleware(s.startupMiddleware)
-	}
-	for _, t := range cfg.templates {
-		if err := safely(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
-			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)
-		}
-		s.static[t.tmpl.URITemplate] = true
 	}
 	// Subscribe first and list second, so no change falls in between.
 	s.unfollow = tk.Subscribe(s.onEvent)
