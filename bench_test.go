@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
 // benchConns is the number of connectors benchToolkit spreads tools over.
@@ -165,4 +169,26 @@ func BenchmarkCall(b *testing.B) {
 			}
 		}
 	})
+	// The same call recording metrics (WithMeterProvider): through the
+	// no-op provider, and through the SDK's with a reader attached.
+	// toolkit_call_by_name above is the call without a provider.
+	sdkProvider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() { sdkProvider.Shutdown(context.Background()) })
+	for _, p := range []struct {
+		name string
+		mp   metric.MeterProvider
+	}{
+		{"noop", noop.NewMeterProvider()},
+		{"sdk", sdkProvider},
+	} {
+		tk := mustNew(b, WithTool(t), WithMeterProvider(p.mp))
+		b.Run("toolkit_call_by_name/metrics="+p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := tk.Call(ctx, "echo"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

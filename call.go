@@ -151,6 +151,10 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 		))
 		defer func() { endSpan(span, err) }()
 	}
+	if m := tk.metrics; m != nil {
+		rec := m.callStarted(ctx, e.namespace(), name)
+		defer func() { m.callEnded(ctx, rec, err) }()
+	}
 	if ctx, err = tk.enter(ctx, "tool", name, resources); err != nil {
 		return nil, err
 	}

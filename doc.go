@@ -42,6 +42,11 @@
 // failure at any step marks the span as an error. Prompts are run by the
 // delegate, in a span of their own.
 //
+// With WithMeterProvider the toolkit records OpenTelemetry metrics: tool
+// calls by namespace, tool and outcome (Outcome), their latency, the calls
+// in flight, each connector's status and its lost connections. Without it
+// a call pays one nil check.
+//
 // Errors wrap the sentinels of this package (ErrNotFound, ErrBadParameter,
 // ErrConflict, ...) and name the item they are about; test them with
 // errors.Is.

@@ -40,6 +40,9 @@ func (tk *Toolkit) setState(cn *conn, st ConnectorState) {
 	if st == cn.state {
 		return
 	}
+	if tk.metrics != nil && st.Status == StatusReconnecting && cn.state.Status != StatusReconnecting {
+		tk.metrics.reconnected(cn.ns)
+	}
 	cn.state = st
 	if settles(st) {
 		cn.track.last = st

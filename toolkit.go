@@ -135,6 +135,7 @@ func WithMaxCallDepth(n int) Option {
 type Toolkit struct {
 	delegate ToolkitDelegate
 	tracer   trace.Tracer
+	metrics  *metrics // WithMeterProvider; nil without
 	logger   *slog.Logger
 	maxDepth int
 	noop     localSession

@@ -45,6 +45,13 @@ type Config struct {
 	// HealthListen is the address of the health endpoint when Transport is
 	// stdio ("" for none).
 	HealthListen string `yaml:"health_listen"`
+	// StartupWait bounds how long the first list and item requests wait
+	// for the upstreams to be ready (default 5s; 0 answers at once). See
+	// mcpserver.WithStartupWait.
+	StartupWait *time.Duration `yaml:"startup_wait"`
+	// Metrics serves OpenTelemetry metrics in Prometheus text format at
+	// /metrics, beside /healthz.
+	Metrics bool `yaml:"metrics"`
 	// Prompts is a directory of markdown prompts (and other files, served
 	// as resources) exposed as the "user" namespace; "" for none.
 	Prompts string `yaml:"prompts"`
@@ -111,8 +118,10 @@ func (s Server) sameAs(o Server) bool {
 
 // Defaults of the configuration.
 const (
-	defaultListen = "127.0.0.1:8080"
-	defaultPath   = "/mcp"
+	defaultListen      = "127.0.0.1:8080"
+	defaultPath        = "/mcp"
+	defaultStartupWait = 5 * time.Second
+	metricsPath        = "/metrics"
 )
 
 // namespacePattern is the shape of a namespace: letters, digits, '_' and
@@ -320,7 +329,7 @@ func describeNode(n *yaml.Node) string {
 // describeType names, in a message, the Go type a value must fit.
 func describeType(goType string) string {
 	switch goType {
-	case "time.Duration":
+	case "time.Duration", "*time.Duration":
 		return "a duration (like 30s or 1m30s)"
 	case "string":
 		return "a string"
@@ -397,6 +406,7 @@ func (v *validator) check(c *Config) {
 			v.fail(fmt.Sprintf("%s is not a directory", c.Prompts), "prompts")
 		}
 	}
+	v.checkServing(c)
 	names := map[string]int{}
 	endpoints := map[string]int{}
 	for i := range c.Servers {
@@ -413,6 +423,26 @@ func (v *validator) check(c *Config) {
 		} else {
 			endpoints[s.endpoint] = i
 		}
+	}
+}
+
+// checkServing checks the fields about how the gateway serves: the
+// startup wait and metrics.
+func (v *validator) checkServing(c *Config) {
+	if c.StartupWait == nil {
+		d := defaultStartupWait
+		c.StartupWait = &d
+	} else if *c.StartupWait < 0 {
+		v.fail("must not be negative", "startup_wait")
+	}
+	if !c.Metrics {
+		return
+	}
+	if c.Transport == "stdio" && c.HealthListen == "" {
+		v.fail("with transport stdio, metrics are served on health_listen: set it", "metrics")
+	}
+	if c.Path == metricsPath {
+		v.fail(fmt.Sprintf("%q is where metrics are served", c.Path), "path")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -61,6 +62,7 @@ type gateway struct {
 	logger *slog.Logger
 	tk     *toolkit.Toolkit
 	srv    *mcpserver.Server
+	meters *gatewayMetrics // nil unless metrics are on
 
 	mu        sync.Mutex
 	cfg       *Config           // the configuration in force
@@ -100,20 +102,35 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	if d.model == nil {
 		inner = mcpserver.SamplingDelegate(d)
 	}
-	tk, err := toolkit.New(toolkit.WithDelegate(inner), toolkit.WithLogger(logger))
+	tkOpts := []toolkit.Option{toolkit.WithDelegate(inner), toolkit.WithLogger(logger)}
+	opts := []mcpserver.Option{mcpserver.WithLogger(logger), mcpserver.WithHTTP(mcpserver.WithPath(cfg.Path))}
+	if cfg.Metrics {
+		m, err := newMetrics()
+		if err != nil {
+			return nil, err
+		}
+		g.meters = m
+		tkOpts = append(tkOpts, toolkit.WithMeterProvider(m.provider))
+		opts = append(opts, mcpserver.WithMeterProvider(m.provider))
+	}
+	tk, err := toolkit.New(tkOpts...)
 	if err != nil {
+		g.meters.shutdown()
 		return nil, err
 	}
 	d.tk, g.tk = tk, tk
 
-	opts := []mcpserver.Option{mcpserver.WithLogger(logger), mcpserver.WithHTTP(mcpserver.WithPath(cfg.Path))}
 	if cfg.QualifiedNames {
 		opts = append(opts, mcpserver.WithQualifiedNames())
 	}
 	if cfg.Stateless {
 		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithStateless()))
 	}
+	if cfg.StartupWait != nil {
+		opts = append(opts, mcpserver.WithStartupWait(*cfg.StartupWait))
+	}
 	if g.srv, err = mcpserver.New(tk, &sdk.Implementation{Name: gatewayName, Version: version}, opts...); err != nil {
+		g.meters.shutdown()
 		return nil, err
 	}
 	var errs []error
@@ -124,6 +141,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	}
 	if err := errors.Join(errs...); err != nil {
 		g.srv.Close()
+		g.meters.shutdown()
 		return nil, err
 	}
 	return g, nil
@@ -146,6 +164,7 @@ func (g *gateway) run(ctx context.Context) error {
 	defer func() {
 		stopToolkit()
 		<-tkDone
+		g.meters.shutdown()
 		g.logger.Info("stopped")
 	}()
 
@@ -169,6 +188,7 @@ func (g *gateway) run(ctx context.Context) error {
 		if cfg.HealthListen != "" {
 			mux := http.NewServeMux()
 			mux.Handle("/healthz", health)
+			g.mountMetrics(mux)
 			if err := g.listen(serveCtx, cfg.HealthListen, mux, serve, "health"); err != nil {
 				return err
 			}
@@ -177,6 +197,7 @@ func (g *gateway) run(ctx context.Context) error {
 		mux := http.NewServeMux()
 		mux.Handle(cfg.Path, g.srv.Handler())
 		mux.Handle("/healthz", health)
+		g.mountMetrics(mux)
 		if err := g.listen(serveCtx, cfg.Listen, mux, serve, "mcp"); err != nil {
 			return err
 		}
@@ -208,12 +229,22 @@ func (g *gateway) listen(ctx context.Context, addr string, handler http.Handler,
 	}
 	base := "http://" + ln.Addr().String()
 	attrs := []any{"transport", "http", "addr", ln.Addr().String(), "health", base + "/healthz"}
+	if g.meters != nil {
+		attrs = append(attrs, "metrics", base+metricsPath)
+	}
 	if what == "mcp" {
 		attrs = append(attrs, "mcp", base+g.config().Path)
 	}
 	g.logger.Info("serving", attrs...)
 	serve(func() error { return mcpserver.ServeHTTP(ctx, ln, handler) })
 	return nil
+}
+
+// mountMetrics serves the metrics on mux when they are on.
+func (g *gateway) mountMetrics(mux *http.ServeMux) {
+	if g.meters != nil {
+		mux.Handle(metricsPath, g.meters.handler)
+	}
 }
 
 // config returns the configuration in force.
@@ -268,6 +299,7 @@ func (g *gateway) reload() {
 		{"path", cur.Path, next.Path}, {"stateless", cur.Stateless, next.Stateless},
 		{"qualified_names", cur.QualifiedNames, next.QualifiedNames},
 		{"health_listen", cur.HealthListen, next.HealthListen}, {"prompts", cur.Prompts, next.Prompts},
+		{"metrics", cur.Metrics, next.Metrics}, {"startup_wait", durationOf(cur.StartupWait), durationOf(next.StartupWait)},
 	} {
 		if f.old != f.new {
 			g.logger.Warn("configuration change needs a restart; ignored", "field", f.name)
@@ -308,6 +340,14 @@ func (g *gateway) reload() {
 	g.cfg = &updated
 	g.mu.Unlock()
 	g.logger.Info("configuration reloaded", "kept", kept, "added", added, "removed", removed)
+}
+
+// durationOf returns *d, or 0 for nil.
+func durationOf(d *time.Duration) time.Duration {
+	if d == nil {
+		return 0
+	}
+	return *d
 }
 
 // upstream returns the configuration of the upstream at endpoint.

@@ -26,8 +26,10 @@
 // The gateway ("serve") reads a YAML file listing upstream MCP servers and
 // serves them, with a directory of prompts, as one MCP endpoint over
 // streamable HTTP or stdio; see gateway.yaml for the format. It logs with
-// log/slog, reports each upstream at /healthz, reloads its configuration on
-// SIGHUP and shuts down cleanly on SIGINT or SIGTERM.
+// log/slog, reports each upstream at /healthz (and, with metrics: true,
+// OpenTelemetry metrics in Prometheus text format at /metrics), holds its
+// first lists until the upstreams are ready (startup_wait), reloads its
+// configuration on SIGHUP and shuts down cleanly on SIGINT or SIGTERM.
 package main
 
 import (

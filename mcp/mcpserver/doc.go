@@ -40,18 +40,33 @@
 // one call, whatever its delegate. [Server.Sync] re-reads everything, for
 // items that change in place without telling the toolkit.
 //
+// # Cold start
+//
+// A server made at the same time as its toolkit's connectors would answer
+// its first clients before the upstreams are ready: an empty tools/list,
+// "unknown tool" for a call. Clients that follow list_changed catch up;
+// one-shot clients (a stdio client that lists once and calls) never see
+// the tools. [WithStartupWait] holds the item requests that arrive in the
+// first moments after [New] until the connectors are ready or have failed
+// ([toolkit.Toolkit.WaitConnectors]), for a bounded time; upstreams slower
+// than that arrive with list_changed.
+//
 // # Names exposed to clients
 //
 // A toolkit gathers items from several sources (builtins, connectors, the
 // user namespace); an MCP client sees one flat list per kind. The server
 // gives every tool, prompt, resource and resource template an exposed name
 // (a URI for resources, a URI template for templates) according to these
-// rules, applied separately to each kind:
+// rules, applied separately to each kind, to the items in the toolkit's
+// source order (the order of [toolkit.Toolkit.List]: builtins, connectors
+// in registration order, user):
 //
-//  1. An item keeps its bare name (its URI for a resource) when no other item
-//     of the same kind in the toolkit has that name, the name is a valid MCP
-//     name ([A-Za-z0-9_.-], 1 to 128 bytes) and no other item holds it.
-//  2. Otherwise it gets a qualified name: namespace, separator ("_" by
+//  1. The first item in source order with a given bare name (its URI for a
+//     resource) keeps that name, when it is a valid MCP name
+//     ([A-Za-z0-9_.-], 1 to 128 bytes). It is the item
+//     [toolkit.Toolkit.LookupType] finds for the bare name, so the two
+//     faces of the toolkit agree.
+//  2. Every other item gets a qualified name: namespace, separator ("_" by
 //     default, see WithNameSeparator), name. A qualified name that would hold
 //     bytes MCP does not allow, or be longer than 128 bytes, is sanitized
 //     and cut, and ends with "_" and 8 hex digits of a hash of the item's key
@@ -59,15 +74,28 @@
 //     by "#" and the namespace, the toolkit's own key syntax; a template's
 //     qualified URI template likewise ends with the literal "#namespace",
 //     so the URIs it matches are the toolkit's "uri#namespace" keys.
-//  3. If that name is still taken, "_2", "_3", ... ("-2", ... for URIs) is
+//  3. If a qualified name is the bare name of an item of rule 1, or an
+//     earlier qualified name, "_2", "_3", ... ("-2", ... for URIs) is
 //     appended until it is free.
-//  4. Stability wins over rule 1: a name once handed out for an item keeps
-//     mapping to that item for as long as the item exists. When a second
-//     source later adds an item with the same bare name, the first keeps the
-//     bare name and only the newcomer is qualified. When an item goes away
-//     its name is freed, but the names of the items that remain do not
-//     change: a qualified item is not renamed back to its bare name.
-//  5. WithQualifiedNames makes rule 2 apply to every item.
+//  4. Names are a function of the toolkit's items and their source order,
+//     and of nothing else: not of the order in which connectors became
+//     ready, nor of the names handed out before. The same sources
+//     registered in the same order give the same names after a restart,
+//     and on every replica of a server behind a load balancer (a source
+//     registered again, say after a change of configuration, comes after
+//     the sources registered before it). The price is that a name
+//     can move: when an earlier source gains an item with the bare name of
+//     a later source's item (typically, an upstream registered first
+//     becomes ready after one registered second), the earlier one takes
+//     the bare name and the later one is qualified; when the earlier item
+//     goes away, the later one gets the bare name back. Clients are told
+//     by a list_changed notification. A name handed out for an item keeps
+//     mapping to it for as long as the items and their order stay the
+//     same; clients that must never see a name move use
+//     WithQualifiedNames.
+//  5. WithQualifiedNames makes rule 2 apply to every item: a qualified
+//     name depends on the item alone (and on collisions between qualified
+//     names, which sanitizing makes possible), so it never moves.
 //
 // Every exposed name maps back to exactly one item (the toolkit key
 // "namespace.name", "uri#namespace" for resources, "uriTemplate#namespace"
@@ -106,6 +134,13 @@
 // server's sampling and elicitation requests down to its own client.
 // [RunPromptWithSampling] and [SamplingDelegate] run the toolkit's prompts
 // on the client's model.
+//
+// # Metrics
+//
+// [WithMeterProvider] records the number of open client sessions as an
+// OpenTelemetry gauge (MetricSessions). The toolkit records the rest
+// (calls, latency, connector states) with toolkit.WithMeterProvider; give
+// both the same provider.
 //
 // # HTTP security
 //

@@ -16,28 +16,34 @@ type nameItem struct {
 	Name      string // bare name, or URI for resources
 }
 
-// namer assigns exposed names for one kind of item. It is not safe for
-// concurrent use; the server serialises calls.
+// namer assigns exposed names for one kind of item. Its table is a
+// function of the items and their order alone (see assign). It is not safe
+// for concurrent use; the server serialises calls.
 type namer struct {
 	uris   bool   // resources: qualify with "#ns" and leave URIs as they are
 	always bool   // always qualify
 	sep    string // separator between namespace and name
 	byKey  map[string]string
-	byName map[string]string
 }
 
 func newNamer(uris, always bool, sep string) *namer {
 	if sep == "" {
 		sep = "_"
 	}
-	return &namer{uris: uris, always: always, sep: sep, byKey: map[string]string{}, byName: map[string]string{}}
+	return &namer{uris: uris, always: always, sep: sep, byKey: map[string]string{}}
 }
 
-// assign computes exposed names for items (in toolkit order) and replaces the
-// namer's table. Items with the same key as an earlier item are ignored. It
-// returns the new table: exposed name → item.
+// assign computes exposed names for items, given in toolkit order (List's
+// order: builtins, connectors in registration order, user), and replaces
+// the namer's table. Items with the same key as an earlier item are
+// ignored. It returns the new table: exposed name → item.
+//
+// The table depends on nothing but items: not on earlier tables, so not on
+// the order in which sources became ready. The first item of each bare
+// name keeps it (when it is a valid name), as Lookup of the bare name
+// finds that item first; every other item is qualified, in toolkit order,
+// around the bare names.
 func (n *namer) assign(items []nameItem) map[string]nameItem {
-	count := make(map[string]int, len(items))
 	seen := make(map[string]bool, len(items))
 	uniq := items[:0:0]
 	for _, it := range items {
@@ -46,34 +52,28 @@ func (n *namer) assign(items []nameItem) map[string]nameItem {
 		}
 		seen[it.Key] = true
 		uniq = append(uniq, it)
-		count[it.Name]++
 	}
 	byKey := make(map[string]string, len(uniq))
 	byName := make(map[string]string, len(uniq))
 	out := make(map[string]nameItem, len(uniq))
-	// Pass 1: names already handed out stay with their items.
-	for _, it := range uniq {
-		if name, ok := n.byKey[it.Key]; ok {
-			byKey[it.Key], byName[name], out[name] = name, it.Key, it
+	// Pass 1: the first holder of each valid bare name keeps it.
+	if !n.always {
+		for _, it := range uniq {
+			if _, taken := byName[it.Name]; taken || !n.valid(it.Name) {
+				continue
+			}
+			byKey[it.Key], byName[it.Name], out[it.Name] = it.Name, it.Key, it
 		}
 	}
-	// Pass 2: newcomers, in toolkit order.
+	// Pass 2: everything else is qualified, in toolkit order.
 	for _, it := range uniq {
 		if _, ok := byKey[it.Key]; ok {
 			continue
 		}
-		name := ""
-		if !n.always && count[it.Name] == 1 && n.valid(it.Name) {
-			if _, taken := byName[it.Name]; !taken {
-				name = it.Name
-			}
-		}
-		if name == "" {
-			name = n.free(n.qualify(it), byName)
-		}
+		name := n.free(n.qualify(it), byName)
 		byKey[it.Key], byName[name], out[name] = name, it.Key, it
 	}
-	n.byKey, n.byName = byKey, byName
+	n.byKey = byKey
 	return out
 }
 

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"maps"
 	"strings"
 	"testing"
 )
@@ -49,9 +50,9 @@ func TestServerNamePolicy(t *testing.T) {
 			want:  map[string]string{"builtin.add": "add", "weather.forecast": "forecast"},
 		},
 		{
-			name:  "collision qualifies both",
+			name:  "the first source keeps a shared name",
 			items: []nameItem{toolItem("builtin", "search"), toolItem("web", "search")},
-			want:  map[string]string{"builtin.search": "builtin_search", "web.search": "web_search"},
+			want:  map[string]string{"builtin.search": "search", "web.search": "web_search"},
 		},
 		{
 			name:   "always qualify",
@@ -63,7 +64,7 @@ func TestServerNamePolicy(t *testing.T) {
 			name:  "dot separator",
 			sep:   ".",
 			items: []nameItem{toolItem("a", "x"), toolItem("b", "x")},
-			want:  map[string]string{"a.x": "a.x", "b.x": "b.x"},
+			want:  map[string]string{"a.x": "x", "b.x": "b.x"},
 		},
 		{
 			name: "remote name impersonating a qualified name",
@@ -72,17 +73,24 @@ func TestServerNamePolicy(t *testing.T) {
 				toolItem("evil", "builtin_search"),
 			},
 			want: map[string]string{
-				"builtin.search":      "builtin_search",
+				"builtin.search":      "search",
 				"web.search":          "web_search",
-				"evil.builtin_search": "evil_builtin_search",
+				"evil.builtin_search": "builtin_search",
 			},
 		},
 		{
 			name: "qualified name taken by a bare name gets a suffix",
 			items: []nameItem{
-				toolItem("builtin", "a_b"), toolItem("a", "b"), toolItem("c", "b"),
+				toolItem("builtin", "a_b"), toolItem("builtin", "b"), toolItem("a", "b"),
 			},
-			want: map[string]string{"builtin.a_b": "a_b", "a.b": "a_b_2", "c.b": "c_b"},
+			want: map[string]string{"builtin.a_b": "a_b", "builtin.b": "b", "a.b": "a_b_2"},
+		},
+		{
+			name: "bare names win over qualified names of earlier items",
+			items: []nameItem{
+				toolItem("a", "b"), toolItem("c", "b"), toolItem("z", "c_b"),
+			},
+			want: map[string]string{"a.b": "b", "z.c_b": "c_b", "c.b": "c_b_2"},
 		},
 		{
 			name:  "hostile bytes are never exposed",
@@ -90,7 +98,7 @@ func TestServerNamePolicy(t *testing.T) {
 		},
 		{
 			name:  "long names are cut and stay unique",
-			items: []nameItem{toolItem("n1", long), toolItem("n2", long), toolItem("n3", long+"y")},
+			items: []nameItem{toolItem("n1", long), toolItem("hist", long), toolItem("n3", long+"y")},
 		},
 		{
 			name:  "empty name",
@@ -106,7 +114,7 @@ func TestServerNamePolicy(t *testing.T) {
 			uris:  true,
 			items: []nameItem{resourceItem("builtin", "file:///a"), resourceItem("fs", "file:///a"), resourceItem("fs", "file:///b")},
 			want: map[string]string{
-				"file:///a#builtin": "file:///a#builtin",
+				"file:///a#builtin": "file:///a",
 				"file:///a#fs":      "file:///a#fs",
 				"file:///b#fs":      "file:///b",
 			},
@@ -126,7 +134,10 @@ func TestServerNamePolicy(t *testing.T) {
 	}
 }
 
-func TestServerNamePolicyStability(t *testing.T) {
+// TestServerNamePolicyOrder checks that names depend on the items and
+// their toolkit order only, not on the order in which they arrived: a
+// source that arrived first gives way to an earlier one.
+func TestServerNamePolicyOrder(t *testing.T) {
 	n := newNamer(false, false, "")
 	a, b, c := toolItem("one", "search"), toolItem("two", "search"), toolItem("builtin", "other")
 
@@ -134,14 +145,15 @@ func TestServerNamePolicyStability(t *testing.T) {
 		items []nameItem
 		want  map[string]string
 	}{
-		// one.search arrives alone: bare.
-		{[]nameItem{a, c}, map[string]string{a.Key: "search", c.Key: "other"}},
-		// two.search arrives: one keeps the bare name, two is qualified.
-		{[]nameItem{a, b, c}, map[string]string{a.Key: "search", b.Key: "two_search"}},
-		// one goes away: two keeps its qualified name.
-		{[]nameItem{b, c}, map[string]string{b.Key: "two_search"}},
-		// one comes back: it collides with two, so it is qualified now.
-		{[]nameItem{a, b, c}, map[string]string{a.Key: "one_search", b.Key: "two_search"}},
+		// two.search arrives alone: bare.
+		{[]nameItem{c, b}, map[string]string{b.Key: "search", c.Key: "other"}},
+		// one.search, registered before two, arrives: it takes the bare
+		// name, as Lookup("search") finds it first, and two is qualified.
+		{[]nameItem{c, a, b}, map[string]string{a.Key: "search", b.Key: "two_search"}},
+		// one goes away: two has the bare name again.
+		{[]nameItem{c, b}, map[string]string{b.Key: "search"}},
+		// one comes back: the same names as the first time.
+		{[]nameItem{c, a, b}, map[string]string{a.Key: "search", b.Key: "two_search"}},
 	}
 	for i, s := range steps {
 		got := n.assign(s.items)
@@ -150,6 +162,10 @@ func TestServerNamePolicyStability(t *testing.T) {
 			if name, _ := n.exposed(key); name != want {
 				t.Errorf("step %d: %s: got %q, want %q", i, key, name, want)
 			}
+		}
+		fresh := newNamer(false, false, "").assign(s.items)
+		if !maps.EqualFunc(got, fresh, func(x, y nameItem) bool { return x == y }) {
+			t.Errorf("step %d: the table depends on history: %v, fresh %v", i, got, fresh)
 		}
 	}
 	if _, ok := n.exposed("gone.item"); ok {
@@ -166,12 +182,27 @@ func FuzzServerNamePolicy(f *testing.F) {
 		items := []nameItem{toolItem(ns1, n1), toolItem(ns2, n2), toolItem("builtin", n1)}
 		got := n.assign(items)
 		checkBijection(t, n, items, got)
-		// A second pass with the same items changes nothing.
+		// A second pass with the same items changes nothing, and neither
+		// does a namer with a different history.
 		again := n.assign(items)
+		hist := newNamer(false, always, "")
+		hist.assign(items[1:])
+		if other := hist.assign(items); !maps.Equal(namesOf(other), namesOf(got)) {
+			t.Fatalf("history changed names: %v, want %v", other, got)
+		}
 		for name, it := range got {
 			if again[name].Key != it.Key {
 				t.Fatalf("name %q moved from %q to %q", name, it.Key, again[name].Key)
 			}
 		}
 	})
+}
+
+// namesOf returns a table's exposed name → key.
+func namesOf(table map[string]nameItem) map[string]string {
+	m := make(map[string]string, len(table))
+	for name, it := range table {
+		m[name] = it.Key
+	}
+	return m
 }

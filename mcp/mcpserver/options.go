@@ -36,6 +36,7 @@ type config struct {
 	pageSize     int
 	keepAlive    time.Duration
 	qualify      bool
+	gateway      gatewayConfig // options_gateway.go
 	sep          string
 	completion   func(context.Context, *sdk.CompleteRequest) (*sdk.CompleteResult, error)
 	templates    []staticTemplate

@@ -44,6 +44,9 @@ type Server struct {
 	static map[string]bool
 
 	unfollow func() // ends the server's subscription to the toolkit
+
+	startup *startupGate // WithStartupWait; nil without it
+	unmeter func()       // unregisters WithMeterProvider's instruments
 }
 
 // New returns a server that exposes tk. impl names the server to
@@ -102,6 +105,17 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		}
 		s.static[t.tmpl.URITemplate] = true
 	}
+	if mp := cfg.gateway.meters; mp != nil {
+		unmeter, err := s.recordMetrics(mp)
+		if err != nil {
+			return nil, err
+		}
+		s.unmeter = unmeter
+	}
+	if d := cfg.gateway.startupWait; d > 0 {
+		s.startup = newStartupGate(d)
+		s.server.AddReceivingMiddleware(s.startupMiddleware)
+	}
 	// Subscribe first and list second, so no change falls in between.
 	s.unfollow = tk.Subscribe(s.onEvent)
 	if err := s.Sync(context.Background()); err != nil {
@@ -135,6 +149,12 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // WithSessionTimeout expires.
 func (s *Server) Close() error {
 	s.unfollow()
+	if s.startup != nil {
+		s.startup.close()
+	}
+	if s.unmeter != nil {
+		s.unmeter()
+	}
 	var errs []error
 	for ss := range s.server.Sessions() {
 		if err := ss.Close(); err != nil {

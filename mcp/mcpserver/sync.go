@@ -81,12 +81,14 @@ var kinds = [toolkit.NumKinds]kindSpec{
 // list_changed notification for a real change and none otherwise.
 func (s *Server) sync(ctx context.Context, k toolkit.Kind) error {
 	spec := &kinds[k]
+	// List under syncMu, so that a list read earlier is never applied
+	// after one read later.
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
 	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: k.ListType()})
 	if err != nil {
 		return err
 	}
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
 
 	items := make([]nameItem, 0, len(resp.Items))
 	byKey := make(map[string]toolkit.Item, len(resp.Items))

@@ -1,0 +1,53 @@
+package mcpserver
+
+import (
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/llmkit/toolkit"
+)
+
+// gatewayConfig is what the options of this file set.
+type gatewayConfig struct {
+	startupWait time.Duration
+	meters      metric.MeterProvider
+}
+
+// WithStartupWait makes the server hold its first answers about items
+// until the toolkit's connectors have settled, for at most d after New. A
+// request for a list (tools, prompts, resources, templates) or for an item
+// (tools/call, prompts/get, resources/read) that arrives within d of New
+// waits until every connector is ready or has failed
+// ([toolkit.Toolkit.WaitConnectors]) or until d has passed since New,
+// whichever comes first (or until the request is cancelled), and is then
+// answered from the toolkit's current items. The wait happens once: later
+// requests are answered at once, and upstreams that become ready later
+// arrive with a list_changed notification as usual. Initialize and ping
+// never wait.
+//
+// It is for clients that list once and never again: a one-shot client,
+// typically over stdio, would otherwise see an empty list while the
+// upstreams are still connecting. The connectors start only while the
+// toolkit's Run is active; call it before the first client can arrive.
+// A negative d makes New fail; 0 (the default) turns the wait off.
+func WithStartupWait(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("%w: WithStartupWait(%v): want 0 or more", toolkit.ErrBadParameter, d)
+		}
+		c.gateway.startupWait = d
+		return nil
+	}
+}
+
+// WithMeterProvider makes the server record OpenTelemetry metrics with a
+// meter of mp (MeterName): toolkit.mcp.server.sessions (MetricSessions), a
+// gauge of the client sessions open (stdio, stateful HTTP, and the
+// temporary sessions of stateless HTTP requests in flight). The toolkit's
+// own metrics (calls, connectors) are toolkit.WithMeterProvider's. A nil
+// mp records nothing.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) error { c.gateway.meters = mp; return nil }
+}
