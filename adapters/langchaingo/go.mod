@@ -8,7 +8,10 @@ replace github.com/llmkit/toolkit => ../..
 
 require github.com/llmkit/toolkit/adapters/internal v0.0.0
 
-require go.starlark.net v0.0.0-20230302034142-4b1e35fe2254 // indirect
+require (
+	go.opentelemetry.io/otel/metric v1.46.0 // indirect
+	go.starlark.net v0.0.0-20230302034142-4b1e35fe2254 // indirect
+)
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -23,7 +26,7 @@ require (
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.opentelemetry.io/otel v1.46.0 // indirect
 	go.opentelemetry.io/otel/trace v1.46.0 // indirect
-	golang.org/x/oauth2 v0.35.0 // indirect
+	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
