@@ -108,6 +108,12 @@ func TestWaitConnectors(t *testing.T) {
 		}
 	}
 	one, two, user := d.conn("http://one/mcp"), d.conn("http://two/mcp"), d.conn(UserConnectorURI)
+	// Run starts the connectors on its own goroutine: their reports come
+	// after that, as a real connector's do (a report that came before
+	// would be overtaken by the toolkit's own "connecting").
+	for _, c := range []*fakeConn{one, two, user} {
+		<-c.started
+	}
 
 	if _, err := tk.WaitConnectors(t.Context(), "one", "nope"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "nope") {
 		t.Fatalf("unknown namespace: %v", err)
