@@ -145,10 +145,7 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 	name := t.Name()
 	if tk.tracer != nil {
 		var span trace.Span
-		ctx, span = tk.tracer.Start(ctx, name, trace.WithAttributes(
-			attribute.String("toolkit.namespace", e.namespace()),
-			attribute.String("toolkit.tool", name),
-		))
+		ctx, span = tk.startSpan(ctx, "toolkit.tool", name, e)
 		defer func() { endSpan(span, err) }()
 	}
 	if m := tk.metrics; m != nil {
@@ -176,16 +173,23 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 	return finishOutput(ctx, name, sc.out, out)
 }
 
+// startSpan starts the span of a call of the item named name (of entry e,
+// nil for an item called by value), with its namespace and, under key, its
+// name as attributes.
+func (tk *Toolkit) startSpan(ctx context.Context, key, name string, e *entry) (context.Context, trace.Span) {
+	return tk.tracer.Start(ctx, name, trace.WithAttributes(
+		attribute.String("toolkit.namespace", e.namespace()),
+		attribute.String(key, name),
+	))
+}
+
 // callPrompt hands a prompt to the delegate. With a tracer, the span covers
 // the whole call, failures included.
 func (tk *Toolkit) callPrompt(ctx context.Context, p Prompt, e *entry, resources []Resource) (res Resource, err error) {
 	name := p.Name()
 	if tk.tracer != nil {
 		var span trace.Span
-		ctx, span = tk.tracer.Start(ctx, name, trace.WithAttributes(
-			attribute.String("toolkit.namespace", e.namespace()),
-			attribute.String("toolkit.prompt", name),
-		))
+		ctx, span = tk.startSpan(ctx, "toolkit.prompt", name, e)
 		defer func() { endSpan(span, err) }()
 	}
 	if tk.delegate == nil {

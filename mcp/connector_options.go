@@ -143,43 +143,24 @@ func OptForwardServerRequests() Option {
 	return func(o *options) error { o.forwardRequests = true; return nil }
 }
 
-func positive(name string, d time.Duration) error {
-	if d <= 0 {
-		return fmt.Errorf("%w: %s must be positive, got %v", errs.ErrBadParameter, name, d)
-	}
-	return nil
-}
-
 // OptConnectTimeout bounds one connection attempt: the handshake and the
 // listing of every item (default DefaultConnectTimeout).
 func OptConnectTimeout(d time.Duration) Option {
-	return func(o *options) error { o.connectTimeout = d; return positive("connect timeout", d) }
+	return func(o *options) error { o.connectTimeout = d; return errs.Above("OptConnectTimeout", d, 0) }
 }
 
 // OptCallTimeout bounds every remote request made for a caller (tool
 // calls, prompt renders, resource reads); 0, the default, means only the
 // caller's context bounds them.
 func OptCallTimeout(d time.Duration) Option {
-	return func(o *options) error {
-		if d < 0 {
-			return fmt.Errorf("%w: call timeout must not be negative, got %v", errs.ErrBadParameter, d)
-		}
-		o.callTimeout = d
-		return nil
-	}
+	return func(o *options) error { o.callTimeout = d; return errs.AtLeast("OptCallTimeout", d, 0) }
 }
 
 // OptReconnectWait bounds how long a call made while the connector is not
 // ready waits for it before failing with toolkit.ErrUnavailable (default
 // DefaultReconnectWait).
 func OptReconnectWait(d time.Duration) Option {
-	return func(o *options) error {
-		if d < 0 {
-			return fmt.Errorf("%w: reconnect wait must not be negative, got %v", errs.ErrBadParameter, d)
-		}
-		o.reconnectWait = d
-		return nil
-	}
+	return func(o *options) error { o.reconnectWait = d; return errs.AtLeast("OptReconnectWait", d, 0) }
 }
 
 // OptBackoff sets the delay before the second reconnection attempt (min)
@@ -187,11 +168,11 @@ func OptReconnectWait(d time.Duration) Option {
 // and a random part of up to half of it is taken off (jitter).
 func OptBackoff(min, max time.Duration) Option {
 	return func(o *options) error {
-		if err := positive("backoff minimum", min); err != nil {
+		if err := errs.Above("OptBackoff", min, 0); err != nil {
 			return err
 		}
-		if max < min {
-			return fmt.Errorf("%w: backoff maximum %v is below the minimum %v", errs.ErrBadParameter, max, min)
+		if err := errs.AtLeast("OptBackoff", max, min); err != nil {
+			return err
 		}
 		o.backoffMin, o.backoffMax = min, max
 		return nil
@@ -203,27 +184,21 @@ func OptBackoff(min, max time.Duration) Option {
 // that accepts connections and drops them at once is thus retried with
 // growing delays.
 func OptStableAfter(d time.Duration) Option {
-	return func(o *options) error { o.stableAfter = d; return positive("stable-after duration", d) }
+	return func(o *options) error { o.stableAfter = d; return errs.Above("OptStableAfter", d, 0) }
 }
 
 // OptMaxAttempts makes the connector give up (state Failed, Run returns an
 // error) after n consecutive failed connection attempts; 0, the default,
 // retries forever.
 func OptMaxAttempts(n int) Option {
-	return func(o *options) error {
-		if n < 0 {
-			return fmt.Errorf("%w: max attempts must not be negative, got %d", errs.ErrBadParameter, n)
-		}
-		o.maxAttempts = n
-		return nil
-	}
+	return func(o *options) error { o.maxAttempts = n; return errs.AtLeast("OptMaxAttempts", n, 0) }
 }
 
 // OptTerminateTimeout sets how long a stdio server is given to exit after
 // its stdin is closed, and again after SIGTERM, before it is killed
 // (default DefaultTerminateTimeout).
 func OptTerminateTimeout(d time.Duration) Option {
-	return func(o *options) error { o.terminateTimeout = d; return positive("terminate timeout", d) }
+	return func(o *options) error { o.terminateTimeout = d; return errs.Above("OptTerminateTimeout", d, 0) }
 }
 
 // OptMaxMessageBytes bounds one message from the server: a stdio line, a
@@ -231,13 +206,7 @@ func OptTerminateTimeout(d time.Duration) Option {
 // DefaultMaxMessageBytes). A larger message breaks the request or the
 // session.
 func OptMaxMessageBytes(n int) Option {
-	return func(o *options) error {
-		if n <= 0 {
-			return fmt.Errorf("%w: max message bytes must be positive, got %d", errs.ErrBadParameter, n)
-		}
-		o.maxMessage = n
-		return nil
-	}
+	return func(o *options) error { o.maxMessage = n; return errs.Above("OptMaxMessageBytes", n, 0) }
 }
 
 // OptHeader adds an HTTP header to every request (for example

@@ -428,3 +428,23 @@ func TestResourceSubscriptions(t *testing.T) {
 		})
 	}
 }
+
+// TestInvalidOptions: an option given an invalid value makes New fail with
+// an error that wraps toolkit.ErrBadParameter and names the option.
+func TestInvalidOptions(t *testing.T) {
+	for name, o := range map[string]Option{
+		"OptConnectTimeout":   OptConnectTimeout(0),
+		"OptCallTimeout":      OptCallTimeout(-time.Second),
+		"OptReconnectWait":    OptReconnectWait(-time.Second),
+		"OptBackoff":          OptBackoff(time.Second, time.Millisecond),
+		"OptStableAfter":      OptStableAfter(0),
+		"OptMaxAttempts":      OptMaxAttempts(-1),
+		"OptTerminateTimeout": OptTerminateTimeout(-time.Second),
+		"OptMaxMessageBytes":  OptMaxMessageBytes(0),
+	} {
+		_, err := New("http://127.0.0.1:1/mcp", "t", "1", o)
+		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: New = %v, want ErrBadParameter naming the option", name, err)
+		}
+	}
+}
