@@ -216,6 +216,9 @@ func (c *Connector) acquire(ctx context.Context) (*live, error) {
 		if stopped {
 			return nil, fmt.Errorf("%w: connector %s is not running", errs.ErrClosed, c.ep.display)
 		}
+		if err := c.oauthPending(); err != nil {
+			return nil, err
+		}
 		if timer == nil {
 			timer = time.NewTimer(c.o.reconnectWait)
 			defer timer.Stop()
