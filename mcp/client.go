@@ -210,14 +210,14 @@ func (c *Connector) acquire(ctx context.Context) (*live, error) {
 		c.mu.Lock()
 		l, stopped, ch := c.cur, c.stopped, c.readyCh
 		c.mu.Unlock()
+		if err := c.oauthPending(); err != nil {
+			return nil, err
+		}
 		if l != nil {
 			return l, nil
 		}
 		if stopped {
 			return nil, fmt.Errorf("%w: connector %s is not running", errs.ErrClosed, c.ep.display)
-		}
-		if err := c.oauthPending(); err != nil {
-			return nil, err
 		}
 		if timer == nil {
 			timer = time.NewTimer(c.o.reconnectWait)

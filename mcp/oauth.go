@@ -182,7 +182,7 @@ func (c *Connector) oauthHandler(ctx context.Context) auth.OAuthHandler {
 }
 
 func (c *Connector) buildOAuth(ctx context.Context, s *oauthSetup) *oauthHandler {
-	h := &oauthHandler{c: c}
+	h := &oauthHandler{c: c, sem: make(chan struct{}, 1)}
 	switch {
 	case s.handler != nil:
 		h.inner = s.handler
@@ -226,7 +226,7 @@ type oauthHandler struct {
 	err   error // the handler could not be made
 	store TokenStore
 
-	mu      sync.Mutex    // one authorization at a time
+	sem     chan struct{} // one authorization at a time
 	gen     atomic.Uint64 // counts the token sources made by authorizations
 	waiting atomic.Bool   // the user is being asked to authorize
 }
@@ -250,8 +250,13 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		return fmt.Errorf("%w: OAuth: %v", errs.ErrBadParameter, h.err)
 	}
 	gen := h.gen.Load()
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	select {
+	case h.sem <- struct{}{}:
+		defer func() { <-h.sem }()
+	case <-ctx.Done():
+		resp.Body.Close()
+		return ctx.Err()
+	}
 	if h.gen.Load() != gen && resp.StatusCode == http.StatusUnauthorized {
 		// Another request authorized while this one waited: retry with
 		// its token instead of asking the user again.

@@ -28,7 +28,7 @@ type LoopbackAuthorizer struct {
 
 	mu      sync.Mutex
 	waiting chan loopbackResult // the authorization in progress
-	ask     sync.Mutex                     // one authorization at a time
+	ask     sync.Mutex          // one authorization at a time
 	done    chan struct{}
 }
 
