@@ -291,9 +291,23 @@ func (h *oauthHandler) fetch(f auth.AuthorizationCodeFetcher) auth.Authorization
 			msg += " at " + u.Host
 		}
 		c := h.c
-		c.report(ctx, c.setState(func(s *toolkit.ConnectorState) { s.LastError = msg }))
+		st := c.setState(func(s *toolkit.ConnectorState) { s.LastError = msg })
+		if st.Status != toolkit.StatusReady {
+			// A connection attempt, on the supervising goroutine: the
+			// state callback learns it in order. A session that needs a
+			// new authorization (the goroutine of a call) shows it in
+			// State only, so that callbacks keep coming from one
+			// goroutine.
+			c.report(ctx, st)
+		}
 		c.logger.Info("OAuth authorization needed", "authorization_server", hostOf(args.URL))
-		return f(ctx, args)
+		res, err := f(ctx, args)
+		c.setState(func(s *toolkit.ConnectorState) {
+			if s.Status == toolkit.StatusReady && s.LastError == msg {
+				s.LastError = ""
+			}
+		})
+		return res, err
 	}
 }
 

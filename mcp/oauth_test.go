@@ -122,10 +122,13 @@ func (s *oauthServer) revoke() {
 
 // consent returns an authorization function that grants access at once,
 // counting the times it is asked; the code is registered with the server.
-func (s *oauthServer) consent(asked *atomic.Int32, gate <-chan struct{}) auth.AuthorizationCodeFetcher {
+// With a gate, the asks from the gateFrom-th on send to entered and wait
+// for the gate.
+func (s *oauthServer) consent(asked *atomic.Int32, gate <-chan struct{}, gateFrom int32, entered chan<- struct{}) auth.AuthorizationCodeFetcher {
 	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 		n := asked.Add(1)
-		if gate != nil && n > 1 {
+		if gate != nil && n >= gateFrom {
+			entered <- struct{}{}
 			select {
 			case <-gate:
 			case <-ctx.Done():
@@ -172,7 +175,7 @@ func TestOAuthStoredTokens(t *testing.T) {
 	store := NewFileTokenStore(path)
 	var asked atomic.Int32
 	logs := newLogCapture()
-	cfg := OAuthConfig{Authorize: s.consent(&asked, nil), RedirectURL: "http://127.0.0.1:9/callback", Store: store}
+	cfg := OAuthConfig{Authorize: s.consent(&asked, nil, 0, nil), RedirectURL: "http://127.0.0.1:9/callback", Store: store}
 	ctx := context.Background()
 
 	r := start(t, s.URL+"/mcp", false, OptOAuth(cfg), OptLogger(slogNew(logs)))
@@ -236,8 +239,8 @@ func TestOAuthStoredTokens(t *testing.T) {
 func TestOAuthPending(t *testing.T) {
 	s := newOAuthServer(t)
 	var asked atomic.Int32
-	gate := make(chan struct{})
-	cfg := OAuthConfig{Authorize: s.consent(&asked, gate), RedirectURL: "http://127.0.0.1:9/callback"}
+	gate, entered := make(chan struct{}), make(chan struct{}, 1)
+	cfg := OAuthConfig{Authorize: s.consent(&asked, gate, 2, entered), RedirectURL: "http://127.0.0.1:9/callback"}
 	r := start(t, s.URL+"/mcp", false, OptOAuth(cfg))
 	// Run after start's cleanup: nothing waits for the gate then.
 	var once sync.Once
@@ -248,13 +251,13 @@ func TestOAuthPending(t *testing.T) {
 	s.revoke()
 	first := make(chan error, 1)
 	go func() { first <- callEcho(t, ctx, r) }()
-	deadline := time.After(waitLimit)
-	for !strings.Contains(r.states.last().LastError, "waiting for the user to authorize access at 127.0.0.1") {
-		select {
-		case <-r.states.notify:
-		case <-deadline:
-			t.Fatalf("the state does not report the pending authorization: %+v", r.states.last())
-		}
+	select {
+	case <-entered:
+	case <-time.After(waitLimit):
+		t.Fatal("the user was not asked again")
+	}
+	if st := r.State(); st.Status != toolkit.StatusReady || !strings.Contains(st.LastError, "waiting for the user to authorize access at 127.0.0.1") {
+		t.Fatalf("state during the authorization: %+v", st)
 	}
 	// Bounded: without the check the call would wait for the
 	// authorization in progress.
@@ -276,9 +279,35 @@ func TestOAuthPending(t *testing.T) {
 	if err := callEcho(t, ctx, r); err != nil {
 		t.Fatalf("call after authorization: %v", err)
 	}
+	if st := r.State(); st.LastError != "" {
+		t.Fatalf("state after the authorization: %+v", st)
+	}
 	if asked.Load() != 2 {
 		t.Fatalf("asked %d times, want 2", asked.Load())
 	}
+}
+
+// TestOAuthPendingConnect: a connection attempt waiting for the user is
+// reported to the state callback.
+func TestOAuthPendingConnect(t *testing.T) {
+	s := newOAuthServer(t)
+	var asked atomic.Int32
+	gate, entered := make(chan struct{}), make(chan struct{}, 1)
+	cfg := OAuthConfig{Authorize: s.consent(&asked, gate, 1, entered), RedirectURL: "http://127.0.0.1:9/callback"}
+	r := start(t, s.URL+"/mcp", true, OptOAuth(cfg))
+	var once sync.Once
+	release := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	select {
+	case <-entered:
+	case <-time.After(waitLimit):
+		t.Fatal("the user was not asked")
+	}
+	if st := r.states.last(); st.Status != toolkit.StatusConnecting || !strings.Contains(st.LastError, "waiting for the user to authorize access") {
+		t.Fatalf("last state reported while the user is asked: %+v", st)
+	}
+	release()
+	r.states.wait(t, toolkit.StatusReady, 1)
 }
 
 // TestOAuthCleanError: a token endpoint's answer is not quoted in errors.
