@@ -84,7 +84,9 @@ var ErrAuthorizationPending = fmt.Errorf("%w: waiting for the user to authorize 
 // once with ErrAuthorizationPending. The whole authorization of one
 // connection attempt must finish within OptConnectTimeout: give a longer one
 // when a person authorizes. Tokens never appear in logs, errors or the
-// connector's state. The legacy HTTP+SSE transport does not authorize.
+// connector's state. The legacy HTTP+SSE transport does not authorize (the
+// SDK's SSE transport has no OAuth handler), and stdio connectors and
+// OptDialer ignore the option.
 func OptOAuth(cfg OAuthConfig) Option {
 	return func(o *options) error {
 		if _, err := auth.NewAuthorizationCodeHandler(cfg.sdkConfig(nil)); err != nil {
@@ -112,9 +114,9 @@ func OptOAuthClientCredentials(clientID, clientSecret string) Option {
 
 // OptOAuthHandler sets the OAuth handler of a streamable HTTP connector
 // directly, for flows OptOAuth does not configure (for example the SDK's
-// extauth.EnterpriseHandler). The connector still keeps the tokens out of
-// its errors and reports a pending authorization only when the handler's
-// own flow is that of OptOAuth.
+// extauth.EnterpriseHandler). The connector cannot tell when such a handler
+// waits for a user, so it reports no pending authorization; errors of the
+// token endpoint still reach the state without its answer.
 func OptOAuthHandler(h auth.OAuthHandler) Option {
 	return func(o *options) error {
 		if h == nil {

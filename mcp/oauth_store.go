@@ -61,7 +61,8 @@ type TokenStore interface {
 // FileTokenStore is a TokenStore in one JSON file, readable and writable by
 // its owner only (mode 0600), replaced atomically on each change. A file it
 // cannot read is left alone (SaveToken fails). It is safe for concurrent use
-// within one process.
+// within one process; connectors sharing a file should share one
+// FileTokenStore.
 type FileTokenStore struct {
 	path string
 	mu   sync.Mutex
