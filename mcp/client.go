@@ -227,6 +227,9 @@ func (c *Connector) acquire(ctx context.Context) (*live, error) {
 		c.mu.Lock()
 		l, stopped, ch := c.cur, c.stopped, c.readyCh
 		c.mu.Unlock()
+		if err := c.oauthPending(); err != nil {
+			return nil, err
+		}
 		if l != nil {
 			return l, nil
 		}

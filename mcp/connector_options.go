@@ -61,6 +61,7 @@ type options struct {
 	subscribeResources bool
 	forwardRequests    bool
 	dialer             func(context.Context) (sdk.Transport, error)
+	oauth              *oauthSetup // OptOAuth and its kin (oauth.go)
 
 	// Hooks for tests: each backoff delay, the end of each refresh, and a
 	// call starting to wait for a session.

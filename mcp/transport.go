@@ -224,6 +224,7 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 		// request that finds the session gone makes it reconnect at once.
 		MaxRetries:   sseResumeRetries,
 		MaxEventSize: c.o.maxMessage,
+		OAuthHandler: c.oauthHandler(ctx),
 	}
 	l, err := c.handshake(ctx, t, "streamable", nil)
 	if err == nil {

@@ -1,0 +1,110 @@
+package peers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Clean reports whether the scenario ran at least one check and none failed
+// or warned: the conformance suite's own verdict on a client scenario.
+func (r ScenarioResult) Clean() bool {
+	return r.Passed() && !slices.ContainsFunc(r.Checks, func(c Check) bool { return c.Status == StatusWarning })
+}
+
+// Warnings returns the checks that warned, each as "id: description".
+func (r ScenarioResult) Warnings() []string {
+	var out []string
+	for _, c := range r.Checks {
+		if c.Status == StatusWarning {
+			out = append(out, c.ID+": "+c.Description)
+		}
+	}
+	return out
+}
+
+// RunConformanceClient runs the conformance suite's client scenarios with
+// the client program command (run by the suite through a shell, with the
+// server URL appended and the scenario in MCP_CONFORMANCE_SCENARIO and
+// MCP_CONFORMANCE_CONTEXT) and returns the parsed results. extra is
+// appended to "client --command COMMAND -o DIR", for example "--suite",
+// "all" (every scenario, in parallel) or "--scenario", NAME. A run that
+// produces no result at all fails the test; failed checks do not. It skips
+// the test when the peers are not installed.
+func RunConformanceClient(t testing.TB, ctx context.Context, command string, extra ...string) *ConformanceResult {
+	t.Helper()
+	node, args := ConformanceCmd(t)
+	dir := t.TempDir()
+	args = append(args, "client", "--command", command, "-o", dir)
+	args = append(args, extra...)
+	out, code, err := runNode(ctx, node, args)
+	if err != nil {
+		t.Fatalf("conformance %s: %v\n%s", strings.Join(args[1:], " "), err, out)
+	}
+	res := &ConformanceResult{ExitCode: code, Output: out}
+	if res.Scenarios, err = readClientResults(dir); err != nil {
+		t.Fatalf("conformance results: %v\n%s", err, out)
+	}
+	if len(res.Scenarios) == 0 {
+		t.Fatalf("conformance %s produced no results (exit status %d):\n%s", strings.Join(args[1:], " "), code, out)
+	}
+	return res
+}
+
+// ConformanceClientScenarios returns the names of the suite's client
+// scenarios, as listed by "list --client".
+func ConformanceClientScenarios(t testing.TB, ctx context.Context) []string {
+	t.Helper()
+	node, args := ConformanceCmd(t)
+	out, code, err := runNode(ctx, node, append(args, "list", "--client"))
+	if err != nil || code != 0 {
+		t.Fatalf("conformance list --client: exit status %d, %v\n%s", code, err, out)
+	}
+	names := parseScenarioList(out)
+	if len(names) == 0 {
+		t.Fatalf("conformance list --client listed no scenarios:\n%s", out)
+	}
+	return names
+}
+
+// clientResultDir matches the directories the CLI writes with -o for a
+// client scenario, relative to the output directory: SCENARIO-TIMESTAMP,
+// where SCENARIO may hold slashes (auth/metadata-default).
+var clientResultDir = regexp.MustCompile(`^(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
+
+// readClientResults parses every checks.json under dir, sorted by scenario.
+func readClientResults(dir string) ([]ScenarioResult, error) {
+	var out []ScenarioResult
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "checks.json" {
+			return err
+		}
+		rel, err := filepath.Rel(dir, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		m := clientResultDir.FindStringSubmatch(filepath.ToSlash(rel))
+		if m == nil {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		r := ScenarioResult{Scenario: m[1]}
+		if err := json.Unmarshal(data, &r.Checks); err != nil {
+			return fmt.Errorf("%s/checks.json: %w", rel, err)
+		}
+		out = append(out, r)
+		return nil
+	})
+	slices.SortFunc(out, func(a, b ScenarioResult) int { return strings.Compare(a.Scenario, b.Scenario) })
+	return out, err
+}

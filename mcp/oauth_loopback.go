@@ -1,0 +1,139 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/llmkit/toolkit/internal/errs"
+)
+
+// LoopbackAuthorizer lets the user of a command-line program authorize a
+// connector: it prints the authorization URL for the user to open in a
+// browser and receives the authorization server's redirect on a loopback
+// HTTP listener (RFC 8252). Use its RedirectURL and Authorize method in an
+// OAuthConfig, and Close it when the program ends.
+type LoopbackAuthorizer struct {
+	out      io.Writer
+	ln       net.Listener
+	srv      *http.Server
+	redirect string
+
+	mu      sync.Mutex
+	waiting chan loopbackResult // the authorization in progress
+	ask     sync.Mutex          // one authorization at a time
+	done    chan struct{}
+}
+
+// loopbackResult is the outcome of one redirect.
+type loopbackResult struct {
+	res *auth.AuthorizationResult
+	err error
+}
+
+// loopbackPath is the path of the redirect URL.
+const loopbackPath = "/callback"
+
+// NewLoopbackAuthorizer listens on addr, a loopback address such as
+// "127.0.0.1:0" (any free port) or "localhost:8765", and writes the
+// authorization URLs to out.
+func NewLoopbackAuthorizer(addr string, out io.Writer) (*LoopbackAuthorizer, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: loopback address %q: %v", errs.ErrBadParameter, addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("%w: loopback address %q is not a loopback address", errs.ErrBadParameter, addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	a := &LoopbackAuthorizer{out: out, ln: ln, done: make(chan struct{})}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	a.redirect = "http://" + net.JoinHostPort(host, port) + loopbackPath
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+loopbackPath, a.callback)
+	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		_ = a.srv.Serve(ln)
+		close(a.done)
+	}()
+	return a, nil
+}
+
+// RedirectURL returns the URL the authorization server redirects to.
+func (a *LoopbackAuthorizer) RedirectURL() string { return a.redirect }
+
+// Authorize is an auth.AuthorizationCodeFetcher: it writes the
+// authorization URL and waits for the redirect (or ctx).
+func (a *LoopbackAuthorizer) Authorize(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	a.ask.Lock()
+	defer a.ask.Unlock()
+	ch := make(chan loopbackResult, 1)
+	a.mu.Lock()
+	a.waiting = ch
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.waiting = nil
+		a.mu.Unlock()
+	}()
+	if _, err := fmt.Fprintf(a.out, "To authorize access, open this URL in a browser:\n\n  %s\n\n", args.URL); err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		return r.res, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-a.done:
+		return nil, errors.New("the loopback authorizer is closed")
+	}
+}
+
+// callback receives the authorization server's redirect.
+func (a *LoopbackAuthorizer) callback(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	a.mu.Lock()
+	ch := a.waiting
+	a.mu.Unlock()
+	if ch == nil {
+		http.Error(w, "No authorization is in progress.", http.StatusNotFound)
+		return
+	}
+	if e := q.Get("error"); e != "" {
+		http.Error(w, "Authorization was refused: "+e, http.StatusForbidden)
+		select {
+		case ch <- loopbackResult{err: fmt.Errorf("the authorization server refused: %.200s", e)}:
+		default:
+		}
+		return
+	}
+	res := &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}
+	if res.Code == "" {
+		http.Error(w, "The redirect carries no authorization code.", http.StatusBadRequest)
+		return
+	}
+	select {
+	case ch <- loopbackResult{res: res}:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "Authorization complete: you may close this window.\n")
+	default:
+		http.Error(w, "This authorization was already completed.", http.StatusConflict)
+	}
+}
+
+// Close stops the listener; an Authorize waiting fails.
+func (a *LoopbackAuthorizer) Close() error {
+	err := a.srv.Close()
+	<-a.done
+	return err
+}

@@ -1,0 +1,188 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
+
+	"github.com/llmkit/toolkit"
+)
+
+// printed collects what an authorizer writes, one Write a message.
+type printed chan string
+
+func (p printed) Write(b []byte) (int, error) {
+	p <- string(b)
+	return len(b), nil
+}
+
+func newLoopback(t *testing.T) (*LoopbackAuthorizer, printed) {
+	t.Helper()
+	out := make(printed, 4)
+	a, err := NewLoopbackAuthorizer("127.0.0.1:0", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a, out
+}
+
+type fetched struct {
+	res *auth.AuthorizationResult
+	err error
+}
+
+// authorizeAsync starts a.Authorize and waits until it printed the URL.
+func authorizeAsync(t *testing.T, ctx context.Context, a *LoopbackAuthorizer, out printed) <-chan fetched {
+	t.Helper()
+	ch := make(chan fetched, 1)
+	go func() {
+		r, err := a.Authorize(ctx, &auth.AuthorizationArgs{URL: "https://as.example/authorize?client_id=c"})
+		ch <- fetched{r, err}
+	}()
+	select {
+	case msg := <-out:
+		if !strings.Contains(msg, "https://as.example/authorize?client_id=c") {
+			t.Fatalf("printed %q, want the authorization URL", msg)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("Authorize printed nothing")
+	}
+	return ch
+}
+
+func get(t *testing.T, u string) int {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func result(t *testing.T, ch <-chan fetched) fetched {
+	t.Helper()
+	select {
+	case f := <-ch:
+		return f
+	case <-time.After(waitLimit):
+		t.Fatal("Authorize did not return")
+		return fetched{}
+	}
+}
+
+func TestLoopbackAuthorizer(t *testing.T) {
+	a, out := newLoopback(t)
+	if !strings.HasPrefix(a.RedirectURL(), "http://127.0.0.1:") || !strings.HasSuffix(a.RedirectURL(), "/callback") {
+		t.Fatalf("RedirectURL = %q", a.RedirectURL())
+	}
+	// Nothing waits yet.
+	if code := get(t, a.RedirectURL()+"?code=x&state=y"); code != http.StatusNotFound {
+		t.Fatalf("redirect with no authorization in progress: %d, want 404", code)
+	}
+
+	ch := authorizeAsync(t, context.Background(), a, out)
+	if code := get(t, a.RedirectURL()+"?state=s"); code != http.StatusBadRequest {
+		t.Fatalf("redirect without a code: %d, want 400", code)
+	}
+	if code := get(t, a.RedirectURL()+"?code=the-code&state=s1&iss=https%3A%2F%2Fas.example"); code != http.StatusOK {
+		t.Fatalf("redirect: %d, want 200", code)
+	}
+	f := result(t, ch)
+	if f.err != nil || f.res.Code != "the-code" || f.res.State != "s1" || f.res.Iss != "https://as.example" {
+		t.Fatalf("Authorize = %+v, %v", f.res, f.err)
+	}
+
+	// A refusal.
+	ch = authorizeAsync(t, context.Background(), a, out)
+	if code := get(t, a.RedirectURL()+"?error=access_denied&state=s2"); code != http.StatusForbidden {
+		t.Fatalf("refusal: %d, want 403", code)
+	}
+	if f := result(t, ch); f.err == nil || !strings.Contains(f.err.Error(), "access_denied") {
+		t.Fatalf("Authorize after a refusal = %+v, %v", f.res, f.err)
+	}
+
+	// The context ends the wait.
+	ctx, cancel := context.WithCancel(context.Background())
+	ch = authorizeAsync(t, ctx, a, out)
+	cancel()
+	if f := result(t, ch); !errors.Is(f.err, context.Canceled) {
+		t.Fatalf("Authorize after cancel: %v", f.err)
+	}
+
+	// Close ends the wait.
+	ch = authorizeAsync(t, context.Background(), a, out)
+	a.Close()
+	if f := result(t, ch); f.err == nil {
+		t.Fatal("Authorize after Close succeeded")
+	}
+}
+
+func TestLoopbackAuthorizerAddress(t *testing.T) {
+	for _, addr := range []string{"192.0.2.1:0", "example.com:80", "nonsense"} {
+		if _, err := NewLoopbackAuthorizer(addr, os.Stderr); !errors.Is(err, toolkit.ErrBadParameter) {
+			t.Errorf("NewLoopbackAuthorizer(%q) = %v, want ErrBadParameter", addr, err)
+		}
+	}
+}
+
+func TestFileTokenStore(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sub", "tokens.json")
+	s := NewFileTokenStore(path)
+	if st, err := s.LoadToken(ctx, "https://a.example/mcp"); st != nil || err != nil {
+		t.Fatalf("LoadToken from no file = %v, %v", st, err)
+	}
+	a := &StoredToken{Resource: "https://a.example/mcp", TokenURL: "https://as.example/token", ClientID: "ca",
+		Token: &oauth2.Token{AccessToken: "secret-a", RefreshToken: "secret-ra", Expiry: time.Now().Add(time.Hour).Round(time.Second)}}
+	b := &StoredToken{Resource: "https://b.example/mcp", TokenURL: "https://as.example/token", ClientID: "cb",
+		Token: &oauth2.Token{AccessToken: "secret-b"}}
+	for _, st := range []*StoredToken{a, b} {
+		if err := s.SaveToken(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v, %v; want mode 0600", fi, err)
+	}
+	// Another store on the same file (a restart) reads both.
+	s2 := NewFileTokenStore(path)
+	got, err := s2.LoadToken(ctx, a.Resource)
+	if err != nil || got.Token.AccessToken != "secret-a" || got.Token.RefreshToken != "secret-ra" || !got.Token.Expiry.Equal(a.Token.Expiry) || got.ClientID != "ca" {
+		t.Fatalf("LoadToken(a) = %+v, %v", got, err)
+	}
+	if got, _ := s2.LoadToken(ctx, b.Resource); got == nil || got.ClientID != "cb" {
+		t.Fatalf("LoadToken(b) = %v", got)
+	}
+	if strings.Contains(a.String(), "secret") || strings.Contains(a.LogValue().String(), "secret") {
+		t.Fatalf("String/LogValue show a token: %s", a)
+	}
+	if err := s.SaveToken(ctx, &StoredToken{}); err == nil {
+		t.Fatal("SaveToken without a resource succeeded")
+	}
+	// A broken file is reported without being quoted.
+	if err := os.WriteFile(path, []byte(`{"secret-broken`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadToken(ctx, a.Resource); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("LoadToken from a broken file = %v", err)
+	}
+	if err := s.SaveToken(ctx, a); err == nil {
+		t.Fatal("SaveToken over a broken file succeeded")
+	}
+	// No temporary file is left behind.
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Fatalf("directory holds %d entries, want the token file only", len(entries))
+	}
+}
