@@ -191,6 +191,24 @@
 // them with multi round-trip requests, which the gateway does not bridge
 // yet): such a call fails with a tool error saying so.
 //
+// # OAuth
+//
+// A streamable HTTP connector authorizes itself with OAuth when given
+// OptOAuth: on a 401 (or a 403 with insufficient_scope) it discovers the
+// server's protected resource metadata and its authorization server,
+// identifies itself by client ID metadata document, pre-registration or
+// dynamic registration, and runs the authorization code flow with PKCE and
+// the resource indicator, all through the go-sdk's
+// auth.AuthorizationCodeHandler. The application supplies how the user
+// authorizes (OAuthConfig.Authorize); LoopbackAuthorizer is one for
+// command-line programs. Tokens are refreshed when they expire and, with
+// OAuthConfig.Store (NewFileTokenStore), survive restarts. While the user
+// is asked, the connector's LastError says so and calls fail at once with
+// ErrAuthorizationPending. OptOAuthClientCredentials uses the client
+// credentials grant instead; OptOAuthHandler takes any SDK handler. Tokens
+// never appear in logs, errors or the state. The legacy SSE transport does
+// not authorize.
+//
 // # Protocol version
 //
 // The connector asks for DefaultProtocolVersion (2025-11-25), a stateful
