@@ -29,7 +29,7 @@ type Toolkit interface {
 	model.Caller
 }
 
-// Option configures an adapter. The options of this package apply to every
+// Option configures an adapter (its [Config]). The options of this package apply to every
 // adapter; an adapter documents any option of its own.
 type Option func(*Config)
 
@@ -37,14 +37,14 @@ type Option func(*Config)
 // created. Its zero value is the default of every adapter.
 type Config struct {
 	// Catalog, when set, is used instead of a new catalog over the toolkit
-	// (see WithCatalog).
+	// (see [WithCatalog]).
 	Catalog *model.Catalog
-	// Filter selects the items offered to the model (see WithFilter).
+	// Filter selects the items offered to the model (see [WithFilter]).
 	Filter model.Filter
-	// Dispatch configures how calls run (see WithDispatch).
+	// Dispatch configures how calls run (see [WithDispatch]).
 	Dispatch []model.DispatchOption
 	// OnResult, when set, sees every result before it is converted (see
-	// WithOnResult).
+	// [WithOnResult]).
 	OnResult func(context.Context, model.Result)
 	// Multimodal asks an adapter whose framework has both text-only and
 	// multimodal tool results for the multimodal ones (see
@@ -73,15 +73,15 @@ func WithFilter(f model.Filter) Option { return func(c *Config) { c.Filter = f }
 // give the same names).
 func WithCatalog(cat *model.Catalog) Option { return func(c *Config) { c.Catalog = cat } }
 
-// WithDispatch configures how calls run: model.WithConcurrency,
-// model.WithTimeout, model.WithRepair. Successive WithDispatch options add
+// WithDispatch configures how calls run: [model.WithConcurrency],
+// [model.WithTimeout], [model.WithRepair]. Successive WithDispatch options add
 // up. (An adapter whose framework runs each call on its own, as eino's
 // does, has no use for model.WithConcurrency.)
 func WithDispatch(opts ...model.DispatchOption) Option {
 	return func(c *Config) { c.Dispatch = append(c.Dispatch, opts...) }
 }
 
-// WithOnResult makes every call's model.Result (with its Go error, for
+// WithOnResult makes every call's [model.Result] (with its Go error, for
 // logs) go to f before the adapter turns it into what its SDK or framework
 // takes.
 func WithOnResult(f func(context.Context, model.Result)) Option {

@@ -43,7 +43,7 @@ type Tools struct {
 }
 
 // New returns Tools over tk, configured by opts (the options of package
-// adapter, and WithMultimodal).
+// [adapter], and [WithMultimodal]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 	return &Tools{core: adapt.NewCore(tk, opts...)}
 }

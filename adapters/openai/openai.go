@@ -33,7 +33,7 @@ type Tools struct {
 }
 
 // New returns Tools over tk, configured by opts (the options of package
-// adapter).
+// [adapter]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 	return &Tools{core: adapt.NewCore(tk, opts...)}
 }
