@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
+	"github.com/llmkit/toolkit/adapters/adapter"
 	"github.com/llmkit/toolkit/adapters/internal/adapt"
 	"github.com/llmkit/toolkit/model"
 )
@@ -22,39 +22,6 @@ var images = adapt.Media{
 	MaxBytes: MaxImageBytes,
 }
 
-// Toolkit is what Tools needs of a toolkit. *toolkit.Toolkit implements
-// it, and also the optional Generation and LookupItem methods that make
-// an unchanged toolkit cost nothing to list and each call run the
-// toolkit's current item.
-type Toolkit interface {
-	model.Lister
-	model.Caller
-}
-
-// Option configures a Tools.
-type Option func(*adapt.Config)
-
-// WithFilter selects the items offered to the model (default: every tool,
-// no prompt).
-func WithFilter(f model.Filter) Option { return func(c *adapt.Config) { c.Filter = f } }
-
-// WithCatalog makes Tools use cat, which must be a catalog over the same
-// toolkit (for example one shared with another adapter, so that both
-// give the same names).
-func WithCatalog(cat *model.Catalog) Option { return func(c *adapt.Config) { c.Catalog = cat } }
-
-// WithDispatch configures how calls run: model.WithConcurrency,
-// model.WithTimeout, model.WithRepair.
-func WithDispatch(opts ...model.DispatchOption) Option {
-	return func(c *adapt.Config) { c.Dispatch = append(c.Dispatch, opts...) }
-}
-
-// WithOnResult makes every call's model.Result (with its Go error, for
-// logs) go to f before it is turned into a block.
-func WithOnResult(f func(context.Context, model.Result)) Option {
-	return func(c *adapt.Config) { c.OnResult = f }
-}
-
 // Tools offers a toolkit's tools to Claude and runs the calls it makes. It
 // is safe for concurrent use.
 type Tools struct {
@@ -62,13 +29,10 @@ type Tools struct {
 	cache adapt.Cache[anthropic.ToolUnionParam]
 }
 
-// New returns Tools over tk.
-func New(tk Toolkit, opts ...Option) *Tools {
-	var c adapt.Config
-	for _, o := range opts {
-		o(&c)
-	}
-	return &Tools{core: adapt.NewCore(tk, c)}
+// New returns Tools over tk, configured by opts (the options of package
+// [adapter]).
+func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
+	return &Tools{core: adapt.NewCore(tk, opts...)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -80,12 +44,7 @@ func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
 // left out and reported in the error; the others are returned and usable.
 // The values returned are shared: do not modify them.
 func (t *Tools) ToolParams(ctx context.Context) ([]anthropic.ToolUnionParam, error) {
-	defs, err := t.core.Definitions(ctx)
-	if defs == nil && err != nil {
-		return nil, err
-	}
-	tools, cerr := t.ToolParamsOf(defs)
-	return tools, errors.Join(err, cerr)
+	return adapt.Current(ctx, t.core, t.ToolParamsOf)
 }
 
 // ToolParamsOf converts definitions (from the catalog's Definitions or

@@ -12,7 +12,7 @@
 // the user message that carries one tool_result block per call, in call
 // order, as the Messages API requires; [Tools.Results] returns just the
 // blocks. Calls run through a model.Dispatcher: concurrently, each under
-// the optional timeout, with the arguments mended when asked (WithDispatch
+// the optional timeout, with the arguments mended when asked (adapter.WithDispatch
 // and model.WithRepair), the model's names mapped back to the toolkit's
 // items.
 //

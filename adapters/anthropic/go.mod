@@ -39,7 +39,7 @@ replace github.com/llmkit/toolkit => ../..
 
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.13.0
-	github.com/llmkit/toolkit/adapters/internal v0.0.0
+	github.com/llmkit/toolkit/adapters v0.0.0
 )
 
-replace github.com/llmkit/toolkit/adapters/internal => ../internal
+replace github.com/llmkit/toolkit/adapters => ..

@@ -15,7 +15,7 @@
 // gone.
 //
 // InvokableRun runs the call through a model.Dispatcher (the optional
-// timeout, argument repair with WithDispatch and model.WithRepair), under
+// timeout, argument repair with adapter.WithDispatch and model.WithRepair), under
 // the id Eino gives the call. A call that fails (bad arguments, tool error,
 // timeout) returns a nil error and a text that tells the model what went
 // wrong, so the agent goes on rather than stopping its graph. Text and

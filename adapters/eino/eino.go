@@ -3,7 +3,6 @@ package eino
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"strings"
 
 	"github.com/cloudwego/eino/components/tool"
@@ -11,42 +10,10 @@ import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/eino-contrib/jsonschema"
 
+	"github.com/llmkit/toolkit/adapters/adapter"
 	"github.com/llmkit/toolkit/adapters/internal/adapt"
 	"github.com/llmkit/toolkit/model"
 )
-
-// Toolkit is what Tools needs of a toolkit. *toolkit.Toolkit implements
-// it, and also the optional Generation and LookupItem methods that make
-// an unchanged toolkit cost nothing to list and each call run the
-// toolkit's current item.
-type Toolkit interface {
-	model.Lister
-	model.Caller
-}
-
-// Option configures a Tools.
-type Option func(*adapt.Config)
-
-// WithFilter selects the items offered to the model (default: every tool,
-// no prompt).
-func WithFilter(f model.Filter) Option { return func(c *adapt.Config) { c.Filter = f } }
-
-// WithCatalog makes Tools use cat, which must be a catalog over the same
-// toolkit.
-func WithCatalog(cat *model.Catalog) Option { return func(c *adapt.Config) { c.Catalog = cat } }
-
-// WithDispatch configures how calls run: model.WithTimeout,
-// model.WithRepair (model.WithConcurrency does not apply: Eino runs each
-// call on its own).
-func WithDispatch(opts ...model.DispatchOption) Option {
-	return func(c *adapt.Config) { c.Dispatch = append(c.Dispatch, opts...) }
-}
-
-// WithOnResult makes every call's model.Result (with its Go error, for
-// logs) go to f before it is returned.
-func WithOnResult(f func(context.Context, model.Result)) Option {
-	return func(c *adapt.Config) { c.OnResult = f }
-}
 
 // WithMultimodal makes Tools return tool.EnhancedInvokableTool values,
 // whose results are schema.ToolResult parts: image outputs (PNG, JPEG, GIF,
@@ -54,8 +21,8 @@ func WithOnResult(f func(context.Context, model.Result)) Option {
 // description, for chat models that take images in tool results. Without
 // it the tools are tool.InvokableTool values and images are described in
 // text.
-func WithMultimodal(on bool) Option {
-	return func(c *adapt.Config) { c.Multimodal = on }
+func WithMultimodal(on bool) adapter.Option {
+	return func(c *adapter.Config) { c.Multimodal = on }
 }
 
 // MaxImageBytes bounds an image part of a multimodal result; a larger
@@ -71,18 +38,14 @@ var images = adapt.Media{
 // Tools turns a toolkit's tools into Eino tools. It is safe for
 // concurrent use.
 type Tools struct {
-	core       *adapt.Core
-	multimodal bool
-	cache      adapt.Cache[*invokable]
+	core  *adapt.Core
+	cache adapt.Cache[*invokable]
 }
 
-// New returns Tools over tk.
-func New(tk Toolkit, opts ...Option) *Tools {
-	var c adapt.Config
-	for _, o := range opts {
-		o(&c)
-	}
-	return &Tools{core: adapt.NewCore(tk, c), multimodal: c.Multimodal}
+// New returns Tools over tk, configured by opts (the options of package
+// [adapter], and [WithMultimodal]).
+func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
+	return &Tools{core: adapt.NewCore(tk, opts...)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -95,12 +58,7 @@ func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
 // cannot be converted are left out and reported in the error; the others
 // are returned and usable.
 func (t *Tools) Tools(ctx context.Context) ([]tool.BaseTool, error) {
-	defs, err := t.core.Definitions(ctx)
-	if defs == nil && err != nil {
-		return nil, err
-	}
-	tools, cerr := t.ToolsOf(defs)
-	return tools, errors.Join(err, cerr)
+	return adapt.Current(ctx, t.core, t.ToolsOf)
 }
 
 // ToolsOf converts definitions (from the catalog's Definitions or Search)
@@ -109,7 +67,7 @@ func (t *Tools) ToolsOf(defs []model.Definition) ([]tool.BaseTool, error) {
 	inv, err := t.cache.Convert(defs, t.invokable)
 	out := make([]tool.BaseTool, len(inv))
 	for i, v := range inv {
-		if t.multimodal {
+		if t.core.Multimodal {
 			out[i] = (*enhanced)(v)
 		} else {
 			out[i] = v
@@ -121,16 +79,14 @@ func (t *Tools) ToolsOf(defs []model.Definition) ([]tool.BaseTool, error) {
 // Infos returns the infos of the toolkit's current tools, for a chat
 // model's WithTools. The infos are shared: do not modify them.
 func (t *Tools) Infos(ctx context.Context) ([]*schema.ToolInfo, error) {
-	defs, err := t.core.Definitions(ctx)
-	if defs == nil && err != nil {
-		return nil, err
-	}
-	inv, cerr := t.cache.Convert(defs, t.invokable)
-	out := make([]*schema.ToolInfo, len(inv))
-	for i, v := range inv {
-		out[i] = v.info
-	}
-	return out, errors.Join(err, cerr)
+	return adapt.Current(ctx, t.core, func(defs []model.Definition) ([]*schema.ToolInfo, error) {
+		inv, err := t.cache.Convert(defs, t.invokable)
+		out := make([]*schema.ToolInfo, len(inv))
+		for i, v := range inv {
+			out[i] = v.info
+		}
+		return out, err
+	})
 }
 
 func (t *Tools) invokable(d model.Definition) (*invokable, error) {

@@ -8,7 +8,7 @@ replace github.com/llmkit/toolkit => ../..
 
 require (
 	github.com/eino-contrib/jsonschema v1.0.3
-	github.com/llmkit/toolkit/adapters/internal v0.0.0
+	github.com/llmkit/toolkit/adapters v0.0.0
 )
 
 require go.opentelemetry.io/otel/metric v1.46.0 // indirect
@@ -55,4 +55,4 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-replace github.com/llmkit/toolkit/adapters/internal => ../internal
+replace github.com/llmkit/toolkit/adapters => ..

@@ -15,7 +15,7 @@
 // each with the call's id and name; [Tools.Responses] returns just the
 // parts. Calls run through a model.Dispatcher: concurrently, each under
 // the optional timeout, with the arguments mended when asked
-// (WithDispatch and model.WithRepair), the model's names mapped back to
+// (adapter.WithDispatch and model.WithRepair), the model's names mapped back to
 // the toolkit's items.
 //
 // A function response's "output" holds the result: a JSON output as JSON,

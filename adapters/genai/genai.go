@@ -3,11 +3,11 @@ package genai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"google.golang.org/genai"
 
+	"github.com/llmkit/toolkit/adapters/adapter"
 	"github.com/llmkit/toolkit/adapters/internal/adapt"
 	"github.com/llmkit/toolkit/model"
 )
@@ -22,39 +22,6 @@ var media = adapt.Media{
 	MaxBytes: MaxMediaBytes,
 }
 
-// Toolkit is what Tools needs of a toolkit. *toolkit.Toolkit implements
-// it, and also the optional Generation and LookupItem methods that make
-// an unchanged toolkit cost nothing to list and each call run the
-// toolkit's current item.
-type Toolkit interface {
-	model.Lister
-	model.Caller
-}
-
-// Option configures a Tools.
-type Option func(*adapt.Config)
-
-// WithFilter selects the items offered to the model (default: every tool,
-// no prompt).
-func WithFilter(f model.Filter) Option { return func(c *adapt.Config) { c.Filter = f } }
-
-// WithCatalog makes Tools use cat, which must be a catalog over the same
-// toolkit (for example one shared with another adapter, so that both
-// give the same names).
-func WithCatalog(cat *model.Catalog) Option { return func(c *adapt.Config) { c.Catalog = cat } }
-
-// WithDispatch configures how calls run: model.WithConcurrency,
-// model.WithTimeout, model.WithRepair.
-func WithDispatch(opts ...model.DispatchOption) Option {
-	return func(c *adapt.Config) { c.Dispatch = append(c.Dispatch, opts...) }
-}
-
-// WithOnResult makes every call's model.Result (with its Go error, for
-// logs) go to f before it is turned into a function response.
-func WithOnResult(f func(context.Context, model.Result)) Option {
-	return func(c *adapt.Config) { c.OnResult = f }
-}
-
 // Tools offers a toolkit's tools to Gemini and runs the calls it makes. It
 // is safe for concurrent use.
 type Tools struct {
@@ -62,13 +29,10 @@ type Tools struct {
 	cache adapt.Cache[*genai.FunctionDeclaration]
 }
 
-// New returns Tools over tk.
-func New(tk Toolkit, opts ...Option) *Tools {
-	var c adapt.Config
-	for _, o := range opts {
-		o(&c)
-	}
-	return &Tools{core: adapt.NewCore(tk, c)}
+// New returns Tools over tk, configured by opts (the options of package
+// [adapter]).
+func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
+	return &Tools{core: adapt.NewCore(tk, opts...)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -91,12 +55,7 @@ func (t *Tools) Tools(ctx context.Context) ([]*genai.Tool, error) {
 // Declarations returns the toolkit's current tools as function
 // declarations, like Tools.
 func (t *Tools) Declarations(ctx context.Context) ([]*genai.FunctionDeclaration, error) {
-	defs, err := t.core.Definitions(ctx)
-	if defs == nil && err != nil {
-		return nil, err
-	}
-	decls, cerr := t.DeclarationsOf(defs)
-	return decls, errors.Join(err, cerr)
+	return adapt.Current(ctx, t.core, t.DeclarationsOf)
 }
 
 // DeclarationsOf converts definitions (from the catalog's Definitions or

@@ -39,8 +39,8 @@ require (
 replace github.com/llmkit/toolkit => ../..
 
 require (
-	github.com/llmkit/toolkit/adapters/internal v0.0.0
+	github.com/llmkit/toolkit/adapters v0.0.0
 	google.golang.org/genai v1.77.0
 )
 
-replace github.com/llmkit/toolkit/adapters/internal => ../internal
+replace github.com/llmkit/toolkit/adapters => ..

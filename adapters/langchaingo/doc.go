@@ -14,7 +14,7 @@
 // carries the calls, then one tool message per call, in call order, as
 // LangChainGo's providers expect (one ToolCallResponse per tool message).
 // Calls run through a model.Dispatcher: concurrently, each under the
-// optional timeout, with the arguments mended when asked (WithDispatch
+// optional timeout, with the arguments mended when asked (adapter.WithDispatch
 // and model.WithRepair), the model's names mapped back to the toolkit's
 // items. A call that fails (unknown tool, bad arguments, tool error,
 // timeout) gets a tool message whose text tells the model what went wrong,

@@ -6,7 +6,7 @@ require github.com/llmkit/toolkit v0.0.0
 
 replace github.com/llmkit/toolkit => ../..
 
-require github.com/llmkit/toolkit/adapters/internal v0.0.0
+require github.com/llmkit/toolkit/adapters v0.0.0
 
 require (
 	go.opentelemetry.io/otel/metric v1.46.0 // indirect
@@ -34,4 +34,4 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-replace github.com/llmkit/toolkit/adapters/internal => ../internal
+replace github.com/llmkit/toolkit/adapters => ..

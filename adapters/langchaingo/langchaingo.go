@@ -9,41 +9,10 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 
+	"github.com/llmkit/toolkit/adapters/adapter"
 	"github.com/llmkit/toolkit/adapters/internal/adapt"
 	"github.com/llmkit/toolkit/model"
 )
-
-// Toolkit is what Tools needs of a toolkit. *toolkit.Toolkit implements
-// it, and also the optional Generation and LookupItem methods that make
-// an unchanged toolkit cost nothing to list and each call run the
-// toolkit's current item.
-type Toolkit interface {
-	model.Lister
-	model.Caller
-}
-
-// Option configures a Tools.
-type Option func(*adapt.Config)
-
-// WithFilter selects the items offered to the model (default: every tool,
-// no prompt).
-func WithFilter(f model.Filter) Option { return func(c *adapt.Config) { c.Filter = f } }
-
-// WithCatalog makes Tools use cat, which must be a catalog over the same
-// toolkit.
-func WithCatalog(cat *model.Catalog) Option { return func(c *adapt.Config) { c.Catalog = cat } }
-
-// WithDispatch configures how calls run: model.WithConcurrency,
-// model.WithTimeout, model.WithRepair.
-func WithDispatch(opts ...model.DispatchOption) Option {
-	return func(c *adapt.Config) { c.Dispatch = append(c.Dispatch, opts...) }
-}
-
-// WithOnResult makes every call's model.Result (with its Go error, for
-// logs) go to f before it is turned into a message.
-func WithOnResult(f func(context.Context, model.Result)) Option {
-	return func(c *adapt.Config) { c.OnResult = f }
-}
 
 // Tools offers a toolkit's tools to LangChainGo models and runs the calls
 // they make. It is safe for concurrent use.
@@ -53,13 +22,10 @@ type Tools struct {
 	agents adapt.Cache[tools.Tool]
 }
 
-// New returns Tools over tk.
-func New(tk Toolkit, opts ...Option) *Tools {
-	var c adapt.Config
-	for _, o := range opts {
-		o(&c)
-	}
-	return &Tools{core: adapt.NewCore(tk, c)}
+// New returns Tools over tk, configured by opts (the options of package
+// [adapter]).
+func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
+	return &Tools{core: adapt.NewCore(tk, opts...)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -71,12 +37,7 @@ func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
 // others are returned and usable. The values returned are shared: do not
 // modify them.
 func (t *Tools) LLMTools(ctx context.Context) ([]llms.Tool, error) {
-	defs, err := t.core.Definitions(ctx)
-	if defs == nil && err != nil {
-		return nil, err
-	}
-	tools, cerr := t.LLMToolsOf(defs)
-	return tools, errors.Join(err, cerr)
+	return adapt.Current(ctx, t.core, t.LLMToolsOf)
 }
 
 // LLMToolsOf converts definitions (from the catalog's Definitions or

@@ -11,6 +11,7 @@ import (
 	"github.com/tmc/langchaingo/llms/openai"
 
 	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/adapters/adapter"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	lc "github.com/llmkit/toolkit/adapters/langchaingo"
 	"github.com/llmkit/toolkit/model"
@@ -198,7 +199,7 @@ func TestAgentTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := lc.New(tk, lc.WithDispatch(model.WithRepair(true))).AgentTools(ctx)
+	list, err := lc.New(tk, adapter.WithDispatch(model.WithRepair(true))).AgentTools(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

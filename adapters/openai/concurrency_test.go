@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/adapters/adapter"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	oa "github.com/llmkit/toolkit/adapters/openai"
 	"github.com/llmkit/toolkit/model"
@@ -86,7 +87,7 @@ func TestTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := oa.New(tk, oa.WithDispatch(model.WithTimeout(50*time.Millisecond)))
+	tools := oa.New(tk, adapter.WithDispatch(model.WithTimeout(50*time.Millisecond)))
 	if _, err := tools.ChatTools(ctx); err != nil {
 		t.Fatal(err)
 	}

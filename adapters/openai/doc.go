@@ -15,7 +15,7 @@
 // [Tools.RunResponse] does the same for the function_call items of a
 // Responses output and returns function_call_output items. Calls run
 // through a model.Dispatcher: concurrently, each under the optional
-// timeout, with the arguments mended when asked (WithDispatch and
+// timeout, with the arguments mended when asked (adapter.WithDispatch and
 // model.WithRepair), the model's names mapped back to the toolkit's items.
 // A call that fails (unknown tool, bad arguments, tool error, timeout)
 // still gets its result, whose text tells the model what went wrong, so

@@ -30,8 +30,8 @@ require (
 replace github.com/llmkit/toolkit => ../..
 
 require (
-	github.com/llmkit/toolkit/adapters/internal v0.0.0
+	github.com/llmkit/toolkit/adapters v0.0.0
 	github.com/openai/openai-go/v3 v3.96.0
 )
 
-replace github.com/llmkit/toolkit/adapters/internal => ../internal
+replace github.com/llmkit/toolkit/adapters => ..

@@ -3,13 +3,13 @@ package openai
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/llmkit/toolkit/adapters/adapter"
 	"github.com/llmkit/toolkit/adapters/internal/adapt"
 	"github.com/llmkit/toolkit/model"
 )
@@ -24,39 +24,6 @@ var images = adapt.Media{
 	MaxBytes: MaxImageBytes,
 }
 
-// Toolkit is what Tools needs of a toolkit. *toolkit.Toolkit implements
-// it, and also the optional Generation and LookupItem methods that make
-// an unchanged toolkit cost nothing to list and each call run the
-// toolkit's current item.
-type Toolkit interface {
-	model.Lister
-	model.Caller
-}
-
-// Option configures a Tools.
-type Option func(*adapt.Config)
-
-// WithFilter selects the items offered to the model (default: every tool,
-// no prompt).
-func WithFilter(f model.Filter) Option { return func(c *adapt.Config) { c.Filter = f } }
-
-// WithCatalog makes Tools use cat, which must be a catalog over the same
-// toolkit (for example one shared with another adapter, so that both
-// give the same names).
-func WithCatalog(cat *model.Catalog) Option { return func(c *adapt.Config) { c.Catalog = cat } }
-
-// WithDispatch configures how calls run: model.WithConcurrency,
-// model.WithTimeout, model.WithRepair.
-func WithDispatch(opts ...model.DispatchOption) Option {
-	return func(c *adapt.Config) { c.Dispatch = append(c.Dispatch, opts...) }
-}
-
-// WithOnResult makes every call's model.Result (with its Go error, for
-// logs) go to f before it is turned into a message.
-func WithOnResult(f func(context.Context, model.Result)) Option {
-	return func(c *adapt.Config) { c.OnResult = f }
-}
-
 // Tools offers a toolkit's tools to OpenAI models and runs the calls they
 // make. It is safe for concurrent use.
 type Tools struct {
@@ -65,13 +32,10 @@ type Tools struct {
 	resps adapt.Cache[responses.ToolUnionParam]
 }
 
-// New returns Tools over tk.
-func New(tk Toolkit, opts ...Option) *Tools {
-	var c adapt.Config
-	for _, o := range opts {
-		o(&c)
-	}
-	return &Tools{core: adapt.NewCore(tk, c)}
+// New returns Tools over tk, configured by opts (the options of package
+// [adapter]).
+func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
+	return &Tools{core: adapt.NewCore(tk, opts...)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -84,12 +48,7 @@ func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
 // returned and usable. The values returned are shared: do not modify
 // them.
 func (t *Tools) ChatTools(ctx context.Context) ([]openai.ChatCompletionToolUnionParam, error) {
-	defs, err := t.core.Definitions(ctx)
-	if defs == nil && err != nil {
-		return nil, err
-	}
-	tools, cerr := t.ChatToolsOf(defs)
-	return tools, errors.Join(err, cerr)
+	return adapt.Current(ctx, t.core, t.ChatToolsOf)
 }
 
 // ChatToolsOf converts definitions (from the catalog's Definitions or
@@ -101,12 +60,7 @@ func (t *Tools) ChatToolsOf(defs []model.Definition) ([]openai.ChatCompletionToo
 // ResponseTools returns the toolkit's current tools as Responses API
 // function tools (ResponseNewParams.Tools), like ChatTools.
 func (t *Tools) ResponseTools(ctx context.Context) ([]responses.ToolUnionParam, error) {
-	defs, err := t.core.Definitions(ctx)
-	if defs == nil && err != nil {
-		return nil, err
-	}
-	tools, cerr := t.ResponseToolsOf(defs)
-	return tools, errors.Join(err, cerr)
+	return adapt.Current(ctx, t.core, t.ResponseToolsOf)
 }
 
 // ResponseToolsOf converts definitions to Responses API function tools.

@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/adapters/adapter"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	oa "github.com/llmkit/toolkit/adapters/openai"
 	"github.com/llmkit/toolkit/model"
@@ -153,7 +154,7 @@ func TestResponsesLoop(t *testing.T) {
 	ctx := context.Background()
 	tk := at.Toolkit(t)
 	var seen []model.Result
-	tools := oa.New(tk, oa.WithOnResult(func(_ context.Context, r model.Result) { seen = append(seen, r) }))
+	tools := oa.New(tk, adapter.WithOnResult(func(_ context.Context, r model.Result) { seen = append(seen, r) }))
 
 	call := func(id, name, args string) map[string]any {
 		return map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": id, "name": name, "arguments": args, "status": "completed"}
@@ -296,7 +297,7 @@ func TestChatImage(t *testing.T) {
 	}
 
 	// With repair on, the same arguments are mended.
-	tools = oa.New(tk, oa.WithDispatch(model.WithRepair(true)))
+	tools = oa.New(tk, adapter.WithDispatch(model.WithRepair(true)))
 	if _, err := tools.ChatTools(ctx); err != nil {
 		t.Fatal(err)
 	}

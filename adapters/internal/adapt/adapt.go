@@ -16,44 +16,24 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/llmkit/toolkit/adapters/adapter"
 	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/model"
 )
-
-// Toolkit is what an adapter needs of a toolkit. *toolkit.Toolkit
-// implements it (and the optional Generation and LookupItem methods that
-// make the catalog cheap and calls exact).
-type Toolkit interface {
-	model.Lister
-	model.Caller
-}
-
-// Config is the configuration every adapter accepts through its options.
-type Config struct {
-	// Catalog, when set, is used instead of a new catalog over the toolkit
-	// (for example one shared by several adapters).
-	Catalog *model.Catalog
-	// Filter selects the items offered to the model.
-	Filter model.Filter
-	// Dispatch configures the dispatcher (concurrency, timeout, repair).
-	Dispatch []model.DispatchOption
-	// OnResult, when set, sees every result before it is converted.
-	OnResult func(context.Context, model.Result)
-	// Multimodal asks an adapter whose SDK has both text-only and
-	// multimodal tool results for the multimodal ones.
-	Multimodal bool
-}
 
 // Core is a catalog and a dispatcher over one toolkit.
 type Core struct {
 	Catalog    *model.Catalog
 	Dispatcher *model.Dispatcher
 	Filter     model.Filter
+	// Multimodal is adapter.Config.Multimodal.
+	Multimodal bool
 	onResult   func(context.Context, model.Result)
 }
 
-// NewCore returns the core of an adapter over tk.
-func NewCore(tk Toolkit, c Config) *Core {
+// NewCore returns the core of an adapter over tk, configured by opts.
+func NewCore(tk adapter.Toolkit, opts ...adapter.Option) *Core {
+	c := adapter.NewConfig(opts...)
 	cat := c.Catalog
 	if cat == nil {
 		cat = model.NewCatalog(tk)
@@ -62,6 +42,7 @@ func NewCore(tk Toolkit, c Config) *Core {
 		Catalog:    cat,
 		Dispatcher: model.NewDispatcher(tk, cat, c.Dispatch...),
 		Filter:     c.Filter,
+		Multimodal: c.Multimodal,
 		onResult:   c.OnResult,
 	}
 }
@@ -71,6 +52,20 @@ func NewCore(tk Toolkit, c Config) *Core {
 // out and reported in the error; the others are returned.
 func (c *Core) Definitions(ctx context.Context) ([]model.Definition, error) {
 	return c.Catalog.Definitions(ctx, c.Filter)
+}
+
+// Current returns the definitions of the items the filter keeps, as of the
+// toolkit's current state, converted by of: what an adapter's method that
+// lists the current tools (ChatTools, ToolParams, ...) returns. Definitions
+// that cannot be built and values of cannot convert are left out and
+// reported in the error (joined); the others are returned.
+func Current[T any](ctx context.Context, c *Core, of func([]model.Definition) ([]T, error)) ([]T, error) {
+	defs, err := c.Definitions(ctx)
+	if defs == nil && err != nil {
+		return nil, err
+	}
+	out, cerr := of(defs)
+	return out, errors.Join(err, cerr)
 }
 
 // Dispatch runs calls and hands every result to the OnResult hook.

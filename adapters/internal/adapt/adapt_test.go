@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/adapters/adapter"
 	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/model"
 	"github.com/llmkit/toolkit/resource"
@@ -164,5 +165,42 @@ func TestToolCall(t *testing.T) {
 		if got := ToolCall("i", "n", []byte(in)).Arguments; got != want {
 			t.Errorf("ToolCall(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Current hands the filtered definitions to the conversion and returns what
+// it converted together with its error; NewCore applies the options.
+func TestCurrent(t *testing.T) {
+	ctx := context.Background()
+	tk, err := toolkit.New(toolkit.WithTool(&outTool{res: resource.Must("out", "x")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	c := NewCore(tk, adapter.WithOnResult(func(_ context.Context, r model.Result) { seen = append(seen, r.Name) }))
+	errConv := errors.New("conversion failed")
+	got, err := Current(ctx, c, func(defs []model.Definition) ([]string, error) {
+		var names []string
+		for _, d := range defs {
+			names = append(names, d.Name)
+		}
+		return names, errConv
+	})
+	if !errors.Is(err, errConv) || len(got) != 1 || got[0] != "out" {
+		t.Fatalf("Current = %v, %v; want [out] and the conversion's error", got, err)
+	}
+	if rs := c.Dispatch(ctx, []model.ToolCall{ToolCall("1", "out", nil)}); len(rs) != 1 || rs[0].IsError {
+		t.Fatalf("Dispatch = %+v", rs)
+	}
+	if len(seen) != 1 || seen[0] != "out" {
+		t.Errorf("OnResult saw %v, want [out]", seen)
+	}
+
+	c = NewCore(tk, adapter.WithFilter(model.Filter{Names: []string{"none"}}))
+	got, err = Current(ctx, c, func(defs []model.Definition) ([]string, error) {
+		return make([]string, len(defs)), nil
+	})
+	if err != nil || len(got) != 0 {
+		t.Errorf("Current with a filter that keeps nothing = %v, %v", got, err)
 	}
 }

@@ -1,4 +1,4 @@
-module github.com/llmkit/toolkit/adapters/internal
+module github.com/llmkit/toolkit/adapters
 
 go 1.25.0
 
@@ -24,4 +24,4 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-replace github.com/llmkit/toolkit => ../..
+replace github.com/llmkit/toolkit => ..
