@@ -44,7 +44,7 @@ type kindSpec struct {
 // kinds describes the four kinds of item.
 var kinds = [toolkit.NumKinds]kindSpec{
 	toolkit.KindTool: {
-		define: defineTool,
+		define: defineAs(sdkTool),
 		add: func(s *Server, key string, d definition) {
 			st := d.sdk.(*sdk.Tool)
 			s.server.AddTool(st, s.toolHandler(key, st.OutputSchema != nil))
@@ -52,7 +52,7 @@ var kinds = [toolkit.NumKinds]kindSpec{
 		remove: (*sdk.Server).RemoveTools,
 	},
 	toolkit.KindPrompt: {
-		define: definePrompt,
+		define: defineAs(sdkPrompt),
 		add: func(s *Server, key string, d definition) {
 			s.server.AddPrompt(d.sdk.(*sdk.Prompt), s.promptHandler(key))
 		},
@@ -198,22 +198,17 @@ func valueOf[T any](it toolkit.Item) (T, error) {
 	return v, nil
 }
 
-func defineTool(_ *Server, exposed string, it toolkit.Item) (definition, error) {
-	t, err := valueOf[toolkit.Tool](it)
-	if err != nil {
-		return definition{}, err
+// defineAs makes the define function of a kind whose SDK definition
+// describe builds from the item's value alone.
+func defineAs[T, D any](describe func(exposed string, v T) (D, error)) func(*Server, string, toolkit.Item) (definition, error) {
+	return func(_ *Server, exposed string, it toolkit.Item) (definition, error) {
+		v, err := valueOf[T](it)
+		if err != nil {
+			return definition{}, err
+		}
+		d, err := describe(exposed, v)
+		return definition{sdk: d}, err
 	}
-	st, err := sdkTool(exposed, t)
-	return definition{sdk: st}, err
-}
-
-func definePrompt(_ *Server, exposed string, it toolkit.Item) (definition, error) {
-	p, err := valueOf[toolkit.Prompt](it)
-	if err != nil {
-		return definition{}, err
-	}
-	sp, err := sdkPrompt(exposed, p)
-	return definition{sdk: sp}, err
 }
 
 func defineResource(_ *Server, exposed string, it toolkit.Item) (definition, error) {
