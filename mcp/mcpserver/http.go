@@ -47,11 +47,17 @@ func (s *Server) handler(opts []HTTPOption) (http.Handler, *httpConfig, error) {
 		Stateless:                  cfg.stateless,
 		JSONResponse:               cfg.jsonResponse,
 		Logger:                     s.cfg.sdkLogger,
-		SessionTimeout:             cfg.sessionTimeout,
+		SessionTimeout:             effectiveTimeout(cfg.sessionTimeout),
 		MaxRequestBodyBytes:        cfg.maxBody,
 		DisableLocalhostProtection: cfg.noRebinding || len(cfg.hosts) > 0, // the guard below checks
 		EventStore:                 cfg.eventStore,
+		// From protocol version 2026-07-28 the go-sdk itself ends a call
+		// whose request the client hung up.
+		PropagateRequestCancellation: cfg.eventStore == nil,
 	})
+	// With an event store a client may resume the stream of a request it
+	// hung up, so its calls go on.
+	h = s.calls.wrap(h, cfg.eventStore == nil)
 	if cfg.verifier != nil {
 		h = auth.RequireBearerToken(cfg.verifier, cfg.authOpts)(h)
 	}

@@ -44,6 +44,8 @@ type Server struct {
 	static map[string]bool
 
 	unfollow func() // ends the server's subscription to the toolkit
+
+	calls *callTracker // calls.go
 }
 
 // New returns a server that exposes tk. impl names the server to
@@ -96,6 +98,8 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 			Resources:   &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
 	})
+	s.calls = newCallTracker(cfg.sessions.limit())
+	s.server.AddReceivingMiddleware(s.calls.middleware)
 	for _, t := range cfg.templates {
 		if err := safely(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
 			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)
@@ -135,6 +139,7 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // WithSessionTimeout expires.
 func (s *Server) Close() error {
 	s.unfollow()
+	s.calls.cancelAll()
 	var errs []error
 	for ss := range s.server.Sessions() {
 		if err := ss.Close(); err != nil {
