@@ -65,7 +65,8 @@ func ExampleWithMaxSessionCalls() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	http.Handle("/mcp", srv.Handler())
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.Handler())
 	fmt.Println("ready")
 	// Output: ready
 }
