@@ -730,7 +730,7 @@ func TestGatewaySSE(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "prompts"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "prompts", "greet.md"), []byte("# Greet\n\nSay hello.\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "prompts", "greet.md"), []byte("# Greet someone\n\nSay hello.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	config := writeConfig(t, dir, "listen: 127.0.0.1:0\nprompts: prompts\nsse_path: /sse\nsession_timeout: 5m\nmax_session_calls: 8\n")
