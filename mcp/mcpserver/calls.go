@@ -94,6 +94,11 @@ func (t *callTracker) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 		}
 		defer t.end(ss, c)
+		if st, ok := ctx.Value(sseStreamKey{}).(sseStream); ok {
+			// A legacy SSE session lives as long as its GET request.
+			stop := context.AfterFunc(st.ctx, func() { cancel(errClientGone) })
+			defer stop()
+		}
 		if p := t.post(extra); p != nil {
 			stop := context.AfterFunc(p.ctx, func() {
 				if !p.ended.Load() {
@@ -217,5 +222,24 @@ func (t *callTracker) wrap(h http.Handler, hangups bool) http.Handler {
 		default:
 			h.ServeHTTP(w, r)
 		}
+	})
+}
+
+// sseStreamKey is the context key of the GET request of a legacy SSE
+// session. The go-sdk derives a session's request contexts from the
+// context of the request that opened the session, with its values (not its
+// end); the value carries the end along.
+type sseStreamKey struct{}
+
+type sseStream struct{ ctx context.Context }
+
+// wrapSSE returns h, the go-sdk's SSE handler, with the calls of a session
+// cancelled when its GET request ends (the client went away).
+func wrapSSE(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			r = r.WithContext(context.WithValue(r.Context(), sseStreamKey{}, sseStream{r.Context()}))
+		}
+		h.ServeHTTP(w, r)
 	})
 }

@@ -91,17 +91,17 @@ func (cfg *httpConfig) secure(h http.Handler) http.Handler {
 // (WithSSEPath does that for ServeListener and Serve). opts add to the
 // options given to New with WithHTTP; the security checks, the body limit
 // and the per-session call limit are those of Handler. A session lasts
-// as long as its GET request; calls still running when it ends are
-// cancelled only when the client cancels them or the server closes.
+// as long as its GET request: when the client goes away, the calls still
+// running are cancelled.
 func (s *Server) SSEHandler(opts ...HTTPOption) http.Handler {
 	cfg, err := s.httpConfig(opts)
 	if err != nil {
 		return errorHandler(err)
 	}
-	return cfg.secure(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.SSEOptions{
+	return cfg.secure(wrapSSE(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.SSEOptions{
 		DisableLocalhostProtection: cfg.noRebinding || len(cfg.hosts) > 0, // the guard checks
 		MaxRequestBodyBytes:        cfg.maxBody,
-	}))
+	})))
 }
 
 // errorHandler answers every request with 500: the handler was

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -101,4 +103,46 @@ func TestSSEPathOption(t *testing.T) {
 	if err := srv.ServeListener(context.Background(), ln, WithSSEPath("/mcp")); !errors.Is(err, toolkit.ErrBadParameter) {
 		t.Errorf("SSE at the streamable path: %v", err)
 	}
+}
+
+func TestSSEHangUpCancelsCalls(t *testing.T) {
+	leakCheck(t)
+	b := newBlocker(t)
+	defer b.free()
+	f := newFixture(t, []toolkit.Option{b.option()})
+	ts := httptest.NewServer(f.srv.SSEHandler())
+	t.Cleanup(ts.Close)
+	// The client's connections, to cut them as a vanishing client would.
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+		return c, err
+	}}}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "sse-client", Version: "1"}, nil).
+		Connect(context.Background(), &sdk.SSEClientTransport{Endpoint: ts.URL, HTTPClient: hc}, nil)
+	mustNotErr(t, err)
+	defer cs.Close()
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "block"})
+		called <- err
+	}()
+	recv(t, b.started, "the tool to start")
+	mu.Lock()
+	for _, c := range conns {
+		c.Close() // the GET stream ends
+	}
+	mu.Unlock()
+	if cause := recv(t, b.canceled, "the tool's context to end"); !errors.Is(cause, errClientGone) {
+		t.Errorf("cancellation cause = %v, want %v", cause, errClientGone)
+	}
+	recv(t, called, "the call to end")
 }
