@@ -39,6 +39,15 @@ type Config struct {
 	// Stateless serves streamable HTTP without sessions, for running
 	// several gateways behind a load balancer.
 	Stateless bool `yaml:"stateless"`
+	// SessionTimeout closes a client's session after this long without a
+	// request (default 30m; a negative duration keeps idle sessions).
+	SessionTimeout time.Duration `yaml:"session_timeout"`
+	// MaxSessionCalls is how many calls one client session may have in
+	// flight; more are refused (default 64; -1 for no limit).
+	MaxSessionCalls int `yaml:"max_session_calls"`
+	// SSEPath also serves the legacy HTTP+SSE transport (protocol version
+	// 2024-11-05) at this URL path, for old clients ("" for none).
+	SSEPath string `yaml:"sse_path"`
 	// QualifiedNames exposes every item under namespace_name, even when its
 	// bare name is unique.
 	QualifiedNames bool `yaml:"qualified_names"`
@@ -399,6 +408,9 @@ func (v *validator) check(c *Config) {
 	}
 	if !strings.HasPrefix(c.Path, "/") || c.Path == "/healthz" {
 		v.fail(fmt.Sprintf("%q must start with / and not be /healthz", c.Path), "path")
+	}
+	if c.SSEPath != "" && (!strings.HasPrefix(c.SSEPath, "/") || c.SSEPath == "/healthz" || c.SSEPath == c.Path) {
+		v.fail(fmt.Sprintf("%q must start with / and be neither path nor /healthz", c.SSEPath), "sse_path")
 	}
 	if c.Prompts != "" {
 		c.Prompts = v.abs(c.Prompts)

@@ -126,6 +126,10 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	if cfg.Stateless {
 		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithStateless()))
 	}
+	opts = append(opts, mcpserver.WithHTTP(mcpserver.WithSessionTimeout(cfg.SessionTimeout)))
+	if cfg.MaxSessionCalls != 0 {
+		opts = append(opts, mcpserver.WithMaxSessionCalls(max(cfg.MaxSessionCalls, 0)))
+	}
 	if cfg.StartupWait != nil {
 		opts = append(opts, mcpserver.WithStartupWait(*cfg.StartupWait))
 	}
@@ -196,6 +200,9 @@ func (g *gateway) run(ctx context.Context) error {
 	default:
 		mux := http.NewServeMux()
 		mux.Handle(cfg.Path, g.srv.Handler())
+		if cfg.SSEPath != "" {
+			mux.Handle(cfg.SSEPath, g.srv.SSEHandler())
+		}
 		mux.Handle("/healthz", health)
 		g.mountMetrics(mux)
 		if err := g.listen(serveCtx, cfg.Listen, mux, serve, "mcp"); err != nil {
@@ -298,6 +305,8 @@ func (g *gateway) reload() {
 		{"listen", cur.Listen, next.Listen}, {"transport", cur.Transport, next.Transport},
 		{"path", cur.Path, next.Path}, {"stateless", cur.Stateless, next.Stateless},
 		{"qualified_names", cur.QualifiedNames, next.QualifiedNames},
+		{"session_timeout", cur.SessionTimeout, next.SessionTimeout}, {"max_session_calls", cur.MaxSessionCalls, next.MaxSessionCalls},
+		{"sse_path", cur.SSEPath, next.SSEPath},
 		{"health_listen", cur.HealthListen, next.HealthListen}, {"prompts", cur.Prompts, next.Prompts},
 		{"metrics", cur.Metrics, next.Metrics}, {"startup_wait", durationOf(cur.StartupWait), durationOf(next.StartupWait)},
 	} {

@@ -722,3 +722,31 @@ func TestGatewayBadConfig(t *testing.T) {
 		t.Errorf("serve without --config: %v, want code 2", err)
 	}
 }
+
+// TestGatewaySSE serves a client that speaks only the legacy HTTP+SSE
+// transport at sse_path, beside the streamable endpoint.
+func TestGatewaySSE(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "prompts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prompts", "greet.md"), []byte("# Greet someone\n\nSay hello.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config := writeConfig(t, dir, "listen: 127.0.0.1:0\nprompts: prompts\nsse_path: /sse\nsession_timeout: 5m\nmax_session_calls: 8\n")
+	g := startGateway(t, config)
+	g.waitLog(t, 0, upstreamReady("user"))
+
+	client := sdk.NewClient(&sdk.Implementation{Name: "gateway-sse-test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.SSEClientTransport{Endpoint: strings.TrimSuffix(g.mcpURL, "/mcp") + "/sse"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if names := promptNames(t, cs); !slices.Equal(names, []string{"greet"}) {
+		t.Fatalf("prompts over SSE = %v", names)
+	}
+	if names := promptNames(t, connectGateway(t, g)); !slices.Equal(names, []string{"greet"}) {
+		t.Fatalf("prompts over streamable HTTP = %v", names)
+	}
+}

@@ -387,7 +387,9 @@ func (c *Connector) do(ctx context.Context, what reqName, failed error, safe boo
 			}
 			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), err)
 		case isRemoteError(err):
-			return fmt.Errorf("%w: %s of server %s: %v", failed, what, c.serverName(), err)
+			// The server's *jsonrpc.Error stays in the chain: a gateway
+			// passes its code and message on.
+			return fmt.Errorf("%w: %s of server %s: %w", failed, what, c.serverName(), err)
 		}
 		if perr := c.ping(ctx, l); perr != nil {
 			if ctx.Err() != nil {

@@ -8,6 +8,9 @@ import (
 	"log/slog"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
 // The go-sdk client hands notifications to a queue of their own and
@@ -185,13 +188,18 @@ func (c *Connector) deliverProgress(p *sdk.ProgressNotificationParams) {
 // refused since the last one logged.
 func (c *Connector) deliverLog(ctx context.Context, p *sdk.LoggingMessageParams, owner *inflight, dropped int) {
 	logger := c.logger
+	var session toolkit.Session
 	switch {
 	case owner != nil:
-		logger = owner.session.Logger()
+		session = owner.session
 	default:
-		if s := c.calls.sole(); s != nil {
-			logger = s.Logger()
+		session = c.calls.sole()
+	}
+	if session != nil {
+		if f, ok := toolkit.SessionAs[bridge.LogForwarder](session); ok && f.ForwardLog(ctx, p) == nil {
+			return // passed on as it came
 		}
+		logger = session.Logger()
 	}
 	var msg string
 	switch d := p.Data.(type) {

@@ -1,6 +1,7 @@
 // Package mcpserver serves a toolkit over the Model Context Protocol: any
 // [toolkit.Toolkit] becomes an MCP server, over stdio or streamable HTTP
-// (stateful or stateless). A toolkit whose items come from remote MCP
+// (stateful or stateless), and for old clients the HTTP+SSE transport of
+// protocol version 2024-11-05. A toolkit whose items come from remote MCP
 // servers (package [github.com/llmkit/toolkit/mcp]) served this way is an
 // MCP gateway.
 //
@@ -20,6 +21,27 @@
 // returns the streamable HTTP handler (stateless with [WithStateless]);
 // [Server.ServeListener] and [Serve] serve it with a graceful shutdown
 // ([ServeHTTP]) that also ends the long-lived event streams of MCP.
+// [Server.SSEHandler] serves clients that speak only the legacy HTTP+SSE
+// transport; mount it at a path of its own, or give [WithSSEPath] to
+// ServeListener and Serve.
+//
+// # Sessions and calls
+//
+// What a client may hold is bounded. A stateful HTTP session that gets no
+// request for [DefaultSessionTimeout] (30 minutes; [WithSessionTimeout])
+// is closed, so clients that vanish without ending their session do not
+// accumulate. A session may have [DefaultMaxSessionCalls] calls
+// (tools/call, prompts/get, resources/read, completion/complete) in flight
+// at once ([WithMaxSessionCalls]), on every transport; a call beyond that
+// is refused at once with a JSON-RPC error of code [CodeTooManyCalls] (not
+// queued: a JSON-RPC batch of thousands of calls gets thousands of quick
+// refusals, not thousands of running calls).
+//
+// A call's context ends when the client cancels it (notifications/cancelled),
+// when the client ends its session (HTTP DELETE, which returns without
+// waiting for the calls), when the client hangs up the HTTP request that
+// carried the call (unless [WithEventStore] lets it resume the stream), and
+// when the server closes ([Server.Close], or the end of [ServeHTTP]).
 //
 // The server serves tools/list and tools/call, prompts/list and prompts/get,
 // resources/list, resources/read, resources/templates/list, resource
@@ -28,6 +50,9 @@
 // and its Progress sends notifications/progress on the request's own stream.
 // W3C trace context in a request's _meta joins the caller's trace
 // ([bridge.ExtractTraceMeta]); a client's cancellation cancels the call.
+// The session also implements [bridge.LogForwarder]: an upstream server's
+// log notification reaches a gateway's client as it came (its level, all
+// eight MCP levels, its logger and its data).
 //
 // # Following the toolkit
 //
@@ -119,6 +144,14 @@
 // A call cancelled by the client returns the context's error, which the SDK
 // does not send.
 //
+// An error that carries a *jsonrpc.Error with a code — the answer of an
+// upstream MCP server to a gateway, or one an item fails with on purpose —
+// is answered with that error as it is (code, message and data), for
+// tools/call, prompts/get and resources/read alike: a client of a gateway
+// sees the upstream's -32602 as -32602. (An upstream tool's plain failure,
+// which the go-sdk sends without a code, stays a tool result with isError.)
+// A resource-not-found answer names the URI the client asked for.
+//
 // A result keeps the content blocks of a resource that carries them
 // ([bridge.ContentCarrier], [bridge.StructuredCarrier]): a gateway passes
 // an upstream result on unchanged. Otherwise a tool's output becomes one
@@ -147,7 +180,8 @@
 // Options of type [HTTPOption] configure the HTTP face: DNS-rebinding
 // protection (Host and Origin checks, on by default), bearer-token
 // authentication ([WithBearerAuth]), a body limit, stateless mode, session
-// idle timeout and event-store resumption. Give them to [Server.Handler] or
+// idle timeout, event-store resumption and the legacy SSE path. The
+// checks apply to [Server.SSEHandler] as to [Server.Handler]. Give them to [Server.Handler] or
 // [Server.ServeListener], or to [New] and [Serve] through [WithHTTP]. An
 // invalid option is an error, never silently ignored.
 package mcpserver

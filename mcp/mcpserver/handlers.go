@@ -25,6 +25,19 @@ func invalidParams(format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }
 
+// protocolError returns the JSON-RPC error err carries, as it is: the
+// answer of an upstream MCP server (a gateway passes its code, message and
+// data on to its client unchanged), or one an item failed with on purpose.
+// It returns nil when err carries none, or one without a code (the go-sdk
+// answers so when a handler fails with a plain error: a tool's failure).
+func protocolError(err error) *jsonrpc.Error {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we == nil || we.Code == 0 {
+		return nil
+	}
+	return &jsonrpc.Error{Code: we.Code, Message: we.Message, Data: we.Data}
+}
+
 // toolHandler returns the SDK handler of the tool with the toolkit key key.
 func (s *Server) toolHandler(key string, structured bool) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -54,6 +67,9 @@ func (s *Server) callTool(ctx context.Context, key string, structured bool, req 
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if we := protocolError(err); we != nil {
+			return nil, we
 		}
 		return errorResult(err), nil
 	}
@@ -149,6 +165,9 @@ func (s *Server) getPrompt(ctx context.Context, key string, req *sdk.GetPromptRe
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if we := protocolError(err); we != nil {
+			return nil, we
 		}
 		if errors.Is(err, toolkit.ErrBadParameter) || errors.Is(err, toolkit.ErrSchema) {
 			return nil, invalidParams("prompt %q: %v", req.Params.Name, err)
@@ -281,8 +300,13 @@ func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadReso
 		data, err = r.Read(cctx)
 	}
 	if err != nil {
-		if errors.Is(err, toolkit.ErrNotFound) {
+		we := protocolError(err)
+		if (we == nil && errors.Is(err, toolkit.ErrNotFound)) || (we != nil && we.Code == sdk.CodeResourceNotFound) {
+			// Under the URI the client asked for.
 			return nil, sdk.ResourceNotFoundError(req.Params.URI)
+		}
+		if we != nil {
+			return nil, we
 		}
 		return nil, fmt.Errorf("reading resource %q: %w", req.Params.URI, err)
 	}

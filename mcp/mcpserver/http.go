@@ -36,29 +36,72 @@ func (s *Server) Handler(opts ...HTTPOption) http.Handler {
 // handler builds the HTTP handler for the options of New followed by opts,
 // and returns the configuration it used.
 func (s *Server) handler(opts []HTTPOption) (http.Handler, *httpConfig, error) {
-	var cfg httpConfig
-	if err := cfg.apply(s.cfg.http); err != nil {
-		return nil, nil, err
-	}
-	if err := cfg.apply(opts); err != nil {
+	cfg, err := s.httpConfig(opts)
+	if err != nil {
 		return nil, nil, err
 	}
 	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.StreamableHTTPOptions{
 		Stateless:                  cfg.stateless,
 		JSONResponse:               cfg.jsonResponse,
 		Logger:                     s.cfg.sdkLogger,
-		SessionTimeout:             cfg.sessionTimeout,
+		SessionTimeout:             effectiveTimeout(cfg.sessionTimeout),
 		MaxRequestBodyBytes:        cfg.maxBody,
 		DisableLocalhostProtection: cfg.noRebinding || len(cfg.hosts) > 0, // the guard below checks
 		EventStore:                 cfg.eventStore,
+		// From protocol version 2026-07-28 the go-sdk itself ends a call
+		// whose request the client hung up.
+		PropagateRequestCancellation: cfg.eventStore == nil,
 	})
+	// With an event store a client may resume the stream of a request it
+	// hung up, so its calls go on.
+	h = s.calls.wrap(h, cfg.eventStore == nil)
+	return cfg.secure(h), cfg, nil
+}
+
+// httpConfig returns the HTTP configuration of the options of New followed
+// by opts.
+func (s *Server) httpConfig(opts []HTTPOption) (*httpConfig, error) {
+	var cfg httpConfig
+	if err := cfg.apply(s.cfg.http); err != nil {
+		return nil, err
+	}
+	if err := cfg.apply(opts); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+// secure puts h behind the checks of the package: bearer authentication
+// and the Host and Origin guard.
+func (cfg *httpConfig) secure(h http.Handler) http.Handler {
 	if cfg.verifier != nil {
 		h = auth.RequireBearerToken(cfg.verifier, cfg.authOpts)(h)
 	}
 	if !cfg.noRebinding {
 		h = &originGuard{next: h, origins: cfg.origins, hosts: cfg.hosts}
 	}
-	return h, &cfg, nil
+	return h
+}
+
+// SSEHandler returns an http.Handler serving the legacy HTTP+SSE transport
+// of protocol version 2024-11-05, for clients that do not speak streamable
+// HTTP: a GET opens a session and its event stream, whose first event names
+// the URL (the handler's own, with a sessionid query parameter) the client
+// POSTs its messages to. Mount it at a path of its own, beside Handler
+// (WithSSEPath does that for ServeListener and Serve). opts add to the
+// options given to New with WithHTTP; the security checks, the body limit
+// and the per-session call limit are those of Handler. A session lasts
+// as long as its GET request: when the client goes away, the calls still
+// running are cancelled.
+func (s *Server) SSEHandler(opts ...HTTPOption) http.Handler {
+	cfg, err := s.httpConfig(opts)
+	if err != nil {
+		return errorHandler(err)
+	}
+	return cfg.secure(wrapSSE(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.SSEOptions{
+		DisableLocalhostProtection: cfg.noRebinding || len(cfg.hosts) > 0, // the guard checks
+		MaxRequestBodyBytes:        cfg.maxBody,
+	})))
 }
 
 // errorHandler answers every request with 500: the handler was

@@ -41,6 +41,7 @@ type config struct {
 	completion   func(context.Context, *sdk.CompleteRequest) (*sdk.CompleteResult, error)
 	templates    []staticTemplate
 	http         []HTTPOption
+	sessions     sessionConfig // options_sessions.go
 }
 
 // httpConfig is what HTTPOptions set.
@@ -56,6 +57,7 @@ type httpConfig struct {
 	noRebinding    bool
 	path           string
 	eventStore     sdk.EventStore
+	sse            sseConfig // options_sessions.go
 }
 
 // WithLogger sets the server's logger (the default discards everything).
@@ -215,7 +217,9 @@ func WithMaxBodyBytes(n int64) HTTPOption {
 	}
 }
 
-// WithSessionTimeout closes stateful HTTP sessions idle for d.
+// WithSessionTimeout closes stateful HTTP sessions that get no request for
+// d (DefaultSessionTimeout when not set or 0; a negative d keeps idle
+// sessions until the client ends them).
 func WithSessionTimeout(d time.Duration) HTTPOption {
 	return func(c *httpConfig) error { c.sessionTimeout = d; return nil }
 }

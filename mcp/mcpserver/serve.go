@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -28,7 +29,8 @@ func Serve(ctx context.Context, tk *toolkit.Toolkit, addr string, opts ...Option
 }
 
 // ServeListener serves the streamable HTTP handler (Handler with opts) at
-// its path (WithPath, "/mcp" by default) on ln until ctx is cancelled (see
+// its path (WithPath, "/mcp" by default), and with WithSSEPath the legacy
+// SSE handler (SSEHandler) at its own, on ln until ctx is cancelled (see
 // ServeHTTP). It closes ln.
 func (s *Server) ServeListener(ctx context.Context, ln net.Listener, opts ...HTTPOption) error {
 	h, cfg, err := s.handler(opts)
@@ -42,6 +44,13 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, opts ...HTT
 	}
 	mux := http.NewServeMux()
 	mux.Handle(path, h)
+	if cfg.sse.path != "" {
+		if cfg.sse.path == path {
+			ln.Close()
+			return fmt.Errorf("%w: WithSSEPath(%q): the streamable HTTP endpoint is already there", toolkit.ErrBadParameter, cfg.sse.path)
+		}
+		mux.Handle(cfg.sse.path, s.SSEHandler(opts...))
+	}
 	return ServeHTTP(ctx, ln, mux)
 }
 

@@ -47,6 +47,7 @@ type Server struct {
 
 	startup *startupGate // WithStartupWait; nil without it
 	unmeter func()       // unregisters WithMeterProvider's instruments
+	calls   *callTracker // calls.go
 }
 
 // New returns a server that exposes tk. impl names the server to
@@ -99,6 +100,8 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 			Resources:   &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
 	})
+	s.calls = newCallTracker(cfg.sessions.limit())
+	s.server.AddReceivingMiddleware(s.calls.middleware)
 	for _, t := range cfg.templates {
 		if err := safely(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
 			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)
@@ -155,6 +158,7 @@ func (s *Server) Close() error {
 	if s.unmeter != nil {
 		s.unmeter()
 	}
+	s.calls.cancelAll()
 	var errs []error
 	for ss := range s.server.Sessions() {
 		if err := ss.Close(); err != nil {

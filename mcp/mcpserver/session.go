@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
 // serverSession is the toolkit.Session a tool sees when it runs for an MCP
@@ -111,6 +112,19 @@ func (s *serverSession) Progress(progress, total float64, message ...string) err
 		p.Message = message[0]
 	}
 	return s.ss.NotifyProgress(s.ctx, p)
+}
+
+var _ bridge.LogForwarder = (*serverSession)(nil)
+
+// ForwardLog sends an MCP server's log notification to the client as it
+// came (level, logger and data unchanged), in the context of the request,
+// filtered like Logger's records by the level the client set.
+func (s *serverSession) ForwardLog(_ context.Context, params *sdk.LoggingMessageParams) error {
+	if s.ss == nil {
+		return errNoClient
+	}
+	p := *params
+	return s.ss.Log(s.ctx, &p)
 }
 
 // ServerSession returns the SDK session of the client.
