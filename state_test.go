@@ -151,13 +151,18 @@ func TestWaitConnectors(t *testing.T) {
 		t.Fatalf("states %v", desc)
 	}
 
-	// A connector removed while waited for.
+	// A connector removed while waited for ("two" failed, which ends a
+	// wait at once: a new one that never reports is waited for).
+	if err := tk.AddConnectorNS("four", "http://four/mcp"); err != nil {
+		t.Fatal(err)
+	}
+	<-d.conn("http://four/mcp").started
 	waited2 := make(chan error, 1)
 	go func() {
-		_, err := tk.WaitConnectors(context.Background(), "two")
+		_, err := tk.WaitConnectors(context.Background(), "four")
 		waited2 <- err
 	}()
-	if err := tk.RemoveConnector("http://two/mcp"); err != nil {
+	if err := tk.RemoveConnector("http://four/mcp"); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-waited2; !errors.Is(err, ErrNotFound) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -374,13 +375,15 @@ func TestResourceSubscriptions(t *testing.T) {
 		protocol, subscribe := tc.protocol, tc.subscribe
 		t.Run(fmt.Sprintf("%s/subscribe=%v", protocol, subscribe), func(t *testing.T) {
 			leakCheck(t)
+			// The go-sdk records a subscription after its SubscribeHandler
+			// returns, and logs "resource subscribed" once it has: a
+			// subscription counts from that record on, so that an update
+			// sent after it reaches the subscriber.
 			subs := make(chan string, 10)
 			s := newServer(t, testserver.Options{Server: &sdk.ServerOptions{
-				SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
-					subs <- req.Params.URI
-					return nil
-				},
+				SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
 				UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+				Logger:             slog.New(subscribedHandler(subs)),
 			}})
 			m := testserver.NewMemory(s.Server)
 			t.Cleanup(m.Close)
@@ -447,4 +450,25 @@ func TestInvalidOptions(t *testing.T) {
 			t.Errorf("%s: New = %v, want ErrBadParameter naming the option", name, err)
 		}
 	}
+}
+
+// subscribedHandler is a slog handler that sends the URI of every
+// "resource subscribed" record of a go-sdk server to subs.
+type subscribedHandler chan<- string
+
+func (h subscribedHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h subscribedHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h subscribedHandler) WithGroup(string) slog.Handler            { return h }
+func (h subscribedHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "resource subscribed" {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "uri" {
+			h <- a.Value.String()
+			return false
+		}
+		return true
+	})
+	return nil
 }
