@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -142,15 +141,6 @@ func BenchmarkServerGateway(b *testing.B) {
 			return ct, nil
 		}
 		inner := mcp.NewDelegate("gateway", "1", mcp.OptDialer(dial), mcp.OptLogger(quietLogger()))
-		changed := make(chan struct{}, 1)
-		inner.Events = func(ev toolkit.ConnectorEvent) {
-			if ev.Kind == toolkit.ConnectorEventToolListChanged {
-				select {
-				case changed <- struct{}{}:
-				default:
-				}
-			}
-		}
 		tk, err := toolkit.New(toolkit.WithDelegate(inner))
 		if err != nil {
 			b.Fatal(err)
@@ -165,24 +155,15 @@ func BenchmarkServerGateway(b *testing.B) {
 		tkDone := make(chan struct{})
 		track(tkDone)
 		go func() { _ = tk.Run(ctx); close(tkDone) }()
-		benchWaitTool(b, srv, "add", changed)
+		// Ready means listed; once the events are delivered the server
+		// (a subscriber of its own) has registered the tool.
+		if _, err := tk.WaitConnectors(ctx, "up"); err != nil {
+			b.Fatal(err)
+		}
+		tk.WaitEvents()
+		if _, ok := srv.ExposedName(toolkit.ListTypeTools, "up.add"); !ok {
+			b.Fatal(`tool "add" not exposed`)
+		}
 		benchCalls(b, benchConnect(b, srv.Run))
 	})
-}
-
-// benchWaitTool waits until the server exposes the tool, checking each
-// time the toolkit reports a tool list change.
-func benchWaitTool(b *testing.B, s *Server, name string, changed <-chan struct{}) {
-	b.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		if _, ok := s.ExposedName(toolkit.ListTypeTools, "up."+name); ok {
-			return
-		}
-		select {
-		case <-changed:
-		case <-timeout:
-			b.Fatalf("tool %q never appeared", name)
-		}
-	}
 }
