@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -149,20 +148,6 @@ func (s *noteScanner) message(msg []byte) {
 			s.c.deliverLog(context.Background(), &p, s.owner, dropped)
 		}
 	}
-}
-
-// scanningReader scans what is read through it.
-type scanningReader struct {
-	r io.Reader
-	s *noteScanner
-}
-
-func (r *scanningReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if n > 0 {
-		r.s.feed(p[:n])
-	}
-	return n, err
 }
 
 // deliverProgress hands a progress notification to the caller whose token

@@ -30,6 +30,29 @@ func newJSONLines(r io.Reader, max int, logger *slog.Logger) *jsonLines {
 	return &jsonLines{r: bufio.NewReaderSize(r, 64<<10), max: max, logger: logger, lim: newLogLimiter()}
 }
 
+// nextLine returns the next line to hand on, without its line end; long
+// reports a line longer than max (of which only the first part is read,
+// and the rest skipped). The slice is valid until the next call.
+func (f *jsonLines) nextLine() (line []byte, long bool, err error) {
+	for {
+		for len(f.pending) == 0 {
+			if f.err != nil {
+				return nil, false, f.err
+			}
+			f.next()
+		}
+		line, long = f.pending, f.long
+		f.pending = nil
+		for f.long && f.err == nil {
+			f.next() // skip the rest of an over-long line
+			f.pending = nil
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			return t, long, nil
+		}
+	}
+}
+
 func (f *jsonLines) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {

@@ -206,17 +206,12 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	t.mu.Lock()
 	t.proc = p
 	t.mu.Unlock()
-	var in io.Reader = newJSONLines(p.stdout, t.maxLine, t.logger.With("pid", p.cmd.Process.Pid))
+	lines := newJSONLines(p.stdout, t.maxLine, t.logger.With("pid", p.cmd.Process.Pid))
+	var scan *noteScanner
 	if t.scan != nil {
-		in = &scanningReader{r: in, s: &noteScanner{c: t.scan}}
+		scan = &noteScanner{c: t.scan}
 	}
-	out := readCloser{in, p.stdout}
-	inner, err := (&sdk.IOTransport{Reader: out, Writer: p.stdin, MaxLineLength: t.maxLine}).Connect(ctx)
-	if err != nil {
-		p.Close()
-		return nil, err
-	}
-	return &procConn{Connection: inner, p: p}, nil
+	return &procConn{Connection: newLineConn(lines, scan, t.maxLine, p.stdin, p.stdout), p: p}, nil
 }
 
 // exited returns a channel closed when the child started by Connect exits,
@@ -394,12 +389,6 @@ func (p *process) Close() error {
 }
 
 // procConn is the connection to a child: closing it terminates the child.
-// readCloser reads from one reader and closes another.
-type readCloser struct {
-	io.Reader
-	io.Closer
-}
-
 type procConn struct {
 	sdk.Connection
 	p *process
