@@ -14,6 +14,11 @@
 //   - [ServerRequestHandler]: a toolkit session that can answer the
 //     sampling and elicitation requests a remote server sends while one of
 //     its tools runs for the session's caller.
+//   - [TypedReader]: a resource that learns its content's MIME type only
+//     when read (a remote resource), so the server passes that type on.
+//   - [LogForwarder]: a session that takes an upstream server's log
+//     notifications as they came (level, logger, data), so a gateway passes
+//     them on unchanged.
 //   - [Subscriber]: a resource whose updates can be followed, so a server
 //     subscribes upstream only to what its own clients follow.
 //   - [InjectTraceMeta] and [ExtractTraceMeta]: W3C trace context in the
