@@ -156,8 +156,9 @@ func OptConnectTimeout(d time.Duration) Option {
 }
 
 // OptCallTimeout bounds every remote request made for a caller (tool
-// calls, prompt renders, resource reads); 0, the default, means only the
-// caller's context bounds them.
+// calls, prompt renders, resource reads), including any wait for a slot
+// (OptMaxConcurrency); 0, the default, means only the caller's context
+// bounds them.
 func OptCallTimeout(d time.Duration) Option {
 	return func(o *options) error { o.callTimeout = d; return errs.AtLeast("OptCallTimeout", d, 0) }
 }
