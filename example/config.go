@@ -89,6 +89,12 @@ type Server struct {
 	Timeouts Timeouts `yaml:"timeouts"`
 	// Tools selects the server's tools that are served.
 	Tools ToolFilter `yaml:"tools"`
+	// MaxConcurrency bounds the requests in flight to the server at once;
+	// further calls wait for a slot (mcp.OptMaxConcurrency). 0: no limit.
+	MaxConcurrency int `yaml:"max_concurrency"`
+	// MaxResultBytes refuses tool results, prompts and resource reads
+	// larger than this many bytes (mcp.OptMaxResultBytes). 0: no limit.
+	MaxResultBytes int64 `yaml:"max_result_bytes"`
 
 	endpoint string // the connector URL, from URL or Command
 	line     int    // where the entry starts, for messages
@@ -514,6 +520,12 @@ func (v *validator) checkServer(s *Server, i int) {
 		if d.val < 0 {
 			v.fail("must not be negative", at("timeouts", d.key)...)
 		}
+	}
+	if s.MaxConcurrency < 0 {
+		v.fail("must not be negative", at("max_concurrency")...)
+	}
+	if s.MaxResultBytes < 0 {
+		v.fail("must not be negative", at("max_result_bytes")...)
 	}
 	for _, list := range []struct {
 		key      string

@@ -29,6 +29,8 @@ servers:
     url: https://mcp.example.com/mcp
     headers: {Authorization: "Bearer ${EXAMPLE_TEST_TOKEN}"}
     timeouts: {connect: 5s, call: 1m30s, reconnect: 2s, backoff_max: 10s}
+    max_concurrency: 4
+    max_result_bytes: 1048576
   - name: path
     command: [go, run, ., mcp-server]
 `))
@@ -64,6 +66,9 @@ servers:
 	if remote.Timeouts != (Timeouts{Connect: 5 * time.Second, Call: 90 * time.Second, Reconnect: 2 * time.Second, BackoffMax: 10 * time.Second}) {
 		t.Errorf("timeouts = %+v", remote.Timeouts)
 	}
+	if remote.MaxConcurrency != 4 || remote.MaxResultBytes != 1<<20 {
+		t.Errorf("max_concurrency %d, max_result_bytes %d", remote.MaxConcurrency, remote.MaxResultBytes)
+	}
 
 	bare, err := mcp.ParseStdioURL(cfg.Servers[2].Endpoint())
 	if err != nil || bare.Path != "go" || bare.Dir != "" {
@@ -97,7 +102,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"syntax", "servers:\n  - name: a\n   url: x\n", []string{"gw.yaml:1: did not find expected"}},
 		{"syntax tab", "servers:\n\t- name: a\n", []string{"gw.yaml:2: "}},
 		{"unknown top field", "listen: 127.0.0.1:1\nlisten_addr: x\n", []string{"gw.yaml:2: listen_addr: unknown field (known: listen, transport, path, stateless, session_timeout, max_session_calls, sse_path, qualified_names, health_listen, startup_wait, metrics, prompts, servers)"}},
-		{"unknown server field", "servers:\n  - name: a\n    urll: http://x/\n", []string{"gw.yaml:3: servers[0].urll: unknown field (known: name, url, command, env, dir, headers, timeouts, tools)"}},
+		{"unknown server field", "servers:\n  - name: a\n    urll: http://x/\n", []string{"gw.yaml:3: servers[0].urll: unknown field (known: name, url, command, env, dir, headers, timeouts, tools, max_concurrency, max_result_bytes)"}},
 		{"unknown timeout", "servers:\n  - name: a\n    url: http://x/\n    timeouts: {connect: 1s, read: 2s}\n", []string{"gw.yaml:4: servers[0].timeouts.read: unknown field (known: connect, call, reconnect, backoff_max)"}},
 		{"bad duration", "servers:\n  - name: a\n    url: http://x/\n    timeouts:\n      connect: soon\n",
 			[]string{`gw.yaml:5: servers[0].timeouts.connect: cannot use "soon" as a duration`}},
@@ -132,6 +137,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unset variable", "servers:\n  - name: a\n    url: http://x/\n    headers:\n      Authorization: Bearer ${EXAMPLE_TEST_UNSET}\n",
 			[]string{"gw.yaml:5: servers[0].headers.Authorization: environment variable EXAMPLE_TEST_UNSET is not set"}},
 		{"negative timeout", "servers:\n  - name: a\n    url: http://x/\n    timeouts: {call: -1s}\n", []string{"gw.yaml:4: servers[0].timeouts.call: must not be negative"}},
+		{"negative max_concurrency", "servers:\n  - name: a\n    url: http://x/\n    max_concurrency: -1\n", []string{"gw.yaml:4: servers[0].max_concurrency: must not be negative"}},
+		{"negative max_result_bytes", "servers:\n  - name: a\n    url: http://x/\n    max_result_bytes: -5\n", []string{"gw.yaml:4: servers[0].max_result_bytes: must not be negative"}},
+		{"max_concurrency not a number", "servers:\n  - name: a\n    url: http://x/\n    max_concurrency: many\n", []string{`gw.yaml:4: servers[0].max_concurrency: cannot use "many" as`}},
 		{"bad pattern", "servers:\n  - name: a\n    url: http://x/\n    tools:\n      deny: [ok, '[']\n", []string{`gw.yaml:5: servers[0].tools.deny[1]: "[" is not a glob pattern`}},
 		{"several", "transport: x\nlisten: y\n", []string{"gw.yaml:1: transport", "gw.yaml:2: listen"}},
 	} {

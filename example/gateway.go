@@ -389,6 +389,12 @@ func (g *gateway) connectorOptions(endpoint string) []mcp.Option {
 	for k, v := range s.Headers {
 		opts = append(opts, mcp.OptHeader(k, v))
 	}
+	if n := s.MaxConcurrency; n > 0 {
+		opts = append(opts, mcp.OptMaxConcurrency(n))
+	}
+	if n := s.MaxResultBytes; n > 0 {
+		opts = append(opts, mcp.OptMaxResultBytes(n))
+	}
 	return opts
 }
 

@@ -340,6 +340,11 @@ func (c *Connector) do(ctx context.Context, what reqName, failed error, safe boo
 		ctx, cancel = context.WithTimeout(ctx, c.o.callTimeout)
 		defer cancel()
 	}
+	release, err := c.takeSlot(ctx)
+	if err != nil {
+		return fmt.Errorf("%s of server %s: %w", what, c.serverName(), err)
+	}
+	defer release()
 	for try := 0; ; try++ {
 		l, err := c.acquire(ctx)
 		if err != nil {
@@ -466,6 +471,17 @@ func (c *Connector) getPrompt(ctx context.Context, p *remotePrompt, input json.R
 	if err != nil {
 		return nil, err
 	}
+	if c.o.maxResult > 0 {
+		size := int64(len(res.Description))
+		for _, m := range res.Messages {
+			if m != nil {
+				size += contentSize(m.Content)
+			}
+		}
+		if err := c.checkSize(what, size); err != nil {
+			return nil, err
+		}
+	}
 	out := &prompt.Rendered{Description: res.Description}
 	base := c.resultURI("prompt", p.def.Name)
 	for i, m := range res.Messages {
@@ -525,6 +541,9 @@ func (c *Connector) readResource(ctx context.Context, uri string) ([]byte, strin
 		return err
 	})
 	if err != nil {
+		return nil, "", err
+	}
+	if err := c.checkSize(what, resourceSize(res.Contents...)); err != nil {
 		return nil, "", err
 	}
 	var pick *sdk.ResourceContents

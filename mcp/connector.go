@@ -44,6 +44,7 @@ type Connector struct {
 	snap       atomic.Pointer[catalog]
 	resultHost atomic.Pointer[string] // host part of result URIs, from the server's name
 	calls      callRegistry
+	slots      chan struct{} // one value per request in flight (OptMaxConcurrency); nil without a limit
 
 	// Signals from SDK handlers and callers to the supervisor.
 	wake     chan struct{}
@@ -115,6 +116,9 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		kick:    make(chan struct{}, 1),
 
 		noteLogs: newLogLimiter(),
+	}
+	if o.maxConcurrency > 0 {
+		c.slots = make(chan struct{}, o.maxConcurrency)
 	}
 	c.scanned = o.dialer == nil
 	// Every log line of the connector goes through toolkit.RedactHandler.

@@ -53,6 +53,8 @@ type options struct {
 	maxAttempts        int
 	terminateTimeout   time.Duration
 	maxMessage         int
+	maxConcurrency     int
+	maxResult          int64
 	header             http.Header
 	httpClient         *http.Client
 	logger             *slog.Logger
@@ -68,6 +70,9 @@ type options struct {
 	beforeBackoff func(attempt int, d time.Duration)
 	afterRefresh  func(kinds uint32, err error)
 	waiting       func()
+	// queued is called when a call starts waiting for a slot
+	// (OptMaxConcurrency).
+	queued func()
 
 	// kickFloor is the least time between a failed attempt and the next
 	// one that a waiting call may bring forward.
@@ -151,8 +156,9 @@ func OptConnectTimeout(d time.Duration) Option {
 }
 
 // OptCallTimeout bounds every remote request made for a caller (tool
-// calls, prompt renders, resource reads); 0, the default, means only the
-// caller's context bounds them.
+// calls, prompt renders, resource reads), including any wait for a slot
+// (OptMaxConcurrency); 0, the default, means only the caller's context
+// bounds them.
 func OptCallTimeout(d time.Duration) Option {
 	return func(o *options) error { o.callTimeout = d; return errs.AtLeast("OptCallTimeout", d, 0) }
 }
@@ -208,6 +214,25 @@ func OptTerminateTimeout(d time.Duration) Option {
 // session.
 func OptMaxMessageBytes(n int) Option {
 	return func(o *options) error { o.maxMessage = n; return errs.Above("OptMaxMessageBytes", n, 0) }
+}
+
+// OptMaxConcurrency bounds the requests made for callers (tool calls,
+// prompt renders, resource reads) in flight on the connector at once to n;
+// further callers wait for a slot, bounded by their context and
+// OptCallTimeout, and one that gives up never sends its request. 0, the
+// default, means no limit.
+func OptMaxConcurrency(n int) Option {
+	return func(o *options) error { o.maxConcurrency = n; return errs.AtLeast("OptMaxConcurrency", n, 0) }
+}
+
+// OptMaxResultBytes bounds the size of a tool result, a rendered prompt or
+// a resource read: the length of its texts and bytes, plus the JSON of a
+// tool's structured content. A larger result is not handed on: the call
+// fails with an error wrapping toolkit.ErrToolFailed that names the limit.
+// 0, the default, means no limit (OptMaxMessageBytes still bounds every
+// message).
+func OptMaxResultBytes(n int64) Option {
+	return func(o *options) error { o.maxResult = n; return errs.AtLeast("OptMaxResultBytes", n, 0) }
 }
 
 // OptHeader adds an HTTP header to every request (for example

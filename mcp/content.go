@@ -138,11 +138,19 @@ func (c *Connector) toolResult(name string, res *sdk.CallToolResult) (any, error
 		}
 		return nil, fmt.Errorf("%w: tool %q of server %s: %s", errs.ErrToolFailed, name, c.serverName(), msg)
 	}
+	what := reqName{"tool", name}
+	size := contentSize(res.Content...)
+	if err := c.checkSize(what, size); err != nil {
+		return nil, err
+	}
 	uri := c.resultURI("tool", name)
 	if res.StructuredContent != nil {
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
 			return nil, fmt.Errorf("%w: tool %q of server %s: structured content: %v", errs.ErrToolFailed, name, c.serverName(), err)
+		}
+		if err := c.checkSize(what, size+int64(len(b))); err != nil {
+			return nil, err
 		}
 		return carry(&contentRes{uri: uri, name: name, mime: typeJSON, data: b}, res.Content, res.StructuredContent), nil
 	}

@@ -141,6 +141,12 @@
 // cut to one second after a failed attempt), so a server back after a long
 // outage is reached soon after it returns.
 //
+// OptMaxConcurrency bounds the requests in flight on a connector (further
+// callers wait for a slot, bounded by their context, and send nothing if
+// they give up); OptMaxResultBytes refuses a tool result, rendered prompt
+// or resource read larger than a limit (its texts and bytes, plus a tool's
+// structured content as JSON) with an error wrapping toolkit.ErrToolFailed.
+//
 // Stopping a connector, or losing its session, cancels the requests in
 // flight; over HTTP the connector waits up to half a second for their
 // notifications/cancelled to be posted before it deletes the session, so
