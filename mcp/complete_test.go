@@ -5,7 +5,9 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,6 +52,7 @@ func completionServer(t *testing.T, complete func(context.Context, *sdk.Complete
 // the reference, argument and context the caller gave, and return the
 // server's answer as it is.
 func TestRemoteCompletion(t *testing.T) {
+	leakCheck(t)
 	var mu sync.Mutex
 	var got []*sdk.CompleteParams
 	complete := func(_ context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
@@ -102,6 +105,7 @@ func TestRemoteCompletion(t *testing.T) {
 // offer completions completes to nothing, without a request (the go-sdk
 // server would answer one with "method not found").
 func TestRemoteCompletionWithoutCapability(t *testing.T) {
+	leakCheck(t)
 	prompt, tmpl := completionServer(t, nil)
 	for _, c := range []bridge.Completer{prompt, tmpl} {
 		res, err := c.Complete(t.Context(), "style", "", nil)
@@ -109,4 +113,60 @@ func TestRemoteCompletionWithoutCapability(t *testing.T) {
 			t.Errorf("completion %+v, %v; want an empty result", res, err)
 		}
 	}
+}
+
+// TestRemoteCompletionRepeated checks that a completion whose session is
+// lost while the server handles it is sent again on the next session: the
+// request is safe to repeat.
+func TestRemoteCompletionRepeated(t *testing.T) {
+	leakCheck(t)
+	started := make(chan struct{}, 1)
+	var calls atomic.Int32
+	complete := func(ctx context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
+		if calls.Add(1) == 1 {
+			started <- struct{}{}
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{"again"}}}, nil
+	}
+	s := newServer(t, testserver.Options{Server: &sdk.ServerOptions{CompletionHandler: complete}})
+	m := testserver.NewMemory(s.Server)
+	t.Cleanup(m.Close)
+	r := start(t, "memory://test", false, OptDialer(m.Dial), fastBackoff, OptReconnectWait(time.Hour))
+	var greet bridge.Completer
+	for _, p := range mustList(r.ListPrompts(t.Context())) {
+		if p.Name() == "greet" {
+			greet = p.(bridge.Completer)
+		}
+	}
+	type answer struct {
+		res *sdk.CompletionResultDetails
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := greet.Complete(context.Background(), "style", "a", nil)
+		done <- answer{res, err}
+	}()
+	select {
+	case <-started:
+	case <-time.After(waitLimit):
+		t.Fatal("the completion never reached the server")
+	}
+	m.Kill()
+	r.states.wait(t, toolkit.StatusReconnecting, 1)
+	m.Start()
+	select {
+	case a := <-done:
+		if a.err != nil || a.res == nil || !slices.Equal(a.res.Values, []string{"again"}) {
+			t.Errorf("completion across a lost session: %+v, %v", a.res, a.err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the completion hangs after its session was lost")
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("the server got %d completions, want 2", n)
+	}
+	mustNotErr(t, r.stop(t))
 }
