@@ -125,12 +125,24 @@
 // URI the template matches. Templates that do not parse as absolute RFC
 // 6570 templates are skipped with a log line.
 //
+// Remote prompts and remote resource templates also implement
+// [bridge.Completer]: Complete asks their server for values of an argument
+// (a template's variable) with completion/complete, naming the prompt or
+// the URI template as the server gave it, the typed value and the other
+// arguments already chosen, and returns the server's values, total and
+// hasMore as they came. The request is safe to repeat, like prompts/get.
+// A server that does not declare the completions capability has nothing
+// to suggest: Complete returns an empty result without a request. A
+// server's error answer fails with toolkit.ErrToolFailed and keeps its
+// *jsonrpc.Error in the chain.
+//
 // # Calls
 //
 // A request whose connection breaks is sent again on the next connection
 // only when that cannot do harm: when the failure proves that the server
 // never processed it, or when it is safe to repeat (resources/read,
-// prompts/get, and tools annotated read-only or idempotent). Any other
+// prompts/get, completion/complete, and tools annotated read-only or
+// idempotent). Any other
 // tool call that may have run fails with toolkit.ErrUnavailable.
 //
 // A call made while the connector is not ready waits up to

@@ -21,6 +21,9 @@
 //     them on unchanged.
 //   - [Subscriber]: a resource whose updates can be followed, so a server
 //     subscribes upstream only to what its own clients follow.
+//   - [Completer]: a prompt or resource template that can suggest values
+//     for its arguments, so a server's completion/complete reaches the
+//     upstream server an item came from.
 //   - [InjectTraceMeta] and [ExtractTraceMeta]: W3C trace context in the
 //     _meta map of MCP requests, so a call joins its caller's trace across
 //     every hop.

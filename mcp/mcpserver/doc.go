@@ -54,6 +54,19 @@
 // log notification reaches a gateway's client as it came (its level, all
 // eight MCP levels, its logger and its data).
 //
+// completion/complete asks the [WithCompletion] hook first. When it has no
+// answer and the reference names an exposed prompt ("ref/prompt", by its
+// exposed name) or an exposed resource template ("ref/resource", by its
+// exposed URI template) whose toolkit item implements [bridge.Completer],
+// the server answers with what the item's Complete returns for the
+// argument, the typed value and the client's context arguments: a
+// gateway's upstream prompts and templates complete as their own server
+// completes them, and an upstream error answer reaches the client with its
+// code. Otherwise a prompt argument completes to the enum values of its
+// schema that start with the typed value, and anything else to nothing.
+// At most 100 values go to the client (the protocol's limit), with hasMore
+// set when more were cut.
+//
 // # Following the toolkit
 //
 // The server registers what the toolkit holds when it is made, then

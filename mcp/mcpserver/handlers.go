@@ -316,9 +316,12 @@ func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadReso
 	}}, nil
 }
 
-// complete answers completion/complete: the WithCompletion hook first, then
-// the enum values of a prompt argument's schema that start with the typed
-// value. Anything else completes to nothing.
+// complete answers completion/complete: the WithCompletion hook first;
+// then, for an exposed prompt or resource template whose toolkit item is a
+// [bridge.Completer] (one a connector brings in from an upstream server),
+// what the item answers; then the enum values of a prompt argument's
+// schema that start with the typed value. Anything else completes to
+// nothing.
 func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
 	if s.cfg.completion != nil {
 		res, err := s.cfg.completion(ctx, req)
@@ -326,26 +329,78 @@ func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.C
 			return res, err
 		}
 	}
-	values := []string{}
-	if ref := req.Params.Ref; ref != nil && ref.Type == "ref/prompt" {
-		s.mu.Lock()
-		reg, ok := s.regs[toolkit.KindPrompt][ref.Name]
-		s.mu.Unlock()
-		if ok {
-			if item, err := s.tk.LookupType(ctx, toolkit.ListTypePrompts, reg.key); err == nil {
-				if p, ok := item.Value.(toolkit.Prompt); ok {
-					values = enumCompletions(p, req.Params.Argument.Name, req.Params.Argument.Value)
-				}
+	details := sdk.CompletionResultDetails{Values: []string{}}
+	item, found := s.completionItem(ctx, req.Params.Ref)
+	arg := req.Params.Argument
+	switch v := item.Value.(type) {
+	case bridge.Completer:
+		var args map[string]string
+		if c := req.Params.Context; c != nil {
+			args = c.Arguments
+		}
+		cctx := bridge.ExtractTraceMeta(ctx, req.Params.Meta)
+		got, err := v.Complete(cctx, arg.Name, arg.Value, args)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
 			}
+			if we := protocolError(err); we != nil {
+				return nil, we
+			}
+			return nil, fmt.Errorf("completing %q: %w", arg.Name, err)
+		}
+		if got != nil {
+			details = *got
+		}
+	case toolkit.Prompt:
+		if found {
+			details.Values = enumCompletions(v, arg.Name, arg.Value)
+			details.Total = len(details.Values)
 		}
 	}
-	const maxValues = 100 // the protocol's limit per response
-	res := &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: values, Total: len(values)}}
-	if len(values) > maxValues {
-		res.Completion.Values = values[:maxValues]
-		res.Completion.HasMore = true
+	if details.Values == nil {
+		details.Values = []string{}
 	}
-	return res, nil
+	const maxValues = 100 // the protocol's limit per response
+	if len(details.Values) > maxValues {
+		if details.Total < len(details.Values) {
+			details.Total = len(details.Values)
+		}
+		details.Values = details.Values[:maxValues:maxValues]
+		details.HasMore = true
+	}
+	return &sdk.CompleteResult{Completion: details}, nil
+}
+
+// completionItem returns the toolkit item that a completion reference
+// names: an exposed prompt ("ref/prompt") or an exposed resource template
+// ("ref/resource", by its exposed URI template). found is false for
+// anything else.
+func (s *Server) completionItem(ctx context.Context, ref *sdk.CompleteReference) (item toolkit.Item, found bool) {
+	if ref == nil {
+		return toolkit.Item{}, false
+	}
+	var k toolkit.Kind
+	var exposed string
+	switch ref.Type {
+	case "ref/prompt":
+		k, exposed = toolkit.KindPrompt, ref.Name
+	case "ref/resource":
+		k, exposed = toolkit.KindTemplate, ref.URI
+	default:
+		return toolkit.Item{}, false
+	}
+	s.mu.Lock()
+	reg, ok := s.regs[k][exposed]
+	s.mu.Unlock()
+	if !ok {
+		return toolkit.Item{}, false
+	}
+	item, err := s.tk.LookupType(ctx, k.ListType(), reg.key)
+	if err != nil {
+		return toolkit.Item{}, false
+	}
+	return item, true
 }
 
 // enumCompletions returns the enum values of argument arg of p that

@@ -141,7 +141,9 @@ func WithNameSeparator(sep string) Option {
 }
 
 // WithCompletion sets a hook for completion/complete. It runs first; when it
-// returns a nil result and no error, the server completes prompt arguments
+// returns a nil result and no error, the server completes the arguments of
+// a prompt or template whose item is a [bridge.Completer] with the item's
+// answer (an upstream server's, in a gateway), and other prompt arguments
 // from the enum values of the prompt's input schema.
 func WithCompletion(h func(context.Context, *sdk.CompleteRequest) (*sdk.CompleteResult, error)) Option {
 	return func(c *config) error { c.completion = h; return nil }
