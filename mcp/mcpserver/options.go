@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
 )
 
 // Option configures a Server (New, Serve). An option given an invalid
@@ -105,13 +106,7 @@ func WithInstructions(s string) Option {
 // WithPageSize sets the page size of list results (default
 // sdk.DefaultPageSize).
 func WithPageSize(n int) Option {
-	return func(c *config) error {
-		if n < 0 {
-			return fmt.Errorf("%w: WithPageSize(%d): want 0 or more", toolkit.ErrBadParameter, n)
-		}
-		c.pageSize = n
-		return nil
-	}
+	return func(c *config) error { c.pageSize = n; return errs.AtLeast("WithPageSize", n, 0) }
 }
 
 // WithKeepAlive makes the server ping each client at the given interval and
@@ -210,13 +205,7 @@ func WithAllowedHosts(hosts ...string) HTTPOption {
 // WithMaxBodyBytes limits the size of HTTP request bodies (default
 // sdk.DefaultMaxRequestBodyBytes, 4 MiB). Larger requests get 413.
 func WithMaxBodyBytes(n int64) HTTPOption {
-	return func(c *httpConfig) error {
-		if n <= 0 {
-			return fmt.Errorf("%w: WithMaxBodyBytes(%d): want more than 0", toolkit.ErrBadParameter, n)
-		}
-		c.maxBody = n
-		return nil
-	}
+	return func(c *httpConfig) error { c.maxBody = n; return errs.Above("WithMaxBodyBytes", n, 0) }
 }
 
 // WithSessionTimeout closes stateful HTTP sessions that get no request for
@@ -236,8 +225,8 @@ func WithoutRebindingProtection() HTTPOption {
 // "/mcp").
 func WithPath(p string) HTTPOption {
 	return func(c *httpConfig) error {
-		if p == "" || p[0] != '/' {
-			return fmt.Errorf("%w: WithPath(%q): the path must start with /", toolkit.ErrBadParameter, p)
+		if err := checkPath("WithPath", p); err != nil {
+			return err
 		}
 		c.path = p
 		return nil
@@ -273,6 +262,14 @@ func (c *httpConfig) apply(opts []HTTPOption) error {
 		if err := o(c); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkPath checks that the URL path given to option starts with '/'.
+func checkPath(option, p string) error {
+	if p == "" || p[0] != '/' {
+		return errs.Option(option, fmt.Sprintf("%q", p), "the path must start with /")
 	}
 	return nil
 }

@@ -1,12 +1,10 @@
 package mcpserver
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/llmkit/toolkit/internal/errs"
 	"go.opentelemetry.io/otel/metric"
-
-	"github.com/llmkit/toolkit"
 )
 
 // gatewayConfig is what the options of this file set.
@@ -33,13 +31,7 @@ type gatewayConfig struct {
 // toolkit's Run is active; call it before the first client can arrive.
 // A negative d makes New fail; 0 (the default) turns the wait off.
 func WithStartupWait(d time.Duration) Option {
-	return func(c *config) error {
-		if d < 0 {
-			return fmt.Errorf("%w: WithStartupWait(%v): want 0 or more", toolkit.ErrBadParameter, d)
-		}
-		c.gateway.startupWait = d
-		return nil
-	}
+	return func(c *config) error { c.gateway.startupWait = d; return errs.AtLeast("WithStartupWait", d, 0) }
 }
 
 // WithMeterProvider makes the server record OpenTelemetry metrics with a

@@ -1,10 +1,9 @@
 package mcpserver
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
 )
 
 // DefaultSessionTimeout is how long a stateful HTTP session may go without
@@ -46,8 +45,8 @@ func (c sessionConfig) limit() int {
 // calls. Other requests (lists, pings) are not counted.
 func WithMaxSessionCalls(n int) Option {
 	return func(c *config) error {
-		if n < 0 {
-			return fmt.Errorf("%w: WithMaxSessionCalls(%d): want 0 (no limit) or more", toolkit.ErrBadParameter, n)
+		if err := errs.AtLeast("WithMaxSessionCalls", n, 0); err != nil {
+			return err
 		}
 		c.sessions.maxCalls, c.sessions.maxCallsSet = n, true
 		return nil
@@ -65,8 +64,8 @@ type sseConfig struct {
 // path must start with / and differ from the streamable endpoint's.
 func WithSSEPath(path string) HTTPOption {
 	return func(c *httpConfig) error {
-		if path == "" || path[0] != '/' {
-			return fmt.Errorf("%w: WithSSEPath(%q): the path must start with /", toolkit.ErrBadParameter, path)
+		if err := checkPath("WithSSEPath", path); err != nil {
+			return err
 		}
 		c.sse.path = path
 		return nil
