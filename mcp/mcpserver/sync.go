@@ -136,20 +136,33 @@ func (s *Server) sync(ctx context.Context, k toolkit.Kind) error {
 	if len(remove) > 0 {
 		spec.remove(s.server, remove...)
 	}
-	for _, a := range adds {
-		if err := safely(func() { spec.add(s, a.key, a.def) }); err != nil {
-			exposed := exposedOf(a.def)
-			s.logger.Warn("mcp server: skipping "+k.String(), "key", a.key, "error", err)
-			delete(next, exposed)
-			delete(defs, exposed)
+	// The tables (and template routes) are published before the SDK
+	// announces the new items, so a client that sees one can use it at once.
+	publish := func() {
+		s.regs[k] = next
+		if k == toolkit.KindTemplate {
+			s.tmplRoutes = templateRoutes(defs, next, order)
 		}
 	}
 	s.mu.Lock()
-	s.regs[k] = next
-	if k == toolkit.KindTemplate {
-		s.tmplRoutes = templateRoutes(defs, next, order)
-	}
+	publish()
 	s.mu.Unlock()
+	var failed []string
+	for _, a := range adds {
+		if err := safely(func() { spec.add(s, a.key, a.def) }); err != nil {
+			s.logger.Warn("mcp server: skipping "+k.String(), "key", a.key, "error", err)
+			failed = append(failed, exposedOf(a.def))
+		}
+	}
+	if len(failed) > 0 {
+		s.mu.Lock()
+		for _, exposed := range failed {
+			delete(next, exposed)
+			delete(defs, exposed)
+		}
+		publish()
+		s.mu.Unlock()
+	}
 	return nil
 }
 
