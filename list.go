@@ -68,6 +68,21 @@ func (it Item) Key() string {
 	return it.Namespace + "." + it.Name
 }
 
+// Description returns the item's one-line description: its Description,
+// or for a prompt without one its Title; empty when the item has none.
+func (it Item) Description() string {
+	switch v := it.Value.(type) {
+	case Prompt:
+		if d := v.Description(); d != "" {
+			return d
+		}
+		return v.Title()
+	case interface{ Description() string }:
+		return v.Description()
+	}
+	return ""
+}
+
 // ListResponse is the answer of List. Items come in a stable order: tools,
 // then prompts, then resources; within a kind by namespace (builtin, then
 // connectors in registration order, then user) and then by name (URI for

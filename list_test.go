@@ -136,3 +136,28 @@ func TestListHugeLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestItemDescription(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		it   Item
+		want string
+	}{
+		{"tool", Item{Value: newTool("t")}, "tool t"},
+		{"prompt without description gives its title", Item{Value: &testPrompt{name: "p"}}, "Prompt p"},
+		{"resource", Item{Value: &describedResource{testResource{name: "r"}, "the r"}}, "the r"},
+		{"resource without description", Item{Value: &testResource{name: "r"}}, ""},
+		{"no value", Item{}, ""},
+	} {
+		if got := tc.it.Description(); got != tc.want {
+			t.Errorf("%s: Description() = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+type describedResource struct {
+	testResource
+	desc string
+}
+
+func (r *describedResource) Description() string { return r.desc }

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/llmkit/toolkit/resource"
 	"log/slog"
 	"runtime"
 	"strings"
 	"testing"
 	"weak"
+
+	"github.com/llmkit/toolkit/resource"
 )
 
 // blockingConn is a fakeConn whose ListTools waits for release once armed.

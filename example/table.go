@@ -38,21 +38,16 @@ func writeItems(w io.Writer, items []toolkit.Item) error {
 	return tw.Flush()
 }
 
-// describe returns the one-line description of an item: a tool's
-// description, a prompt's title, a resource's description or name.
+// describe returns the one-line description of an item: a prompt's title,
+// else its description, else its name.
 func describe(it toolkit.Item) string {
-	switch v := it.Value.(type) {
-	case toolkit.Tool:
-		return v.Description()
-	case toolkit.Prompt:
-		return v.Title()
-	case toolkit.Resource:
-		if d := v.Description(); d != "" {
-			return d
-		}
-		return v.Name()
+	if p, ok := it.Value.(toolkit.Prompt); ok && p.Title() != "" {
+		return p.Title()
 	}
-	return ""
+	if d := it.Description(); d != "" {
+		return d
+	}
+	return it.Name
 }
 
 // cell makes s fit one table cell: one line, at most maxCell characters.

@@ -94,7 +94,7 @@ func linearSearch(items []toolkit.Item, query string, k int) []toolkit.Item {
 	}
 	var hits []hit
 	for i, it := range items {
-		text := strings.ToLower(it.Name + " " + description(it))
+		text := strings.ToLower(it.Name + " " + it.Description())
 		n := 0
 		for _, w := range words {
 			if strings.Contains(text, w) {

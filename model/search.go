@@ -69,7 +69,7 @@ func NewIndex(items []toolkit.Item) *Index {
 			tf[w] += nameWeight
 			n += nameWeight
 		}
-		for _, w := range Words(description(it)) {
+		for _, w := range Words(it.Description()) {
 			tf[w]++
 			n++
 		}
@@ -92,20 +92,6 @@ func NewIndex(items []toolkit.Item) *Index {
 
 // Len returns the number of items indexed (resources included).
 func (x *Index) Len() int { return len(x.items) }
-
-// description returns a tool's or prompt's description.
-func description(it toolkit.Item) string {
-	switch v := it.Value.(type) {
-	case toolkit.Tool:
-		return v.Description()
-	case toolkit.Prompt:
-		if d := v.Description(); d != "" {
-			return d
-		}
-		return v.Title()
-	}
-	return ""
-}
 
 // Search returns up to k items that best match the words of query, best
 // first (ties in index order), keeping only items for which keep returns

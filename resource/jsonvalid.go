@@ -33,10 +33,8 @@ func jsonValue(b []byte, i, depth int) (int, bool) {
 		return i, false
 	}
 	switch b[i] {
-	case '{':
-		return jsonObject(b, i, depth)
-	case '[':
-		return jsonArray(b, i, depth)
+	case '{', '[':
+		return jsonContainer(b, i, depth)
 	case '"':
 		return jsonString(b, i)
 	case 't':
@@ -49,54 +47,28 @@ func jsonValue(b []byte, i, depth int) (int, bool) {
 	return jsonNumber(b, i)
 }
 
-func jsonObject(b []byte, i, depth int) (int, bool) {
+// jsonContainer validates the object or array opening at b[i]: its
+// members are "key": value pairs in an object and bare values in an array.
+func jsonContainer(b []byte, i, depth int) (int, bool) {
 	if depth > maxJSONDepth {
 		return i, false
 	}
-	i = skipJSONSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return i, false
-		}
-		var ok bool
-		if i, ok = jsonString(b, i); !ok {
-			return i, false
-		}
-		i = skipJSONSpace(b, i)
-		if i >= len(b) || b[i] != ':' {
-			return i, false
-		}
-		if i, ok = jsonValue(b, skipJSONSpace(b, i+1), depth+1); !ok {
-			return i, false
-		}
-		i = skipJSONSpace(b, i)
-		if i >= len(b) {
-			return i, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipJSONSpace(b, i+1)
-		case '}':
-			return i + 1, true
-		default:
-			return i, false
-		}
-	}
-}
-
-func jsonArray(b []byte, i, depth int) (int, bool) {
-	if depth > maxJSONDepth {
-		return i, false
+	object := b[i] == '{'
+	end := byte(']')
+	if object {
+		end = '}'
 	}
 	i = skipJSONSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
+	if i < len(b) && b[i] == end {
 		return i + 1, true
 	}
 	for {
 		var ok bool
+		if object {
+			if i, ok = jsonKey(b, i); !ok {
+				return i, false
+			}
+		}
 		if i, ok = jsonValue(b, i, depth+1); !ok {
 			return i, false
 		}
@@ -107,12 +79,29 @@ func jsonArray(b []byte, i, depth int) (int, bool) {
 		switch b[i] {
 		case ',':
 			i = skipJSONSpace(b, i+1)
-		case ']':
+		case end:
 			return i + 1, true
 		default:
 			return i, false
 		}
 	}
+}
+
+// jsonKey validates an object member's key and its colon, returning the
+// index of the member's value.
+func jsonKey(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return i, false
+	}
+	i, ok := jsonString(b, i)
+	if !ok {
+		return i, false
+	}
+	i = skipJSONSpace(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return i, false
+	}
+	return skipJSONSpace(b, i+1), true
 }
 
 func jsonString(b []byte, i int) (int, bool) {

@@ -96,20 +96,27 @@ func (r *ConformanceResult) Scenario(name string) (ScenarioResult, bool) {
 // peers are not installed.
 func RunConformance(t testing.TB, ctx context.Context, url string, extra ...string) *ConformanceResult {
 	t.Helper()
-	node, args := ConformanceCmd(t)
+	return runSuite(t, ctx, []string{"server", "--url", url}, readResults, extra)
+}
+
+// runSuite runs the suite with args, then "-o DIR" and extra, and reads its
+// results from DIR with read. A run that produces no result at all fails the
+// test.
+func runSuite(t testing.TB, ctx context.Context, args []string, read func(dir string) ([]ScenarioResult, error), extra []string) *ConformanceResult {
+	t.Helper()
+	node, cmd := ConformanceCmd(t)
 	dir := t.TempDir()
-	args = append(args, "server", "--url", url, "-o", dir)
-	args = append(args, extra...)
-	out, code, err := runNode(ctx, node, args)
+	cmd = append(append(append(cmd, args...), "-o", dir), extra...)
+	out, code, err := runNode(ctx, node, cmd)
 	if err != nil {
-		t.Fatalf("conformance %s: %v\n%s", strings.Join(args[1:], " "), err, out)
+		t.Fatalf("conformance %s: %v\n%s", strings.Join(cmd[1:], " "), err, out)
 	}
 	res := &ConformanceResult{ExitCode: code, Output: out}
-	if res.Scenarios, err = readResults(dir); err != nil {
+	if res.Scenarios, err = read(dir); err != nil {
 		t.Fatalf("conformance results: %v\n%s", err, out)
 	}
 	if len(res.Scenarios) == 0 {
-		t.Fatalf("conformance %s produced no results (exit status %d):\n%s", strings.Join(args[1:], " "), code, out)
+		t.Fatalf("conformance %s produced no results (exit status %d):\n%s", strings.Join(cmd[1:], " "), code, out)
 	}
 	return res
 }
@@ -118,14 +125,20 @@ func RunConformance(t testing.TB, ctx context.Context, url string, extra ...stri
 // listed by "list --server".
 func ConformanceScenarios(t testing.TB, ctx context.Context) []string {
 	t.Helper()
+	return listScenarios(t, ctx, "--server")
+}
+
+// listScenarios returns the names the suite lists with "list SIDE".
+func listScenarios(t testing.TB, ctx context.Context, side string) []string {
+	t.Helper()
 	node, args := ConformanceCmd(t)
-	out, code, err := runNode(ctx, node, append(args, "list", "--server"))
+	out, code, err := runNode(ctx, node, append(args, "list", side))
 	if err != nil || code != 0 {
-		t.Fatalf("conformance list --server: exit status %d, %v\n%s", code, err, out)
+		t.Fatalf("conformance list %s: exit status %d, %v\n%s", side, code, err, out)
 	}
 	names := parseScenarioList(out)
 	if len(names) == 0 {
-		t.Fatalf("conformance list --server listed no scenarios:\n%s", out)
+		t.Fatalf("conformance list %s listed no scenarios:\n%s", side, out)
 	}
 	return names
 }

@@ -40,38 +40,14 @@ func (r ScenarioResult) Warnings() []string {
 // the test when the peers are not installed.
 func RunConformanceClient(t testing.TB, ctx context.Context, command string, extra ...string) *ConformanceResult {
 	t.Helper()
-	node, args := ConformanceCmd(t)
-	dir := t.TempDir()
-	args = append(args, "client", "--command", command, "-o", dir)
-	args = append(args, extra...)
-	out, code, err := runNode(ctx, node, args)
-	if err != nil {
-		t.Fatalf("conformance %s: %v\n%s", strings.Join(args[1:], " "), err, out)
-	}
-	res := &ConformanceResult{ExitCode: code, Output: out}
-	if res.Scenarios, err = readClientResults(dir); err != nil {
-		t.Fatalf("conformance results: %v\n%s", err, out)
-	}
-	if len(res.Scenarios) == 0 {
-		t.Fatalf("conformance %s produced no results (exit status %d):\n%s", strings.Join(args[1:], " "), code, out)
-	}
-	return res
+	return runSuite(t, ctx, []string{"client", "--command", command}, readClientResults, extra)
 }
 
 // ConformanceClientScenarios returns the names of the suite's client
 // scenarios, as listed by "list --client".
 func ConformanceClientScenarios(t testing.TB, ctx context.Context) []string {
 	t.Helper()
-	node, args := ConformanceCmd(t)
-	out, code, err := runNode(ctx, node, append(args, "list", "--client"))
-	if err != nil || code != 0 {
-		t.Fatalf("conformance list --client: exit status %d, %v\n%s", code, err, out)
-	}
-	names := parseScenarioList(out)
-	if len(names) == 0 {
-		t.Fatalf("conformance list --client listed no scenarios:\n%s", out)
-	}
-	return names
+	return listScenarios(t, ctx, "--client")
 }
 
 // clientResultDir matches the directories the CLI writes with -o for a

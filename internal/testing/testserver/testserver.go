@@ -263,14 +263,7 @@ func (s *Server) hold(ctx context.Context, m map[string]any) error {
 	if h, _ := m["hold"].(bool); !h {
 		return nil
 	}
-	select {
-	case <-s.Release:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.quit:
-		return errors.New("server closed")
-	}
+	return s.await(ctx, s.Release)
 }
 
 // meet blocks until n calls met under name.
@@ -287,8 +280,14 @@ func (s *Server) meet(ctx context.Context, name string, n int) error {
 		delete(s.meetings, name)
 	}
 	s.mu.Unlock()
+	return s.await(ctx, m.ch)
+}
+
+// await waits until ch yields (a send or its close), ctx is done or the
+// server closes.
+func (s *Server) await(ctx context.Context, ch <-chan struct{}) error {
 	select {
-	case <-m.ch:
+	case <-ch:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
