@@ -17,10 +17,7 @@ import (
 const MaxImageBytes = 5 << 20
 
 // images are the image types a tool_result accepts.
-var images = adapt.Media{
-	Types:    []string{"image/jpeg", "image/png", "image/gif", "image/webp"},
-	MaxBytes: MaxImageBytes,
-}
+var images = adapt.WebImages(MaxImageBytes)
 
 // Tools offers a toolkit's tools to Claude and runs the calls it makes. It
 // is safe for concurrent use.

@@ -3,7 +3,6 @@ package eino
 import (
 	"context"
 	"encoding/base64"
-	"strings"
 
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
@@ -30,10 +29,7 @@ func WithMultimodal(on bool) adapter.Option {
 const MaxImageBytes = 20 << 20
 
 // images are the image types a multimodal result carries as parts.
-var images = adapt.Media{
-	Types:    []string{"image/png", "image/jpeg", "image/gif", "image/webp"},
-	MaxBytes: MaxImageBytes,
-}
+var images = adapt.WebImages(MaxImageBytes)
 
 // Tools turns a toolkit's tools into Eino tools. It is safe for
 // concurrent use.
@@ -125,11 +121,7 @@ func (v *invokable) Info(context.Context) (*schema.ToolInfo, error) { return v.i
 func (v *invokable) InvokableRun(ctx context.Context, args string, _ ...tool.Option) (string, error) {
 	call := adapt.ToolCall(compose.GetToolCallID(ctx), v.info.Name, []byte(args))
 	r := v.t.core.Dispatch(ctx, []model.ToolCall{call})[0]
-	var texts []string
-	for _, p := range adapt.Parts(ctx, r, adapt.Media{}) {
-		texts = append(texts, p.Text)
-	}
-	return strings.Join(texts, "\n"), nil
+	return adapt.Text(ctx, r), nil
 }
 
 // enhanced is one toolkit tool as a multimodal Eino tool.

@@ -90,13 +90,9 @@ func (t *Tools) Run(ctx context.Context, choice *llms.ContentChoice) []llms.Mess
 	out := make([]llms.MessageContent, 0, len(results)+1)
 	out = append(out, ai)
 	for _, r := range results {
-		var texts []string
-		for _, p := range adapt.Parts(ctx, r, adapt.Media{}) {
-			texts = append(texts, p.Text)
-		}
 		out = append(out, llms.MessageContent{
 			Role:  llms.ChatMessageTypeTool,
-			Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: r.ID, Name: r.Name, Content: strings.Join(texts, "\n")}},
+			Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: r.ID, Name: r.Name, Content: adapt.Text(ctx, r)}},
 		})
 	}
 	return out
@@ -148,9 +144,5 @@ func (a *agentTool) Description() string { return a.desc }
 // Call runs the tool with input as its arguments.
 func (a *agentTool) Call(ctx context.Context, input string) (string, error) {
 	r := a.t.core.Dispatch(ctx, []model.ToolCall{adapt.ToolCall("", a.name, []byte(input))})[0]
-	var texts []string
-	for _, p := range adapt.Parts(ctx, r, adapt.Media{}) {
-		texts = append(texts, p.Text)
-	}
-	return strings.Join(texts, "\n"), nil
+	return adapt.Text(ctx, r), nil
 }

@@ -19,10 +19,7 @@ import (
 const MaxImageBytes = 20 << 20
 
 // images are the image types OpenAI models accept.
-var images = adapt.Media{
-	Types:    []string{"image/png", "image/jpeg", "image/gif", "image/webp"},
-	MaxBytes: MaxImageBytes,
-}
+var images = adapt.WebImages(MaxImageBytes)
 
 // Tools offers a toolkit's tools to OpenAI models and runs the calls they
 // make. It is safe for concurrent use.

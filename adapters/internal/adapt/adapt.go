@@ -236,6 +236,12 @@ type Media struct {
 	MaxBytes int
 }
 
+// WebImages returns the image types every model API here accepts in a
+// tool result (PNG, JPEG, GIF, WebP), up to maxBytes each.
+func WebImages(maxBytes int) Media {
+	return Media{Types: []string{"image/png", "image/jpeg", "image/gif", "image/webp"}, MaxBytes: maxBytes}
+}
+
 // accepts reports whether media of type mt and n bytes can be sent.
 func (m Media) accepts(mt string, n int) bool {
 	if m.MaxBytes > 0 && n > m.MaxBytes {
@@ -276,6 +282,19 @@ func Parts(ctx context.Context, r model.Result, m Media) []Part {
 		return []Part{{Text: notShown(mt, resName(r), len(data), m)}}
 	}
 	return []Part{{Text: r.Content}, {MIME: mt, Data: data}}
+}
+
+// Text returns r as text for models that take only text in a tool result:
+// its parts (media described, see [Parts]) one per line.
+func Text(ctx context.Context, r model.Result) string {
+	var b strings.Builder
+	for i, p := range Parts(ctx, r, Media{}) {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String()
 }
 
 // carriesMedia reports whether r's output is MCP content with a media

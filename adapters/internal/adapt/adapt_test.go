@@ -204,3 +204,27 @@ func TestCurrent(t *testing.T) {
 		t.Errorf("Current with a filter that keeps nothing = %v, %v", got, err)
 	}
 }
+
+func TestText(t *testing.T) {
+	img := []byte("\x89PNG\r\n\x1a\n")
+	r := result(t, bridge.NewToolContent(
+		&sdk.TextContent{Text: "a chart:"},
+		&sdk.ImageContent{MIMEType: "image/png", Data: img},
+	))
+	want := "a chart:\n[image output \"image\": image/png, 8 bytes; not shown: this model does not accept image/png here]"
+	if got := Text(context.Background(), r); got != want {
+		t.Errorf("Text = %q\nwant %q", got, want)
+	}
+}
+
+func TestWebImages(t *testing.T) {
+	m := WebImages(10)
+	for _, mt := range []string{"image/png", "image/jpeg", "image/gif", "image/webp"} {
+		if !m.accepts(mt, 10) {
+			t.Errorf("WebImages does not accept %s", mt)
+		}
+	}
+	if m.accepts("image/png", 11) || m.accepts("image/tiff", 1) {
+		t.Error("WebImages accepts a part beyond its limit or type")
+	}
+}
