@@ -58,10 +58,16 @@ func (r ScenarioResult) Passed() bool {
 
 // Failures returns the failed checks, each as "id: message".
 func (r ScenarioResult) Failures() []string {
+	return r.checks(StatusFailure, func(c Check) string { return c.ErrorMessage })
+}
+
+// checks returns the checks with status, each as "id: " and what text says
+// of it.
+func (r ScenarioResult) checks(status string, text func(Check) string) []string {
 	var out []string
 	for _, c := range r.Checks {
-		if c.Status == StatusFailure {
-			out = append(out, c.ID+": "+c.ErrorMessage)
+		if c.Status == status {
+			out = append(out, c.ID+": "+text(c))
 		}
 	}
 	return out

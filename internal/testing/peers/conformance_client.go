@@ -21,13 +21,7 @@ func (r ScenarioResult) Clean() bool {
 
 // Warnings returns the checks that warned, each as "id: description".
 func (r ScenarioResult) Warnings() []string {
-	var out []string
-	for _, c := range r.Checks {
-		if c.Status == StatusWarning {
-			out = append(out, c.ID+": "+c.Description)
-		}
-	}
-	return out
+	return r.checks(StatusWarning, func(c Check) string { return c.Description })
 }
 
 // RunConformanceClient runs the conformance suite's client scenarios with
