@@ -309,14 +309,40 @@ func notDelivered(err error) bool {
 // withTraceContext puts the W3C trace context of ctx, if any, in the _meta
 // of an outgoing request, so that the server's spans join the caller's
 // trace (through a gateway, the downstream client's).
-func withTraceContext(ctx context.Context, meta *sdk.Meta) {
+func withTraceContext(ctx context.Context, params sdk.Params) {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return
 	}
-	if *meta == nil {
-		*meta = sdk.Meta{}
+	meta := params.GetMeta()
+	if meta == nil {
+		meta = map[string]any{}
 	}
-	bridge.InjectTraceMeta(ctx, *meta)
+	bridge.InjectTraceMeta(ctx, meta)
+	params.SetMeta(meta)
+}
+
+// progressParams are the parameters of a request that can carry a progress
+// token.
+type progressParams interface {
+	sdk.Params
+	SetProgressToken(any)
+}
+
+// request sends params through [Connector.do] with call (a method of
+// sdk.ClientSession), tagging them on each attempt with the trace context
+// and the progress token of the caller.
+func request[P progressParams, R any](c *Connector, ctx context.Context, what reqName, failed error, safe bool, params P, call func(*sdk.ClientSession, context.Context, P) (R, error)) (R, error) {
+	var res R
+	err := c.do(ctx, what, failed, safe, func(ctx context.Context, l *live, token string) error {
+		withTraceContext(ctx, params)
+		if token != "" {
+			params.SetProgressToken(token)
+		}
+		var err error
+		res, err = call(l.sess, ctx, params)
+		return err
+	})
+	return res, err
 }
 
 // reqName names a request in errors; it is formatted only when needed.
@@ -432,18 +458,8 @@ func (c *Connector) callTool(ctx context.Context, t *remoteTool, input json.RawM
 		}
 		args = json.RawMessage(in)
 	}
-	var res *sdk.CallToolResult
 	safe := t.meta.ReadOnlyHint || t.meta.IdempotentHint
-	err := c.do(ctx, what, errs.ErrToolFailed, safe, func(ctx context.Context, l *live, token string) error {
-		params := &sdk.CallToolParams{Name: t.def.Name, Arguments: args}
-		withTraceContext(ctx, &params.Meta)
-		if token != "" {
-			params.SetProgressToken(token)
-		}
-		var err error
-		res, err = l.sess.CallTool(ctx, params)
-		return err
-	})
+	res, err := request(c, ctx, what, errs.ErrToolFailed, safe, &sdk.CallToolParams{Name: t.def.Name, Arguments: args}, (*sdk.ClientSession).CallTool)
 	if err != nil {
 		return nil, err
 	}
@@ -457,17 +473,7 @@ func (c *Connector) getPrompt(ctx context.Context, p *remotePrompt, input json.R
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s of server %s: %v", errs.ErrBadParameter, what, c.serverName(), err)
 	}
-	var res *sdk.GetPromptResult
-	err = c.do(ctx, what, errs.ErrToolFailed, true, func(ctx context.Context, l *live, token string) error {
-		params := &sdk.GetPromptParams{Name: p.def.Name, Arguments: args}
-		withTraceContext(ctx, &params.Meta)
-		if token != "" {
-			params.SetProgressToken(token)
-		}
-		var err error
-		res, err = l.sess.GetPrompt(ctx, params)
-		return err
-	})
+	res, err := request(c, ctx, what, errs.ErrToolFailed, true, &sdk.GetPromptParams{Name: p.def.Name, Arguments: args}, (*sdk.ClientSession).GetPrompt)
 	if err != nil {
 		return nil, err
 	}
@@ -529,17 +535,7 @@ func promptArguments(input json.RawMessage) (map[string]string, error) {
 // and MIME type.
 func (c *Connector) readResource(ctx context.Context, uri string) ([]byte, string, error) {
 	what := reqName{"resource", uri}
-	var res *sdk.ReadResourceResult
-	err := c.do(ctx, what, errs.ErrNotFound, true, func(ctx context.Context, l *live, token string) error {
-		params := &sdk.ReadResourceParams{URI: uri}
-		withTraceContext(ctx, &params.Meta)
-		if token != "" {
-			params.SetProgressToken(token)
-		}
-		var err error
-		res, err = l.sess.ReadResource(ctx, params)
-		return err
-	})
+	res, err := request(c, ctx, what, errs.ErrNotFound, true, &sdk.ReadResourceParams{URI: uri}, (*sdk.ClientSession).ReadResource)
 	if err != nil {
 		return nil, "", err
 	}

@@ -42,7 +42,7 @@ func (c *Connector) complete(ctx context.Context, what reqName, ref *sdk.Complet
 		if len(args) > 0 {
 			params.Context = &sdk.CompleteContext{Arguments: args}
 		}
-		withTraceContext(ctx, &params.Meta)
+		withTraceContext(ctx, params)
 		res, err := l.sess.Complete(ctx, params)
 		if err != nil {
 			return err
