@@ -1,11 +1,9 @@
 package scaleout
 
 import (
-	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -69,23 +67,23 @@ func exampleBinary(t *testing.T) string {
 // PATH or in /usr/sbin.
 const haproxyEnv = "HAPROXY"
 
-// haproxyBinary returns the haproxy binary. When there is none it skips
-// the test, or fails it when PEERS_REQUIRED=1.
+// haproxyBinary returns the haproxy binary: $HAPROXY, or haproxy on PATH
+// or in /usr/sbin. When there is none it skips the test, or fails it when
+// PEERS_REQUIRED=1.
 func haproxyBinary(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv(haproxyEnv); p != "" {
-		return p
+	candidates := []string{os.Getenv(haproxyEnv)}
+	if candidates[0] == "" {
+		// Debian installs it in /usr/sbin, not on every user's PATH.
+		candidates = []string{"haproxy", "/usr/sbin/haproxy", "/usr/local/sbin/haproxy"}
 	}
-	if p, err := exec.LookPath("haproxy"); err == nil {
-		return p
-	}
-	// Debian installs it in /usr/sbin, not on every user's PATH.
-	for _, p := range []string{"/usr/sbin/haproxy", "/usr/local/sbin/haproxy"} {
-		if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
+	for _, c := range candidates {
+		if p, err := exec.LookPath(c); err == nil {
 			return p
 		}
 	}
-	msg := "haproxy not found: run `make scaleout` (or scripts/haproxy.sh) to install it, or set " + haproxyEnv
+	msg := fmt.Sprintf("haproxy not found (%s): run `make scaleout` (or scripts/haproxy.sh) to install it, or set %s",
+		strings.Join(candidates, ", "), haproxyEnv)
 	if os.Getenv(peers.RequiredEnv) == "1" {
 		t.Fatal(msg)
 	}
@@ -259,7 +257,7 @@ backend gateways
     balance roundrobin
     option httpchk GET /healthz
     http-check expect status 200
-    default-server check inter 100ms fall 3 rise 1
+    default-server check inter 200ms fall 3 rise 2
 {{- if .Sticky}}
     stick-table type string len 64 size 100k expire 30m
     stick match req.hdr(Mcp-Session-Id)
@@ -426,15 +424,3 @@ func running(bin string) []string {
 	}
 	return out
 }
-
-// firstLines returns at most n lines of s, for messages.
-func firstLines(s string, n int) string {
-	sc := bufio.NewScanner(strings.NewReader(s))
-	var lines []string
-	for len(lines) < n && sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	return strings.Join(lines, "\n")
-}
-
-var errNoResult = errors.New("no result")
