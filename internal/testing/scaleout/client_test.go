@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -160,4 +161,41 @@ func (k *errorKinds) String() string {
 		fmt.Fprintf(&b, "\n  %d× %s", n, msg)
 	}
 	return b.String()
+}
+
+// latencies collects call durations; for reports.
+type latencies struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *latencies) add(d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.d = append(l.d, d)
+}
+
+// String reports the median, the 99th percentile and the maximum.
+func (l *latencies) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.d) == 0 {
+		return "none"
+	}
+	d := slices.Clone(l.d)
+	slices.Sort(d)
+	at := func(q float64) time.Duration {
+		return d[min(len(d)-1, int(q*float64(len(d))))].Round(10 * time.Microsecond)
+	}
+	return fmt.Sprintf("p50 %v, p99 %v, max %v", at(0.5), at(0.99), d[len(d)-1].Round(10*time.Microsecond))
+}
+
+// max returns the longest duration, 0 for none.
+func (l *latencies) max() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.d) == 0 {
+		return 0
+	}
+	return slices.Max(l.d)
 }

@@ -248,6 +248,8 @@ defaults
     retries 3
     retry-on conn-failure
     option redispatch 1
+    option http-no-delay
+    option http-server-close
 
 frontend mcp
     bind fd@3

@@ -67,8 +67,11 @@ func TestStatefulAffinity(t *testing.T) {
 	sessions := make([]*sdk.ClientSession, clients)
 	runs := make([]sessionRun, clients)
 	perReplica := make([]int, replicas)
+	var firstOpen latencies
 	for c := range clients {
+		began := time.Now()
 		cs, i, err := open()
+		firstOpen.add(time.Since(began))
 		if err != nil {
 			t.Fatalf("client %d: %v", c, err)
 		}
@@ -87,6 +90,9 @@ func TestStatefulAffinity(t *testing.T) {
 		killNow        = make(chan struct{})
 		killed         = make(chan struct{})
 		kinds          errorKinds
+		okTimes        latencies
+		failTimes      latencies
+		reopenTimes    latencies
 		start          = time.Now()
 		killedAt       time.Duration
 	)
@@ -115,7 +121,13 @@ func TestStatefulAffinity(t *testing.T) {
 					return
 				}
 				cur := run.replicas[len(run.replicas)-1]
+				began := time.Now()
 				pid, err := whoami(ctx, cs)
+				if took := time.Since(began); err == nil {
+					okTimes.add(took)
+				} else {
+					failTimes.add(took)
+				}
 				switch {
 				case err == nil && replicaOf[pid] != cur:
 					run.wrong = append(run.wrong, fmt.Errorf("call %d of a session on %s answered by %s", i, rs[cur].name, rs[replicaOf[pid]].name))
@@ -136,10 +148,12 @@ func TestStatefulAffinity(t *testing.T) {
 					cs.Close()
 					var j int
 					var oerr error
+					began := time.Now()
 					if cs, j, oerr = open(); oerr != nil {
 						run.fatal = fmt.Errorf("reopening after %v: %w", err, oerr)
 						return
 					}
+					reopenTimes.add(time.Since(began))
 					run.replicas = append(run.replicas, j)
 				}
 			}
@@ -196,9 +210,11 @@ func TestStatefulAffinity(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("stateful: %d replicas, %d sessions (%v per replica), %d calls in %v: %d ok, %d failed; "+
-		"killed %s at %v; %d sessions were on it; redispatches %s",
+		"killed %s at %v; %d sessions were on it; redispatches %s; "+
+		"successful calls %v; failed calls %v; first sessions opened %v; new sessions after the kill %v",
 		replicas, clients, perReplica, total, elapsed.Round(time.Millisecond), ok, failed,
-		rs[victimIndex].name, killedAt.Round(time.Millisecond), onVictim, st["BACKEND"]["wredis"])
+		rs[victimIndex].name, killedAt.Round(time.Millisecond), onVictim, st["BACKEND"]["wredis"],
+		&okTimes, &failTimes, &firstOpen, &reopenTimes)
 	if failed > 0 {
 		t.Logf("errors:%s", kinds.String())
 	}

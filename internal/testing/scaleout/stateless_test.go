@@ -71,6 +71,8 @@ func TestStatelessScaleOut(t *testing.T) {
 		byMoment                 [3]struct{ ok, failed atomic.Int64 }
 		hangs, wrong, reconnects atomic.Int64
 		kinds                    errorKinds
+		lateErrs                 errorKinds // of calls started after the kill
+		okTimes, failTimes       latencies
 		killNow                  = make(chan struct{})
 		killed                   = make(chan killRecord, 1)
 		start                    = time.Now()
@@ -126,12 +128,19 @@ func TestStatelessScaleOut(t *testing.T) {
 				// moment before the kill is counted by the killer.
 				inFlight.Add(1)
 				m := moment.Load()
+				began := time.Now()
 				err := echo(ctx, cs, fmt.Sprintf("client %d call %d", c, i))
+				took := time.Since(began)
 				inFlight.Add(-1)
 				if err == nil {
 					byMoment[m].ok.Add(1)
+					okTimes.add(took)
 				} else {
 					byMoment[m].failed.Add(1)
+					failTimes.add(took)
+					if m == afterKill {
+						lateErrs.add(err)
+					}
 					kinds.add(err)
 					switch {
 					case hang(err):
@@ -180,11 +189,13 @@ func TestStatelessScaleOut(t *testing.T) {
 	t.Logf("stateless: %d replicas, %d clients, %d calls in %v (%.0f calls/s): %d ok, %d failed; "+
 		"killed %s after %d calls at %v with %d in flight (+%d started while it died); "+
 		"haproxy marked it DOWN %v after SIGKILL; %d calls after the kill, %d failed; "+
-		"retries %s, redispatches %s; responses 2xx per replica: %s; sessions broken: %d",
+		"retries %s, redispatches %s; responses 2xx per replica: %s; sessions broken: %d; "+
+		"successful calls %v; failed calls %v",
 		replicas, clients, total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(), ok, failed,
 		victim.name, k.finished, k.at.Round(time.Millisecond), k.inFlight, atRisk-k.inFlight,
 		k.down.Round(time.Millisecond), after, byMoment[afterKill].failed.Load(),
-		end["BACKEND"]["wretr"], end["BACKEND"]["wredis"], perReplica(rs, end, "hrsp_2xx"), reconnects.Load())
+		end["BACKEND"]["wretr"], end["BACKEND"]["wredis"], perReplica(rs, end, "hrsp_2xx"), reconnects.Load(),
+		&okTimes, &failTimes)
 	if failed > 0 {
 		t.Logf("errors:%s", kinds.String())
 	}
@@ -204,7 +215,7 @@ func TestStatelessScaleOut(t *testing.T) {
 		t.Errorf("%d calls started before the kill failed, %d were in flight at it", n, k.inFlight)
 	}
 	if n := byMoment[afterKill].failed.Load(); n > 0 {
-		t.Errorf("%d calls started after the killed replica was gone failed", n)
+		t.Errorf("%d calls started after the killed replica was gone failed:%s", n, lateErrs.String())
 	}
 	if failed > atRisk {
 		t.Errorf("%d calls failed, more than the %d in flight at the kill", failed, atRisk)
