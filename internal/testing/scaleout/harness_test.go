@@ -238,9 +238,9 @@ type haproxy struct {
 // to a pooled connection the replica took down with it; and response
 // headers go out at once (http-no-delay), else the headers of an SSE
 // stream that has no event yet reach the client 200 ms late (a session
-// took 210 ms to open instead of 5 ms). With Sticky, a
-// session stays on the replica that created it: the Mcp-Session-Id a
-// replica answers with is stored and requests carrying it go there.
+// took 210 ms to open instead of 5 ms). With Sticky, a session stays on
+// the replica that created it: the Mcp-Session-Id a replica answers with
+// is stored and requests carrying it go there.
 const haproxyConfig = `global
     stats socket {{.Socket}} mode 600 level admin
     maxconn 4096
