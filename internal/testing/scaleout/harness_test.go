@@ -248,8 +248,8 @@ const haproxyConfig = `global
 defaults
     mode http
     timeout connect 1s
-    timeout client 60s
-    timeout server 60s
+    timeout client 5m
+    timeout server 5m
     timeout check 2s
     retries 3
     retry-on conn-failure
