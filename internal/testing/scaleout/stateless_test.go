@@ -217,11 +217,11 @@ func TestStatelessScaleOut(t *testing.T) {
 	if n := byMoment[afterKill].failed.Load(); n > 0 {
 		t.Errorf("%d calls started after the killed replica was gone failed:%s", n, lateErrs.String())
 	}
+	// The calls in flight at the kill: those running when SIGKILL was
+	// sent (at most one per client), and those started while the replica
+	// died (a few: the kill is not instantaneous). Only they may fail.
 	if failed > atRisk {
 		t.Errorf("%d calls failed, more than the %d in flight at the kill", failed, atRisk)
-	}
-	if failed > clients {
-		t.Errorf("%d calls failed, more than the %d clients", failed, clients)
 	}
 	if after < (total-killAfter)/2 {
 		t.Errorf("only %d calls started after the kill", after)
@@ -229,8 +229,12 @@ func TestStatelessScaleOut(t *testing.T) {
 	if n := reconnects.Load(); n > 0 {
 		t.Errorf("%d client sessions broke; a stateless client should keep its session", n)
 	}
-	// Every survivor took its share after the kill.
+	// Round robin spread the calls over every replica before the kill,
+	// and every survivor took its share after it.
 	for i, r := range rs {
+		if counter(k.stats[r.name], "hrsp_2xx") == 0 {
+			t.Errorf("replica %s served nothing before the kill", r.name)
+		}
 		if i == victimIndex {
 			continue
 		}
