@@ -7,12 +7,15 @@
 #   make adapters     only the adapter modules (scripts/adapters.sh)
 #   make peers        install the peers only (scripts/peers.sh)
 #   make conformance  only the conformance tests against the real suite
+#   make scaleout     only the scale-out tests: gateway replicas behind
+#                     haproxy, one killed under load (scripts/haproxy.sh
+#                     installs haproxy when it is missing)
 #   make bench        benchmarks (BENCHTIME=1s by default)
 #   make fuzz         each fuzz target for FUZZTIME (20s by default)
 #   make example      run the example program
 #
-# Plain `go test ./...` works too; tests that need the peers then skip with a
-# message saying how to install them.
+# Plain `go test ./...` works too; tests that need the peers (or haproxy)
+# then skip with a message saying how to install them.
 
 GO           ?= go
 TEST_TIMEOUT ?= 15m
@@ -26,16 +29,25 @@ PKGS         ?= ./...
 CONFORMANCE_PKGS := ./internal/testing/conformance/...
 CONFORMANCE_RUN  ?= Conformance
 
+# The scale-out tests start processes and measure a kill under load: `make
+# test` runs them on their own (in `scaleout`), not beside every other
+# package in `unit`.
+SCALEOUT_PKG     := ./internal/testing/scaleout
+SCALEOUT_TIMEOUT ?= 5m
+
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := test
 
-.PHONY: test peers vet fmt-check unit adapters conformance bench fuzz example
+.PHONY: test peers haproxy vet fmt-check unit adapters conformance scaleout bench fuzz example
 
-test: vet fmt-check unit adapters
+test: vet fmt-check unit adapters scaleout
 
 peers:
 	@bash scripts/peers.sh >/dev/null
+
+haproxy:
+	@bash scripts/haproxy.sh >/dev/null
 
 vet:
 	$(GO) vet $(PKGS)
@@ -47,10 +59,12 @@ fmt-check:
 	bad="$$(gofmt -l $$files)"; \
 	if [[ -n "$$bad" ]]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
 
-unit conformance: export PEERS_REQUIRED := 1
+unit conformance scaleout: export PEERS_REQUIRED := 1
 
 unit: peers
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $(PKGS)
+	@pkgs="$$($(GO) list $(PKGS) | grep -v '/internal/testing/scaleout$$')"; \
+	echo "$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $(PKGS) (less $(SCALEOUT_PKG))"; \
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $$pkgs
 
 # Each adapters/X is a module of its own (provider SDKs stay out of the
 # root module), so ./... does not reach it.
@@ -61,6 +75,9 @@ conformance: peers
 	@if [[ -d internal/testing/conformance ]]; then \
 		$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run '$(CONFORMANCE_RUN)' -v $(CONFORMANCE_PKGS); \
 	else echo "no conformance tests yet (internal/testing/conformance)"; fi
+
+scaleout: haproxy
+	$(GO) test -race -count=1 -timeout $(SCALEOUT_TIMEOUT) -v $(TEST_FLAGS) $(SCALEOUT_PKG)
 
 bench: peers
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
