@@ -384,7 +384,9 @@ func TestServerProtectedResource(t *testing.T) {
 func TestServerBearerChallenge(t *testing.T) {
 	leakCheck(t)
 	f := newFixture(t, nil)
-	verifier := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) { return nil, auth.ErrInvalidToken }
+	verifier := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+		return nil, auth.ErrInvalidToken
+	}
 	ts := f.serveHTTP(t, WithBearerAuth(verifier, nil))
 	for token, want := range map[string]string{"": "Bearer", "x": `Bearer error="invalid_token"`} {
 		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{}`))
