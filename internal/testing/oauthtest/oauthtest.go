@@ -198,6 +198,7 @@ func (i *Issuer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
 		"grant_types_supported":                 []string{"client_credentials"},
 		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
 		"response_types_supported":              []string{"code"},
+		"code_challenge_methods_supported":      []string{"S256"},
 	})
 }
 
