@@ -250,13 +250,17 @@ func (v *validator) checkJWT(j *JWTAuth) {
 			v.fail("missing", at(f.key)...)
 		}
 	}
-	if j.JWKSURL != "" && j.Issuer != "" && j.Audience != "" {
+	algsOK := true
+	for i, a := range j.Algorithms {
+		if !slices.Contains(mcpserver.DefaultJWTAlgorithms, a) {
+			v.fail(fmt.Sprintf("%q is not accepted: use %s", a, strings.Join(mcpserver.DefaultJWTAlgorithms, ", ")), "auth", "jwt", "algorithms", i)
+			algsOK = false
+		}
+	}
+	if j.JWKSURL != "" && j.Issuer != "" && j.Audience != "" && algsOK {
+		// What the verifier refuses then is the URL.
 		if _, err := mcpserver.NewJWTVerifier(j.verifierConfig(nil)); err != nil {
-			key := "jwks_url"
-			if strings.Contains(err.Error(), "algorithm") {
-				key = "algorithms"
-			}
-			v.fail(strings.TrimPrefix(err.Error(), "bad parameter: JWTConfig: "), at(key)...)
+			v.fail(strings.TrimPrefix(err.Error(), "bad parameter: JWTConfig: JWKSURL: "), at("jwks_url")...)
 		}
 	}
 	if j.Leeway < 0 {

@@ -174,6 +174,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("servers:\n  - name: a\n    command: [go, run, .]\n    env: {A: b}\n    tools: {deny: ['[']}\n"))
 	f.Add([]byte("listen: :0\ntransport: stdio\nprompts: .\n"))
 	f.Add([]byte("- a\n"))
+	f.Add([]byte("auth:\n  bearer: {tokens_env: HOME}\n  jwt: {jwks_url: 'https://a/j', issuer: x, audience: 'https://g/mcp', algorithms: [none]}\n"))
+	f.Add([]byte("servers:\n  - name: a\n    url: http://x/\n    oauth: {grant: client_credentials, client_id: c, redirect_url: 'http://[::1]:0/callback'}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := parseConfig("fuzz.yaml", data)
 		if err == nil && cfg == nil {

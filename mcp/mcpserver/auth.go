@@ -35,11 +35,13 @@ const (
 	DefaultJWKSMaxAge = time.Hour
 )
 
-// maxJWT bounds the size of a bearer token the verifier parses, and
-// maxJWKS the size of a key set document it reads.
+// maxJWT bounds the size of a bearer token the verifier parses, maxJWKS
+// the size of a key set document it reads, and maxKeysTried the keys a
+// token without a kid is tried against.
 const (
-	maxJWT  = 16 << 10
-	maxJWKS = 1 << 20
+	maxJWT       = 16 << 10
+	maxJWKS      = 1 << 20
+	maxKeysTried = 8
 )
 
 // DefaultJWTAlgorithms are the signature algorithms a JWTVerifier accepts
@@ -238,6 +240,10 @@ func (v *JWTVerifier) verify(ctx context.Context, token string) (*auth.TokenInfo
 		extra claimsOf
 		all   map[string]any
 	)
+	if len(keys) > maxKeysTried {
+		// A token without kid in a large key set: do not try them all.
+		keys = keys[:maxKeysTried]
+	}
 	verified := false
 	for _, k := range keys {
 		if k.Use != "" && k.Use != "sig" || k.Algorithm != "" && k.Algorithm != hdr.Algorithm || !k.IsPublic() {

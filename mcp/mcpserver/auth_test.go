@@ -106,6 +106,7 @@ func TestJWTVerifier(t *testing.T) {
 	}{
 		{"RS256", valid, true},
 		{"ES256", iss.Sign("ec-1", claims(nil)), true},
+		{"no kid", iss.Forge("ec-1", "", claims(nil)), true},
 		{"audience with a trailing slash", iss.Sign("rsa-1", claims(func(c map[string]any) { c["aud"] = []string{"other", testAudience + "/"} })), true},
 		{"expired within the leeway", iss.Sign("rsa-1", claims(func(c map[string]any) { c["exp"] = time.Now().Add(-10 * time.Second).Unix() })), true},
 		{"expired", iss.Sign("rsa-1", claims(func(c map[string]any) { c["exp"] = time.Now().Add(-2 * time.Minute).Unix() })), false},
