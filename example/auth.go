@@ -508,7 +508,7 @@ func (a *authorizers) get(redirect string) (*mcp.LoopbackAuthorizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := mcp.NewLoopbackAuthorizer(addr, logWriter{a.logger})
+	l, err := mcp.NewLoopbackAuthorizer(addr, promptWriter{a.logger, os.Stderr})
 	if err != nil {
 		return nil, err
 	}
@@ -544,14 +544,19 @@ func (a *authorizers) close() {
 	clear(a.m)
 }
 
-// logWriter logs what the loopback authorizer prints for the person who
-// must authorize: the URL to open.
-type logWriter struct{ logger *slog.Logger }
+// promptWriter shows the person who must authorize an upstream the URL
+// to open: the loopback authorizer's text goes to standard error as it
+// is (the log would cut the URL's query, where the request is), and a
+// log record points at it.
+type promptWriter struct {
+	logger *slog.Logger
+	out    io.Writer
+}
 
-func (w logWriter) Write(p []byte) (int, error) {
-	msg := strings.Join(strings.Fields(string(p)), " ")
-	w.logger.Warn("upstream authorization needed", "instructions", msg)
-	return len(p), nil
+func (w promptWriter) Write(p []byte) (int, error) {
+	n, err := w.out.Write(p)
+	w.logger.Warn("upstream authorization needed: open the URL printed on standard error")
+	return n, err
 }
 
 // oauthOptions are the connector options of an upstream's oauth section.

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -216,5 +218,95 @@ servers:
 				t.Errorf("a secret reached the log: %s", line)
 			}
 		}
+	}
+}
+
+// TestGatewayOAuthAuthorizationCode: an upstream authorized by a person.
+// The gateway logs the URL to open; the browser's visit (here a plain
+// GET that follows the redirect) brings the code back to the gateway's
+// loopback listener; the tokens land in token_dir, so that after a
+// restart nobody is asked again.
+func TestGatewayOAuthAuthorizationCode(t *testing.T) {
+	iss := oauthtest.NewIssuer(t)
+	calcURL := startProtectedCalc(t, iss)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, fmt.Sprintf(`listen: 127.0.0.1:0
+token_dir: tokens
+servers:
+  - name: calc
+    url: %s
+    oauth:
+      scopes: [calc]
+`, calcURL))
+
+	g := startGateway(t, config)
+	g.waitLog(t, 0, func(r map[string]any) bool {
+		return r["msg"] == "upstream authorization needed: open the URL printed on standard error"
+	})
+	// The URL is printed as it is, on a line of its own.
+	rec := g.waitLog(t, 0, func(r map[string]any) bool {
+		msg, _ := r["msg"].(string)
+		return strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(msg, "(not JSON)")), iss.URL+"/authorize?")
+	})
+	authorizeURL := strings.TrimSpace(strings.TrimPrefix(rec["msg"].(string), "(not JSON)"))
+	resp, err := http.Get(authorizeURL) // the person consents
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "Authorization complete") {
+		t.Fatalf("redirect to the gateway: %d %s", resp.StatusCode, body)
+	}
+	g.waitLog(t, 0, upstreamReady("calc"))
+	cs := connectGateway(t, g)
+	var sum addOut
+	callJSON(t, cs, "add", map[string]int{"a": 40, "b": 2}, &sum)
+	if sum.Sum != 42 {
+		t.Errorf("add = %+v", sum)
+	}
+	cs.Close()
+
+	file := filepath.Join(dir, "tokens", "calc.json")
+	fi, err := os.Stat(file)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v", fi, err)
+	}
+	stored, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tokens map[string]struct {
+		Token struct {
+			AccessToken string `json:"access_token"`
+		} `json:"token"`
+	}
+	if err := json.Unmarshal(stored, &tokens); err != nil || tokens[calcURL].Token.AccessToken == "" {
+		t.Fatalf("stored tokens: %v %v", tokens, err)
+	}
+	access := tokens[calcURL].Token.AccessToken
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	<-g.exited
+
+	// A restart uses the stored token: no second authorization.
+	g2 := startGateway(t, config)
+	g2.waitLog(t, 0, upstreamReady("calc"))
+	if n := iss.Authorizations(); n != 1 {
+		t.Errorf("%d authorizations, want 1", n)
+	}
+	g2.cmd.Process.Signal(syscall.SIGTERM)
+	<-g2.exited
+	for _, p := range []*gatewayProcess{g, g2} {
+		p.mu.Lock()
+		for _, r := range p.records {
+			line, _ := json.Marshal(r)
+			if strings.Contains(string(line), access[strings.LastIndex(access, ".")+1:]) {
+				t.Errorf("the access token reached the log: %s", line)
+			}
+			if msg, _ := r["msg"].(string); strings.HasPrefix(msg, "upstream authorization needed") && p == g2 {
+				t.Errorf("asked again after the restart: %v", r)
+			}
+		}
+		p.mu.Unlock()
 	}
 }

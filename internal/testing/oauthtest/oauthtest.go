@@ -1,8 +1,10 @@
 // Package oauthtest is a small OAuth 2.1 authorization server for tests:
 // it publishes a JSON Web Key Set of generated RSA and EC keys, its
 // authorization server metadata (RFC 8414), and a token endpoint that
-// issues JWT access tokens (RFC 9068) to registered clients with the
-// client credentials grant. Tests also mint tokens of any shape with Sign.
+// issues JWT access tokens (RFC 9068) with the client credentials grant to
+// registered clients, and with the authorization code grant (PKCE, a
+// consent given at once, dynamic registration, refresh tokens) to any
+// client. Tests also mint tokens of any shape with Sign.
 package oauthtest
 
 import (
@@ -11,10 +13,14 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,10 +42,19 @@ type Issuer struct {
 	published []string              // the kids in the key set
 	signWith  string                // the kid the token endpoint signs with
 	clients   map[string]Client     // by client ID
+	codes     map[string]grant      // authorization codes not yet exchanged
+	refresh   map[string]grant      // refresh tokens
 	n         int
 
-	fetches atomic.Int32 // key set requests served
-	tokens  atomic.Int32 // tokens issued by the token endpoint
+	fetches    atomic.Int32 // key set requests served
+	tokens     atomic.Int32 // tokens issued by the token endpoint
+	authorized atomic.Int32 // authorization codes issued
+}
+
+// grant is what an authorization code or refresh token stands for.
+type grant struct {
+	clientID, redirect, challenge, resource string
+	scopes                                  []string
 }
 
 // Client is a client registered for the client credentials grant.
@@ -61,11 +76,13 @@ type signingKey struct {
 // ES256 key (kid "ec-1") published, the first used by the token endpoint.
 func NewIssuer(t testing.TB) *Issuer {
 	t.Helper()
-	i := &Issuer{t: t, keys: map[string]signingKey{}, clients: map[string]Client{}}
+	i := &Issuer{t: t, keys: map[string]signingKey{}, clients: map[string]Client{}, codes: map[string]grant{}, refresh: map[string]grant{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /jwks", i.serveJWKS)
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", i.serveMetadata)
 	mux.HandleFunc("POST /token", i.serveToken)
+	mux.HandleFunc("POST /register", i.serveRegister)
+	mux.HandleFunc("GET /authorize", i.serveAuthorize)
 	i.Server = httptest.NewServer(mux)
 	t.Cleanup(i.Close)
 	i.AddKey("rsa-1", jose.RS256, true)
@@ -82,6 +99,10 @@ func (i *Issuer) JWKSFetches() int { return int(i.fetches.Load()) }
 
 // TokensIssued returns how many tokens the token endpoint issued.
 func (i *Issuer) TokensIssued() int { return int(i.tokens.Load()) }
+
+// Authorizations returns how many authorization codes were issued: how
+// many times a person was asked.
+func (i *Issuer) Authorizations() int { return int(i.authorized.Load()) }
 
 // AddKey generates a key for alg (RS256, PS256 or ES256) under kid, and
 // publishes it in the key set when publish is true.
@@ -192,18 +213,69 @@ func (i *Issuer) serveJWKS(w http.ResponseWriter, _ *http.Request) {
 
 func (i *Issuer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
-		"issuer":                                i.URL,
-		"token_endpoint":                        i.URL + "/token",
-		"jwks_uri":                              i.JWKSURL(),
-		"grant_types_supported":                 []string{"client_credentials"},
-		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
-		"response_types_supported":              []string{"code"},
-		"code_challenge_methods_supported":      []string{"S256"},
+		"issuer":                                         i.URL,
+		"token_endpoint":                                 i.URL + "/token",
+		"authorization_endpoint":                         i.URL + "/authorize",
+		"registration_endpoint":                          i.URL + "/register",
+		"jwks_uri":                                       i.JWKSURL(),
+		"grant_types_supported":                          []string{"client_credentials", "authorization_code", "refresh_token"},
+		"token_endpoint_auth_methods_supported":          []string{"client_secret_basic", "client_secret_post", "none"},
+		"response_types_supported":                       []string{"code"},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"authorization_response_iss_parameter_supported": true,
 	})
 }
 
+// serveRegister registers any client, as a public client.
+func (i *Issuer) serveRegister(w http.ResponseWriter, r *http.Request) {
+	var meta struct {
+		RedirectURIs []string `json:"redirect_uris"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&meta); err != nil || len(meta.RedirectURIs) == 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_client_metadata"})
+		return
+	}
+	i.mu.Lock()
+	i.n++
+	id := fmt.Sprintf("dynamic-%d", i.n)
+	i.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": meta.RedirectURIs, "token_endpoint_auth_method": "none"})
+}
+
+// serveAuthorize is the person's consent, given at once: a redirect to
+// redirect_uri with a code.
+func (i *Issuer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	redirect, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil || redirect.Host == "" || q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+		http.Error(w, "bad authorization request", http.StatusBadRequest)
+		return
+	}
+	i.mu.Lock()
+	i.n++
+	code := fmt.Sprintf("code-%d", i.n)
+	i.codes[code] = grant{clientID: q.Get("client_id"), redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge"), resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope"))}
+	i.mu.Unlock()
+	i.authorized.Add(1)
+	back := redirect.Query()
+	back.Set("code", code)
+	back.Set("state", q.Get("state"))
+	back.Set("iss", i.URL)
+	redirect.RawQuery = back.Encode()
+	http.Redirect(w, r, redirect.String(), http.StatusFound)
+}
+
 func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil || r.Form.Get("grant_type") != "client_credentials" {
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_request"})
+		return
+	}
+	switch r.Form.Get("grant_type") {
+	case "client_credentials":
+	case "authorization_code", "refresh_token":
+		i.serveCodeToken(w, r)
+		return
+	default:
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type"})
 		return
 	}
@@ -249,4 +321,47 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// serveCodeToken exchanges an authorization code (checking PKCE and the
+// redirect) or a refresh token for a token whose audience is the resource
+// asked for.
+func (i *Issuer) serveCodeToken(w http.ResponseWriter, r *http.Request) {
+	i.mu.Lock()
+	var (
+		g  grant
+		ok bool
+	)
+	if r.Form.Get("grant_type") == "authorization_code" {
+		code := r.Form.Get("code")
+		g, ok = i.codes[code]
+		delete(i.codes, code)
+		sum := sha256.Sum256([]byte(r.Form.Get("code_verifier")))
+		ok = ok && base64.RawURLEncoding.EncodeToString(sum[:]) == g.challenge && r.Form.Get("redirect_uri") == g.redirect
+	} else {
+		g, ok = i.refresh[r.Form.Get("refresh_token")]
+	}
+	i.n++
+	n := i.n
+	ref := fmt.Sprintf("refresh-%d", n)
+	if ok {
+		i.refresh[ref] = g
+	}
+	kid := i.signWith
+	i.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
+		return
+	}
+	claims := i.Claims(g.resource, g.scopes...)
+	claims["client_id"], claims["jti"] = g.clientID, fmt.Sprintf("t-%d", n)
+	tok, err := i.sign(kid, kid, claims)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "server_error"})
+		return
+	}
+	i.tokens.Add(1)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "refresh_token": ref, "scope": strings.Join(g.scopes, " "),
+	})
 }
