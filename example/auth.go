@@ -90,7 +90,8 @@ type JWTAuth struct {
 // asks for OAuth (see mcp.OptOAuth and mcp.OptOAuthClientCredentials).
 type OAuth struct {
 	// Grant is authorization_code (the default: a person authorizes once,
-	// at the URL the gateway logs; tokens are kept under token_dir) or
+	// at the URL the gateway prints on standard error; tokens are kept
+	// under token_dir) or
 	// client_credentials (the gateway's own client ID and secret).
 	Grant string `yaml:"grant"`
 	// ClientID is the client registered with the authorization server;

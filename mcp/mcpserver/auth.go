@@ -487,7 +487,10 @@ func (cfg *httpConfig) requireBearer(h http.Handler) http.Handler {
 func challenge(next http.Handler, mw func(http.Handler) http.Handler) http.Handler {
 	inner := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The token was accepted: serve with the original writer.
-		next.ServeHTTP(w.(*challengeWriter).ResponseWriter, r)
+		if cw, ok := w.(*challengeWriter); ok {
+			w = cw.ResponseWriter
+		}
+		next.ServeHTTP(w, r)
 	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		inner.ServeHTTP(&challengeWriter{ResponseWriter: w, sent: r.Header.Get("Authorization") != ""}, r)
