@@ -159,6 +159,9 @@ func (v *validator) checkAuth(c *Config) {
 	if c.Transport == "stdio" {
 		v.fail("auth is for transport http", "auth")
 	}
+	if strings.HasPrefix(c.Path, "/.well-known/") || strings.HasPrefix(c.SSEPath, "/.well-known/") {
+		v.fail("with auth, /.well-known/ is for the protected resource metadata", "path")
+	}
 	if a.Bearer == nil && a.JWT == nil {
 		v.fail("give bearer, jwt or both", "auth")
 	}

@@ -107,6 +107,7 @@ func TestParseAuthConfigErrors(t *testing.T) {
 		want       []string
 	}{
 		{"empty auth", "auth: {}\n", []string{"gw.yaml:1: auth: give bearer, jwt or both"}},
+		{"well-known path", "path: /.well-known/oauth-protected-resource\nauth: {bearer: {tokens_env: GW_TEST_SHORT}}\n", []string{"gw.yaml:1: path: with auth, /.well-known/ is for the protected resource metadata"}},
 		{"auth on stdio", "transport: stdio\nauth: {bearer: {tokens_env: GW_TEST_SHORT}}\n", []string{"gw.yaml:2: auth: auth is for transport http"}},
 		{"unknown auth field", "auth:\n  basic: {}\n", []string{"gw.yaml:2: auth.basic: unknown field (known: bearer, jwt)"}},
 		{"inline tokens", "auth:\n  bearer:\n    tokens: [abc]\n", []string{"gw.yaml:3: auth.bearer.tokens: unknown field (known: tokens_env, tokens_file)"}},
@@ -231,5 +232,43 @@ func TestGatewayOAuthRedirectInUse(t *testing.T) {
 	_, err = newGateway("gw.yaml", cfg, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), `gw.yaml:2: servers: "up": oauth: redirect_url: `) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A reload replaces the bearer tokens; other auth changes wait for a
+// restart and keep the running values.
+func TestReloadAuth(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "tokens", tokenA+"\n")
+	const text = "listen: 127.0.0.1:0\nauth:\n  bearer: {tokens_file: tokens}\n  jwt: {jwks_url: 'https://a.example.com/jwks', issuer: 'https://a.example.com', audience: 'https://gw.example.com/mcp'}\n"
+	file := filepath.Join(dir, "gw.yaml")
+	cur, err := parseConfig(file, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	g, err := newGateway(file, cur, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.srv.Close()
+	writeFile(t, dir, "tokens", tokenB+"\n")
+	next, err := parseConfig(file, []byte(strings.Replace(text, "https://a.example.com'", "https://b.example.com'", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.reloadAuth(cur, next)
+	ctx := context.Background()
+	if _, err := g.auth.verify(ctx, tokenA, nil); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Errorf("old token: %v", err)
+	}
+	if _, err := g.auth.verify(ctx, tokenB, nil); err != nil {
+		t.Errorf("new token: %v", err)
+	}
+	if next.Auth.JWT.Issuer != "https://a.example.com" {
+		t.Errorf("issuer after the reload: %s", next.Auth.JWT.Issuer)
+	}
+	if out := logs.String(); !strings.Contains(out, `needs a restart; ignored" field=auth.jwt`) || !strings.Contains(out, "bearer tokens reloaded") {
+		t.Errorf("log: %s", out)
 	}
 }

@@ -426,17 +426,43 @@ func HandleProtectedResourceMetadata(mux *http.ServeMux, meta *oauthex.Protected
 	if meta == nil {
 		return fmt.Errorf("%w: nil protected resource metadata", toolkit.ErrBadParameter)
 	}
-	full, err := ProtectedResourceMetadataURL(meta.Resource)
+	paths, err := metadataPaths(meta)
 	if err != nil {
-		return fmt.Errorf("%w: protected resource metadata: %v", toolkit.ErrBadParameter, err)
+		return err
 	}
-	u, _ := url.Parse(full)
 	h := auth.ProtectedResourceMetadataHandler(meta)
-	mux.Handle(ProtectedResourceMetadataPath, h)
-	if u.Path != ProtectedResourceMetadataPath {
-		mux.Handle(u.Path, h)
+	for _, p := range paths {
+		mux.Handle(p, h)
 	}
 	return nil
+}
+
+// metadataPaths returns the URL paths the metadata of meta is served at.
+func metadataPaths(meta *oauthex.ProtectedResourceMetadata) ([]string, error) {
+	full, err := ProtectedResourceMetadataURL(meta.Resource)
+	if err != nil {
+		return nil, fmt.Errorf("%w: protected resource metadata: %v", toolkit.ErrBadParameter, err)
+	}
+	u, _ := url.Parse(full)
+	if u.Path == ProtectedResourceMetadataPath {
+		return []string{u.Path}, nil
+	}
+	return []string{ProtectedResourceMetadataPath, u.Path}, nil
+}
+
+// serveMetadata serves meta on mux unless a path of the MCP endpoints is
+// one of its own.
+func serveMetadata(mux *http.ServeMux, meta *oauthex.ProtectedResourceMetadata, taken ...string) error {
+	paths, err := metadataPaths(meta)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if slices.Contains(taken, p) {
+			return fmt.Errorf("%w: WithProtectedResource: the metadata path %s is an MCP endpoint's", toolkit.ErrBadParameter, p)
+		}
+	}
+	return HandleProtectedResourceMetadata(mux, meta)
 }
 
 // WithProtectedResource makes the HTTP face an OAuth 2.1 protected

@@ -409,3 +409,18 @@ func TestServerBearerChallenge(t *testing.T) {
 		t.Errorf("relative resource: %d, want 500", rec.Code)
 	}
 }
+
+// An MCP endpoint at a metadata path is refused, not a panic of the mux.
+func TestServeListenerMetadataPathTaken(t *testing.T) {
+	leakCheck(t)
+	f := newFixture(t, nil)
+	ln, err := listenLoopback(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.srv.ServeListener(context.Background(), ln, WithPath(ProtectedResourceMetadataPath),
+		WithProtectedResource(&oauthex.ProtectedResourceMetadata{Resource: "https://x.example.com/mcp"}))
+	if !errors.Is(err, toolkit.ErrBadParameter) {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -45,7 +45,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, opts ...HTT
 	mux := http.NewServeMux()
 	mux.Handle(path, h)
 	if cfg.prm != nil {
-		if err := HandleProtectedResourceMetadata(mux, cfg.prm); err != nil {
+		if err := serveMetadata(mux, cfg.prm, path, cfg.sse.path); err != nil {
 			ln.Close()
 			return err
 		}
