@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,34 +19,53 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/oauthtest"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
+	"github.com/llmkit/toolkit/tool"
 )
 
-// startProtectedCalc serves newCalc as an OAuth protected resource of
-// iss: JWT access tokens with scope calc, its metadata at the well-known
-// path. It returns the URL of its MCP endpoint.
+// startProtectedCalc serves a toolkit with the tool "add" as an OAuth
+// protected resource of iss, with the library's own resource server:
+// JWT access tokens with scope calc, its metadata at the well-known
+// paths, and its challenges. It returns the URL of its MCP endpoint.
 func startProtectedCalc(t *testing.T, iss *oauthtest.Issuer) string {
 	t.Helper()
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	resource := srv.URL + "/mcp"
+	tk, err := toolkit.New(toolkit.WithTool(tool.Must("add", "Adds two integers.", func(_ context.Context, in addIn) (addOut, error) {
+		return addOut{Sum: in.A + in.B}, nil
+	})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(tk, &sdk.Implementation{Name: "calc", Version: "1.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resource := "http://" + ln.Addr().String() + "/mcp"
 	v, err := mcpserver.NewJWTVerifier(mcpserver.JWTConfig{JWKSURL: iss.JWKSURL(), Issuer: iss.URL, Audience: resource})
 	if err != nil {
 		t.Fatal(err)
 	}
-	prm, _ := mcpserver.ProtectedResourceMetadataURL(resource)
-	calc := newCalc()
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return calc }, nil)
-	mux.Handle("/mcp", auth.RequireBearerToken(v.Verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: prm, Scopes: []string{"calc"}})(h))
-	meta := &oauthex.ProtectedResourceMetadata{Resource: resource, AuthorizationServers: []string{iss.URL}, ScopesSupported: []string{"calc"}}
-	if err := mcpserver.HandleProtectedResourceMetadata(mux, meta); err != nil {
-		t.Fatal(err)
-	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.ServeListener(ctx, ln,
+			mcpserver.WithBearerAuth(v.Verify, &auth.RequireBearerTokenOptions{Scopes: []string{"calc"}}),
+			mcpserver.WithProtectedResource(&oauthex.ProtectedResourceMetadata{
+				Resource: resource, AuthorizationServers: []string{iss.URL}, ScopesSupported: []string{"calc"},
+			}))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("protected calc: %v", err)
+		}
+		srv.Close()
+	})
 	return resource
 }
 
