@@ -424,3 +424,24 @@ func TestServeListenerMetadataPathTaken(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// BenchmarkJWTVerifier measures the check of one access token, the key
+// set cached.
+func BenchmarkJWTVerifier(b *testing.B) {
+	iss := oauthtest.NewIssuer(b)
+	v, err := NewJWTVerifier(JWTConfig{JWKSURL: iss.JWKSURL(), Issuer: iss.URL, Audience: testAudience})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, kid := range []string{"rsa-1", "ec-1"} {
+		tok := iss.Sign(kid, iss.Claims(testAudience, "mcp"))
+		b.Run(map[string]string{"rsa-1": "RS256", "ec-1": "ES256"}[kid], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := v.Verify(context.Background(), tok, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
