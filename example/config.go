@@ -64,6 +64,14 @@ type Config struct {
 	// Prompts is a directory of markdown prompts (and other files, served
 	// as resources) exposed as the "user" namespace; "" for none.
 	Prompts string `yaml:"prompts"`
+	// Auth makes MCP clients authenticate (transport http); none by
+	// default.
+	Auth *Auth `yaml:"auth"`
+	// TokenDir keeps the OAuth tokens of upstreams authorized by a person
+	// (oauth grant authorization_code), one file per upstream, readable by
+	// the gateway's user only; "" keeps them in memory (the person
+	// authorizes again after each restart).
+	TokenDir string `yaml:"token_dir"`
 	// Servers are the upstream MCP servers.
 	Servers []Server `yaml:"servers"`
 }
@@ -95,6 +103,8 @@ type Server struct {
 	// MaxResultBytes refuses tool results, prompts and resource reads
 	// larger than this many bytes (mcp.OptMaxResultBytes). 0: no limit.
 	MaxResultBytes int64 `yaml:"max_result_bytes"`
+	// OAuth authorizes the gateway to a server that asks for OAuth.
+	OAuth *OAuth `yaml:"oauth"`
 
 	endpoint string // the connector URL, from URL or Command
 	line     int    // where the entry starts, for messages
@@ -245,6 +255,14 @@ func yamlFields(goType string) string {
 		v = Timeouts{}
 	case "main.ToolFilter":
 		v = ToolFilter{}
+	case "main.Auth":
+		v = Auth{}
+	case "main.BearerAuth":
+		v = BearerAuth{}
+	case "main.JWTAuth":
+		v = JWTAuth{}
+	case "main.OAuth":
+		v = OAuth{}
 	default:
 		return ""
 	}
@@ -356,7 +374,9 @@ func describeType(goType string) string {
 		return "a list of strings"
 	case "map[string]string":
 		return "a mapping of strings"
-	case "main.ToolFilter", "main.Timeouts", "main.Server", "main.Config":
+	case "main.ToolFilter", "main.Timeouts", "main.Server", "main.Config",
+		"main.Auth", "main.BearerAuth", "main.JWTAuth", "main.OAuth",
+		"*main.Auth", "*main.BearerAuth", "*main.JWTAuth", "*main.OAuth":
 		return "a mapping of fields"
 	}
 	if strings.HasPrefix(goType, "[]") {
@@ -425,6 +445,13 @@ func (v *validator) check(c *Config) {
 		}
 	}
 	v.checkServing(c)
+	v.checkAuth(c)
+	if c.TokenDir != "" {
+		c.TokenDir = v.abs(c.TokenDir)
+		if fi, err := os.Stat(c.TokenDir); err == nil && !fi.IsDir() {
+			v.fail(fmt.Sprintf("%s is not a directory", c.TokenDir), "token_dir")
+		}
+	}
 	names := map[string]int{}
 	endpoints := map[string]int{}
 	for i := range c.Servers {
@@ -524,6 +551,7 @@ func (v *validator) checkServer(s *Server, i int) {
 	if s.MaxConcurrency < 0 {
 		v.fail("must not be negative", at("max_concurrency")...)
 	}
+	v.checkOAuth(s, i)
 	if s.MaxResultBytes < 0 {
 		v.fail("must not be negative", at("max_result_bytes")...)
 	}

@@ -63,6 +63,8 @@ type gateway struct {
 	tk     *toolkit.Toolkit
 	srv    *mcpserver.Server
 	meters *gatewayMetrics // nil unless metrics are on
+	auth   *authenticator  // nil unless auth is configured
+	logins authorizers     // of the upstreams' OAuth
 
 	mu        sync.Mutex
 	cfg       *Config           // the configuration in force
@@ -73,6 +75,7 @@ type gateway struct {
 // the upstreams. Nothing is contacted before run.
 func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error) {
 	g := &gateway{file: file, logger: logger, cfg: cfg, upstreams: map[string]Server{}}
+	g.logins.logger = logger
 	d := &delegate{
 		logger:  logger,
 		userDir: cfg.Prompts,
@@ -133,6 +136,17 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	if cfg.StartupWait != nil {
 		opts = append(opts, mcpserver.WithStartupWait(*cfg.StartupWait))
 	}
+	if g.auth, err = newAuthenticator(cfg.Auth, logger); err != nil {
+		g.meters.shutdown()
+		return nil, err
+	}
+	if g.auth != nil {
+		var leeway time.Duration
+		if cfg.Auth.JWT != nil {
+			leeway = cfg.Auth.JWT.Leeway
+		}
+		opts = append(opts, mcpserver.WithHTTP(g.auth.options(leeway)...))
+	}
 	if g.srv, err = mcpserver.New(tk, &sdk.Implementation{Name: gatewayName, Version: version}, opts...); err != nil {
 		g.meters.shutdown()
 		return nil, err
@@ -145,6 +159,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	}
 	if err := errors.Join(errs...); err != nil {
 		g.srv.Close()
+		g.logins.close()
 		g.meters.shutdown()
 		return nil, err
 	}
@@ -168,6 +183,7 @@ func (g *gateway) run(ctx context.Context) error {
 	defer func() {
 		stopToolkit()
 		<-tkDone
+		g.logins.close()
 		g.meters.shutdown()
 		g.logger.Info("stopped")
 	}()
@@ -205,6 +221,11 @@ func (g *gateway) run(ctx context.Context) error {
 		}
 		mux.Handle("/healthz", health)
 		g.mountMetrics(mux)
+		if g.auth != nil && g.auth.meta != nil {
+			if err := mcpserver.HandleProtectedResourceMetadata(mux, g.auth.meta); err != nil {
+				return err
+			}
+		}
 		if err := g.listen(serveCtx, cfg.Listen, mux, serve, "mcp"); err != nil {
 			return err
 		}
@@ -263,6 +284,13 @@ func (g *gateway) config() *Config {
 
 // add registers an upstream with the toolkit.
 func (g *gateway) add(s Server) error {
+	if o := s.OAuth; o != nil && o.Grant == grantAuthorizationCode {
+		// The redirect listener is made now, so that an address in use
+		// is an error of this upstream.
+		if _, err := g.logins.get(o.RedirectURL); err != nil {
+			return fmt.Errorf("%s:%d: servers: %q: oauth: redirect_url: %w", g.file, s.line, s.Name, err)
+		}
+	}
 	g.mu.Lock()
 	g.upstreams[s.endpoint] = s
 	g.mu.Unlock()
@@ -315,6 +343,8 @@ func (g *gateway) reload() {
 		}
 	}
 
+	g.reloadAuth(cur, next)
+
 	wanted := map[string]Server{}
 	for _, s := range next.Servers {
 		wanted[s.Name] = s
@@ -345,6 +375,7 @@ func (g *gateway) reload() {
 	}
 	updated := *cur
 	updated.Servers = applied
+	updated.Auth = next.Auth
 	g.mu.Lock()
 	g.cfg = &updated
 	g.mu.Unlock()
@@ -395,7 +426,12 @@ func (g *gateway) connectorOptions(endpoint string) []mcp.Option {
 	if n := s.MaxResultBytes; n > 0 {
 		opts = append(opts, mcp.OptMaxResultBytes(n))
 	}
-	return opts
+	oauth, err := g.oauthOptions(s)
+	if err != nil {
+		// add made the redirect listener: not expected.
+		g.logger.Error("upstream OAuth", "namespace", s.Name, "error", err)
+	}
+	return append(opts, oauth...)
 }
 
 // wrapConnector applies an upstream's tool filter and call timeout.

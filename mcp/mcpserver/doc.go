@@ -197,4 +197,12 @@
 // checks apply to [Server.SSEHandler] as to [Server.Handler]. Give them to [Server.Handler] or
 // [Server.ServeListener], or to [New] and [Serve] through [WithHTTP]. An
 // invalid option is an error, never silently ignored.
+//
+// To be an OAuth 2.1 resource server, check JWT access tokens against the
+// authorization server's key set with a [JWTVerifier] given to
+// [WithBearerAuth] (required scopes in its options: 403
+// insufficient_scope), and describe the server with
+// [WithProtectedResource]: its metadata (RFC 9728) is served at the
+// well-known paths and named in the WWW-Authenticate challenge of every
+// 401, so that clients find where to get a token.
 package mcpserver

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,7 +22,9 @@ import (
 //     those; a request with an Origin header must come from the server's
 //     own origin or one listed with WithAllowedOrigins. Refusals get 403.
 //   - Bearer-token authentication with WithBearerAuth (401 without a valid
-//     token). The token's info reaches handlers through the SDK request.
+//     token, 403 without a required scope, with an RFC 6750 challenge
+//     that points at the resource metadata of WithProtectedResource). The
+//     token's info reaches handlers through the SDK request.
 //   - A request body limit (WithMaxBodyBytes, 4 MiB by default; 413).
 func (s *Server) Handler(opts ...HTTPOption) http.Handler {
 	h, _, err := s.handler(opts)
@@ -75,7 +76,7 @@ func (s *Server) httpConfig(opts []HTTPOption) (*httpConfig, error) {
 // and the Host and Origin guard.
 func (cfg *httpConfig) secure(h http.Handler) http.Handler {
 	if cfg.verifier != nil {
-		h = auth.RequireBearerToken(cfg.verifier, cfg.authOpts)(h)
+		h = cfg.requireBearer(h)
 	}
 	if !cfg.noRebinding {
 		h = &originGuard{next: h, origins: cfg.origins, hosts: cfg.hosts}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
@@ -51,6 +52,8 @@ type httpConfig struct {
 	jsonResponse   bool
 	verifier       auth.TokenVerifier
 	authOpts       *auth.RequireBearerTokenOptions
+	prm            *oauthex.ProtectedResourceMetadata // auth.go
+	prmURL         string
 	origins        []string
 	hosts          []string
 	maxBody        int64

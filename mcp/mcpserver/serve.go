@@ -44,6 +44,12 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, opts ...HTT
 	}
 	mux := http.NewServeMux()
 	mux.Handle(path, h)
+	if cfg.prm != nil {
+		if err := serveMetadata(mux, cfg.prm, path, cfg.sse.path); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	if cfg.sse.path != "" {
 		if cfg.sse.path == path {
 			ln.Close()

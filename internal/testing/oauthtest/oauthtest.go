@@ -1,0 +1,367 @@
+// Package oauthtest is a small OAuth 2.1 authorization server for tests:
+// it publishes a JSON Web Key Set of generated RSA and EC keys, its
+// authorization server metadata (RFC 8414), and a token endpoint that
+// issues JWT access tokens (RFC 9068) with the client credentials grant to
+// registered clients, and with the authorization code grant (PKCE, a
+// consent given at once, dynamic registration, refresh tokens) to any
+// client. Tests also mint tokens of any shape with Sign.
+package oauthtest
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// Issuer is the authorization server. Its URL is its issuer identifier;
+// the key set is at JWKSURL.
+type Issuer struct {
+	*httptest.Server
+	t testing.TB
+
+	mu        sync.Mutex
+	keys      map[string]signingKey // by kid, published or not
+	published []string              // the kids in the key set
+	signWith  string                // the kid the token endpoint signs with
+	clients   map[string]Client     // by client ID
+	codes     map[string]grant      // authorization codes not yet exchanged
+	refresh   map[string]grant      // refresh tokens
+	n         int
+
+	fetches    atomic.Int32 // key set requests served
+	tokens     atomic.Int32 // tokens issued by the token endpoint
+	authorized atomic.Int32 // authorization codes issued
+}
+
+// grant is what an authorization code or refresh token stands for.
+type grant struct {
+	clientID, redirect, challenge, resource string
+	scopes                                  []string
+}
+
+// Client is a client registered for the client credentials grant.
+type Client struct {
+	Secret string
+	// Audience is the aud of the tokens issued to the client.
+	Audience string
+	// Scopes are those granted when the client asks for none, and the
+	// only ones granted when it asks.
+	Scopes []string
+}
+
+type signingKey struct {
+	alg jose.SignatureAlgorithm
+	key crypto.Signer
+}
+
+// NewIssuer starts an issuer with one RS256 key (kid "rsa-1") and one
+// ES256 key (kid "ec-1") published, the first used by the token endpoint.
+func NewIssuer(t testing.TB) *Issuer {
+	t.Helper()
+	i := &Issuer{t: t, keys: map[string]signingKey{}, clients: map[string]Client{}, codes: map[string]grant{}, refresh: map[string]grant{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /jwks", i.serveJWKS)
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", i.serveMetadata)
+	mux.HandleFunc("POST /token", i.serveToken)
+	mux.HandleFunc("POST /register", i.serveRegister)
+	mux.HandleFunc("GET /authorize", i.serveAuthorize)
+	i.Server = httptest.NewServer(mux)
+	t.Cleanup(i.Close)
+	i.AddKey("rsa-1", jose.RS256, true)
+	i.AddKey("ec-1", jose.ES256, true)
+	i.signWith = "rsa-1"
+	return i
+}
+
+// JWKSURL is the URL of the key set.
+func (i *Issuer) JWKSURL() string { return i.URL + "/jwks" }
+
+// JWKSFetches returns how many times the key set was fetched.
+func (i *Issuer) JWKSFetches() int { return int(i.fetches.Load()) }
+
+// TokensIssued returns how many tokens the token endpoint issued.
+func (i *Issuer) TokensIssued() int { return int(i.tokens.Load()) }
+
+// Authorizations returns how many authorization codes were issued: how
+// many times a person was asked.
+func (i *Issuer) Authorizations() int { return int(i.authorized.Load()) }
+
+// AddKey generates a key for alg (RS256, PS256 or ES256) under kid, and
+// publishes it in the key set when publish is true.
+func (i *Issuer) AddKey(kid string, alg jose.SignatureAlgorithm, publish bool) {
+	i.t.Helper()
+	var (
+		k   crypto.Signer
+		err error
+	)
+	switch alg {
+	case jose.RS256, jose.PS256:
+		k, err = rsa.GenerateKey(rand.Reader, 2048)
+	case jose.ES256:
+		k, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	default:
+		i.t.Fatalf("oauthtest: no key for %s", alg)
+	}
+	if err != nil {
+		i.t.Fatal(err)
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.keys[kid] = signingKey{alg: alg, key: k}
+	if publish {
+		i.published = append(i.published, kid)
+	}
+}
+
+// Rotate publishes only the key kid (adding a new RS256 one when it does
+// not exist) and makes the token endpoint sign with it.
+func (i *Issuer) Rotate(kid string) {
+	i.mu.Lock()
+	_, ok := i.keys[kid]
+	i.mu.Unlock()
+	if !ok {
+		i.AddKey(kid, jose.RS256, false)
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.published, i.signWith = []string{kid}, kid
+}
+
+// Register registers a client for the client credentials grant.
+func (i *Issuer) Register(id string, c Client) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.clients[id] = c
+}
+
+// Claims returns the claims of a valid token for audience with scopes:
+// this issuer, subject "user-1", issued now, expiring in an hour.
+func (i *Issuer) Claims(audience string, scopes ...string) map[string]any {
+	now := time.Now()
+	c := map[string]any{
+		"iss": i.URL, "sub": "user-1", "aud": audience,
+		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+	}
+	if len(scopes) > 0 {
+		c["scope"] = strings.Join(scopes, " ")
+	}
+	return c
+}
+
+// Sign returns claims as a JWT signed with the key kid, with kid in its
+// header.
+func (i *Issuer) Sign(kid string, claims map[string]any) string {
+	i.t.Helper()
+	return i.Forge(kid, kid, claims)
+}
+
+// Forge returns claims as a JWT signed with the key key but naming kid in
+// its header.
+func (i *Issuer) Forge(key, kid string, claims map[string]any) string {
+	i.t.Helper()
+	tok, err := i.sign(key, kid, claims)
+	if err != nil {
+		i.t.Fatal(err)
+	}
+	return tok
+}
+
+func (i *Issuer) sign(key, kid string, claims map[string]any) (string, error) {
+	i.mu.Lock()
+	k, ok := i.keys[key]
+	i.mu.Unlock()
+	if !ok {
+		return "", fmt.Errorf("oauthtest: no key %q", key)
+	}
+	opts := (&jose.SignerOptions{}).WithType("at+jwt").WithHeader(jose.HeaderKey("kid"), kid)
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: k.alg, Key: k.key}, opts)
+	if err != nil {
+		return "", err
+	}
+	return jwt.Signed(signer).Claims(claims).Serialize()
+}
+
+func (i *Issuer) serveJWKS(w http.ResponseWriter, _ *http.Request) {
+	i.fetches.Add(1)
+	i.mu.Lock()
+	var set jose.JSONWebKeySet
+	for _, kid := range i.published {
+		k := i.keys[kid]
+		set.Keys = append(set.Keys, jose.JSONWebKey{Key: k.key.Public(), KeyID: kid, Algorithm: string(k.alg), Use: "sig"})
+	}
+	i.mu.Unlock()
+	writeJSON(w, http.StatusOK, set)
+}
+
+func (i *Issuer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                         i.URL,
+		"token_endpoint":                                 i.URL + "/token",
+		"authorization_endpoint":                         i.URL + "/authorize",
+		"registration_endpoint":                          i.URL + "/register",
+		"jwks_uri":                                       i.JWKSURL(),
+		"grant_types_supported":                          []string{"client_credentials", "authorization_code", "refresh_token"},
+		"token_endpoint_auth_methods_supported":          []string{"client_secret_basic", "client_secret_post", "none"},
+		"response_types_supported":                       []string{"code"},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"authorization_response_iss_parameter_supported": true,
+	})
+}
+
+// serveRegister registers any client, as a public client.
+func (i *Issuer) serveRegister(w http.ResponseWriter, r *http.Request) {
+	var meta struct {
+		RedirectURIs []string `json:"redirect_uris"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&meta); err != nil || len(meta.RedirectURIs) == 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_client_metadata"})
+		return
+	}
+	i.mu.Lock()
+	i.n++
+	id := fmt.Sprintf("dynamic-%d", i.n)
+	i.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": meta.RedirectURIs, "token_endpoint_auth_method": "none"})
+}
+
+// serveAuthorize is the person's consent, given at once: a redirect to
+// redirect_uri with a code.
+func (i *Issuer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	redirect, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil || redirect.Host == "" || q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+		http.Error(w, "bad authorization request", http.StatusBadRequest)
+		return
+	}
+	i.mu.Lock()
+	i.n++
+	code := fmt.Sprintf("code-%d", i.n)
+	i.codes[code] = grant{clientID: q.Get("client_id"), redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge"), resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope"))}
+	i.mu.Unlock()
+	i.authorized.Add(1)
+	back := redirect.Query()
+	back.Set("code", code)
+	back.Set("state", q.Get("state"))
+	back.Set("iss", i.URL)
+	redirect.RawQuery = back.Encode()
+	http.Redirect(w, r, redirect.String(), http.StatusFound)
+}
+
+func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_request"})
+		return
+	}
+	switch r.Form.Get("grant_type") {
+	case "client_credentials":
+	case "authorization_code", "refresh_token":
+		i.serveCodeToken(w, r)
+		return
+	default:
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type"})
+		return
+	}
+	id, secret, ok := r.BasicAuth()
+	if !ok {
+		id, secret = r.Form.Get("client_id"), r.Form.Get("client_secret")
+	}
+	i.mu.Lock()
+	c, known := i.clients[id]
+	kid := i.signWith
+	i.n++
+	n := i.n
+	i.mu.Unlock()
+	if !known || c.Secret == "" || secret != c.Secret {
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "invalid_client"})
+		return
+	}
+	scopes := c.Scopes
+	if asked := strings.Fields(r.Form.Get("scope")); len(asked) > 0 {
+		scopes = nil
+		for _, s := range asked {
+			for _, g := range c.Scopes {
+				if s == g {
+					scopes = append(scopes, s)
+				}
+			}
+		}
+	}
+	claims := i.Claims(c.Audience, scopes...)
+	claims["sub"], claims["client_id"], claims["jti"] = id, id, fmt.Sprintf("t-%d", n)
+	tok, err := i.sign(kid, kid, claims)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "server_error"})
+		return
+	}
+	i.tokens.Add(1)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "scope": strings.Join(scopes, " "),
+	})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// serveCodeToken exchanges an authorization code (checking PKCE and the
+// redirect) or a refresh token for a token whose audience is the resource
+// asked for.
+func (i *Issuer) serveCodeToken(w http.ResponseWriter, r *http.Request) {
+	i.mu.Lock()
+	var (
+		g  grant
+		ok bool
+	)
+	if r.Form.Get("grant_type") == "authorization_code" {
+		code := r.Form.Get("code")
+		g, ok = i.codes[code]
+		delete(i.codes, code)
+		sum := sha256.Sum256([]byte(r.Form.Get("code_verifier")))
+		ok = ok && base64.RawURLEncoding.EncodeToString(sum[:]) == g.challenge && r.Form.Get("redirect_uri") == g.redirect
+	} else {
+		g, ok = i.refresh[r.Form.Get("refresh_token")]
+	}
+	i.n++
+	n := i.n
+	ref := fmt.Sprintf("refresh-%d", n)
+	if ok {
+		i.refresh[ref] = g
+	}
+	kid := i.signWith
+	i.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
+		return
+	}
+	claims := i.Claims(g.resource, g.scopes...)
+	claims["client_id"], claims["jti"] = g.clientID, fmt.Sprintf("t-%d", n)
+	tok, err := i.sign(kid, kid, claims)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "server_error"})
+		return
+	}
+	i.tokens.Add(1)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "refresh_token": ref, "scope": strings.Join(g.scopes, " "),
+	})
+}
