@@ -17,3 +17,15 @@ type ServerRequestHandler interface {
 	CreateMessage(ctx context.Context, params *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error)
 	Elicit(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error)
 }
+
+// RootsLister is implemented by toolkit sessions that can answer the
+// roots/list request an MCP server sends while one of its tools runs on
+// behalf of the session's caller: the roots (directories, files) the
+// caller's side offers the server. The sessions of a
+// [github.com/llmkit/toolkit/mcp/mcpserver.Server] implement it by asking
+// their MCP client, when that client offers roots; otherwise, or when it
+// returns an error wrapping [github.com/llmkit/toolkit.ErrNotImplemented],
+// the connector's own roots answer ([github.com/llmkit/toolkit/mcp.OptRoots]).
+type RootsLister interface {
+	ListRoots(ctx context.Context, params *sdk.ListRootsParams) (*sdk.ListRootsResult, error)
+}
