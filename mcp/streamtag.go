@@ -147,22 +147,13 @@ func dataValue(line []byte) ([]byte, bool) {
 
 // endLine handles a complete held line (with its line end).
 func (t *tagStream) endLine(line []byte) {
-	content := bytes.TrimRight(line, "\r\n")
-	if len(content) == 0 {
+	if len(bytes.TrimRight(line, "\r\n")) == 0 {
 		t.endEvent()
 		t.out = append(t.out, line...)
 		return
 	}
-	v, ok := dataValue(content)
-	if !ok {
-		// Another field or a comment: its place among the event's fields
-		// does not matter.
-		t.out = append(t.out, line...)
-		return
-	}
 	t.held = append(t.held, line...)
-	switch t.mode {
-	case evUndecided:
+	if v, ok := dataValue(bytes.TrimRight(line, "\r\n")); ok && t.mode == evUndecided {
 		if len(t.data) > 0 {
 			t.data = append(t.data, '\n')
 		}
@@ -170,41 +161,25 @@ func (t *tagStream) endLine(line []byte) {
 		if len(t.data) >= classifyPrefix {
 			t.classify()
 		}
-	case evHolding:
-		if len(t.held) > t.max {
-			t.pass()
-		}
+	}
+	if t.mode != evPassing && len(t.held) > t.max {
+		t.pass()
 	}
 }
 
 // partial looks at the incomplete held line: whether the event can be told
 // not to be a candidate yet, or is too large to hold.
 func (t *tagStream) partial() {
-	switch {
-	case t.mode == evHolding:
-		if len(t.held)+len(t.line) > t.max {
-			t.pass()
-			t.passLine()
-		}
-		return
-	case len(t.line) < classifyPrefix:
-		return
-	}
-	v, ok := dataValue(t.line)
-	if !ok {
-		// A long line that is no data: pass it on. One of nothing but
-		// '\r' may yet turn out blank, the end of the event: held data
-		// goes first then.
-		if len(bytes.Trim(t.line, "\r")) == 0 {
-			if len(t.line) <= t.max {
-				return
-			}
-			t.pass()
-		}
+	if len(t.held)+len(t.line) > t.max {
+		t.pass()
 		t.passLine()
 		return
 	}
-	if len(t.data)+len(v) < classifyPrefix {
+	if t.mode != evUndecided || len(t.line) < classifyPrefix {
+		return
+	}
+	v, ok := dataValue(t.line)
+	if !ok || len(t.data)+len(v) < classifyPrefix {
 		return
 	}
 	if len(t.data) > 0 {
@@ -260,9 +235,7 @@ func (t *tagStream) endEvent() {
 		}
 		if t.mode == evHolding {
 			if tagged, ok := tagRequest(joinData(t.held), t.tag); ok {
-				t.out = append(t.out, "data: "...)
-				t.out = append(t.out, tagged...)
-				t.out = append(t.out, '\n')
+				t.out = appendTagged(t.out, t.held, tagged)
 			} else {
 				t.out = append(t.out, t.held...)
 			}
@@ -280,6 +253,30 @@ func (t *tagStream) flush() {
 	t.mode = evUndecided
 }
 
+// appendTagged appends the held lines of an event to out, its data lines
+// replaced by one line holding msg, where the first was.
+func appendTagged(out, held, msg []byte) []byte {
+	done := false
+	for len(held) > 0 {
+		line := held
+		if i := bytes.IndexByte(held, '\n'); i >= 0 {
+			line = held[:i+1]
+		}
+		held = held[len(line):]
+		if _, ok := dataValue(bytes.TrimRight(line, "\r\n")); !ok {
+			out = append(out, line...)
+			continue
+		}
+		if !done {
+			out = append(out, "data: "...)
+			out = append(out, msg...)
+			out = append(out, '\n')
+			done = true
+		}
+	}
+	return out
+}
+
 // joinData returns the data of held data lines, joined by '\n' as the SSE
 // format joins them.
 func joinData(held []byte) []byte {
@@ -293,7 +290,10 @@ func joinData(held []byte) []byte {
 		} else {
 			held = nil
 		}
-		v, _ := dataValue(bytes.TrimRight(line, "\r"))
+		v, ok := dataValue(bytes.TrimRight(line, "\r"))
+		if !ok {
+			continue
+		}
 		if !first {
 			out = append(out, '\n')
 		}
