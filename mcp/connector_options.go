@@ -151,9 +151,9 @@ func OptSubscribeResources() Option {
 // its own (OptSamplingHandler, OptElicitationHandler, OptRoots), which
 // answer when the caller cannot.
 //
-// A caller's session that implements those interfaces is asked first with
-// or without this option; the option only makes the connector advertise
-// what its callers may answer. See the package documentation for how a
+// A caller's session that implements those interfaces answers first
+// whenever the connector advertises the capability: with this option, or
+// with a handler of its own. See the package documentation for how a
 // request is tied to its call.
 func OptForwardServerRequests() Option {
 	return func(o *options) error { o.forwardRequests = true; return nil }

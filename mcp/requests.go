@@ -106,6 +106,9 @@ func (c *Connector) receiving(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
 		case kindRoots.method:
+			if !c.offersRoots() {
+				return nil, c.refuse(kindRoots, 0, nil)
+			}
 			if r, ok := req.(*sdk.ListRootsRequest); ok {
 				return c.handleListRoots(ctx, r)
 			}
@@ -152,15 +155,12 @@ func (c *Connector) handleListRoots(ctx context.Context, req *sdk.ListRootsReque
 	if req.Params == nil {
 		req.Params = &sdk.ListRootsParams{}
 	}
-	var own func() (*sdk.ListRootsResult, error)
-	if c.offersRoots() {
-		own = func() (*sdk.ListRootsResult, error) {
-			roots := []*sdk.Root{} // an empty list, never null
-			if c.o.roots != nil {
-				roots = append(roots, c.o.roots.Roots()...)
-			}
-			return &sdk.ListRootsResult{Roots: roots}, nil
+	own := func() (*sdk.ListRootsResult, error) {
+		roots := []*sdk.Root{} // an empty list, never null
+		if c.o.roots != nil {
+			roots = append(roots, c.o.roots.Roots()...)
 		}
+		return &sdk.ListRootsResult{Roots: roots}, nil
 	}
 	return answer(c, ctx, req.Session, kindRoots, &req.Params.Meta, func(h bridge.RootsLister) (*sdk.ListRootsResult, error) {
 		return h.ListRoots(ctx, req.Params)
