@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -259,6 +260,43 @@ func FuzzTagStream(f *testing.F) {
 			tagged, ok := tagRequest([]byte(w.data), "T")
 			if !ok || string(tagged) != g.data {
 				t.Fatalf("event %d: %q, want %q or it tagged", i, g.data, w.data)
+			}
+		}
+	})
+}
+
+// BenchmarkTagStream measures reading an event stream of results and
+// notifications (nothing to tag) through a tagStream, beside reading it
+// directly.
+func BenchmarkTagStream(b *testing.B) {
+	var stream bytes.Buffer
+	for i := range 100 {
+		fmt.Fprintf(&stream, "id: %d\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"1\",\"progress\":%d}}\n\n", i, i)
+	}
+	fmt.Fprintf(&stream, "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%q}]}}\n\n", strings.Repeat("r", 64<<10))
+	in := stream.Bytes()
+	buf := make([]byte, 4096)
+	b.Run("direct", func(b *testing.B) {
+		b.SetBytes(int64(len(in)))
+		b.ReportAllocs()
+		for b.Loop() {
+			r := bytes.NewReader(in)
+			for {
+				if _, err := r.Read(buf); err != nil {
+					break
+				}
+			}
+		}
+	})
+	b.Run("tagged", func(b *testing.B) {
+		b.SetBytes(int64(len(in)))
+		b.ReportAllocs()
+		for b.Loop() {
+			r := newTagStream(io.NopCloser(bytes.NewReader(in)), "T", DefaultMaxMessageBytes)
+			for {
+				if _, err := r.Read(buf); err != nil {
+					break
+				}
 			}
 		}
 	})
