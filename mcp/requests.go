@@ -181,17 +181,32 @@ func answer[H, R any](c *Connector, ctx context.Context, cs *sdk.ClientSession, 
 	var callerErr error
 	if ok {
 		r, err := ask(h)
-		if err == nil || own == nil || !errors.Is(err, toolkit.ErrNotImplemented) {
-			return r, err
+		if err == nil || !errors.Is(err, toolkit.ErrNotImplemented) {
+			return r, rpcError(err)
 		}
 		callerErr = err
-		n = 1
 	}
 	if own != nil {
-		return own()
+		r, err := own()
+		return r, rpcError(err)
 	}
 	var zero R
 	return zero, c.refuse(kind, n, callerErr)
+}
+
+// rpcError gives err a JSON-RPC code when it has none (the SDK would send
+// code 0): method not found when it wraps toolkit.ErrNotImplemented,
+// internal error otherwise.
+func rpcError(err error) error {
+	var werr *jsonrpc.Error
+	if err == nil || errors.As(err, &werr) {
+		return err
+	}
+	code := int64(jsonrpc.CodeInternalError)
+	if errors.Is(err, toolkit.ErrNotImplemented) {
+		code = jsonrpc.CodeMethodNotFound
+	}
+	return &jsonrpc.Error{Code: code, Message: err.Error()}
 }
 
 // callerAs finds the caller a request of the server on session cs belongs

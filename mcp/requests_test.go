@@ -223,7 +223,11 @@ func TestSamplingHandler(t *testing.T) {
 	t.Cleanup(m.Close)
 	var asked []string
 	r := start(t, "memory://x", false, OptDialer(m.Dial), OptSamplingHandler(func(_ context.Context, p *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
-		asked = append(asked, p.Messages[0].Content.(*sdk.TextContent).Text)
+		q := p.Messages[0].Content.(*sdk.TextContent).Text
+		if q == "fail" {
+			return nil, errors.New("the model is down")
+		}
+		asked = append(asked, q)
 		if _, ok := p.Meta[callMetaKey]; ok {
 			return nil, errors.New("the call tag reached the handler")
 		}
@@ -240,6 +244,11 @@ func TestSamplingHandler(t *testing.T) {
 	}
 	if len(asked) != 1 || asked[0] != "nobody" {
 		t.Errorf("the connector's handler was asked %q", asked)
+	}
+	// A handler's plain error reaches the server with a JSON-RPC code.
+	_, err = call(t, context.Background(), r.Connector, "sample", `{"who":"fail"}`)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("code %d: the model is down", jsonrpc.CodeInternalError)) {
+		t.Errorf("failing handler: %v", err)
 	}
 }
 
