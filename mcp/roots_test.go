@@ -192,10 +192,22 @@ func TestRootsRefused(t *testing.T) {
 	}
 }
 
-func TestRootsInvalid(t *testing.T) {
-	for _, roots := range [][]*sdk.Root{{nil}, {{URI: "https://example.com/x"}}, {{URI: "file:relative"}}, {{URI: ""}}} {
-		if _, err := New("memory://x", "c", "1", OptDialer(func(context.Context) (sdk.Transport, error) { return nil, errAny }), OptRoots(roots...)); !errors.Is(err, toolkit.ErrBadParameter) {
-			t.Errorf("OptRoots(%+v): %v", roots, err)
+// TestRequestOptionsInvalid checks that invalid roots and nil handlers
+// make New fail with an error naming the option, and how a RootSet treats
+// invalid and repeated roots.
+func TestRequestOptionsInvalid(t *testing.T) {
+	invalid := map[string]Option{
+		"OptSamplingHandler":    OptSamplingHandler(nil),
+		"OptElicitationHandler": OptElicitationHandler(nil),
+		"OptRootSet":            OptRootSet(nil),
+	}
+	for i, roots := range [][]*sdk.Root{{nil}, {{URI: "https://example.com/x"}}, {{URI: "file:relative"}}, {{URI: ""}}} {
+		invalid[fmt.Sprint("OptRoots ", i)] = OptRoots(roots...)
+	}
+	for name, o := range invalid {
+		_, err := New("http://127.0.0.1:1/mcp", "c", "1", o)
+		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), strings.Fields(name)[0]) {
+			t.Errorf("%s: New = %v, want ErrBadParameter naming the option", name, err)
 		}
 	}
 	rs, err := NewRootSet(&sdk.Root{URI: "file:///a"}, &sdk.Root{URI: "file:///a", Name: "again"})
