@@ -24,11 +24,33 @@ import (
 // request comes before its params with every common SDK.
 const classifyPrefix = 512
 
-// Methods of the requests tagStream tags.
-var taggedMethods = [][]byte{
-	[]byte(`"` + "sampling/createMessage" + `"`),
-	[]byte(`"` + "elicitation/create" + `"`),
-	[]byte(`"` + "roots/list" + `"`),
+// Methods of the requests tagStream tags, as JSON strings cut at their
+// '/' (which JSON may also write "\/").
+var taggedMethods = [][2][]byte{
+	{[]byte(`"sampling`), []byte(`createMessage"`)},
+	{[]byte(`"elicitation`), []byte(`create"`)},
+	{[]byte(`"roots`), []byte(`list"`)},
+}
+
+// mayBeTagged reports whether data holds the JSON string of a method
+// tagStream tags. It looks only around each '/', so that data without
+// any costs one IndexByte.
+func mayBeTagged(data []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], '/')
+		if j < 0 {
+			return false
+		}
+		j += i
+		head, tail := data[:j], data[j+1:]
+		head = bytes.TrimSuffix(head, []byte{'\\'})
+		for _, m := range taggedMethods {
+			if bytes.HasSuffix(head, m[0]) && bytes.HasPrefix(tail, m[1]) {
+				return true
+			}
+		}
+		i = j + 1
+	}
 }
 
 // Event modes of a tagStream.
@@ -102,7 +124,7 @@ func (t *tagStream) feed(p []byte) {
 		p = p[len(seg):]
 		if t.linePass {
 			t.out = append(t.out, seg...)
-			if !t.lineText && len(bytes.Trim(seg, "\r\n")) > 0 {
+			if !t.lineText && hasText(seg) {
 				t.lineText = true
 			}
 			if i >= 0 {
@@ -135,6 +157,24 @@ func (t *tagStream) startLine() {
 	}
 }
 
+// trimEOL returns line without the '\r' and '\n' bytes that end it.
+func trimEOL(line []byte) []byte {
+	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
+	return line
+}
+
+// hasText reports whether b has a byte other than '\r' and '\n'.
+func hasText(b []byte) bool {
+	for _, c := range b {
+		if c != '\r' && c != '\n' {
+			return true
+		}
+	}
+	return false
+}
+
 // dataValue returns the value of a data line (without its line end), and
 // whether it is one.
 func dataValue(line []byte) ([]byte, bool) {
@@ -147,13 +187,13 @@ func dataValue(line []byte) ([]byte, bool) {
 
 // endLine handles a complete held line (with its line end).
 func (t *tagStream) endLine(line []byte) {
-	if len(bytes.TrimRight(line, "\r\n")) == 0 {
+	if len(trimEOL(line)) == 0 {
 		t.endEvent()
 		t.out = append(t.out, line...)
 		return
 	}
 	t.held = append(t.held, line...)
-	if v, ok := dataValue(bytes.TrimRight(line, "\r\n")); ok && t.mode == evUndecided {
+	if v, ok := dataValue(trimEOL(line)); ok && t.mode == evUndecided {
 		if len(t.data) > 0 {
 			t.data = append(t.data, '\n')
 		}
@@ -196,7 +236,7 @@ func (t *tagStream) partial() {
 // it as it comes.
 func (t *tagStream) passLine() {
 	t.out = append(t.out, t.line...)
-	t.lineText = len(bytes.Trim(t.line, "\r\n")) > 0
+	t.lineText = hasText(t.line)
 	t.line = t.line[:0]
 	t.linePass = true
 }
@@ -204,13 +244,7 @@ func (t *tagStream) passLine() {
 // classify decides, from the first classifyPrefix bytes of the data of an
 // undecided event, whether it may be a request to tag.
 func (t *tagStream) classify() {
-	candidate := false
-	for _, m := range taggedMethods {
-		if bytes.Contains(t.data, m) {
-			candidate = true
-			break
-		}
-	}
+	candidate := mayBeTagged(t.data)
 	t.data = t.data[:0]
 	if candidate {
 		t.mode = evHolding
@@ -263,7 +297,7 @@ func appendTagged(out, held, msg []byte) []byte {
 			line = held[:i+1]
 		}
 		held = held[len(line):]
-		if _, ok := dataValue(bytes.TrimRight(line, "\r\n")); !ok {
+		if _, ok := dataValue(trimEOL(line)); !ok {
 			out = append(out, line...)
 			continue
 		}
@@ -290,7 +324,7 @@ func joinData(held []byte) []byte {
 		} else {
 			held = nil
 		}
-		v, ok := dataValue(bytes.TrimRight(line, "\r"))
+		v, ok := dataValue(trimEOL(line))
 		if !ok {
 			continue
 		}
