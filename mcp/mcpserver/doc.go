@@ -184,8 +184,11 @@
 // during a request), makes these methods fail with an error wrapping
 // toolkit.ErrNotImplemented; the connector then answers with its own
 // handlers (mcp.OptSamplingHandler, mcp.OptElicitationHandler,
-// mcp.OptRoots) when it has them. [RunPromptWithSampling] and
-// [SamplingDelegate] run the toolkit's prompts on the client's model.
+// mcp.OptRoots) when it has them. A client's
+// notifications/roots/list_changed is not passed upstream: an upstream
+// server that asks for roots during a call gets those of that call's
+// client as they are then. [RunPromptWithSampling] and [SamplingDelegate]
+// run the toolkit's prompts on the client's model.
 //
 // # Metrics
 //
