@@ -215,9 +215,16 @@
 //     (its user interface), the roots of OptRoots or OptRootSet;
 //   - a request nothing answers is refused with a JSON-RPC error: method
 //     not found (-32601) when nothing here answers that kind of request,
-//     internal error (-32603) when it cannot be told whose it is. The
-//     application's log gets an info line saying how to enable it (at
-//     most one a minute per kind).
+//     internal error (-32603) when it cannot be told whose it is; when the
+//     caller could not answer and the connector has no handler, the server
+//     gets the caller's error, which says why. The application's log gets
+//     an info line saying how to enable it (at most one a minute per
+//     kind).
+//
+// A handler's answer goes to the server as it is, as the go-sdk client
+// sends it: an error with a JSON-RPC code keeps it (a downstream client's
+// refusal reaches the upstream server unchanged), a plain error goes
+// without one.
 //
 // The connector advertises sampling and elicitation when it has a handler
 // of its own or OptForwardServerRequests is given, and roots when it has

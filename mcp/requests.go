@@ -107,18 +107,18 @@ func (c *Connector) receiving(next sdk.MethodHandler) sdk.MethodHandler {
 		switch method {
 		case kindRoots.method:
 			if !c.offersRoots() {
-				return nil, c.refuse(kindRoots, 0, nil)
+				return nil, c.refuse(kindRoots, 0)
 			}
 			if r, ok := req.(*sdk.ListRootsRequest); ok {
 				return c.handleListRoots(ctx, r)
 			}
 		case kindSampling.method:
 			if !c.o.forwardRequests && c.o.sampling == nil {
-				return nil, c.refuse(kindSampling, 0, nil)
+				return nil, c.refuse(kindSampling, 0)
 			}
 		case kindElicitation.method:
 			if !c.o.forwardRequests && c.o.elicitation == nil {
-				return nil, c.refuse(kindElicitation, 0, nil)
+				return nil, c.refuse(kindElicitation, 0)
 			}
 		}
 		return next(ctx, method, req)
@@ -173,40 +173,33 @@ func (c *Connector) handleListRoots(ctx context.Context, req *sdk.ListRootsReque
 // no such caller, or it cannot answer (an error wrapping
 // toolkit.ErrNotImplemented), the connector's own handler answers (own;
 // nil when it has none). A request nothing answers is refused (see
-// refuse). meta is the request's _meta: the connector's call tag is taken
-// out of it before anyone sees it.
+// refuse); a caller that cannot answer and no handler of the connector's
+// own make the server get the caller's error, which says why (a gateway's
+// client that does not offer sampling, say), and the application a hint.
+// The answer of a handler, error or not, goes to the server as it is, as
+// the SDK's client does: an error with a JSON-RPC code keeps it (a
+// downstream client's refusal reaches the upstream server unchanged), a
+// plain one goes without (the go-sdk's servers make that a tool error).
+// meta is the request's _meta: the connector's call tag is taken out of
+// it before anyone sees it.
 func answer[H, R any](c *Connector, ctx context.Context, cs *sdk.ClientSession, kind *requestKind, meta *sdk.Meta, ask func(H) (R, error), own func() (R, error)) (R, error) {
 	tagged := c.untag(meta)
 	h, ok, n := callerAs[H](c, ctx, cs, tagged)
-	var callerErr error
 	if ok {
 		r, err := ask(h)
 		if err == nil || !errors.Is(err, toolkit.ErrNotImplemented) {
-			return r, rpcError(err)
+			return r, err
 		}
-		callerErr = err
+		if own == nil {
+			c.hint(kind, fmt.Sprintf("the caller cannot answer %s requests: %v", kind.what, err))
+			return r, err
+		}
 	}
 	if own != nil {
-		r, err := own()
-		return r, rpcError(err)
+		return own()
 	}
 	var zero R
-	return zero, c.refuse(kind, n, callerErr)
-}
-
-// rpcError gives err a JSON-RPC code when it has none (the SDK would send
-// code 0): method not found when it wraps toolkit.ErrNotImplemented,
-// internal error otherwise.
-func rpcError(err error) error {
-	var werr *jsonrpc.Error
-	if err == nil || errors.As(err, &werr) {
-		return err
-	}
-	code := int64(jsonrpc.CodeInternalError)
-	if errors.Is(err, toolkit.ErrNotImplemented) {
-		code = jsonrpc.CodeMethodNotFound
-	}
-	return &jsonrpc.Error{Code: code, Message: err.Error()}
+	return zero, c.refuse(kind, n)
 }
 
 // callerAs finds the caller a request of the server on session cs belongs
@@ -258,20 +251,15 @@ func (c *Connector) untag(meta *sdk.Meta) *inflight {
 // refuse returns the JSON-RPC error that refuses a request of kind nothing
 // answers, and tells the application, at most once every hintEvery per
 // kind, how to answer such requests. calls is the number of calls the
-// request may belong to, callerErr why the caller could not answer. The
-// code is method not found when nothing here can answer that kind of
-// request, internal error when the request cannot be told whose it is.
-func (c *Connector) refuse(kind *requestKind, calls int, callerErr error) error {
+// request may belong to. The code is method not found when nothing here
+// answers that kind of request, internal error when the request cannot be
+// told whose it is.
+func (c *Connector) refuse(kind *requestKind, calls int) error {
 	code := int64(jsonrpc.CodeMethodNotFound)
-	var msg string
-	switch {
-	case callerErr != nil:
-		msg = fmt.Sprintf("the client cannot answer %s requests: %v", kind.what, callerErr)
-	case calls > 1:
+	msg := fmt.Sprintf("the client does not answer %s requests", kind.what)
+	if calls > 1 {
 		code = jsonrpc.CodeInternalError
 		msg = fmt.Sprintf("%s request during %d concurrent calls: cannot tell whose it is", kind.what, calls)
-	default:
-		msg = fmt.Sprintf("the client does not answer %s requests", kind.what)
 	}
 	c.hint(kind, msg)
 	return &jsonrpc.Error{Code: code, Message: msg}
