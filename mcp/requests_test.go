@@ -149,7 +149,9 @@ func TestSamplingConcurrentCallsHTTP(t *testing.T) {
 		sess := &samplingSession{testSession: newTestSession(fmt.Sprintf("caller%d", i))}
 		sessions[i] = sess
 		go func() {
-			ctx := toolkit.ContextWithSession(context.Background(), sess)
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			ctx = toolkit.ContextWithSession(ctx, sess)
 			out, err := call(t, ctx, r.Connector, "sample", fmt.Sprintf(`{"who":%q}`, sess.id))
 			if err == nil && read(t, out) != "from "+sess.id {
 				err = fmt.Errorf("%s got %q", sess.id, read(t, out))
@@ -192,7 +194,9 @@ func TestSamplingConcurrentCallsShared(t *testing.T) {
 			for i := range 2 {
 				sess := &samplingSession{testSession: newTestSession(fmt.Sprint("c", i))}
 				go func() {
-					out, err := call(t, toolkit.ContextWithSession(context.Background(), sess), r.Connector, "sample", `{"who":"x"}`)
+					ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+					defer cancel()
+					out, err := call(t, toolkit.ContextWithSession(ctx, sess), r.Connector, "sample", `{"who":"x"}`)
 					switch {
 					case own && (err != nil || read(t, out) != "app"):
 						err = fmt.Errorf("want the connector answer: %v %v", err, out)

@@ -172,7 +172,9 @@ func TestGatewayRoots(t *testing.T) {
 	answers := make(chan answer, n)
 	for i, cs := range clients {
 		go func() {
-			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "ask"})
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ask"})
 			a := answer{i: i, err: err}
 			if err == nil {
 				a.text = jsonOf(t, res.Content)
