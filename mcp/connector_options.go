@@ -143,8 +143,8 @@ func OptSubscribeResources() Option {
 // server sends while one of its tools runs — sampling (a model call),
 // elicitation (a question to the user) and roots/list — to the caller: the
 // toolkit.Session of the call, when it implements
-// [github.com/llmkit/toolkit/mcp/bridge.ServerRequestHandler] (sampling, elicitation) or
-// [github.com/llmkit/toolkit/mcp/bridge.RootsLister] (roots). The sessions of an mcpserver.Server's
+// [bridge.ServerRequestHandler] (sampling, elicitation) or
+// [bridge.RootsLister] (roots). The sessions of an mcpserver.Server's
 // clients do, by passing the request on to their MCP client, so a gateway
 // is transparent to both. With this option the connector tells servers it
 // supports sampling, elicitation and roots even when it has no handler of
@@ -197,7 +197,7 @@ func OptElicitationHandler(f ElicitationFunc) Option {
 // listChanged, and [Connector.SetRoots] replaces them at run time, telling
 // the server with notifications/roots/list_changed. OptRoots with no
 // roots offers an empty list that SetRoots may fill later. A caller whose
-// session implements [github.com/llmkit/toolkit/mcp/bridge.RootsLister] answers for its own calls first.
+// session implements [bridge.RootsLister] answers for its own calls first.
 // See OptRootSet for roots shared by many connectors.
 func OptRoots(roots ...*sdk.Root) Option {
 	return func(o *options) error {
