@@ -301,3 +301,32 @@ func TestServerRequestHint(t *testing.T) {
 		t.Errorf("elicitation: %v", err)
 	}
 }
+
+// TestUntag checks that the call tag is always taken out of a request's
+// _meta, and names a call only when the connector wrote it: a server that
+// writes the key itself names no call.
+func TestUntag(t *testing.T) {
+	c, err := New("http://127.0.0.1:1/mcp", "c", "1")
+	mustNotErr(t, err)
+	_, _, done := c.calls.begin(context.Background(), &live{})
+	defer done()
+	in := c.calls.get("1")
+	for _, tc := range []struct {
+		meta sdk.Meta
+		want *inflight
+		left int
+	}{
+		{sdk.Meta{callMetaKey: c.tag(in), "k": 1}, in, 1},
+		{sdk.Meta{callMetaKey: c.tag(in)}, in, 0},
+		{sdk.Meta{callMetaKey: "0000000000000000.1", "k": 1}, nil, 1}, // forged
+		{sdk.Meta{callMetaKey: c.reqs.nonce + ".99"}, nil, 0},         // no such call
+		{sdk.Meta{callMetaKey: 1}, nil, 0},
+		{sdk.Meta{"k": 1}, nil, 1},
+		{nil, nil, 0},
+	} {
+		meta := tc.meta
+		if got := c.untag(&meta); got != tc.want || len(meta) != tc.left || meta[callMetaKey] != nil {
+			t.Errorf("untag(%v) = %p, meta %v; want %p and %d keys", tc.meta, got, meta, tc.want, tc.left)
+		}
+	}
+}
