@@ -30,6 +30,7 @@ var errSessionClosed = errors.New("the connection to the server was lost during 
 
 // inflight is one request in progress.
 type inflight struct {
+	key     string // its key in the registry (also its progress token)
 	l       *live
 	session toolkit.Session
 	cancel  context.CancelCauseFunc
@@ -119,6 +120,7 @@ func (r *callRegistry) begin(ctx context.Context, l *live) (context.Context, str
 	r.mu.Lock()
 	r.next++
 	key := strconv.FormatUint(r.next, 10)
+	in.key = key
 	if r.calls == nil {
 		r.calls = map[string]*inflight{}
 	}

@@ -65,6 +65,11 @@ type Connector struct {
 
 	// dials counts connection attempts.
 	dials atomic.Int64
+
+	// reqs answers the server's requests (requests.go); roots mirrors the
+	// roots of OptRoots or OptRootSet in the SDK client (roots.go).
+	reqs  serverRequests
+	roots rootsMirror
 }
 
 // Signals for Connector.pending.
@@ -140,11 +145,10 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		LoggingMessageHandler:       c.handleLog,
 		ProgressNotificationHandler: c.handleProgress,
 	}
-	if o.forwardRequests {
-		copts.CreateMessageHandler = c.handleCreateMessage
-		copts.ElicitationHandler = c.handleElicit
-	}
+	c.setupServerRequests(copts)
 	c.client = sdk.NewClient(&sdk.Implementation{Name: clientName, Version: clientVersion}, copts)
+	c.client.AddReceivingMiddleware(c.receiving)
+	c.initRoots()
 	return c, nil
 }
 

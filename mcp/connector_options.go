@@ -62,6 +62,9 @@ type options struct {
 	logLevel           string
 	subscribeResources bool
 	forwardRequests    bool
+	sampling           SamplingFunc    // OptSamplingHandler
+	elicitation        ElicitationFunc // OptElicitationHandler
+	roots              *RootSet        // OptRoots, OptRootSet
 	dialer             func(context.Context) (sdk.Transport, error)
 	oauth              *oauthSetup // OptOAuth and its kin (oauth.go)
 
@@ -136,17 +139,90 @@ func OptSubscribeResources() Option {
 	return func(o *options) error { o.subscribeResources = true; return nil }
 }
 
-// OptForwardServerRequests makes the connector answer the requests a
-// server sends while one of its tools runs — sampling (a model call) and
-// elicitation (a question to the user) — by handing them to the caller:
-// the toolkit.Session of the call, when it implements
-// bridge.ServerRequestHandler. The sessions of a Server's clients do, by passing
-// the request on to their MCP client, so a gateway is transparent to both.
-// With this option the connector tells servers it supports sampling and
-// elicitation. A request that cannot be tied to exactly one call in flight,
-// or whose caller cannot answer it, gets an error answer.
+// OptForwardServerRequests makes the connector pass the requests a
+// server sends while one of its tools runs — sampling (a model call),
+// elicitation (a question to the user) and roots/list — to the caller: the
+// toolkit.Session of the call, when it implements
+// [bridge.ServerRequestHandler] (sampling, elicitation) or
+// [bridge.RootsLister] (roots). The sessions of an mcpserver.Server's
+// clients do, by passing the request on to their MCP client, so a gateway
+// is transparent to both. With this option the connector tells servers it
+// supports sampling, elicitation and roots even when it has no handler of
+// its own (OptSamplingHandler, OptElicitationHandler, OptRoots), which
+// answer when the caller cannot.
+//
+// A caller's session that implements those interfaces answers first
+// whenever the connector advertises the capability: with this option, or
+// with a handler of its own. See the package documentation for how a
+// request is tied to its call.
 func OptForwardServerRequests() Option {
 	return func(o *options) error { o.forwardRequests = true; return nil }
+}
+
+// OptSamplingHandler sets the function that answers the server's sampling
+// requests (sampling/createMessage) when the caller's session does not:
+// typically the application's own model. The connector then advertises
+// sampling. Without it (and without OptForwardServerRequests), a sampling
+// request is refused with a JSON-RPC error and an info log line says how
+// to answer such requests.
+func OptSamplingHandler(f SamplingFunc) Option {
+	return func(o *options) error {
+		if f == nil {
+			return fmt.Errorf("%w: OptSamplingHandler: nil function", errs.ErrBadParameter)
+		}
+		o.sampling = f
+		return nil
+	}
+}
+
+// OptElicitationHandler sets the function that answers the server's
+// elicitation requests (elicitation/create) when the caller's session does
+// not: typically the application's user interface. The connector then
+// advertises elicitation, and the SDK checks the request's schema and the
+// answer's content. Without it (and without OptForwardServerRequests), an
+// elicitation request is refused like an unanswered sampling request.
+func OptElicitationHandler(f ElicitationFunc) Option {
+	return func(o *options) error {
+		if f == nil {
+			return fmt.Errorf("%w: OptElicitationHandler: nil function", errs.ErrBadParameter)
+		}
+		o.elicitation = f
+		return nil
+	}
+}
+
+// OptRoots gives the connector roots of its own: the directories and files
+// (file:// URIs) it offers the server, which asks for them with
+// roots/list. The connector advertises the roots capability with
+// listChanged, and [Connector.SetRoots] replaces them at run time, telling
+// the server with notifications/roots/list_changed. OptRoots with no
+// roots offers an empty list that SetRoots may fill later. A caller whose
+// session implements [bridge.RootsLister] answers for its own calls first.
+// See OptRootSet for roots shared by many connectors.
+func OptRoots(roots ...*sdk.Root) Option {
+	return func(o *options) error {
+		rs, err := newRootSet("OptRoots", roots)
+		if err != nil {
+			return err
+		}
+		o.roots = rs
+		return nil
+	}
+}
+
+// OptRootSet makes the connector offer the roots of rs, a set the
+// application may share between connectors (give it to every connector
+// through [Delegate] options, say): [RootSet.Set] replaces the roots of
+// every connector using it, and each tells its server. Otherwise as
+// OptRoots.
+func OptRootSet(rs *RootSet) Option {
+	return func(o *options) error {
+		if rs == nil {
+			return fmt.Errorf("%w: OptRootSet: nil root set", errs.ErrBadParameter)
+		}
+		o.roots = rs
+		return nil
+	}
 }
 
 // OptConnectTimeout bounds one connection attempt: the handshake and the

@@ -196,18 +196,61 @@
 //
 // # Requests from the server
 //
-// With OptForwardServerRequests, sampling and elicitation requests a
-// server sends while one of its tools runs go to the caller: the
-// toolkit.Session of the call, when it implements
-// [bridge.ServerRequestHandler]. The sessions package mcpserver gives its
-// clients' calls do, so a gateway passes them to the
-// downstream client and the answers back up. A request is tied to its call
-// by context on the stateless protocol, and otherwise by being the only
-// call in flight on the connection; when several calls are in flight it is
-// refused rather than guessed. A downstream client speaking 2026-07-28
-// cannot receive server requests during a request (that protocol replaces
-// them with multi round-trip requests, which the gateway does not bridge
-// yet): such a call fails with a tool error saying so.
+// While one of its tools runs, a server may ask its client to sample a
+// model (sampling/createMessage), to ask the user (elicitation/create) or
+// for the client's roots (roots/list: the directories and files it may
+// work in). The connector answers on behalf of the caller whose call the
+// request belongs to:
+//
+//   - the caller's toolkit.Session answers first when it implements
+//     [bridge.ServerRequestHandler] (sampling, elicitation) or
+//     [bridge.RootsLister] (roots). The sessions package mcpserver gives
+//     its clients' calls do, by asking their own MCP client, so a gateway
+//     passes each downstream client's sampling, elicitation and roots to
+//     the upstream calls made for that client, and the answers back up;
+//   - otherwise, or when the caller cannot (its error wraps
+//     toolkit.ErrNotImplemented, as for a downstream client without that
+//     capability), the connector's own handler answers:
+//     OptSamplingHandler (the application's model), OptElicitationHandler
+//     (its user interface), the roots of OptRoots or OptRootSet;
+//   - a request nothing answers is refused with a JSON-RPC error: method
+//     not found (-32601) when nothing here answers that kind of request,
+//     internal error (-32603) when it cannot be told whose it is; when the
+//     caller could not answer and the connector has no handler, the server
+//     gets the caller's error, which says why. The application's log gets
+//     an info line saying how to enable it (at most one a minute per
+//     kind).
+//
+// A handler's answer goes to the server as it is, as the go-sdk client
+// sends it: an error with a JSON-RPC code keeps it (a downstream client's
+// refusal reaches the upstream server unchanged), a plain error goes
+// without one.
+//
+// The connector advertises sampling and elicitation when it has a handler
+// of its own or OptForwardServerRequests is given, and roots when it has
+// roots or forwards; a server that asks for something not advertised is
+// refused. [Connector.SetRoots] (or [RootSet.Set] for a set shared by
+// many connectors, given to each through [Delegate] options) replaces the
+// roots at run time, and the server is told with
+// notifications/roots/list_changed.
+//
+// Which call a request belongs to: with the stateless protocol the SDK
+// hands it over in the call's own context. Over streamable HTTP a server
+// sends the requests of a call on that call's response stream (the event
+// stream answering its POST); the connector reads each such stream and
+// marks the sampling, elicitation and roots requests in it with the call
+// they came for (a key of its own in their _meta, taken out before anyone
+// sees the request), so concurrent calls each get their own. Only those
+// requests are decoded and encoded again; the rest of a stream passes
+// unchanged, held back at most 512 bytes per event. A request that comes
+// on no call's stream (stdio and the legacy SSE transport have one stream
+// for everything), or whose marked event is larger than
+// OptMaxMessageBytes, belongs to the only call in flight on the
+// connection; when several calls are in flight it is not guessed. A
+// downstream client speaking 2026-07-28 cannot receive server requests
+// during a request (that protocol replaces them with multi round-trip
+// requests, which the gateway does not bridge yet): the connector's own
+// handler answers, or the upstream's request is refused saying so.
 //
 // # OAuth
 //

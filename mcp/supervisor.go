@@ -26,6 +26,7 @@ func (c *Connector) Run(ctx context.Context) error {
 		return fmt.Errorf("%w: connector %s is already running", errs.ErrConflict, c.ep.display)
 	}
 	defer c.running.Store(false)
+	defer c.watchRoots()()
 	c.mu.Lock()
 	c.stopped = false
 	c.mu.Unlock()

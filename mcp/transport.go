@@ -383,7 +383,13 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if stream {
 		limit = 0 // events are bounded one by one by the SDK
 	}
-	body := &watchedBody{rc: resp.Body, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken}
+	rc := resp.Body
+	if owner := inflightFrom(req.Context()); stream && owner != nil && rt.conn != nil {
+		// The stream of a call's POST: the requests of the server in it
+		// belong to that call (streamtag.go).
+		rc = newTagStream(rc, rt.conn.tag(owner), rt.conn.o.maxMessage)
+	}
+	body := &watchedBody{rc: rc, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken}
 	if stream && rt.conn != nil && rt.conn.scanned {
 		// The stream of a POST belongs to the request it answers.
 		body.scan = &noteScanner{c: rt.conn, sse: true, owner: inflightFrom(req.Context())}

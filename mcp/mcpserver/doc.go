@@ -174,12 +174,21 @@
 //
 // # Requests to the client
 //
-// A tool that runs for a client may ask that client to sample its model or
-// to elicit input from its user: the session implements
-// [bridge.ServerRequestHandler], which is how a gateway passes an upstream
-// server's sampling and elicitation requests down to its own client.
-// [RunPromptWithSampling] and [SamplingDelegate] run the toolkit's prompts
-// on the client's model.
+// A tool that runs for a client may ask that client to sample its model,
+// to elicit input from its user or for its roots: the session implements
+// [bridge.ServerRequestHandler] and [bridge.RootsLister], which is how a
+// gateway passes an upstream server's sampling, elicitation and roots/list
+// requests down to the client whose call the upstream serves (see the
+// connector's mcp.OptForwardServerRequests). A client that does not offer
+// the capability, or speaks 2026-07-28 (which forbids server requests
+// during a request), makes these methods fail with an error wrapping
+// toolkit.ErrNotImplemented; the connector then answers with its own
+// handlers (mcp.OptSamplingHandler, mcp.OptElicitationHandler,
+// mcp.OptRoots) when it has them. A client's
+// notifications/roots/list_changed is not passed upstream: an upstream
+// server that asks for roots during a call gets those of that call's
+// client as they are then. [RunPromptWithSampling] and [SamplingDelegate]
+// run the toolkit's prompts on the client's model.
 //
 // # Metrics
 //

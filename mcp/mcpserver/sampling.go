@@ -140,12 +140,19 @@ func runSampling(ctx context.Context, cfg samplingConfig, p toolkit.Prompt, reso
 
 // canSample reports why the client of sess cannot be asked to sample
 // now, or nil when it can: it must offer sampling and speak a protocol
-// version that allows server requests during a request (before
-// 2026-07-28).
+// version that allows server requests during a request (canRequest).
 func canSample(sess toolkit.Session) error {
 	if caps := sess.Capabilities(); caps == nil || caps.Sampling == nil {
 		return fmt.Errorf("%w: the MCP client does not offer sampling", toolkit.ErrNotImplemented)
 	}
+	return canRequest(sess)
+}
+
+// canRequest reports why the client of sess may not be sent a request
+// while it waits for the answer to its own, or nil when it may: protocol
+// versions from 2026-07-28 on forbid it (multi round-trip requests replace
+// such requests).
+func canRequest(sess toolkit.Session) error {
 	if pv, ok := toolkit.SessionAs[interface{ ProtocolVersion() string }](sess); ok && pv.ProtocolVersion() >= "2026-07-28" {
 		return fmt.Errorf("%w: the MCP client speaks protocol %s, which forbids server requests during a request", toolkit.ErrNotImplemented, pv.ProtocolVersion())
 	}
