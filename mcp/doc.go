@@ -209,6 +209,19 @@
 // them with multi round-trip requests, which the gateway does not bridge
 // yet): such a call fails with a tool error saying so.
 //
+// # Tasks
+//
+// A server may declare that a tool may or must run as a task
+// (task-augmented execution, "execution": {"taskSupport": ...} in
+// tools/list). The connector reads the declaration from the raw tools/list
+// answers (the go-sdk drops it) and reports it through [TaskSupporter].
+// It does not support tasks: a tool whose support is "optional" is called
+// normally, and one whose support is "required" stays listed, with a note
+// in its description, but calls to it fail at once with [ErrTaskRequired]
+// without reaching the server. With OptDialer and a streamable HTTP
+// transport the declaration cannot be read, and such a tool's calls reach
+// the server, which refuses them.
+//
 // # OAuth
 //
 // A streamable HTTP connector authorizes itself with OAuth when given

@@ -164,6 +164,7 @@ type trackedTransport struct {
 func (t *trackedTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err == nil {
+		c = watchTasks(c)
 		t.mu.Lock()
 		t.conn = c
 		t.mu.Unlock()
@@ -388,6 +389,19 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		// The stream of a POST belongs to the request it answers.
 		body.scan = &noteScanner{c: rt.conn, sse: true, owner: inflightFrom(req.Context())}
 	}
+	if slot := taskSlotFrom(req.Context()); slot != nil && req.Method == http.MethodPost && rt.conn != nil {
+		// The answer to a tools/list request (streamable HTTP): its
+		// tools' task support is read before the SDK decodes it.
+		max := rt.conn.o.maxMessage
+		if max <= 0 {
+			max = maxNoteLine
+		}
+		if stream && body.scan != nil {
+			body.scan.limit, body.scan.also = max, slot.observeMessage
+		} else if !stream {
+			body.tap = &jsonTap{slot: slot, limit: max}
+		}
+	}
 	resp.Body = body
 	return resp, nil
 }
@@ -424,6 +438,7 @@ type watchedBody struct {
 	onBroken func(error)
 	once     sync.Once
 	scan     *noteScanner // nil: not scanned
+	tap      *jsonTap     // nil: not a tools/list answer in JSON
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
@@ -439,6 +454,14 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 	b.left -= int64(n)
 	if n > 0 && b.scan != nil {
 		b.scan.feed(p[:n])
+	}
+	if b.tap != nil {
+		if n > 0 {
+			b.tap.feed(p[:n])
+		}
+		if err == io.EOF {
+			b.tap.end()
+		}
 	}
 	if err != nil && err != io.EOF && b.ctx.Err() == nil && b.onBroken != nil {
 		b.once.Do(func() { b.onBroken(err) })
