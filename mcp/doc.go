@@ -240,6 +240,15 @@
 // never appear in logs, errors or the state. The legacy SSE transport does
 // not authorize.
 //
+// # Names in logs and errors
+//
+// Every log record of a connector (its own, the SDK client's, a stdio
+// server's stderr lines) carries a "connector" attribute, and its errors
+// name it: by the namespace given with OptNamespace, else by the one the
+// toolkit runs it under (toolkit.ConnectorNamespace), else, until it has
+// one, by its URL without query or user information. Errors that quote a
+// request URL (net/http's do) lose its secrets (toolkit.RedactError).
+//
 // # Protocol version
 //
 // The connector asks for DefaultProtocolVersion (2025-11-25), a stateful

@@ -277,7 +277,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 // user is asked to authorize.
 func (h *oauthHandler) pending() error {
 	if h != nil && h.waiting.Load() {
-		return fmt.Errorf("%w: server %s", ErrAuthorizationPending, h.c.ep.display)
+		return fmt.Errorf("%w: server %s", ErrAuthorizationPending, h.c.label())
 	}
 	return nil
 }
