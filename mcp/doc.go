@@ -224,7 +224,7 @@
 //
 // # OAuth
 //
-// A streamable HTTP connector authorizes itself with OAuth when given
+// An HTTP connector authorizes itself with OAuth when given
 // OptOAuth: on a 401 (or a 403 with insufficient_scope) it discovers the
 // server's protected resource metadata and its authorization server,
 // identifies itself by client ID metadata document, pre-registration or
@@ -237,8 +237,8 @@
 // is asked, the connector's LastError says so and calls fail at once with
 // ErrAuthorizationPending. OptOAuthClientCredentials uses the client
 // credentials grant instead; OptOAuthHandler takes any SDK handler. Tokens
-// never appear in logs, errors or the state. The legacy SSE transport does
-// not authorize.
+// never appear in logs, errors or the state. Connectors on the legacy SSE
+// transport authorize the same way.
 //
 // # Names in logs and errors
 //

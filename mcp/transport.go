@@ -245,9 +245,17 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 }
 
 func (c *Connector) dialSSE(ctx context.Context) (*live, error) {
+	hc := c.httpClientWith(nil)
+	if h := c.oauthHandler(ctx); h != nil {
+		bt := &bearerTransport{h: h, base: hc.Transport}
+		if u, err := url.Parse(c.ep.url); err == nil {
+			bt.resource = u
+		}
+		hc.Transport = bt
+	}
 	t := &sdk.SSEClientTransport{
 		Endpoint:     c.ep.url,
-		HTTPClient:   c.httpClientWith(nil),
+		HTTPClient:   hc,
 		MaxEventSize: c.o.maxMessage,
 	}
 	return c.handshake(ctx, &detachedTransport{Transport: t}, "sse", nil)
