@@ -233,7 +233,8 @@
 // auth.AuthorizationCodeHandler. The application supplies how the user
 // authorizes (OAuthConfig.Authorize); LoopbackAuthorizer is one for
 // command-line programs. Tokens are refreshed when they expire and, with
-// OAuthConfig.Store (NewFileTokenStore), survive restarts. While the user
+// OAuthConfig.Store (NewFileTokenStore), survive restarts, stored by the
+// authorization server's issuer and the resource (see TokenStore). While the user
 // is asked, the connector's LastError says so and calls fail at once with
 // ErrAuthorizationPending. OptOAuthClientCredentials uses the client
 // credentials grant instead; OptOAuthHandler takes any SDK handler. Tokens

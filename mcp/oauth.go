@@ -202,6 +202,9 @@ func (c *Connector) buildOAuth(ctx context.Context, s *oauthSetup) *oauthHandler
 		if hc == nil {
 			hc = c.httpClient
 		}
+		if cfg.Store != nil {
+			hc = h.recordIssuer(hc)
+		}
 		sc := cfg.sdkConfig(hc)
 		sc.AuthorizationCodeFetcher = h.fetch(cfg.Authorize)
 		if cfg.Store != nil {
@@ -230,9 +233,10 @@ type oauthHandler struct {
 	err   error // the handler could not be made
 	store TokenStore
 
-	sem     chan struct{} // one authorization at a time
-	gen     atomic.Uint64 // counts the token sources made by authorizations
-	waiting atomic.Bool   // the user is being asked to authorize
+	issuer  atomic.Pointer[string] // of the metadata fetched last (oauth_store.go)
+	sem     chan struct{}          // one authorization at a time
+	gen     atomic.Uint64          // counts the token sources made by authorizations
+	waiting atomic.Bool            // the user is being asked to authorize
 }
 
 // TokenSource implements auth.OAuthHandler.
