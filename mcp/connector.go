@@ -94,7 +94,7 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		}
 	}
 	if clientName == "" {
-		return nil, fmt.Errorf("%w: connector %q: empty client name", errs.ErrBadParameter, url)
+		return nil, fmt.Errorf("%w: connector %q: empty client name", errs.ErrBadParameter, toolkit.RedactURL(url))
 	}
 	var ep *endpoint
 	if o.dialer != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -176,6 +177,7 @@ const maxPendingLists = 64
 // answers to the tools/list requests sent with a taskSlot.
 type taskConn struct {
 	sdk.Connection
+	waiting atomic.Int32 // len(pending): Read looks no further while it is 0
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]*taskSlot
 }
@@ -219,6 +221,7 @@ func (c *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			if len(c.pending) < maxPendingLists {
 				c.pending[req.ID] = s
 			}
+			c.waiting.Store(int32(len(c.pending)))
 			c.mu.Unlock()
 		}
 	}
@@ -228,11 +231,12 @@ func (c *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // Read fills the taskSlot of a tools/list answer before handing it on.
 func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
+	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil && c.waiting.Load() > 0 {
 		c.mu.Lock()
 		s := c.pending[resp.ID]
 		if s != nil {
 			delete(c.pending, resp.ID)
+			c.waiting.Store(int32(len(c.pending)))
 		}
 		c.mu.Unlock()
 		if s != nil && resp.Error == nil {

@@ -247,3 +247,30 @@ func FuzzTaskScan(f *testing.F) {
 		_ = slot.get("a")
 	})
 }
+
+// TestIsStreamableConn: the SDK's streamable HTTP client connection is
+// recognised (a wrapper would hide the method the SDK tells it of session
+// changes through), and other connections are not.
+func TestIsStreamableConn(t *testing.T) {
+	s := newTaskServer(nil)
+	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
+	conn, err := (&sdk.StreamableClientTransport{Endpoint: h.URL}).Connect(context.Background())
+	mustNotErr(t, err)
+	defer conn.Close()
+	if !isStreamableConn(conn) {
+		t.Errorf("%T not recognised", conn)
+	}
+	if _, wrapped := watchTasks(conn).(*taskConn); wrapped {
+		t.Error("the streamable connection was wrapped")
+	}
+	ct, _ := sdk.NewInMemoryTransports()
+	mem, err := ct.Connect(context.Background())
+	mustNotErr(t, err)
+	defer mem.Close()
+	if isStreamableConn(mem) {
+		t.Errorf("%T taken for a streamable connection", mem)
+	}
+	if _, wrapped := watchTasks(mem).(*taskConn); !wrapped {
+		t.Error("the in-memory connection was not wrapped")
+	}
+}
