@@ -1,8 +1,8 @@
 package toolkit
 
 // RedactError returns err with the secrets of the URLs in its message
-// removed (see RedactURL), or err itself when its message holds none.
-// errors.Is and errors.As still see err and its chain. Connectors use it
+// removed (see [RedactURL]), or err itself when its message holds none.
+// [errors.Is] and [errors.As] still see err and its chain. Connectors use it
 // for errors that quote a request URL (net/http does).
 func RedactError(err error) error {
 	if err == nil {

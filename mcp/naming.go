@@ -17,8 +17,9 @@ import (
 
 // OptNamespace names the connector in its logs and errors (see the package
 // documentation). A toolkit passes the namespace it registers a connector
-// under to Run, so it is needed only for connectors run apart from a
-// toolkit, or to name them differently.
+// under to Run ([toolkit.ConnectorNamespace]), so it is needed only for
+// connectors run apart from a toolkit, or to name them differently. An
+// invalid namespace makes New fail with [toolkit.ErrBadParameter].
 func OptNamespace(ns string) Option {
 	return func(o *options) error {
 		if err := names.CheckNamespace(ns); err != nil {

@@ -38,19 +38,20 @@ const (
 	TaskOptional TaskSupport = "optional"
 	// TaskRequired: the tool must run as a task. The connector does not
 	// support task-augmented execution: the tool is listed, but calls to
-	// it fail with ErrTaskRequired without reaching the server.
+	// it fail with [ErrTaskRequired] without reaching the server.
 	TaskRequired TaskSupport = "required"
 )
 
 // ErrTaskRequired is wrapped by the error of a call to a tool whose server
 // requires it to run as a task (TaskRequired), which the connector does not
 // support. Such a call never reaches the server. It also wraps
-// toolkit.ErrNotImplemented.
+// [toolkit.ErrNotImplemented].
 var ErrTaskRequired = fmt.Errorf("%w: the tool requires task-augmented execution, which this client does not support", errs.ErrNotImplemented)
 
 // TaskSupporter is implemented by the connector's tools: TaskSupport
 // returns how the server lets the tool run as a task. Check for it with a
-// type assertion on a tool from toolkit.Toolkit.List or Lookup.
+// type assertion on a tool from [toolkit.Toolkit.List] or
+// [toolkit.Toolkit.Lookup].
 type TaskSupporter interface {
 	TaskSupport() TaskSupport
 }

@@ -400,14 +400,14 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if slot := taskSlotFrom(req.Context()); slot != nil && req.Method == http.MethodPost && rt.conn != nil {
 		// The answer to a tools/list request (streamable HTTP): its
 		// tools' task support is read before the SDK decodes it.
-		max := rt.conn.o.maxMessage
-		if max <= 0 {
-			max = maxNoteLine
+		maxMsg := rt.conn.o.maxMessage
+		if maxMsg <= 0 {
+			maxMsg = maxNoteLine
 		}
 		if stream && body.scan != nil {
-			body.scan.limit, body.scan.also = max, slot.observeMessage
+			body.scan.limit, body.scan.also = maxMsg, slot.observeMessage
 		} else if !stream {
-			body.tap = &jsonTap{slot: slot, limit: max}
+			body.tap = &jsonTap{slot: slot, limit: maxMsg}
 		}
 	}
 	resp.Body = body
