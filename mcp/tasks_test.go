@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -272,5 +273,35 @@ func TestIsStreamableConn(t *testing.T) {
 	}
 	if _, wrapped := watchTasks(mem).(*taskConn); !wrapped {
 		t.Error("the in-memory connection was not wrapped")
+	}
+}
+
+// TestTaskSupportLargeList: the declaration is read from a tools/list
+// answer larger than the notification scanner keeps (maxNoteLine).
+func TestTaskSupportLargeList(t *testing.T) {
+	srv := newTaskServer(map[string]string{"must": "required"})
+	long := strings.Repeat("a long description ", 20)
+	for i := range 400 {
+		srv.AddTool(&sdk.Tool{Name: fmt.Sprintf("filler_%d", i), Description: long, InputSchema: testserver.ObjectSchema()},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{}, nil
+			})
+	}
+	for _, mode := range []testserver.Mode{testserver.Stateful, testserver.SSE} {
+		t.Run(mode.String(), func(t *testing.T) {
+			h := testserver.ServeHTTP(t, srv.Server, mode)
+			url := h.URL
+			if mode == testserver.SSE {
+				url = h.SSEURL
+			}
+			r := start(t, url, false)
+			tools, _ := r.ListTools(context.Background())
+			if len(tools) < 400 {
+				t.Fatalf("%d tools", len(tools))
+			}
+			if got := findTool(t, r.Connector, "must").(TaskSupporter).TaskSupport(); got != TaskRequired {
+				t.Errorf("task support %q", got)
+			}
+		})
 	}
 }
