@@ -77,7 +77,7 @@ func (tk *Toolkit) startConn(cn *conn) {
 	if cn.done != nil || cn.c == nil {
 		return
 	}
-	ctx, cancel := context.WithCancel(tk.run.ctx)
+	ctx, cancel := context.WithCancel(withConnectorNamespace(tk.run.ctx, cn.ns))
 	cn.cancel, cn.done = cancel, make(chan struct{})
 	if cn.state.Status == StatusStopped {
 		st := cn.state

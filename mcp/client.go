@@ -236,7 +236,7 @@ func (c *Connector) acquire(ctx context.Context) (*live, error) {
 			return l, nil
 		}
 		if stopped {
-			return nil, fmt.Errorf("%w: connector %s is not running", errs.ErrClosed, c.ep.display)
+			return nil, fmt.Errorf("%w: connector %s is not running", errs.ErrClosed, c.label())
 		}
 		if timer == nil {
 			timer = time.NewTimer(c.o.reconnectWait)
@@ -352,7 +352,7 @@ type reqName struct{ kind, name string }
 
 func (r reqName) String() string { return r.kind + " " + strconv.Quote(r.name) }
 
-// do runs one request for a caller on the ready session and translates
+// doRequest runs one request for a caller on the ready session and translates
 // its errors; what names the request ("tool \"x\""), failed is the sentinel
 // for an error answer of the server. Any failure that is not an answer of
 // the server makes do ping the session, and a failed ping ends it.
@@ -362,7 +362,7 @@ func (r reqName) String() string { return r.kind + " " + strconv.Quote(r.name) }
 // proves that the server did not process it, or when the request is safe
 // to repeat (safe: reads, and tools annotated read-only or idempotent). A
 // request that may have run is never repeated.
-func (c *Connector) do(ctx context.Context, what reqName, failed error, safe bool, f func(ctx context.Context, l *live, token string) error) error {
+func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, safe bool, f func(ctx context.Context, l *live, token string) error) error {
 	if c.o.callTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.o.callTimeout)

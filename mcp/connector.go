@@ -30,6 +30,7 @@ type Connector struct {
 	preferSSE  atomic.Bool     // the SSE transport worked last time
 
 	running atomic.Bool
+	ns      atomic.Pointer[string] // the connector's namespace, once known (naming.go)
 	// scanned: the connector makes its transports itself and scans them for
 	// progress and log notifications (notifications.go); false with
 	// OptDialer, where the SDK's handlers deliver them.
@@ -98,7 +99,7 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		}
 	}
 	if clientName == "" {
-		return nil, fmt.Errorf("%w: connector %q: empty client name", errs.ErrBadParameter, url)
+		return nil, fmt.Errorf("%w: connector %q: empty client name", errs.ErrBadParameter, toolkit.RedactURL(url))
 	}
 	var ep *endpoint
 	if o.dialer != nil {
@@ -127,7 +128,10 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 	}
 	c.scanned = o.dialer == nil
 	// Every log line of the connector goes through toolkit.RedactHandler.
-	c.logger = toolkit.RedactLogger(o.logger).With("connector", ep.display)
+	if o.namespace != "" {
+		c.ns.Store(&o.namespace)
+	}
+	c.logger = c.namedLogger(toolkit.RedactLogger(o.logger))
 	c.httpClient = o.httpClient
 	if c.httpClient == nil {
 		c.ownHTTP = http.DefaultTransport.(*http.Transport).Clone()
@@ -257,9 +261,13 @@ func (c *Connector) handleResourceUpdated(ctx context.Context, req *sdk.Resource
 // the supervisor; repeats of a queued URI are merged.
 const maxPendingUpdates = 1024
 
-// serverName names the server in errors and results: its own name once
-// known, else the connector's URL without secrets.
+// serverName names the server in errors: the connector's namespace once
+// known, else the server's own name once known, else the connector's URL
+// without secrets.
 func (c *Connector) serverName() string {
+	if p := c.ns.Load(); p != nil {
+		return *p
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state.Name != "" {

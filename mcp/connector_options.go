@@ -39,6 +39,7 @@ const (
 type Option func(*options) error
 
 type options struct {
+	namespace          string
 	onState            func(context.Context, *toolkit.ConnectorState)
 	onTools            func(context.Context)
 	onPrompts          func(context.Context)

@@ -252,9 +252,22 @@
 // requests, which the gateway does not bridge yet): the connector's own
 // handler answers, or the upstream's request is refused saying so.
 //
+// # Tasks
+//
+// A server may declare that a tool may or must run as a task
+// (task-augmented execution, "execution": {"taskSupport": ...} in
+// tools/list). The connector reads the declaration from the raw tools/list
+// answers (the go-sdk drops it) and reports it through [TaskSupporter].
+// It does not support tasks: a tool whose support is "optional" is called
+// normally, and one whose support is "required" stays listed, with a note
+// in its description, but calls to it fail at once with [ErrTaskRequired]
+// without reaching the server. With OptDialer and a streamable HTTP
+// transport the declaration cannot be read, and such a tool's calls reach
+// the server, which refuses them.
+//
 // # OAuth
 //
-// A streamable HTTP connector authorizes itself with OAuth when given
+// An HTTP connector authorizes itself with OAuth when given
 // OptOAuth: on a 401 (or a 403 with insufficient_scope) it discovers the
 // server's protected resource metadata and its authorization server,
 // identifies itself by client ID metadata document, pre-registration or
@@ -263,12 +276,22 @@
 // auth.AuthorizationCodeHandler. The application supplies how the user
 // authorizes (OAuthConfig.Authorize); LoopbackAuthorizer is one for
 // command-line programs. Tokens are refreshed when they expire and, with
-// OAuthConfig.Store (NewFileTokenStore), survive restarts. While the user
+// OAuthConfig.Store (NewFileTokenStore), survive restarts, stored by the
+// authorization server's issuer and the resource (see TokenStore). While the user
 // is asked, the connector's LastError says so and calls fail at once with
 // ErrAuthorizationPending. OptOAuthClientCredentials uses the client
 // credentials grant instead; OptOAuthHandler takes any SDK handler. Tokens
-// never appear in logs, errors or the state. The legacy SSE transport does
-// not authorize.
+// never appear in logs, errors or the state. Connectors on the legacy SSE
+// transport authorize the same way.
+//
+// # Names in logs and errors
+//
+// Every log record of a connector (its own, the SDK client's, a stdio
+// server's stderr lines) carries a "connector" attribute, and its errors
+// name it: by the namespace given with OptNamespace, else by the one the
+// toolkit runs it under (toolkit.ConnectorNamespace), else, until it has
+// one, by its URL without query or user information. Errors that quote a
+// request URL (net/http's do) lose its secrets (toolkit.RedactError).
 //
 // # Protocol version
 //

@@ -52,6 +52,7 @@ func ExampleFileTokenStore() {
 	store := mcp.NewFileTokenStore(path)
 	err := store.SaveToken(ctx, &mcp.StoredToken{
 		Resource: "https://mcp.example.com/mcp",
+		Issuer:   "https://auth.example.com",
 		TokenURL: "https://auth.example.com/token",
 		ClientID: "my-cli",
 		Token:    &oauth2.Token{AccessToken: "a secret", RefreshToken: "another secret"},
@@ -67,6 +68,6 @@ func ExampleFileTokenStore() {
 	fmt.Println(t) // secrets are left out
 	fmt.Println(fi.Mode().Perm())
 	// Output:
-	// token for https://mcp.example.com/mcp from https://auth.example.com/token (client my-cli)
+	// token for https://mcp.example.com/mcp from https://auth.example.com (client my-cli)
 	// -rw-------
 }

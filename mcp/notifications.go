@@ -41,6 +41,10 @@ type noteScanner struct {
 	// owner is the call whose response stream this is (a streamable HTTP
 	// POST), or nil for a stream shared by every call.
 	owner *inflight
+	// limit, when set, replaces maxNoteLine; also, when set, sees every
+	// message (the answer to a tools/list request: tasks.go).
+	limit int
+	also  func(msg []byte)
 
 	line      []byte
 	skipLine  bool   // the current line is longer than maxNoteLine
@@ -57,7 +61,7 @@ func (s *noteScanner) feed(p []byte) {
 			chunk = p[:i]
 		}
 		if !s.skipLine {
-			if len(s.line)+len(chunk) > maxNoteLine {
+			if len(s.line)+len(chunk) > s.max() {
 				s.skipLine, s.line = true, s.line[:0]
 			} else {
 				s.line = append(s.line, chunk...)
@@ -70,6 +74,13 @@ func (s *noteScanner) feed(p []byte) {
 		s.endLine(bytes.TrimSuffix(s.line, []byte{'\r'}), s.skipLine)
 		s.line, s.skipLine = s.line[:0], false
 	}
+}
+
+func (s *noteScanner) max() int {
+	if s.limit > 0 {
+		return s.limit
+	}
+	return maxNoteLine
 }
 
 // endLine handles one complete line; skipped reports a line too long to
@@ -87,6 +98,9 @@ func (s *noteScanner) endLine(line []byte, skipped bool) {
 	case len(line) == 0: // the end of an event
 		if !s.skipEvent && len(s.data) > 0 {
 			s.message(s.data)
+			if s.also != nil {
+				s.also(s.data)
+			}
 		}
 		s.data, s.skipEvent = s.data[:0], false
 	default:
@@ -95,7 +109,7 @@ func (s *noteScanner) endLine(line []byte, skipped bool) {
 			return
 		}
 		v = bytes.TrimPrefix(v, []byte(" "))
-		if len(s.data)+len(v)+1 > maxNoteLine {
+		if len(s.data)+len(v)+1 > s.max() {
 			s.skipEvent = true
 			return
 		}

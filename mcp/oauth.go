@@ -18,7 +18,7 @@ import (
 	"github.com/llmkit/toolkit/internal/errs"
 )
 
-// OAuthConfig configures OAuth 2.1 authorization of a streamable HTTP
+// OAuthConfig configures OAuth 2.1 authorization of an HTTP
 // connector with the authorization code flow (see OptOAuth). The flow is the
 // one of the MCP Go SDK's auth.AuthorizationCodeHandler: protected resource
 // metadata discovery (RFC 9728, from the WWW-Authenticate challenge, then the
@@ -77,16 +77,18 @@ type OAuthConfig struct {
 // toolkit.ErrUnavailable.
 var ErrAuthorizationPending = fmt.Errorf("%w: waiting for the user to authorize access", errs.ErrUnavailable)
 
-// OptOAuth makes a streamable HTTP connector authorize itself with OAuth when
+// OptOAuth makes an HTTP connector authorize itself with OAuth when
 // the server answers 401 Unauthorized (or 403 Forbidden with
 // insufficient_scope), as described at OAuthConfig. While the user
 // authorizes, the connector's state says so in LastError and calls fail at
 // once with ErrAuthorizationPending. The whole authorization of one
 // connection attempt must finish within OptConnectTimeout: give a longer one
 // when a person authorizes. Tokens never appear in logs, errors or the
-// connector's state. The legacy HTTP+SSE transport does not authorize (the
-// SDK's SSE transport has no OAuth handler), and stdio connectors and
-// OptDialer ignore the option.
+// connector's state. It applies to streamable HTTP and to the legacy
+// HTTP+SSE transport alike (the SDK's SSE transport has no OAuth handler:
+// the connector adds the token to its requests and, on a 401, authorizes
+// and sends the request once more); stdio connectors and OptDialer ignore
+// the option.
 func OptOAuth(cfg OAuthConfig) Option {
 	return func(o *options) error {
 		if _, err := auth.NewAuthorizationCodeHandler(cfg.sdkConfig(nil)); err != nil {
@@ -97,7 +99,7 @@ func OptOAuth(cfg OAuthConfig) Option {
 	}
 }
 
-// OptOAuthClientCredentials makes a streamable HTTP connector authorize
+// OptOAuthClientCredentials makes an HTTP connector authorize
 // itself with the OAuth client credentials grant (no user involved), with
 // the SDK's extauth.ClientCredentialsHandler: the token endpoint is found
 // through the resource's and the authorization server's metadata.
@@ -112,7 +114,7 @@ func OptOAuthClientCredentials(clientID, clientSecret string) Option {
 	}
 }
 
-// OptOAuthHandler sets the OAuth handler of a streamable HTTP connector
+// OptOAuthHandler sets the OAuth handler of an HTTP connector
 // directly, for flows OptOAuth does not configure (for example the SDK's
 // extauth.EnterpriseHandler). The connector cannot tell when such a handler
 // waits for a user, so it reports no pending authorization; errors of the
@@ -172,7 +174,7 @@ type oauthSetup struct {
 	built atomic.Pointer[oauthHandler]
 }
 
-// oauthHandler returns the OAuth handler of the connector's streamable
+// oauthHandler returns the OAuth handler of the connector's HTTP
 // transport, or nil without OAuth.
 func (c *Connector) oauthHandler(ctx context.Context) auth.OAuthHandler {
 	s := c.o.oauth
@@ -199,6 +201,9 @@ func (c *Connector) buildOAuth(ctx context.Context, s *oauthSetup) *oauthHandler
 		hc := cfg.HTTPClient
 		if hc == nil {
 			hc = c.httpClient
+		}
+		if cfg.Store != nil {
+			hc = h.recordIssuer(hc)
 		}
 		sc := cfg.sdkConfig(hc)
 		sc.AuthorizationCodeFetcher = h.fetch(cfg.Authorize)
@@ -228,9 +233,10 @@ type oauthHandler struct {
 	err   error // the handler could not be made
 	store TokenStore
 
-	sem     chan struct{} // one authorization at a time
-	gen     atomic.Uint64 // counts the token sources made by authorizations
-	waiting atomic.Bool   // the user is being asked to authorize
+	issuer  atomic.Pointer[string] // of the metadata fetched last (oauth_store.go)
+	sem     chan struct{}          // one authorization at a time
+	gen     atomic.Uint64          // counts the token sources made by authorizations
+	waiting atomic.Bool            // the user is being asked to authorize
 }
 
 // TokenSource implements auth.OAuthHandler.
@@ -277,7 +283,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 // user is asked to authorize.
 func (h *oauthHandler) pending() error {
 	if h != nil && h.waiting.Load() {
-		return fmt.Errorf("%w: server %s", ErrAuthorizationPending, h.c.ep.display)
+		return fmt.Errorf("%w: server %s", ErrAuthorizationPending, h.c.label())
 	}
 	return nil
 }

@@ -1,25 +1,38 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/oauth2"
 )
 
-// StoredToken is what a TokenStore keeps for one MCP server: the token and
-// what is needed to refresh it.
+// StoredToken is what a TokenStore keeps for one MCP server and one
+// authorization server: the token and what is needed to refresh it.
 type StoredToken struct {
 	// Resource is the URL of the MCP server (the connector's URL).
 	Resource string `json:"resource"`
+	// Issuer identifies the authorization server that issued the token
+	// (its metadata's issuer; the origin of TokenURL when no metadata
+	// named one).
+	Issuer string `json:"issuer,omitempty"`
+	// Saved is when the token was stored (set by the store).
+	Saved time.Time `json:"saved,omitzero"`
 	// AuthURL and TokenURL are the authorization server's endpoints.
 	AuthURL  string `json:"auth_url,omitempty"`
 	TokenURL string `json:"token_url"`
@@ -40,29 +53,50 @@ func (t *StoredToken) String() string {
 	if t == nil {
 		return "<nil>"
 	}
-	return fmt.Sprintf("token for %s from %s (client %s)", t.Resource, t.TokenURL, t.ClientID)
+	from := t.Issuer
+	if from == "" {
+		from = t.TokenURL
+	}
+	return fmt.Sprintf("token for %s from %s (client %s)", t.Resource, from, t.ClientID)
 }
 
 // LogValue implements slog.LogValuer: secrets are left out.
 func (t *StoredToken) LogValue() slog.Value { return slog.StringValue(t.String()) }
 
 // TokenStore keeps OAuth tokens across restarts, keyed by the URL of the MCP
-// server they give access to (the resource). Implementations must be safe for
-// concurrent use and must keep the tokens secret.
+// server they give access to (the resource) and the authorization server
+// that issued them (the issuer): connectors to different resources of one
+// authorization server never share a token, and a resource that moves to
+// another authorization server never overwrites the token of the first.
+// Implementations must be safe for concurrent use and must keep the tokens
+// secret.
 type TokenStore interface {
 	// LoadToken returns the token stored for resource, or nil and no error
-	// when there is none.
+	// when there is none. When tokens of several issuers are stored for
+	// the resource it returns the one saved last (the connector learns
+	// which authorization server the resource uses only when it is asked
+	// to authorize; a token the resource no longer accepts makes it
+	// authorize again).
 	LoadToken(ctx context.Context, resource string) (*StoredToken, error)
-	// SaveToken stores t under t.Resource, replacing any token stored
-	// there.
+	// SaveToken stores t under t.Issuer and t.Resource, replacing any
+	// token stored for both.
 	SaveToken(ctx context.Context, t *StoredToken) error
+}
+
+// storeKey is the key of a token in a FileTokenStore's file: a hash of its
+// issuer and resource, safe as a name anywhere.
+func storeKey(issuer, resource string) string {
+	sum := sha256.Sum256([]byte(issuer + "\x00" + resource))
+	return "t-" + hex.EncodeToString(sum[:16])
 }
 
 // FileTokenStore is a TokenStore in one JSON file, readable and writable by
 // its owner only (mode 0600), replaced atomically on each change. A file it
 // cannot read is left alone (SaveToken fails). It is safe for concurrent use
 // within one process; connectors sharing a file should share one
-// FileTokenStore.
+// FileTokenStore. Tokens stored by earlier versions, keyed by resource
+// only, are read as tokens of an unknown issuer and replaced by the first
+// token saved for their resource.
 type FileTokenStore struct {
 	path string
 	mu   sync.Mutex
@@ -119,12 +153,30 @@ func (s *FileTokenStore) LoadToken(_ context.Context, resource string) (*StoredT
 	if err != nil {
 		return nil, err
 	}
-	t := m[resource]
-	if t == nil || t.Token == nil {
-		return nil, nil
+	var best *StoredToken
+	for key, t := range m {
+		if t == nil || t.Token == nil {
+			continue
+		}
+		if legacyKey(key, t) {
+			if key != resource {
+				continue
+			}
+			t.Resource, t.Issuer = resource, ""
+		} else if t.Resource != resource {
+			continue
+		}
+		if best == nil || t.Saved.After(best.Saved) || (t.Saved.Equal(best.Saved) && t.Issuer < best.Issuer) {
+			best = t
+		}
 	}
-	t.Resource = resource
-	return t, nil
+	return best, nil
+}
+
+// legacyKey reports whether t is stored under the key of earlier versions
+// (its resource) rather than storeKey.
+func legacyKey(key string, t *StoredToken) bool {
+	return key != storeKey(t.Issuer, t.Resource)
 }
 
 // SaveToken implements TokenStore.
@@ -138,7 +190,10 @@ func (s *FileTokenStore) SaveToken(_ context.Context, t *StoredToken) error {
 	if err != nil {
 		return err
 	}
-	m[t.Resource] = t
+	rec := *t
+	rec.Saved = time.Now().UTC()
+	delete(m, rec.Resource) // a token stored by an earlier version
+	m[storeKey(rec.Issuer, rec.Resource)] = &rec
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -169,18 +224,19 @@ func (s *FileTokenStore) SaveToken(_ context.Context, t *StoredToken) error {
 // newTokenSource is the SDK handler's NewTokenSource with a store: the
 // token is saved now and whenever it is refreshed.
 func (h *oauthHandler) newTokenSource(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-	s := h.savingSource(ctx, cfg, tok)
+	s := h.savingSource(ctx, cfg, tok, h.issuerOf(cfg))
 	s.save(tok)
 	return s, nil
 }
 
-func (h *oauthHandler) savingSource(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) *savingSource {
+func (h *oauthHandler) savingSource(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token, issuer string) *savingSource {
 	return &savingSource{
 		h:    h,
 		ts:   cfg.TokenSource(ctx, tok),
 		last: tok.AccessToken,
 		rec: StoredToken{
 			Resource:     h.c.url,
+			Issuer:       issuer,
 			AuthURL:      cfg.Endpoint.AuthURL,
 			TokenURL:     cfg.Endpoint.TokenURL,
 			ClientID:     cfg.ClientID,
@@ -210,7 +266,7 @@ func (h *oauthHandler) load(ctx context.Context, hc *http.Client) oauth2.TokenSo
 	}
 	// Refreshes outlive the connection attempt.
 	rctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
-	return h.savingSource(rctx, cfg, st.Token)
+	return h.savingSource(rctx, cfg, st.Token, st.Issuer)
 }
 
 // savingSource saves each new token of its source.
@@ -245,4 +301,60 @@ func (s *savingSource) save(t *oauth2.Token) {
 	if err := s.h.store.SaveToken(context.Background(), &rec); err != nil {
 		s.h.c.logger.Warn("could not store the OAuth token", "error", err)
 	}
+}
+
+// issuerOf returns the issuer of the authorization server whose endpoints
+// cfg holds: the one its metadata named during the authorization, else the
+// origin of its token endpoint.
+func (h *oauthHandler) issuerOf(cfg *oauth2.Config) string {
+	if p := h.issuer.Load(); p != nil {
+		return *p
+	}
+	if u, err := url.Parse(cfg.Endpoint.TokenURL); err == nil && u.Host != "" {
+		return u.Scheme + "://" + u.Host
+	}
+	return ""
+}
+
+// maxMetadata bounds the authorization server metadata the connector reads
+// (the SDK's own bound).
+const maxMetadata = 1 << 20
+
+// issuerRecorder notes the issuer of the authorization server metadata the
+// SDK's handler fetches, so that tokens are stored under it.
+type issuerRecorder struct {
+	base http.RoundTripper
+	h    *oauthHandler
+}
+
+// recordIssuer returns hc with its transport wrapped in an issuerRecorder.
+func (h *oauthHandler) recordIssuer(hc *http.Client) *http.Client {
+	c := *hc
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = &issuerRecorder{base: base, h: h}
+	return &c
+}
+
+func (r *issuerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.base.RoundTrip(req)
+	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK ||
+		!(strings.Contains(req.URL.Path, "/.well-known/oauth-authorization-server") || strings.Contains(req.URL.Path, "/.well-known/openid-configuration")) {
+		return resp, err
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata+1))
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	var m struct {
+		Issuer string `json:"issuer"`
+	}
+	if len(body) <= maxMetadata && json.Unmarshal(body, &m) == nil && m.Issuer != "" {
+		r.h.issuer.Store(&m.Issuer)
+	}
+	return resp, nil
 }

@@ -64,6 +64,15 @@ func newOAuthServer(t *testing.T) *oauthServer {
 		Resource:             s.URL + "/mcp",
 		AuthorizationServers: []string{s.URL},
 	}))
+	// The same server over the legacy SSE transport.
+	sseHandler := sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	mux.Handle("/sse", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
+		ResourceMetadataURL: s.URL + "/.well-known/oauth-protected-resource/sse",
+	})(sseHandler))
+	mux.Handle("/.well-known/oauth-protected-resource/sse", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:             s.URL + "/sse",
+		AuthorizationServers: []string{s.URL},
+	}))
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"issuer":                                s.URL,

@@ -215,24 +215,43 @@ func invalidName(name string) string {
 	return "invalid name"
 }
 
-var toolSpec = &kindSpec[sdk.Tool, toolkit.Tool]{
+// listedTool is a tool of a tools/list page with its task support, which
+// the SDK's Tool does not keep (tasks.go).
+type listedTool struct {
+	def  *sdk.Tool
+	task TaskSupport
+}
+
+var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
 	kind: toolkit.KindTool, what: "tools", one: "tool",
-	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*sdk.Tool, string, error) {
-		res, err := s.ListTools(ctx, &sdk.ListToolsParams{Cursor: cursor})
+	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*listedTool, string, error) {
+		slot := &taskSlot{}
+		res, err := s.ListTools(withTaskSlot(ctx, slot), &sdk.ListToolsParams{Cursor: cursor})
+		slot.finish()
 		if err != nil {
 			return nil, "", err
 		}
-		return res.Tools, res.NextCursor, nil
+		out := make([]*listedTool, 0, len(res.Tools))
+		for _, t := range res.Tools {
+			if t != nil {
+				out = append(out, &listedTool{def: t, task: slot.get(t.Name)})
+			}
+		}
+		return out, res.NextCursor, nil
 	},
-	key: func(t *sdk.Tool) (string, string) { return t.Name, invalidName(t.Name) },
-	fingerprint: func(t *sdk.Tool) string {
+	key: func(t *listedTool) (string, string) { return t.def.Name, invalidName(t.def.Name) },
+	fingerprint: func(lt *listedTool) string {
+		t := lt.def
 		return fingerprint(struct {
 			Name, Title, Description string
 			In, Out                  any
 			Ann                      *sdk.ToolAnnotations
-		}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
+			Task                     TaskSupport
+		}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, lt.task})
 	},
-	build: func(c *Connector, t *sdk.Tool, fp string) (toolkit.Tool, error) { return c.newRemoteTool(t, fp), nil },
+	build: func(c *Connector, t *listedTool, fp string) (toolkit.Tool, error) {
+		return c.newRemoteTool(t.def, t.task, fp), nil
+	},
 	known: func(it toolkit.Tool) (string, string, bool) {
 		t, ok := it.(*remoteTool)
 		if !ok {
@@ -354,10 +373,21 @@ type remoteTool struct {
 	inErr error
 	out   *jsonschema.Schema
 	meta  tool.Meta
+	task  TaskSupport
+	desc  string
 }
 
-func (c *Connector) newRemoteTool(t *sdk.Tool, fp string) *remoteTool {
-	rt := &remoteTool{c: c, def: *t, fp: fp}
+func (c *Connector) newRemoteTool(t *sdk.Tool, task TaskSupport, fp string) *remoteTool {
+	if task == "" {
+		task = TaskForbidden
+	}
+	rt := &remoteTool{c: c, def: *t, fp: fp, task: task, desc: t.Description}
+	if task == TaskRequired {
+		if rt.desc != "" {
+			rt.desc += "\n\n"
+		}
+		rt.desc += taskRequiredNote
+	}
 	rt.in, rt.inErr = objectSchema(t.InputSchema, true)
 	if rt.inErr != nil {
 		rt.inErr = fmt.Errorf("%w: tool %q of server %s: input schema: %v", errs.ErrSchema, t.Name, c.serverName(), rt.inErr)
@@ -416,14 +446,21 @@ func objectSchema(v any, allowNil bool) (*jsonschema.Schema, error) {
 }
 
 func (t *remoteTool) Name() string                              { return t.def.Name }
-func (t *remoteTool) Description() string                       { return t.def.Description }
+func (t *remoteTool) Description() string                       { return t.desc }
 func (t *remoteTool) InputSchema() (*jsonschema.Schema, error)  { return t.in, t.inErr }
 func (t *remoteTool) OutputSchema() (*jsonschema.Schema, error) { return t.out, nil }
 func (t *remoteTool) Meta() tool.Meta                           { return t.meta }
 
+// TaskSupport returns how the server lets the tool run as a task; see
+// TaskSupporter.
+func (t *remoteTool) TaskSupport() TaskSupport { return t.task }
+
 // Run calls the tool on the server; see the package documentation for how
 // the result is mapped.
 func (t *remoteTool) Run(ctx context.Context, input json.RawMessage) (any, error) {
+	if t.task == TaskRequired {
+		return nil, fmt.Errorf("tool %q of server %s: %w", t.def.Name, t.c.serverName(), ErrTaskRequired)
+	}
 	if t.inErr != nil {
 		return nil, t.inErr
 	}

@@ -23,9 +23,10 @@ import (
 // child process is reaped and no goroutine of the connector remains.
 func (c *Connector) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
-		return fmt.Errorf("%w: connector %s is already running", errs.ErrConflict, c.ep.display)
+		return fmt.Errorf("%w: connector %s is already running", errs.ErrConflict, c.label())
 	}
 	defer c.running.Store(false)
+	c.adoptNamespace(ctx)
 	defer c.watchRoots()()
 	c.mu.Lock()
 	c.stopped = false
@@ -56,6 +57,8 @@ func (c *Connector) Run(ctx context.Context) error {
 			s.Status, s.LastError, s.ConnectedSince = status, errText, time.Time{}
 		}))
 		l, err := c.connect(ctx)
+		// net/http quotes the request URL, whose query may hold a secret.
+		err = toolkit.RedactError(err)
 		if err != nil {
 			if ctx.Err() != nil {
 				c.stop(ctx)
@@ -69,7 +72,7 @@ func (c *Connector) Run(ctx context.Context) error {
 					s.Status, s.LastError = toolkit.StatusFailed, err.Error()
 				}))
 				c.markStopped()
-				return fmt.Errorf("%w: server %s: giving up after %d attempts: %v", errs.ErrUnavailable, c.ep.display, attempt, err)
+				return fmt.Errorf("%w: server %s: giving up after %d attempts: %v", errs.ErrUnavailable, c.label(), attempt, err)
 			}
 			if !c.backoff(ctx, attempt) {
 				c.stop(ctx)
@@ -78,7 +81,7 @@ func (c *Connector) Run(ctx context.Context) error {
 			continue
 		}
 		up := time.Now()
-		lostErr := c.serve(ctx, l)
+		lostErr := toolkit.RedactError(c.serve(ctx, l))
 		c.leaveReady()
 		l.close()
 		c.flushNoteLogs()
@@ -269,7 +272,7 @@ func (c *Connector) enterReady(ctx context.Context, l *live, init *sdk.Initializ
 		host = uriHost(c.ep.display)
 	}
 	c.resultHost.Store(&host)
-	c.logger.Info("connected", "server", state.Name, "version", state.Version, "protocol", state.ProtocolVersion, "transport", l.transport)
+	c.logger.Info("connected", "url", c.ep.display, "server", state.Name, "version", state.Version, "protocol", state.ProtocolVersion, "transport", l.transport)
 	c.report(ctx, state)
 }
 

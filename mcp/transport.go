@@ -164,6 +164,7 @@ type trackedTransport struct {
 func (t *trackedTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err == nil {
+		c = watchTasks(c)
 		t.mu.Lock()
 		t.conn = c
 		t.mu.Unlock()
@@ -244,9 +245,17 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 }
 
 func (c *Connector) dialSSE(ctx context.Context) (*live, error) {
+	hc := c.httpClientWith(nil)
+	if h := c.oauthHandler(ctx); h != nil {
+		bt := &bearerTransport{h: h, base: hc.Transport}
+		if u, err := url.Parse(c.ep.url); err == nil {
+			bt.resource = u
+		}
+		hc.Transport = bt
+	}
 	t := &sdk.SSEClientTransport{
 		Endpoint:     c.ep.url,
-		HTTPClient:   c.httpClientWith(nil),
+		HTTPClient:   hc,
 		MaxEventSize: c.o.maxMessage,
 	}
 	return c.handshake(ctx, &detachedTransport{Transport: t}, "sse", nil)
@@ -394,6 +403,19 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		// The stream of a POST belongs to the request it answers.
 		body.scan = &noteScanner{c: rt.conn, sse: true, owner: inflightFrom(req.Context())}
 	}
+	if slot := taskSlotFrom(req.Context()); slot != nil && req.Method == http.MethodPost && rt.conn != nil {
+		// The answer to a tools/list request (streamable HTTP): its
+		// tools' task support is read before the SDK decodes it.
+		maxMsg := rt.conn.o.maxMessage
+		if maxMsg <= 0 {
+			maxMsg = maxNoteLine
+		}
+		if stream && body.scan != nil {
+			body.scan.limit, body.scan.also = maxMsg, slot.observeMessage
+		} else if !stream {
+			body.tap = &jsonTap{slot: slot, limit: maxMsg}
+		}
+	}
 	resp.Body = body
 	return resp, nil
 }
@@ -430,6 +452,7 @@ type watchedBody struct {
 	onBroken func(error)
 	once     sync.Once
 	scan     *noteScanner // nil: not scanned
+	tap      *jsonTap     // nil: not a tools/list answer in JSON
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
@@ -445,6 +468,14 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 	b.left -= int64(n)
 	if n > 0 && b.scan != nil {
 		b.scan.feed(p[:n])
+	}
+	if b.tap != nil {
+		if n > 0 {
+			b.tap.feed(p[:n])
+		}
+		if err == io.EOF {
+			b.tap.end()
+		}
 	}
 	if err != nil && err != io.EOF && b.ctx.Err() == nil && b.onBroken != nil {
 		b.once.Do(func() { b.onBroken(err) })

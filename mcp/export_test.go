@@ -1,0 +1,13 @@
+package mcp
+
+import sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+// NewTaskServerForTest returns the server of the task support tests, for
+// the tests of package mcp_test.
+func NewTaskServerForTest(support map[string]string) (*sdk.Server, func(tool string) int) {
+	s := newTaskServer(support)
+	return s.Server, s.called
+}
+
+// TaskSupportOfTools is what the tools of NewTaskServerForTest declare.
+var TaskSupportOfTools = taskSupportOfTools

@@ -1,0 +1,227 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
+
+	"github.com/llmkit/toolkit"
+)
+
+// fileKeys returns the keys of the token file at path.
+func fileKeys(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+var safeKey = regexp.MustCompile(`^t-[0-9a-f]{32}$`)
+
+// TestFileTokenStoreKeys: tokens are kept by issuer and resource, under
+// keys safe as file names; one resource with tokens of two issuers keeps
+// both, and LoadToken returns the one saved last.
+func TestFileTokenStoreKeys(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	s := NewFileTokenStore(path)
+	tok := func(res, iss, access string) *StoredToken {
+		return &StoredToken{Resource: res, Issuer: iss, TokenURL: iss + "/token", ClientID: "c", Token: &oauth2.Token{AccessToken: access}}
+	}
+	const r1, r2 = "https://one.example/mcp?tenant=a/b", "https://two.example/mcp"
+	const i1, i2 = "https://as.example", "https://other-as.example/tenant"
+	for _, st := range []*StoredToken{tok(r1, i1, "a1"), tok(r2, i1, "a2"), tok(r1, i2, "b1")} {
+		mustNotErr(t, s.SaveToken(ctx, st))
+	}
+	keys := fileKeys(t, path)
+	if len(keys) != 3 {
+		t.Fatalf("file holds %d tokens, want 3: %v", len(keys), keys)
+	}
+	for _, k := range keys {
+		if !safeKey.MatchString(k) {
+			t.Errorf("key %q is not safe as a file name", k)
+		}
+	}
+	load := func(res string) *StoredToken {
+		t.Helper()
+		st, err := s.LoadToken(ctx, res)
+		if err != nil || st == nil {
+			t.Fatalf("LoadToken(%s) = %v, %v", res, st, err)
+		}
+		return st
+	}
+	if got := load(r2); got.Token.AccessToken != "a2" || got.Issuer != i1 {
+		t.Errorf("r2: %+v", got)
+	}
+	// r1 has tokens of both issuers: the one saved last.
+	if got := load(r1); got.Token.AccessToken != "b1" || got.Issuer != i2 {
+		t.Errorf("r1: %+v", got)
+	}
+	// Saving for the first issuer again replaces its token only.
+	mustNotErr(t, s.SaveToken(ctx, tok(r1, i1, "a1-refreshed")))
+	if got := load(r1); got.Token.AccessToken != "a1-refreshed" {
+		t.Errorf("r1 after a save for i1: %+v", got)
+	}
+	if n := len(fileKeys(t, path)); n != 3 {
+		t.Errorf("file holds %d tokens after a replacement, want 3", n)
+	}
+}
+
+// TestFileTokenStoreMigration: a file of the earlier shape (keyed by
+// resource) is read, and the first save for the resource replaces its
+// token with one under the new key.
+func TestFileTokenStoreMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	const res = "https://old.example/mcp"
+	legacy := fmt.Sprintf(`{%q: {"resource": %q, "token_url": "https://as.example/token", "client_id": "c", "token": {"access_token": "old-access", "refresh_token": "old-refresh"}},
+		"https://other.example/mcp": {"resource": "https://other.example/mcp", "token_url": "https://as.example/token", "client_id": "c", "token": {"access_token": "other"}}}`, res, res)
+	if err := os.WriteFile(path, []byte(legacy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := NewFileTokenStore(path)
+	st, err := s.LoadToken(ctx, res)
+	if err != nil || st == nil || st.Token.RefreshToken != "old-refresh" || st.Resource != res || st.Issuer != "" {
+		t.Fatalf("legacy LoadToken = %+v, %v", st, err)
+	}
+	st.Issuer = "https://as.example"
+	st.Token = &oauth2.Token{AccessToken: "new-access"}
+	mustNotErr(t, s.SaveToken(ctx, st))
+	keys := fileKeys(t, path)
+	var migrated, other bool
+	for _, k := range keys {
+		migrated = migrated || k == storeKey("https://as.example", res)
+		other = other || k == "https://other.example/mcp"
+		if k == res {
+			t.Errorf("the legacy entry of %s is still there", res)
+		}
+	}
+	if !migrated || !other || len(keys) != 2 {
+		t.Errorf("keys after the migration: %v", keys)
+	}
+	if got, _ := s.LoadToken(ctx, res); got == nil || got.Token.AccessToken != "new-access" {
+		t.Errorf("LoadToken after the migration = %+v", got)
+	}
+	if got, _ := s.LoadToken(ctx, "https://other.example/mcp"); got == nil || got.Token.AccessToken != "other" {
+		t.Errorf("the other legacy token: %+v", got)
+	}
+}
+
+// TestOAuthStoreIssuer: through a full authorization, the token is stored
+// under the issuer the authorization server's metadata names, and no token
+// appears in the logs, the state or the errors of the connector, also when
+// an authorization fails.
+func TestOAuthStoreIssuer(t *testing.T) {
+	s := newOAuthServer(t)
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	store := NewFileTokenStore(path)
+	var asked atomic.Int32
+	consent := s.consent(&asked, nil, 0, nil)
+	var refuse atomic.Bool
+	authorize := func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		if refuse.Load() {
+			return nil, errors.New("the user said no")
+		}
+		return consent(ctx, args)
+	}
+	logs := newLogCapture()
+	cfg := OAuthConfig{Authorize: authorize, RedirectURL: "http://127.0.0.1:9/callback", Store: store}
+	ctx := context.Background()
+	r := start(t, s.URL+"/mcp", false, OptOAuth(cfg), OptLogger(slogNew(logs)), OptNamespace("guarded"))
+	if err := callEcho(t, ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.LoadToken(ctx, s.URL+"/mcp")
+	if err != nil || st == nil || st.Issuer != s.URL {
+		t.Fatalf("stored %v, %v; want issuer %s", st, err, s.URL)
+	}
+	for _, k := range fileKeys(t, path) {
+		if k != storeKey(s.URL, s.URL+"/mcp") {
+			t.Errorf("key %q", k)
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file %v, %v", fi, err)
+	}
+	r.stop(t)
+	// A restart with the stored token, now revoked, and a refused
+	// authorization: the connection fails.
+	s.revoke()
+	refuse.Store(true)
+	r = start(t, s.URL+"/mcp", true, OptOAuth(cfg), OptLogger(slogNew(logs)), OptNamespace("guarded"), OptMaxAttempts(1))
+	r.states.wait(t, toolkit.StatusFailed, 1)
+	state := r.State()
+	runErr := r.stop(t)
+	if runErr == nil || !strings.Contains(runErr.Error(), "guarded") || !strings.Contains(state.LastError, "the user said no") {
+		t.Errorf("Run = %v, state %+v", runErr, state)
+	}
+	texts := append(logs.all(), fmt.Sprintf("%+v", state), fmt.Sprint(runErr), st.String())
+	for _, text := range texts {
+		if strings.Contains(text, "secret-") {
+			t.Errorf("a token leaked: %s", text)
+		}
+	}
+}
+
+// TestIssuerRecorder: the issuer of fetched authorization server metadata
+// is noted (the token endpoint's origin is only the fallback), and the
+// body still reaches the SDK whole.
+func TestIssuerRecorder(t *testing.T) {
+	const meta = `{"issuer":"https://login.example/tenant-7","token_endpoint":"https://login.example/oauth/token"}`
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-authorization-server") {
+			io.WriteString(w, meta)
+			return
+		}
+		io.WriteString(w, `{"issuer":"https://elsewhere.example"}`)
+	}))
+	defer hs.Close()
+	h := &oauthHandler{}
+	cfg := &oauth2.Config{Endpoint: oauth2.Endpoint{TokenURL: "https://login.example/oauth/token"}}
+	if got := h.issuerOf(cfg); got != "https://login.example" {
+		t.Errorf("issuer before any metadata: %q", got)
+	}
+	hc := h.recordIssuer(hs.Client())
+	resp, err := hc.Get(hs.URL + "/other")
+	mustNotErr(t, err)
+	resp.Body.Close()
+	if h.issuer.Load() != nil {
+		t.Errorf("issuer noted from a document that is no metadata: %q", *h.issuer.Load())
+	}
+	resp, err = hc.Get(hs.URL + "/.well-known/oauth-authorization-server/tenant-7")
+	mustNotErr(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	mustNotErr(t, err)
+	if string(body) != meta {
+		t.Errorf("body passed on: %q", body)
+	}
+	if got := h.issuerOf(cfg); got != "https://login.example/tenant-7" {
+		t.Errorf("issuer: %q", got)
+	}
+}
