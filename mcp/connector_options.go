@@ -168,11 +168,8 @@ func OptForwardServerRequests() Option {
 // to answer such requests.
 func OptSamplingHandler(f SamplingFunc) Option {
 	return func(o *options) error {
-		if f == nil {
-			return fmt.Errorf("%w: OptSamplingHandler: nil function", errs.ErrBadParameter)
-		}
 		o.sampling = f
-		return nil
+		return errs.Given("OptSamplingHandler", f != nil, "function")
 	}
 }
 
@@ -184,11 +181,8 @@ func OptSamplingHandler(f SamplingFunc) Option {
 // elicitation request is refused like an unanswered sampling request.
 func OptElicitationHandler(f ElicitationFunc) Option {
 	return func(o *options) error {
-		if f == nil {
-			return fmt.Errorf("%w: OptElicitationHandler: nil function", errs.ErrBadParameter)
-		}
 		o.elicitation = f
-		return nil
+		return errs.Given("OptElicitationHandler", f != nil, "function")
 	}
 }
 
@@ -218,11 +212,8 @@ func OptRoots(roots ...*sdk.Root) Option {
 // OptRoots.
 func OptRootSet(rs *RootSet) Option {
 	return func(o *options) error {
-		if rs == nil {
-			return fmt.Errorf("%w: OptRootSet: nil root set", errs.ErrBadParameter)
-		}
 		o.roots = rs
-		return nil
+		return errs.Given("OptRootSet", rs != nil, "root set")
 	}
 }
 
@@ -332,11 +323,8 @@ func OptHeader(key, value string) Option {
 // a client of its own, whose idle connections are closed when Run returns.
 func OptHTTPClient(c *http.Client) Option {
 	return func(o *options) error {
-		if c == nil {
-			return fmt.Errorf("%w: nil HTTP client", errs.ErrBadParameter)
-		}
 		o.httpClient = c
-		return nil
+		return errs.Given("OptHTTPClient", c != nil, "HTTP client")
 	}
 }
 
@@ -378,10 +366,7 @@ func OptLogLevel(level string) Option {
 // sdk.NewInMemoryTransports). The URL then only names the connector.
 func OptDialer(dial func(ctx context.Context) (sdk.Transport, error)) Option {
 	return func(o *options) error {
-		if dial == nil {
-			return fmt.Errorf("%w: nil dialer", errs.ErrBadParameter)
-		}
 		o.dialer = dial
-		return nil
+		return errs.Given("OptDialer", dial != nil, "dialer")
 	}
 }

@@ -121,11 +121,8 @@ func OptOAuthClientCredentials(clientID, clientSecret string) Option {
 // token endpoint still reach the state without its answer.
 func OptOAuthHandler(h auth.OAuthHandler) Option {
 	return func(o *options) error {
-		if h == nil {
-			return fmt.Errorf("%w: OptOAuthHandler: nil handler", errs.ErrBadParameter)
-		}
 		o.oauth = &oauthSetup{handler: h}
-		return nil
+		return errs.Given("OptOAuthHandler", h != nil, "handler")
 	}
 }
 

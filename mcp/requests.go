@@ -129,26 +129,27 @@ func (c *Connector) handleCreateMessage(ctx context.Context, req *sdk.CreateMess
 	if req.Params == nil {
 		req.Params = &sdk.CreateMessageParams{}
 	}
-	var own func() (*sdk.CreateMessageResult, error)
-	if f := c.o.sampling; f != nil {
-		own = func() (*sdk.CreateMessageResult, error) { return f(ctx, req.Params) }
-	}
 	return answer(c, ctx, req.Session, kindSampling, &req.Params.Meta, func(h bridge.ServerRequestHandler) (*sdk.CreateMessageResult, error) {
 		return h.CreateMessage(ctx, req.Params)
-	}, own)
+	}, bind(ctx, c.o.sampling, req.Params))
 }
 
 func (c *Connector) handleElicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	if req.Params == nil {
 		req.Params = &sdk.ElicitParams{}
 	}
-	var own func() (*sdk.ElicitResult, error)
-	if f := c.o.elicitation; f != nil {
-		own = func() (*sdk.ElicitResult, error) { return f(ctx, req.Params) }
-	}
 	return answer(c, ctx, req.Session, kindElicitation, &req.Params.Meta, func(h bridge.ServerRequestHandler) (*sdk.ElicitResult, error) {
 		return h.Elicit(ctx, req.Params)
-	}, own)
+	}, bind(ctx, c.o.elicitation, req.Params))
+}
+
+// bind returns f applied to ctx and params, or nil when f is nil (the
+// connector has no handler of its own).
+func bind[P, R any, F ~func(context.Context, P) (R, error)](ctx context.Context, f F, params P) func() (R, error) {
+	if f == nil {
+		return nil
+	}
+	return func() (R, error) { return f(ctx, params) }
 }
 
 func (c *Connector) handleListRoots(ctx context.Context, req *sdk.ListRootsRequest) (*sdk.ListRootsResult, error) {

@@ -27,3 +27,12 @@ func Above[T cmp.Ordered](option string, v, floor T) error {
 	}
 	return nil
 }
+
+// Given checks that option was given a value (given: it is not nil); what
+// names the value in the error ("OptDialer: nil dialer").
+func Given(option string, given bool, what string) error {
+	if !given {
+		return fmt.Errorf("%w: %s: nil %s", ErrBadParameter, option, what)
+	}
+	return nil
+}

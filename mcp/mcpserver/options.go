@@ -155,11 +155,8 @@ func WithCompletion(h func(context.Context, *sdk.CompleteRequest) (*sdk.Complete
 // the same URI template, which is then not exposed.
 func WithResourceTemplate(t *sdk.ResourceTemplate, handler sdk.ResourceHandler) Option {
 	return func(c *config) error {
-		if t == nil || handler == nil {
-			return fmt.Errorf("%w: WithResourceTemplate: nil template or handler", toolkit.ErrBadParameter)
-		}
 		c.templates = append(c.templates, staticTemplate{t, handler})
-		return nil
+		return errs.Given("WithResourceTemplate", t != nil && handler != nil, "template or handler")
 	}
 }
 
@@ -183,11 +180,8 @@ func WithJSONResponse() HTTPOption {
 // 401. opts may be nil.
 func WithBearerAuth(verifier auth.TokenVerifier, opts *auth.RequireBearerTokenOptions) HTTPOption {
 	return func(c *httpConfig) error {
-		if verifier == nil {
-			return fmt.Errorf("%w: WithBearerAuth: nil token verifier", toolkit.ErrBadParameter)
-		}
 		c.verifier, c.authOpts = verifier, opts
-		return nil
+		return errs.Given("WithBearerAuth", verifier != nil, "token verifier")
 	}
 }
 

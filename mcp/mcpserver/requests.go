@@ -3,11 +3,9 @@ package mcpserver
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
@@ -23,32 +21,13 @@ var errNoClient = errors.New("no MCP client session")
 // the client's request (so that it travels on that request's stream). It
 // fails when the client cannot be asked (canSample).
 func (s *serverSession) CreateMessage(ctx context.Context, params *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
-	if s.ss == nil {
-		return nil, errNoClient
-	}
-	if err := canSample(s); err != nil {
-		return nil, err
-	}
-	rctx, cancel := s.requestContext(ctx)
-	defer cancel()
-	return s.ss.CreateMessage(rctx, params)
+	return ask(s, ctx, "sampling", func(c *sdk.ClientCapabilities) bool { return c.Sampling != nil }, (*sdk.ServerSession).CreateMessage, params)
 }
 
 // Elicit asks the client's user for input, in the context of the client's
 // request. It fails when the client does not offer elicitation.
 func (s *serverSession) Elicit(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	if s.ss == nil {
-		return nil, errNoClient
-	}
-	if caps := s.Capabilities(); caps == nil || caps.Elicitation == nil {
-		return nil, fmt.Errorf("%w: the MCP client does not offer elicitation", toolkit.ErrNotImplemented)
-	}
-	if err := canRequest(s); err != nil {
-		return nil, err
-	}
-	rctx, cancel := s.requestContext(ctx)
-	defer cancel()
-	return s.ss.Elicit(rctx, params)
+	return ask(s, ctx, "elicitation", func(c *sdk.ClientCapabilities) bool { return c.Elicitation != nil }, (*sdk.ServerSession).Elicit, params)
 }
 
 // ListRoots asks the client for its roots, in the context of the client's
@@ -56,18 +35,23 @@ func (s *serverSession) Elicit(ctx context.Context, params *sdk.ElicitParams) (*
 // the client does not offer roots or may not be asked during a request
 // (canRequest): a connector then answers with roots of its own.
 func (s *serverSession) ListRoots(ctx context.Context, params *sdk.ListRootsParams) (*sdk.ListRootsResult, error) {
+	return ask(s, ctx, "roots", func(c *sdk.ClientCapabilities) bool { return c.RootsV2 != nil }, (*sdk.ServerSession).ListRoots, params)
+}
+
+// ask sends the client of s a request (send, a method of sdk.ServerSession)
+// in the context of the client's own request, when the client offers the
+// capability what (offers) and may be asked during a request (canRequest).
+func ask[P, R any](s *serverSession, ctx context.Context, what string, offers func(*sdk.ClientCapabilities) bool, send func(*sdk.ServerSession, context.Context, P) (R, error), params P) (R, error) {
+	var zero R
 	if s.ss == nil {
-		return nil, errNoClient
+		return zero, errNoClient
 	}
-	if caps := s.Capabilities(); caps == nil || caps.RootsV2 == nil {
-		return nil, fmt.Errorf("%w: the MCP client does not offer roots", toolkit.ErrNotImplemented)
-	}
-	if err := canRequest(s); err != nil {
-		return nil, err
+	if err := canAsk(s, what, offers); err != nil {
+		return zero, err
 	}
 	rctx, cancel := s.requestContext(ctx)
 	defer cancel()
-	return s.ss.ListRoots(rctx, params)
+	return send(s.ss, rctx, params)
 }
 
 // requestContext returns the context of the client's request, also ended
