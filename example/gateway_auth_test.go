@@ -295,15 +295,26 @@ servers:
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The store keys its entries by issuer and resource.
 	var tokens map[string]struct {
-		Token struct {
+		Resource string `json:"resource"`
+		Issuer   string `json:"issuer"`
+		Token    struct {
 			AccessToken string `json:"access_token"`
 		} `json:"token"`
 	}
-	if err := json.Unmarshal(stored, &tokens); err != nil || tokens[calcURL].Token.AccessToken == "" {
-		t.Fatalf("stored tokens: %v %v", tokens, err)
+	if err := json.Unmarshal(stored, &tokens); err != nil {
+		t.Fatalf("stored tokens: %v", err)
 	}
-	access := tokens[calcURL].Token.AccessToken
+	var access string
+	for _, e := range tokens {
+		if e.Resource == calcURL && e.Issuer != "" {
+			access = e.Token.AccessToken
+		}
+	}
+	if access == "" {
+		t.Fatalf("no token stored for %s with its issuer: %d entries", calcURL, len(tokens))
+	}
 	g.cmd.Process.Signal(syscall.SIGTERM)
 	<-g.exited
 

@@ -345,19 +345,23 @@ func prompts() []toolkit.Prompt {
 	}
 }
 
-// resources returns the builtin resources with fixed content.
+// staticResource is a builtin resource with fixed content.
+type staticResource struct {
+	uri, name, desc, typ string
+	data                 []byte
+}
+
+func (r *staticResource) URI() string                          { return r.uri }
+func (r *staticResource) Name() string                         { return r.name }
+func (r *staticResource) Description() string                  { return r.desc }
+func (r *staticResource) Type() string                         { return r.typ }
+func (r *staticResource) Read(context.Context) ([]byte, error) { return r.data, nil }
+
 func resources() []toolkit.Resource {
-	static := func(uri, name, desc, typ string, data []byte) toolkit.Resource {
-		r, err := resource.Blob(name, typ, data)
-		if err != nil {
-			panic(err) // fixed fixtures
-		}
-		return resource.WithURI(uri, resource.WithDescription(desc, r))
-	}
 	return []toolkit.Resource{
-		static("test://static-text", "static-text", "A static text resource", "text/plain", []byte("This is the content of the static text resource.")),
-		static("test://static-binary", "static-binary", "A static binary resource", "image/png", pngPixel),
-		static("test://watched-resource", "watched-resource", "A resource clients may subscribe to", "text/plain", []byte("Watched resource content.")),
+		&staticResource{"test://static-text", "static-text", "A static text resource", "text/plain", []byte("This is the content of the static text resource.")},
+		&staticResource{"test://static-binary", "static-binary", "A static binary resource", "image/png", pngPixel},
+		&staticResource{"test://watched-resource", "watched-resource", "A resource clients may subscribe to", "text/plain", []byte("Watched resource content.")},
 	}
 }
 
