@@ -242,28 +242,19 @@ func yamlError(file string, root *yaml.Node, err error) error {
 	return errors.Join(out...)
 }
 
+// configTypes are the configuration's types, by the Go name yaml.v3 gives
+// them.
+var configTypes = map[string]any{
+	"main.Config": Config{}, "main.Server": Server{}, "main.Timeouts": Timeouts{},
+	"main.ToolFilter": ToolFilter{}, "main.Auth": Auth{}, "main.BearerAuth": BearerAuth{},
+	"main.JWTAuth": JWTAuth{}, "main.OAuth": OAuth{},
+}
+
 // yamlFields lists the fields of one of the configuration's types, by
 // the Go name yaml.v3 gives it.
 func yamlFields(goType string) string {
-	var v any
-	switch goType {
-	case "main.Config":
-		v = Config{}
-	case "main.Server":
-		v = Server{}
-	case "main.Timeouts":
-		v = Timeouts{}
-	case "main.ToolFilter":
-		v = ToolFilter{}
-	case "main.Auth":
-		v = Auth{}
-	case "main.BearerAuth":
-		v = BearerAuth{}
-	case "main.JWTAuth":
-		v = JWTAuth{}
-	case "main.OAuth":
-		v = OAuth{}
-	default:
+	v, ok := configTypes[goType]
+	if !ok {
 		return ""
 	}
 	var names []string

@@ -306,15 +306,20 @@ func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 	}
 	claims := i.Claims(c.Audience, scopes...)
 	claims["sub"], claims["client_id"], claims["jti"] = id, id, fmt.Sprintf("t-%d", n)
+	i.issue(w, kid, claims, map[string]any{"scope": strings.Join(scopes, " ")})
+}
+
+// issue answers a token request with an access token of claims signed
+// with key kid, and the fields of answer.
+func (i *Issuer) issue(w http.ResponseWriter, kid string, claims, answer map[string]any) {
 	tok, err := i.sign(kid, kid, claims)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "server_error"})
 		return
 	}
 	i.tokens.Add(1)
-	writeJSON(w, http.StatusOK, map[string]any{
-		"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "scope": strings.Join(scopes, " "),
-	})
+	answer["access_token"], answer["token_type"], answer["expires_in"] = tok, "Bearer", 3600
+	writeJSON(w, http.StatusOK, answer)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -355,13 +360,5 @@ func (i *Issuer) serveCodeToken(w http.ResponseWriter, r *http.Request) {
 	}
 	claims := i.Claims(g.resource, g.scopes...)
 	claims["client_id"], claims["jti"] = g.clientID, fmt.Sprintf("t-%d", n)
-	tok, err := i.sign(kid, kid, claims)
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "server_error"})
-		return
-	}
-	i.tokens.Add(1)
-	writeJSON(w, http.StatusOK, map[string]any{
-		"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "refresh_token": ref, "scope": strings.Join(g.scopes, " "),
-	})
+	i.issue(w, kid, claims, map[string]any{"refresh_token": ref, "scope": strings.Join(g.scopes, " ")})
 }
