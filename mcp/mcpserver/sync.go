@@ -423,6 +423,24 @@ type templateRoute struct {
 	tmpl   *resource.URITemplate
 }
 
+// routeOf returns the route a read of uri takes (see readTemplated) and
+// the URI its template matched: uri without the route's suffix.
+func routeOf(routes []templateRoute, uri string) (templateRoute, string, bool) {
+	for _, r := range routes {
+		u := uri
+		if r.suffix != "" {
+			var ok bool
+			if u, ok = strings.CutSuffix(uri, r.suffix); !ok {
+				continue
+			}
+		}
+		if _, ok := r.tmpl.Match(u); ok {
+			return r, u, true
+		}
+	}
+	return templateRoute{}, "", false
+}
+
 // templateRoutes orders the routes of the registered templates as reads
 // try them: qualified templates first (their suffix tells them apart),
 // then in toolkit order, as Lookup tries templates.
