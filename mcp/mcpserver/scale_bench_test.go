@@ -215,10 +215,10 @@ func countTools(tb testing.TB, cs *sdk.ClientSession) int {
 
 // change gives tool 0 of upstream i the description's version v; the
 // upstream announces it with tools/list_changed.
-func (g *scaleGateway) change(i, v int) (name, desc string) {
+func (g *scaleGateway) change(i, v int) (desc string) {
 	t := scaleTool(i, 0, v)
 	g.ups[i].AddTool(t, scaleHandler)
-	return t.Name, t.Description
+	return t.Description
 }
 
 // awaitChange waits for the downstream client to see the tool the exposed
@@ -362,12 +362,14 @@ func BenchmarkScaleListChanged(b *testing.B) {
 		b.Run(fmt.Sprintf("upstreams=%d/tools=%d", ups, ups*scaleTools), func(b *testing.B) {
 			g := newScaleGateway(b, ups, scaleTools)
 			g.start(b)
-			exposed := "tool_000"
-			if ups > 1 {
-				exposed = "up0_tool_000"
+			// The last upstream changes (with one, its only one).
+			last := ups - 1
+			exposed, ok := g.srv.ExposedName(toolkit.ListTypeTools, fmt.Sprintf("up%d.tool_000", last))
+			if !ok {
+				b.Fatal("tool_000 is not exposed")
 			}
 			// A first change absorbs the notifications of the start.
-			_, desc := g.change(0, 1)
+			desc := g.change(last, 1)
 			g.awaitChange(b, exposed, desc)
 			var notified, cpu time.Duration
 			var mallocs, bytes uint64
@@ -379,7 +381,7 @@ func BenchmarkScaleListChanged(b *testing.B) {
 				runtime.ReadMemStats(&ms)
 				m0, b0, c0 := ms.Mallocs, ms.TotalAlloc, cpuTime()
 				start := time.Now()
-				_, desc := g.change(0, v)
+				desc := g.change(last, v)
 				<-g.changed
 				notified += time.Since(start)
 				runtime.ReadMemStats(&ms)
@@ -409,6 +411,6 @@ func TestScaleGateway(t *testing.T) {
 	if n := countTools(t, g.cs); n != 15 {
 		t.Fatalf("the client sees %d tools, want 15", n)
 	}
-	_, desc := g.change(1, 1)
+	desc := g.change(1, 1)
 	g.awaitChange(t, "up1_tool_000", desc)
 }
