@@ -78,6 +78,15 @@
 // one call, whatever its delegate. [Server.Sync] re-reads everything, for
 // items that change in place without telling the toolkit.
 //
+// A change costs in proportion to the source that made it, not to the
+// whole toolkit: an item is described for MCP again only when its value
+// changed (a different pointer; the connectors keep the same value for an
+// unchanged remote item), and when the source that changed kept the same
+// item names — a description or a schema changed — only that source's
+// items are looked at. A source that adds or removes items makes the
+// server name every item of the kind again (map work only: the
+// definitions of unchanged items are kept).
+//
 // # Cold start
 //
 // A server made at the same time as its toolkit's connectors would answer
