@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -435,4 +436,61 @@ func TestScaleGateway(t *testing.T) {
 	}
 	desc := g.change(1, 1)
 	g.awaitChange(t, "up1_tool_000", desc)
+}
+
+// BenchmarkScaleSync measures a change of one source's tools in a toolkit
+// of in-memory sources (no MCP: the toolkit's publication and the
+// Server's synchronisation alone), until the Server has synchronised:
+// "describe" gives one tool a new description, "add-remove" adds a tool
+// and removes it again (two changes an op), with 1 source and with
+// scaleUpstreams sources of scaleTools tools each.
+func BenchmarkScaleSync(b *testing.B) {
+	for _, op := range []string{"describe", "add-remove"} {
+		for _, n := range []int{1, scaleUpstreams} {
+			b.Run(fmt.Sprintf("%s/sources=%d/tools=%d", op, n, n*scaleTools), func(b *testing.B) {
+				conns := map[string][]toolkit.Tool{}
+				var order []string
+				for i := range n {
+					ns := fmt.Sprintf("s%d", i)
+					order = append(order, ns)
+					for j := range scaleTools {
+						tl := namedTool(fmt.Sprintf("tool_%03d", j), ns)
+						tl.in = scaleSchema
+						conns[ns] = append(conns[ns], tl)
+					}
+				}
+				tk, byNS := mutableToolkit(b, nil, conns, order)
+				srv, err := New(tk, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer srv.Close()
+				ns := order[n-1]
+				tools := conns[ns]
+				v := 0
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					v++
+					next := slices.Clone(tools)
+					switch op {
+					case "describe":
+						tl := namedTool("tool_000", ns)
+						tl.in, tl.desc = scaleSchema, fmt.Sprintf("version %d", v)
+						next[0] = tl
+						byNS[ns].set(next)
+					default:
+						byNS[ns].set(append(next, namedTool("extra", ns)))
+						tk.WaitEvents()
+						byNS[ns].set(tools)
+					}
+					tk.WaitEvents()
+				}
+				b.StopTimer()
+				if _, ok := srv.ExposedName(toolkit.ListTypeTools, ns+".tool_000"); !ok {
+					b.Fatal("tool_000 is gone")
+				}
+			})
+		}
+	}
 }

@@ -77,7 +77,7 @@ func (t *countedTool) InputSchema() (*jsonschema.Schema, error) {
 
 // mutableToolkit runs a toolkit with connectors of the given namespaces
 // (and builtins), all ready when it returns.
-func mutableToolkit(t *testing.T, builtins []toolkit.Tool, conns map[string][]toolkit.Tool, order []string) (*toolkit.Toolkit, map[string]*mutableConn) {
+func mutableToolkit(t testing.TB, builtins []toolkit.Tool, conns map[string][]toolkit.Tool, order []string) (*toolkit.Toolkit, map[string]*mutableConn) {
 	t.Helper()
 	d := &mutableDelegate{conns: map[string]*mutableConn{}}
 	byNS := map[string]*mutableConn{}
