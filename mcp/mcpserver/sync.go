@@ -88,8 +88,10 @@ type kindSync struct {
 	// sources holds the keys of each namespace's items, in toolkit order,
 	// as the last full run listed them.
 	sources map[string][]string
-	// total is the number of items the last full run listed.
+	// total is the number of items of the kind.
 	total int
+	// names is the name policy's state (sync_names.go).
+	names nameState
 }
 
 // cachedDef is a definition registered under an exposed name.
@@ -131,6 +133,9 @@ func (s *Server) sync(ctx context.Context, k toolkit.Kind, ns string, force bool
 		done, err := s.syncSource(ctx, k, ns)
 		if done || err != nil {
 			return err
+		}
+		if s.syncNames(ctx, k, ns) {
+			return nil
 		}
 	}
 	return s.syncAll(ctx, k, force)
@@ -308,6 +313,9 @@ func (s *Server) syncAll(ctx context.Context, k toolkit.Kind, force bool) error 
 		s.mu.Unlock()
 	}
 	st.defs, st.sources, st.total = cache, sources, len(resp.Items)
+	s.mu.Lock()
+	st.names = buildNames(s.namers[k], items)
+	s.mu.Unlock()
 	return nil
 }
 

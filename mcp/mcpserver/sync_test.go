@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
 )
@@ -168,6 +169,25 @@ func TestSyncOneSource(t *testing.T) {
 	if n := others.Load() + (same.Load() - before); n != 0 {
 		t.Errorf("an unchanged list described %d tools", n)
 	}
+	// An addition and a removal name and describe the source's new tool
+	// only.
+	var added atomic.Int64
+	byNS["b"].set(append(slices.Clone(next), tool("t9", &added)))
+	tk.WaitEvents()
+	if got, _ := srv.ExposedName(toolkit.ListTypeTools, "b.t9"); got != "t9" {
+		t.Errorf("b.t9 exposed as %q, want t9", got)
+	}
+	byNS["b"].set(next)
+	tk.WaitEvents()
+	if _, ok := srv.ExposedName(toolkit.ListTypeTools, "b.t9"); ok {
+		t.Error("b.t9 still exposed after its removal")
+	}
+	if added.Load() == 0 {
+		t.Error("the added tool was not described")
+	}
+	if n := others.Load() + (same.Load() - before); n != 0 {
+		t.Errorf("an addition and a removal described %d other tools", n)
+	}
 }
 
 func containsString(s, sub string) bool {
@@ -184,9 +204,22 @@ func containsString(s, sub string) bool {
 // holds) and checks after each that the server's tables are those a new
 // server computes from scratch.
 func TestSyncMatchesFullSync(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pool []string
+		opts []Option
+	}{
+		{"collisions", []string{"x", "y", "z", "a_x", "b_y", "c_x_2"}, nil},
+		{"bare", []string{"x", "y", "z", "w", "v"}, nil},
+		{"qualified", []string{"x", "y", "z", "a_x", "w"}, []Option{WithQualifiedNames()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testSyncMatchesFullSync(t, tc.pool, tc.opts) })
+	}
+}
+
+func testSyncMatchesFullSync(t *testing.T, pool []string, opts []Option) {
 	leakCheck(t)
-	pool := []string{"x", "y", "z", "a_x", "b_y", "c_x_2"}
-	order := []string{"a", "b", "c"}
+	order := []string{"a", "b", "c", "d"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	version := 0
 	mk := func(name string) toolkit.Tool {
@@ -202,12 +235,23 @@ func TestSyncMatchesFullSync(t *testing.T) {
 		}
 	}
 	tk, byNS := mutableToolkit(t, []toolkit.Tool{mk("x"), mk("a_x")}, conns, order)
-	srv, err := New(tk, nil)
+	srv, err := New(tk, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	for step := range 60 {
+	cs := (&fixture{tk: tk, srv: srv}).connect(t, nil)
+	listed := func(cs *sdk.ClientSession) map[string]string {
+		out := map[string]string{}
+		for tl, err := range cs.Tools(context.Background(), nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[tl.Name] = tl.Description
+		}
+		return out
+	}
+	for step := range 100 {
 		ns := order[rng.IntN(len(order))]
 		tools := slices.Clone(conns[ns])
 		var what string
@@ -231,7 +275,7 @@ func TestSyncMatchesFullSync(t *testing.T) {
 		byNS[ns].set(tools)
 		tk.WaitEvents()
 
-		fresh, err := New(tk, nil)
+		fresh, err := New(tk, nil, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,9 +283,14 @@ func TestSyncMatchesFullSync(t *testing.T) {
 		got := maps.Clone(srv.regs[toolkit.KindTool])
 		srv.mu.Unlock()
 		want := fresh.regs[toolkit.KindTool]
-		fresh.Close()
 		if !maps.Equal(got, want) {
+			fresh.Close()
 			t.Fatalf("step %d (%s in %s): tables differ\n got %v\nwant %v", step, what, ns, got, want)
 		}
+		if got, want := listed(cs), listed((&fixture{tk: tk, srv: fresh}).connect(t, nil)); !maps.Equal(got, want) {
+			fresh.Close()
+			t.Fatalf("step %d (%s in %s): clients see\n %v\nwant %v", step, what, ns, got, want)
+		}
+		fresh.Close()
 	}
 }
