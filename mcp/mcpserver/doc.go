@@ -81,11 +81,11 @@
 // A change costs in proportion to the source that made it, not to the
 // whole toolkit: an item is described for MCP again only when its value
 // changed (a different pointer; the connectors keep the same value for an
-// unchanged remote item), and when the source that changed kept the same
-// item names — a description or a schema changed — only that source's
-// items are looked at. A source that adds or removes items makes the
-// server name every item of the kind again (map work only: the
-// definitions of unchanged items are kept).
+// unchanged remote item), and only the items of the source that changed
+// are looked at, with those of other sources whose bare name it takes or
+// gives back. Every item of a kind is named again only when qualified
+// names collide (a suffix is needed somewhere), for resource templates,
+// and on Sync.
 //
 // # Cold start
 //

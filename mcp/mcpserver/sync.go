@@ -118,12 +118,13 @@ func (c cachedDef) reuses(it toolkit.Item) bool {
 // sync registers the toolkit's current items of kind k with the SDK
 // server, adding and removing only what changed, so that clients get one
 // list_changed notification for a real change and none otherwise. ns is
-// the namespace a toolkit event says changed ("" when unknown): when only
-// the items of ns changed and ns kept the same keys (so every exposed
-// name stays), only ns's items are looked at. Otherwise every item of the
-// kind is named again; a definition is made again only for an item whose
-// value changed (a different pointer), unless force is set (Sync), which
-// describes every item again.
+// the namespace a toolkit event says changed ("" when unknown): when ns
+// kept the same keys (so every exposed name stays), only ns's items are
+// looked at (syncSource); when its keys changed, ns's items and those
+// whose bare name it takes or gives back (syncNames). Otherwise every
+// item of the kind is named again (syncAll); a definition is made again
+// only for an item whose value changed (a different pointer), unless
+// force is set (Sync), which describes every item again.
 func (s *Server) sync(ctx context.Context, k toolkit.Kind, ns string, force bool) error {
 	// List under syncMu, so that a list read earlier is never applied
 	// after one read later.
