@@ -78,6 +78,15 @@
 // one call, whatever its delegate. [Server.Sync] re-reads everything, for
 // items that change in place without telling the toolkit.
 //
+// A change costs in proportion to the source that made it, not to the
+// whole toolkit: an item is described for MCP again only when its value
+// changed (a different pointer; the connectors keep the same value for an
+// unchanged remote item), and only the items of the source that changed
+// are looked at, with those of other sources whose bare name it takes or
+// gives back. Every item of a kind is named again only when qualified
+// names collide (a suffix is needed somewhere), for resource templates,
+// and on Sync.
+//
 // # Cold start
 //
 // A server made at the same time as its toolkit's connectors would answer
@@ -193,9 +202,20 @@
 // # Metrics
 //
 // [WithMeterProvider] records the number of open client sessions as an
-// OpenTelemetry gauge (MetricSessions). The toolkit records the rest
-// (calls, latency, connector states) with toolkit.WithMeterProvider; give
-// both the same provider.
+// OpenTelemetry gauge (MetricSessions), and the requests that reach a
+// prompt (prompts/get) or a resource (resources/read, directly or through
+// a template): a counter (MetricRequests) by [AttrKind] ("prompt" or
+// "resource"), namespace, [AttrItem] (the prompt's name, the resource's
+// URI or the template's URI template) and outcome (toolkit.AttrOutcome:
+// ok, bad_input for invalid arguments, not_found, unavailable for a
+// session at its call limit or an unreachable upstream, canceled,
+// timeout, error), and a duration histogram (MetricRequestDuration) by
+// kind, namespace and item. One pair of instruments with a kind attribute
+// serves both, so a dashboard sums or splits them at will. A name or URI
+// that reaches no item is not recorded, so clients cannot add series.
+// Tool calls are the toolkit's to record (toolkit.tool.calls and its
+// duration, by namespace, tool and the same outcomes), as are connector
+// states: give toolkit.WithMeterProvider the same provider.
 //
 // # HTTP security
 //

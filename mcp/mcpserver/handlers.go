@@ -261,17 +261,8 @@ func (s *Server) readTemplated(ctx context.Context, req *sdk.ReadResourceRequest
 	s.mu.Lock()
 	routes := s.tmplRoutes
 	s.mu.Unlock()
-	for _, r := range routes {
-		u := uri
-		if r.suffix != "" {
-			var ok bool
-			if u, ok = strings.CutSuffix(uri, r.suffix); !ok {
-				continue
-			}
-		}
-		if _, ok := r.tmpl.Match(u); ok {
-			return s.readResource(ctx, u+"#"+r.ns, req)
-		}
+	if r, u, ok := routeOf(routes, uri); ok {
+		return s.readResource(ctx, u+"#"+r.ns, req)
 	}
 	return nil, sdk.ResourceNotFoundError(uri)
 }

@@ -2,10 +2,22 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/prompt"
+	"github.com/llmkit/toolkit/resource"
 )
 
 // sessionGauge reads the sessions gauge, and whether it is there.
@@ -45,5 +57,100 @@ func TestServerMetricsSessions(t *testing.T) {
 	f.srv.Close()
 	if n, ok := sessionGauge(t, reader); ok {
 		t.Errorf("a closed server still reports %d sessions", n)
+	}
+}
+
+// requestPoints reads the request counter's points and the duration
+// histogram's counts, by their attributes.
+func requestPoints(t *testing.T, reader sdkmetric.Reader) (counts, durations map[string]int64) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	label := func(set attribute.Set) string {
+		var parts []string
+		for _, kv := range set.ToSlice() {
+			parts = append(parts, string(kv.Key)+"="+kv.Value.Emit())
+		}
+		return strings.Join(parts, ",")
+	}
+	counts, durations = map[string]int64{}, map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != MeterName {
+			continue
+		}
+		for _, m := range sm.Metrics {
+			switch m.Name {
+			case MetricRequests:
+				for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+					counts[label(p.Attributes)] = p.Value
+				}
+			case MetricRequestDuration:
+				for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+					durations[label(p.Attributes)] = int64(p.Count)
+				}
+			}
+		}
+	}
+	return counts, durations
+}
+
+// TestServerMetricsRequests checks the request metrics of prompts/get and
+// resources/read: counts by kind, namespace, item and outcome, durations
+// by kind, namespace and item, and nothing for names that reach no item.
+func TestServerMetricsRequests(t *testing.T) {
+	leakCheck(t)
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	schema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"topic": {Type: "string"}}, Required: []string{"topic"}}
+	p := &renderPrompt{testPrompt: testPrompt{name: "brief", schema: schema},
+		render: func(_ context.Context, in json.RawMessage) (*prompt.Rendered, error) {
+			if !strings.Contains(string(in), "topic") {
+				return nil, fmt.Errorf("%w: topic is required", toolkit.ErrBadParameter)
+			}
+			return &prompt.Rendered{Messages: []prompt.Message{{Role: "user", Content: resource.Must("m", []byte("about it"))}}}, nil
+		}}
+	f := newFixture(t, []toolkit.Option{
+		toolkit.WithPrompt(p),
+		toolkit.WithResource(&staticResource{uri: "file:///a", name: "a", typ: "text/plain", data: []byte("a")}),
+		toolkit.WithResourceTemplate(testTemplate(t, "items://item/{id}", "items")),
+	}, WithMeterProvider(mp))
+	cs := f.connect(t, nil)
+	ctx := context.Background()
+	if _, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "brief", Arguments: map[string]string{"topic": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "brief"}); err == nil {
+		t.Fatal("a prompt without its argument rendered")
+	}
+	if _, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "invented"}); err == nil {
+		t.Fatal("an unknown prompt rendered")
+	}
+	for _, uri := range []string{"file:///a", "file:///a", "items://item/7", "items://item/8", "nowhere://x"} {
+		_, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+		if (err != nil) != (uri == "nowhere://x") {
+			t.Fatalf("read %s: %v", uri, err)
+		}
+	}
+	counts, durations := requestPoints(t, reader)
+	const (
+		prompt  = "toolkit.item=brief,toolkit.kind=prompt,toolkit.namespace=builtin"
+		res     = "toolkit.item=file:///a,toolkit.kind=resource,toolkit.namespace=builtin"
+		tmpl    = "toolkit.item=items://item/{id},toolkit.kind=resource,toolkit.namespace=builtin"
+		outcome = ",toolkit.outcome="
+	)
+	wantCounts := map[string]int64{
+		prompt + outcome + toolkit.OutcomeOK:       1,
+		prompt + outcome + toolkit.OutcomeBadInput: 1,
+		res + outcome + toolkit.OutcomeOK:          2,
+		tmpl + outcome + toolkit.OutcomeOK:         2,
+	}
+	if !maps.Equal(counts, wantCounts) {
+		t.Errorf("request counts\n got %v\nwant %v", counts, wantCounts)
+	}
+	if want := map[string]int64{prompt: 2, res: 2, tmpl: 2}; !maps.Equal(durations, want) {
+		t.Errorf("request durations\n got %v\nwant %v", durations, want)
 	}
 }

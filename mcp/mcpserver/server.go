@@ -28,7 +28,8 @@ type Server struct {
 	server *sdk.Server
 	logger *slog.Logger
 
-	syncMu sync.Mutex // serialises synchronisation
+	syncMu sync.Mutex                 // serialises synchronisation
+	kinds  [toolkit.NumKinds]kindSync // guarded by syncMu (sync.go)
 
 	mu sync.Mutex // guards the tables below
 	// namers assign exposed names, per kind (see the package doc).
@@ -181,7 +182,7 @@ func (s *Server) onEvent(ev toolkit.ConnectorEvent) {
 		// A list change; resources and templates share theirs.
 		var errs []error
 		for _, k := range ev.Kind.Kinds() {
-			errs = append(errs, s.sync(ctx, k))
+			errs = append(errs, s.sync(ctx, k, ev.Namespace, false))
 		}
 		err = errors.Join(errs...)
 	}
@@ -198,7 +199,7 @@ func (s *Server) onEvent(ev toolkit.ConnectorEvent) {
 func (s *Server) Sync(ctx context.Context) error {
 	var errs []error
 	for k := range toolkit.NumKinds {
-		errs = append(errs, s.sync(ctx, k))
+		errs = append(errs, s.sync(ctx, k, "", true))
 	}
 	return errors.Join(errs...)
 }
