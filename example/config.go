@@ -34,7 +34,7 @@ type Config struct {
 	// client on standard input and output).
 	Transport string `yaml:"transport"`
 	// Path is the URL path of the MCP endpoint (default /mcp). The health
-	// endpoint is /healthz.
+	// endpoints are /healthz and /livez.
 	Path string `yaml:"path"`
 	// Stateless serves streamable HTTP without sessions, for running
 	// several gateways behind a load balancer.
@@ -423,11 +423,11 @@ func (v *validator) check(c *Config) {
 	if c.Path == "" {
 		c.Path = defaultPath
 	}
-	if !strings.HasPrefix(c.Path, "/") || c.Path == "/healthz" {
-		v.fail(fmt.Sprintf("%q must start with / and not be /healthz", c.Path), "path")
+	if !strings.HasPrefix(c.Path, "/") || slices.Contains(reservedPaths, c.Path) {
+		v.fail(fmt.Sprintf("%q must start with / and not be one of %s", c.Path, strings.Join(reservedPaths, ", ")), "path")
 	}
-	if c.SSEPath != "" && (!strings.HasPrefix(c.SSEPath, "/") || c.SSEPath == "/healthz" || c.SSEPath == c.Path) {
-		v.fail(fmt.Sprintf("%q must start with / and be neither path nor /healthz", c.SSEPath), "sse_path")
+	if c.SSEPath != "" && (!strings.HasPrefix(c.SSEPath, "/") || slices.Contains(reservedPaths, c.SSEPath) || c.SSEPath == c.Path) {
+		v.fail(fmt.Sprintf("%q must start with / and be neither path nor one of %s", c.SSEPath, strings.Join(reservedPaths, ", ")), "sse_path")
 	}
 	if c.Prompts != "" {
 		c.Prompts = v.abs(c.Prompts)

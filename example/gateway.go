@@ -207,7 +207,7 @@ func (g *gateway) run(ctx context.Context) error {
 		g.logger.Info("serving", "transport", "stdio")
 		if cfg.HealthListen != "" {
 			mux := http.NewServeMux()
-			mux.Handle("/healthz", health)
+			mountHealth(mux, health)
 			g.mountMetrics(mux)
 			if err := g.listen(serveCtx, cfg.HealthListen, mux, serve, "health"); err != nil {
 				return err
@@ -219,7 +219,7 @@ func (g *gateway) run(ctx context.Context) error {
 		if cfg.SSEPath != "" {
 			mux.Handle(cfg.SSEPath, g.srv.SSEHandler())
 		}
-		mux.Handle("/healthz", health)
+		mountHealth(mux, health)
 		g.mountMetrics(mux)
 		if g.auth != nil && g.auth.meta != nil {
 			if err := mcpserver.HandleProtectedResourceMetadata(mux, g.auth.meta); err != nil {

@@ -2,12 +2,43 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
 
 	"github.com/llmkit/toolkit"
 )
+
+// mountHealth mounts the health endpoints on mux: /healthz, the state of
+// every upstream (health), and /livez, which answers 200 while the gateway
+// serves: what a load balancer in front of several replicas checks, since
+// an upstream they share being down takes no replica out of service.
+func mountHealth(mux *http.ServeMux, health http.Handler) {
+	mux.Handle("/healthz", health)
+	mux.Handle("/livez", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !readOnly(w, r) {
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = io.WriteString(w, "ok\n")
+	}))
+}
+
+// readOnly answers 405 to a request that is neither GET nor HEAD and
+// reports whether r is one.
+func readOnly(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	return false
+}
+
+// reservedPaths are the paths the gateway serves besides the MCP endpoints.
+var reservedPaths = []string{"/healthz", "/livez", "/metrics"}
 
 // healthReport is the body of the health endpoint.
 type healthReport struct {
@@ -28,9 +59,7 @@ type healthReport struct {
 // title and names in its errors), each shown as its base name.
 func healthHandler(states func() []toolkit.ConnectorState, private ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		if !readOnly(w, r) {
 			return
 		}
 		report := healthReport{Status: "ok", Upstreams: states()}

@@ -85,3 +85,23 @@ func TestHealthHidesPaths(t *testing.T) {
 		t.Errorf("upstreams = %+v", got.Upstreams)
 	}
 }
+
+// A gateway whose upstream is down is still alive: /livez, which a load
+// balancer checks, answers 200 where /healthz answers 503.
+func TestLivez(t *testing.T) {
+	down := toolkit.ConnectorState{Namespace: "b", Status: toolkit.StatusReconnecting}
+	mux := http.NewServeMux()
+	mountHealth(mux, healthHandler(func() []toolkit.ConnectorState { return []toolkit.ConnectorState{down} }))
+	for path, want := range map[string]int{"/healthz": http.StatusServiceUnavailable, "/livez": http.StatusOK} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != want {
+			t.Errorf("GET %s = %d, want %d", path, rec.Code, want)
+		}
+	}
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/livez", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /livez = %d, want 405", rec.Code)
+	}
+}

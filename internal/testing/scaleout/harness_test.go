@@ -230,7 +230,7 @@ type haproxy struct {
 	socket string // its stats socket
 }
 
-// haproxyConfig balances the replicas round robin, checks their /healthz
+// haproxyConfig balances the replicas round robin, checks their /livez
 // and retries a request only when its connection could not be opened (the
 // replica cannot have seen it), on another replica. Each request opens its
 // own connection to a replica (http-server-close), so a request sent after
@@ -263,7 +263,7 @@ frontend mcp
 
 backend gateways
     balance roundrobin
-    option httpchk GET /healthz
+    option httpchk GET /livez
     http-check expect status 200
     default-server check inter 200ms fall 3 rise 2
 {{- if .Sticky}}
