@@ -119,6 +119,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"listen", "listen: localhost\n", []string{`gw.yaml:1: listen: "localhost" is not a host:port`}},
 		{"path", "path: mcp\n", []string{`gw.yaml:1: path: "mcp" must start with /`}},
 		{"sse_path", "sse_path: /mcp\n", []string{`gw.yaml:1: sse_path: "/mcp" must start with / and be neither path nor one of /healthz, /livez, /metrics`}},
+		{"metrics path", "path: /metrics\n", []string{`gw.yaml:1: path: "/metrics" must start with / and not be one of`}},
 		{"reserved path", "path: /livez\n", []string{`gw.yaml:1: path: "/livez" must start with / and not be one of /healthz, /livez, /metrics`}},
 		{"session_timeout", "session_timeout: forever\n", []string{`gw.yaml:1: session_timeout: cannot use "forever" as a duration`}},
 		{"prompts", "prompts: nowhere\n", []string{"gw.yaml:1: prompts: ", "nowhere is not a directory"}},
