@@ -165,6 +165,7 @@ func (cfg *OAuthConfig) sdkConfig(hc *http.Client) *auth.AuthorizationCodeHandle
 type oauthSetup struct {
 	cfg         *OAuthConfig
 	clientCreds *oauthex.ClientCredentials
+	assertion   *clientAssertion  // OptOAuthClientCredentialsJWT
 	handler     auth.OAuthHandler // OptOAuthHandler
 
 	once  sync.Once
@@ -188,7 +189,11 @@ func (c *Connector) buildOAuth(ctx context.Context, s *oauthSetup) *oauthHandler
 	case s.handler != nil:
 		h.inner = s.handler
 	case s.clientCreds != nil:
-		inner, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{Credentials: s.clientCreds, HTTPClient: c.httpClient})
+		hc := c.httpClient
+		if s.assertion != nil {
+			hc = s.assertion.client(hc)
+		}
+		inner, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{Credentials: s.clientCreds, HTTPClient: hc})
 		if err != nil { // validated by the option
 			h.err = err
 		}
@@ -268,12 +273,24 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		resp.Body.Close()
 		return nil
 	}
-	err := h.inner.Authorize(ctx, req, resp)
+	actx, stop := detachAfter(ctx)
+	err := h.inner.Authorize(actx, req, resp)
+	stop()
 	if err != nil {
 		return fmt.Errorf("authorization failed: %w", cleanOAuthError(err))
 	}
 	h.gen.Add(1)
 	return nil
+}
+
+// detachAfter returns a context with the values of ctx that is canceled
+// with ctx until stop is called, and never after:
+// the SDK's handlers keep the context of Authorize in the token sources
+// they make (extauth.ClientCredentialsHandler does), which must go on
+// working once the request that authorized is over.
+func detachAfter(ctx context.Context) (context.Context, func() bool) {
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	return dctx, context.AfterFunc(ctx, cancel)
 }
 
 // pending returns ErrAuthorizationPending (with the server's name) while the

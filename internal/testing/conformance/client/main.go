@@ -6,8 +6,9 @@
 //	conformance client --command "/path/to/client" --scenario NAME
 //
 // The authorization scenarios (auth/...) configure the connector with
-// mcp.OptOAuth, or mcp.OptOAuthClientCredentials when the context holds a
-// client secret meant for the client credentials grant; the user's
+// mcp.OptOAuth, or, for the client credentials grant, with
+// mcp.OptOAuthClientCredentials when the context holds a client secret and
+// mcp.OptOAuthClientCredentialsJWT when it holds a private key; the user's
 // authorization is simulated by following the authorization server's
 // redirect without a browser.
 //
@@ -99,10 +100,20 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 	case strings.HasPrefix(scenario, "auth/client-credentials-"):
 		id, _ := cctx["client_id"].(string)
 		secret, _ := cctx["client_secret"].(string)
-		if secret == "" {
-			return errors.New("the scenario gives no client secret (only the client_secret_basic method is supported)")
+		keyPEM, _ := cctx["private_key_pem"].(string)
+		switch {
+		case keyPEM != "":
+			key, err := mcp.ParsePrivateKeyPEM([]byte(keyPEM))
+			if err != nil {
+				return err
+			}
+			alg, _ := cctx["signing_algorithm"].(string)
+			opts = append(opts, mcp.OptOAuthClientCredentialsJWT(id, key, alg))
+		case secret != "":
+			opts = append(opts, mcp.OptOAuthClientCredentials(id, secret))
+		default:
+			return errors.New("the scenario gives neither a client secret nor a private key")
 		}
-		opts = append(opts, mcp.OptOAuthClientCredentials(id, secret))
 		steps = []step{{"test-tool", map[string]any{}}}
 	case strings.HasPrefix(scenario, "auth/"):
 		cfg := mcp.OAuthConfig{
