@@ -205,18 +205,29 @@ func (c *Connector) buildOAuth(ctx context.Context, s *oauthSetup) *oauthHandler
 			hc = c.httpClient
 		}
 		if cfg.Store != nil {
-			hc = h.recordIssuer(hc)
-		}
-		sc := cfg.sdkConfig(hc)
-		sc.AuthorizationCodeFetcher = h.fetch(cfg.Authorize)
-		if cfg.Store != nil {
 			h.store = cfg.Store
-			sc.NewTokenSource = h.newTokenSource
-			if ts := h.load(ctx, hc); ts != nil {
-				sc.InitialTokenSource = ts
+		}
+		// build makes the SDK's handler on hc (see oauth_legacy.go).
+		build := func(hc *http.Client, initial oauth2.TokenSource) (auth.OAuthHandler, error) {
+			if h.store != nil {
+				hc = h.recordIssuer(hc)
+			}
+			sc := cfg.sdkConfig(hc)
+			sc.AuthorizationCodeFetcher = h.fetch(cfg.Authorize)
+			if h.store != nil {
+				sc.NewTokenSource = h.newTokenSource
+				sc.InitialTokenSource = initial
+			}
+			return auth.NewAuthorizationCodeHandler(sc)
+		}
+		h.legacy = &legacyDiscovery{base: hc, build: func(hc *http.Client) (auth.OAuthHandler, error) { return build(hc, nil) }}
+		var initial oauth2.TokenSource
+		if h.store != nil {
+			if ts := h.load(ctx, h.recordIssuer(hc)); ts != nil {
+				initial = ts
 			}
 		}
-		inner, err := auth.NewAuthorizationCodeHandler(sc)
+		inner, err := build(h.legacy.watch(hc), initial)
 		if err != nil {
 			h.err = err
 		} else {
@@ -235,6 +246,8 @@ type oauthHandler struct {
 	err   error // the handler could not be made
 	store TokenStore
 
+	legacy *legacyDiscovery // OptOAuth: the 2025-03-26 fallback
+
 	issuer  atomic.Pointer[string] // of the metadata fetched last (oauth_store.go)
 	sem     chan struct{}          // one authorization at a time
 	gen     atomic.Uint64          // counts the token sources made by authorizations
@@ -243,10 +256,11 @@ type oauthHandler struct {
 
 // TokenSource implements auth.OAuthHandler.
 func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
-	if h.inner == nil {
+	inner := h.current()
+	if inner == nil {
 		return nil, nil
 	}
-	ts, err := h.inner.TokenSource(ctx)
+	ts, err := inner.TokenSource(ctx)
 	if err != nil || ts == nil {
 		return ts, cleanOAuthError(err)
 	}
@@ -274,13 +288,37 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		return nil
 	}
 	actx, stop := detachAfter(ctx)
-	err := h.inner.Authorize(actx, req, resp)
+	inner := h.current()
+	if h.legacy != nil {
+		h.legacy.reset()
+	}
+	err := inner.Authorize(actx, req, resp)
+	if err != nil && h.legacy != nil && inner == h.inner {
+		// A 2025-03-26 server's metadata may name an issuer the SDK's
+		// discovery refuses.
+		if lh := h.legacy.fallback(req.URL.String()); lh != nil {
+			h.c.logger.Info("OAuth: the server publishes no resource metadata; using the authorization server its root metadata names (2025-03-26)", "issuer", h.legacy.issuerOf())
+			if err = lh.Authorize(actx, req, resp); err == nil {
+				h.legacy.use(lh)
+			}
+		}
+	}
 	stop()
 	if err != nil {
 		return fmt.Errorf("authorization failed: %w", cleanOAuthError(err))
 	}
 	h.gen.Add(1)
 	return nil
+}
+
+// current returns the SDK's handler in use.
+func (h *oauthHandler) current() auth.OAuthHandler {
+	if h.legacy != nil {
+		if lh := h.legacy.active.Load(); lh != nil {
+			return *lh
+		}
+	}
+	return h.inner
 }
 
 // detachAfter returns a context with the values of ctx that is canceled

@@ -170,13 +170,7 @@ func (a *clientAssertion) sign(aud string) (string, error) {
 // metadata fetched and replaces the stand-in secret of the token requests
 // with an assertion.
 func (a *clientAssertion) client(hc *http.Client) *http.Client {
-	c := *hc
-	base := c.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	c.Transport = &assertionTransport{base: base, a: a}
-	return &c
+	return wrapClient(hc, func(base http.RoundTripper) http.RoundTripper { return &assertionTransport{base: base, a: a} })
 }
 
 type assertionTransport struct {

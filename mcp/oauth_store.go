@@ -329,13 +329,7 @@ type issuerRecorder struct {
 
 // recordIssuer returns hc with its transport wrapped in an issuerRecorder.
 func (h *oauthHandler) recordIssuer(hc *http.Client) *http.Client {
-	c := *hc
-	base := c.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	c.Transport = &issuerRecorder{base: base, h: h}
-	return &c
+	return wrapClient(hc, func(base http.RoundTripper) http.RoundTripper { return &issuerRecorder{base: base, h: h} })
 }
 
 func (r *issuerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
