@@ -166,6 +166,7 @@ type oauthSetup struct {
 	cfg         *OAuthConfig
 	clientCreds *oauthex.ClientCredentials
 	assertion   *clientAssertion  // OptOAuthClientCredentialsJWT
+	enterprise  *EnterpriseConfig // OptOAuthEnterprise
 	handler     auth.OAuthHandler // OptOAuthHandler
 
 	once  sync.Once
@@ -188,6 +189,8 @@ func (c *Connector) buildOAuth(ctx context.Context, s *oauthSetup) *oauthHandler
 	switch {
 	case s.handler != nil:
 		h.inner = s.handler
+	case s.enterprise != nil:
+		h.inner = &enterpriseHandler{cfg: s.enterprise, hc: c.httpClient}
 	case s.clientCreds != nil:
 		hc := c.httpClient
 		if s.assertion != nil {
