@@ -60,7 +60,7 @@ type EnterpriseConfig struct {
 func OptOAuthEnterprise(cfg EnterpriseConfig) Option {
 	return func(o *options) error {
 		if cfg.IDToken == nil || (cfg.IdPIssuer == "" && cfg.IdPTokenURL == "") || cfg.IdPClientID == "" || cfg.ClientID == "" {
-			return errs.Given("OptOAuthEnterprise", false, "IDToken, IdPIssuer or IdPTokenURL, IdPClientID and ClientID")
+			return fmt.Errorf("%w: OptOAuthEnterprise: IDToken, IdPIssuer or IdPTokenURL, IdPClientID and ClientID are required", errs.ErrBadParameter)
 		}
 		o.oauth = &oauthSetup{enterprise: &cfg}
 		return nil
@@ -90,6 +90,11 @@ func (h *enterpriseHandler) Authorize(ctx context.Context, req *http.Request, re
 	challenges, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	if err != nil {
 		return fmt.Errorf("WWW-Authenticate: %w", err)
+	}
+	if resp.StatusCode == http.StatusForbidden && !hasChallengeError(challenges, "insufficient_scope") {
+		// Not a matter of authorization (as the SDK's handlers do): the
+		// request is sent again and its answer handled as usual.
+		return nil
 	}
 	prm, err := discoverResource(ctx, challenges, req.URL.String(), h.hc)
 	if err != nil {
@@ -198,6 +203,17 @@ func challengeScopes(cs []oauthex.Challenge) []string {
 		}
 	}
 	return nil
+}
+
+// hasChallengeError reports whether a Bearer challenge carries the error
+// code.
+func hasChallengeError(cs []oauthex.Challenge, code string) bool {
+	for _, c := range cs {
+		if strings.EqualFold(c.Scheme, "bearer") && c.Params["error"] == code {
+			return true
+		}
+	}
+	return false
 }
 
 // idpTokenEndpoint returns the token endpoint of the IdP whose issuer

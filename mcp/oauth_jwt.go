@@ -53,7 +53,7 @@ const maxTokenRequest = 1 << 16
 func OptOAuthClientCredentialsJWT(clientID string, key crypto.Signer, alg string) Option {
 	return func(o *options) error {
 		if clientID == "" || key == nil {
-			return errs.Given("OptOAuthClientCredentialsJWT", false, "client ID and key")
+			return fmt.Errorf("%w: OptOAuthClientCredentialsJWT: a client ID and a key are required", errs.ErrBadParameter)
 		}
 		a, err := newClientAssertion(clientID, key, jose.SignatureAlgorithm(alg))
 		if err != nil {
