@@ -190,7 +190,8 @@ func (c *Connector) buildOAuth(ctx context.Context, s *oauthSetup) *oauthHandler
 	case s.handler != nil:
 		h.inner = s.handler
 	case s.enterprise != nil:
-		h.inner = &enterpriseHandler{cfg: s.enterprise, hc: c.httpClient}
+		hc := wrapClient(c.httpClient, func(rt http.RoundTripper) http.RoundTripper { return rt })
+		h.inner = &enterpriseHandler{cfg: s.enterprise, hc: hc}
 	case s.clientCreds != nil:
 		hc := c.httpClient
 		if s.assertion != nil {

@@ -219,8 +219,8 @@ func hasChallengeError(cs []oauthex.Challenge, code string) bool {
 // idpTokenEndpoint returns the token endpoint of the IdP whose issuer
 // identifier is issuer, from its metadata (RFC 8414, then OpenID
 // discovery). The metadata's issuer must be issuer (RFC 8414 §3.3) and its
-// token endpoint https or loopback; unlike auth.GetAuthServerMetadata it
-// need not advertise PKCE.
+// token endpoint https or loopback; redirects are not followed; unlike
+// auth.GetAuthServerMetadata it need not advertise PKCE.
 func idpTokenEndpoint(ctx context.Context, issuer string, hc *http.Client) (string, error) {
 	iu, err := url.Parse(issuer)
 	if err != nil || iu.Host == "" {
@@ -241,12 +241,14 @@ func idpTokenEndpoint(ctx context.Context, issuer string, hc *http.Client) (stri
 		u.Path = "/" + p + "/.well-known/openid-configuration"
 		urls = append(urls, u.String())
 	}
+	noRedirect := *hc
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	for _, mu := range urls {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, mu, nil)
 		if err != nil {
 			return "", err
 		}
-		resp, err := hc.Do(req)
+		resp, err := noRedirect.Do(req)
 		if err != nil {
 			return "", fmt.Errorf("IdP metadata: %w", err)
 		}

@@ -177,14 +177,3 @@ func jsonResponse(req *http.Request, body []byte) *http.Response {
 		Request:       req,
 	}
 }
-
-// wrapClient returns a copy of hc whose transport is wrap(its transport).
-func wrapClient(hc *http.Client, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
-	c := *hc
-	base := c.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	c.Transport = wrap(base)
-	return &c
-}
