@@ -23,7 +23,9 @@ import (
 // one of the MCP Go SDK's auth.AuthorizationCodeHandler: protected resource
 // metadata discovery (RFC 9728, from the WWW-Authenticate challenge, then the
 // well-known locations), authorization server metadata (RFC 8414 and OpenID
-// discovery, with the 2025-03-26 fallbacks), PKCE (S256), resource indicators
+// discovery, with the 2025-03-26 fallbacks: default endpoints at the
+// server's root, and, for a server without resource metadata, the issuer
+// its root metadata names on its own origin), PKCE (S256), resource indicators
 // (RFC 8707), scope selection from the challenge or the resource's
 // scopes_supported, step-up authorization on insufficient_scope, the RFC 9207
 // iss check, refresh tokens and the token endpoint authentication method the
@@ -115,8 +117,7 @@ func OptOAuthClientCredentials(clientID, clientSecret string) Option {
 }
 
 // OptOAuthHandler sets the OAuth handler of an HTTP connector
-// directly, for flows OptOAuth does not configure (for example the SDK's
-// extauth.EnterpriseHandler). The connector cannot tell when such a handler
+// directly, for flows the other OAuth options do not configure. The connector cannot tell when such a handler
 // waits for a user, so it reports no pending authorization; errors of the
 // token endpoint still reach the state without its answer.
 func OptOAuthHandler(h auth.OAuthHandler) Option {
@@ -326,10 +327,10 @@ func (h *oauthHandler) current() auth.OAuthHandler {
 }
 
 // detachAfter returns a context with the values of ctx that is canceled
-// with ctx until stop is called, and never after:
-// the SDK's handlers keep the context of Authorize in the token sources
-// they make (extauth.ClientCredentialsHandler does), which must go on
-// working once the request that authorized is over.
+// with ctx until stop is called, and never after: the SDK's handlers keep
+// the context of Authorize in the token sources they make
+// (extauth.ClientCredentialsHandler does), which must go on working once
+// the request that authorized is over.
 func detachAfter(ctx context.Context) (context.Context, func() bool) {
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return dctx, context.AfterFunc(ctx, cancel)
