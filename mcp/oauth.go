@@ -23,7 +23,9 @@ import (
 // one of the MCP Go SDK's auth.AuthorizationCodeHandler: protected resource
 // metadata discovery (RFC 9728, from the WWW-Authenticate challenge, then the
 // well-known locations), authorization server metadata (RFC 8414 and OpenID
-// discovery, with the 2025-03-26 fallbacks), PKCE (S256), resource indicators
+// discovery, with the 2025-03-26 fallbacks: default endpoints at the
+// server's root, and, for a server without resource metadata, the issuer
+// its root metadata names on its own origin), PKCE (S256), resource indicators
 // (RFC 8707), scope selection from the challenge or the resource's
 // scopes_supported, step-up authorization on insufficient_scope, the RFC 9207
 // iss check, refresh tokens and the token endpoint authentication method the
@@ -115,8 +117,7 @@ func OptOAuthClientCredentials(clientID, clientSecret string) Option {
 }
 
 // OptOAuthHandler sets the OAuth handler of an HTTP connector
-// directly, for flows OptOAuth does not configure (for example the SDK's
-// extauth.EnterpriseHandler). The connector cannot tell when such a handler
+// directly, for flows the other OAuth options do not configure. The connector cannot tell when such a handler
 // waits for a user, so it reports no pending authorization; errors of the
 // token endpoint still reach the state without its answer.
 func OptOAuthHandler(h auth.OAuthHandler) Option {
@@ -165,6 +166,8 @@ func (cfg *OAuthConfig) sdkConfig(hc *http.Client) *auth.AuthorizationCodeHandle
 type oauthSetup struct {
 	cfg         *OAuthConfig
 	clientCreds *oauthex.ClientCredentials
+	assertion   *clientAssertion  // OptOAuthClientCredentialsJWT
+	enterprise  *EnterpriseConfig // OptOAuthEnterprise
 	handler     auth.OAuthHandler // OptOAuthHandler
 
 	once  sync.Once
@@ -187,8 +190,15 @@ func (c *Connector) buildOAuth(ctx context.Context, s *oauthSetup) *oauthHandler
 	switch {
 	case s.handler != nil:
 		h.inner = s.handler
+	case s.enterprise != nil:
+		hc := wrapClient(c.httpClient, func(rt http.RoundTripper) http.RoundTripper { return rt })
+		h.inner = &enterpriseHandler{cfg: s.enterprise, hc: hc}
 	case s.clientCreds != nil:
-		inner, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{Credentials: s.clientCreds, HTTPClient: c.httpClient})
+		hc := c.httpClient
+		if s.assertion != nil {
+			hc = s.assertion.client(hc)
+		}
+		inner, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{Credentials: s.clientCreds, HTTPClient: hc})
 		if err != nil { // validated by the option
 			h.err = err
 		}
@@ -200,18 +210,29 @@ func (c *Connector) buildOAuth(ctx context.Context, s *oauthSetup) *oauthHandler
 			hc = c.httpClient
 		}
 		if cfg.Store != nil {
-			hc = h.recordIssuer(hc)
-		}
-		sc := cfg.sdkConfig(hc)
-		sc.AuthorizationCodeFetcher = h.fetch(cfg.Authorize)
-		if cfg.Store != nil {
 			h.store = cfg.Store
-			sc.NewTokenSource = h.newTokenSource
-			if ts := h.load(ctx, hc); ts != nil {
-				sc.InitialTokenSource = ts
+		}
+		// build makes the SDK's handler on hc (see oauth_legacy.go).
+		build := func(hc *http.Client, initial oauth2.TokenSource) (auth.OAuthHandler, error) {
+			if h.store != nil {
+				hc = h.recordIssuer(hc)
+			}
+			sc := cfg.sdkConfig(hc)
+			sc.AuthorizationCodeFetcher = h.fetch(cfg.Authorize)
+			if h.store != nil {
+				sc.NewTokenSource = h.newTokenSource
+				sc.InitialTokenSource = initial
+			}
+			return auth.NewAuthorizationCodeHandler(sc)
+		}
+		h.legacy = &legacyDiscovery{base: hc, build: func(hc *http.Client) (auth.OAuthHandler, error) { return build(hc, nil) }}
+		var initial oauth2.TokenSource
+		if h.store != nil {
+			if ts := h.load(ctx, h.recordIssuer(hc)); ts != nil {
+				initial = ts
 			}
 		}
-		inner, err := auth.NewAuthorizationCodeHandler(sc)
+		inner, err := build(h.legacy.watch(hc), initial)
 		if err != nil {
 			h.err = err
 		} else {
@@ -230,6 +251,8 @@ type oauthHandler struct {
 	err   error // the handler could not be made
 	store TokenStore
 
+	legacy *legacyDiscovery // OptOAuth: the 2025-03-26 fallback
+
 	issuer  atomic.Pointer[string] // of the metadata fetched last (oauth_store.go)
 	sem     chan struct{}          // one authorization at a time
 	gen     atomic.Uint64          // counts the token sources made by authorizations
@@ -238,10 +261,11 @@ type oauthHandler struct {
 
 // TokenSource implements auth.OAuthHandler.
 func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
-	if h.inner == nil {
+	inner := h.current()
+	if inner == nil {
 		return nil, nil
 	}
-	ts, err := h.inner.TokenSource(ctx)
+	ts, err := inner.TokenSource(ctx)
 	if err != nil || ts == nil {
 		return ts, cleanOAuthError(err)
 	}
@@ -268,12 +292,48 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		resp.Body.Close()
 		return nil
 	}
-	err := h.inner.Authorize(ctx, req, resp)
+	actx, stop := detachAfter(ctx)
+	inner := h.current()
+	if h.legacy != nil {
+		h.legacy.reset()
+	}
+	err := inner.Authorize(actx, req, resp)
+	if err != nil && h.legacy != nil && inner == h.inner {
+		// A 2025-03-26 server's metadata may name an issuer the SDK's
+		// discovery refuses.
+		if lh := h.legacy.fallback(req.URL.String()); lh != nil {
+			h.c.logger.Info("OAuth: the server publishes no resource metadata; using the authorization server its root metadata names (2025-03-26)", "issuer", h.legacy.issuerOf())
+			if err = lh.Authorize(actx, req, resp); err == nil {
+				h.legacy.use(lh)
+			}
+		}
+	}
+	stop()
 	if err != nil {
 		return fmt.Errorf("authorization failed: %w", cleanOAuthError(err))
 	}
 	h.gen.Add(1)
 	return nil
+}
+
+// current returns the SDK's handler in use.
+func (h *oauthHandler) current() auth.OAuthHandler {
+	if h.legacy != nil {
+		if lh := h.legacy.active.Load(); lh != nil {
+			return *lh
+		}
+	}
+	return h.inner
+}
+
+// detachAfter returns a context with the values of ctx that is canceled
+// with ctx until stop is called, and never after: the SDK's handlers keep
+// the context of Authorize in the token sources they make
+// (extauth.ClientCredentialsHandler does), which must go on working once
+// the request that authorized is over.
+func detachAfter(ctx context.Context) (context.Context, func() bool) {
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	return dctx, context.AfterFunc(ctx, cancel)
 }
 
 // pending returns ErrAuthorizationPending (with the server's name) while the

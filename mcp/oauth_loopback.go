@@ -49,7 +49,7 @@ func NewLoopbackAuthorizer(addr string, out io.Writer) (*LoopbackAuthorizer, err
 	if err != nil {
 		return nil, fmt.Errorf("%w: loopback address %q: %v", errs.ErrBadParameter, addr, err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if !isLoopbackHost(host) {
 		return nil, fmt.Errorf("%w: loopback address %q is not a loopback address", errs.ErrBadParameter, addr)
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -136,4 +136,10 @@ func (a *LoopbackAuthorizer) Close() error {
 	err := a.srv.Close()
 	<-a.done
 	return err
+}
+
+// isLoopbackHost reports whether host names the loopback interface.
+func isLoopbackHost(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }

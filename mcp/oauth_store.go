@@ -329,32 +329,46 @@ type issuerRecorder struct {
 
 // recordIssuer returns hc with its transport wrapped in an issuerRecorder.
 func (h *oauthHandler) recordIssuer(hc *http.Client) *http.Client {
-	c := *hc
-	base := c.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	c.Transport = &issuerRecorder{base: base, h: h}
-	return &c
+	return wrapClient(hc, func(base http.RoundTripper) http.RoundTripper { return &issuerRecorder{base: base, h: h} })
 }
 
 func (r *issuerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.base.RoundTrip(req)
-	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK ||
+	if err != nil {
+		return nil, err
+	}
+	m, resp, err := peekAuthServerMetadata(req, resp)
+	if m != nil && m.Issuer != "" {
+		r.h.issuer.Store(&m.Issuer)
+	}
+	return resp, err
+}
+
+// authServerMetadata is what the connector reads of the authorization
+// server metadata the SDK's handlers fetch.
+type authServerMetadata struct {
+	Issuer        string `json:"issuer"`
+	TokenEndpoint string `json:"token_endpoint"`
+}
+
+// peekAuthServerMetadata reads the authorization server metadata (RFC 8414
+// or OpenID discovery) that resp answers to req, if it is such an answer,
+// and returns it with a response whose body can be read again. Other
+// responses are returned as they are, with nil metadata.
+func peekAuthServerMetadata(req *http.Request, resp *http.Response) (*authServerMetadata, *http.Response, error) {
+	if req.Method != http.MethodGet || resp.StatusCode != http.StatusOK ||
 		!(strings.Contains(req.URL.Path, "/.well-known/oauth-authorization-server") || strings.Contains(req.URL.Path, "/.well-known/openid-configuration")) {
-		return resp, err
+		return nil, resp, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata+1))
 	resp.Body.Close()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	var m struct {
-		Issuer string `json:"issuer"`
+	var m authServerMetadata
+	if len(body) > maxMetadata || json.Unmarshal(body, &m) != nil {
+		return nil, resp, nil
 	}
-	if len(body) <= maxMetadata && json.Unmarshal(body, &m) == nil && m.Issuer != "" {
-		r.h.issuer.Store(&m.Issuer)
-	}
-	return resp, nil
+	return &m, resp, nil
 }

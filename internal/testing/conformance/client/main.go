@@ -6,8 +6,10 @@
 //	conformance client --command "/path/to/client" --scenario NAME
 //
 // The authorization scenarios (auth/...) configure the connector with
-// mcp.OptOAuth, or mcp.OptOAuthClientCredentials when the context holds a
-// client secret meant for the client credentials grant; the user's
+// mcp.OptOAuth, or, for the client credentials grant, with
+// mcp.OptOAuthClientCredentials when the context holds a client secret and
+// mcp.OptOAuthClientCredentialsJWT when it holds a private key, and
+// mcp.OptOAuthEnterprise for cross-app access; the user's
 // authorization is simulated by following the authorization server's
 // redirect without a browser.
 //
@@ -28,10 +30,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
-	"golang.org/x/oauth2"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp"
@@ -90,19 +89,33 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 	case scenario == "sse-retry":
 		steps = []step{{"test_reconnection", map[string]any{}}}
 	case scenario == "auth/cross-app-access-complete-flow":
-		h, err := enterpriseHandler(ctx, serverURL, cctx)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, mcp.OptOAuthHandler(h))
+		str := func(k string) string { v, _ := cctx[k].(string); return v }
+		idToken := str("idp_id_token")
+		opts = append(opts, mcp.OptOAuthEnterprise(mcp.EnterpriseConfig{
+			IDToken:      func(context.Context) (string, error) { return idToken, nil },
+			IdPIssuer:    str("idp_issuer"),
+			IdPClientID:  str("idp_client_id"),
+			ClientID:     str("client_id"),
+			ClientSecret: str("client_secret"),
+		}))
 		steps = []step{{"test-tool", map[string]any{}}}
 	case strings.HasPrefix(scenario, "auth/client-credentials-"):
 		id, _ := cctx["client_id"].(string)
 		secret, _ := cctx["client_secret"].(string)
-		if secret == "" {
-			return errors.New("the scenario gives no client secret (only the client_secret_basic method is supported)")
+		keyPEM, _ := cctx["private_key_pem"].(string)
+		switch {
+		case keyPEM != "":
+			key, err := mcp.ParsePrivateKeyPEM([]byte(keyPEM))
+			if err != nil {
+				return err
+			}
+			alg, _ := cctx["signing_algorithm"].(string)
+			opts = append(opts, mcp.OptOAuthClientCredentialsJWT(id, key, alg))
+		case secret != "":
+			opts = append(opts, mcp.OptOAuthClientCredentials(id, secret))
+		default:
+			return errors.New("the scenario gives neither a client secret nor a private key")
 		}
-		opts = append(opts, mcp.OptOAuthClientCredentials(id, secret))
 		steps = []step{{"test-tool", map[string]any{}}}
 	case strings.HasPrefix(scenario, "auth/"):
 		cfg := mcp.OAuthConfig{
@@ -172,41 +185,6 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 		}
 	}
 	return nil
-}
-
-// enterpriseHandler returns the SDK's handler of Enterprise Managed
-// Authorization (SEP-990) for the scenario's IdP and client. The handler
-// needs the MCP server's authorization server up front: it is read from the
-// server's protected resource metadata.
-func enterpriseHandler(ctx context.Context, serverURL string, cctx map[string]any) (auth.OAuthHandler, error) {
-	str := func(k string) string { v, _ := cctx[k].(string); return v }
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		return nil, err
-	}
-	meta := *u
-	meta.Path = "/.well-known/oauth-protected-resource" + u.Path
-	prm, err := oauthex.GetProtectedResourceMetadata(ctx, meta.String(), serverURL, http.DefaultClient)
-	if err != nil {
-		return nil, fmt.Errorf("protected resource metadata: %w", err)
-	}
-	if len(prm.AuthorizationServers) == 0 {
-		return nil, errors.New("protected resource metadata names no authorization server")
-	}
-	idToken := str("idp_id_token")
-	return extauth.NewEnterpriseHandler(&extauth.EnterpriseHandlerConfig{
-		IdPIssuerURL:     str("idp_issuer"),
-		IdPCredentials:   &oauthex.ClientCredentials{ClientID: str("idp_client_id")},
-		MCPAuthServerURL: prm.AuthorizationServers[0],
-		MCPResourceURI:   prm.Resource,
-		MCPCredentials: &oauthex.ClientCredentials{
-			ClientID:         str("client_id"),
-			ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: str("client_secret")},
-		},
-		IDTokenFetcher: func(context.Context) (*oauth2.Token, error) {
-			return (&oauth2.Token{}).WithExtra(map[string]any{"id_token": idToken}), nil
-		},
-	})
 }
 
 // followRedirect stands in for the user: the suite's authorization servers
