@@ -11,7 +11,10 @@ require (
 	github.com/llmkit/toolkit/adapters v0.0.0
 )
 
-require go.opentelemetry.io/otel/metric v1.46.0 // indirect
+require (
+	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
+	go.opentelemetry.io/otel/metric v1.46.0 // indirect
+)
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect

@@ -9,6 +9,7 @@ replace github.com/llmkit/toolkit => ../..
 require github.com/llmkit/toolkit/adapters v0.0.0
 
 require (
+	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	go.opentelemetry.io/otel/metric v1.46.0 // indirect
 	go.starlark.net v0.0.0-20230302034142-4b1e35fe2254 // indirect
 )
