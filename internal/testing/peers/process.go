@@ -96,33 +96,33 @@ const probeInterval = 20 * time.Millisecond
 func (p *process) waitReady(ctx context.Context, timeout time.Duration, probe func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	fail := func(err error) error {
-		p.stop()
-		return err
-	}
-	select {
-	case <-p.ready:
-	case <-p.exited:
-		return fail(p.exitedEarly())
-	case <-ctx.Done():
-		return fail(p.notReady(ctx, timeout, nil))
-	}
-	if probe == nil {
-		return nil
-	}
-	tick := time.NewTicker(probeInterval)
-	defer tick.Stop()
+	// First the ready text, then a probe each tick; the probe's last error
+	// says why a process never got ready.
+	ready := p.ready
+	var tick <-chan time.Time
+	var probeErr error
 	for {
-		err := probe(ctx)
-		if err == nil {
+		select {
+		case <-ready:
+			ready = nil
+		case <-tick:
+		case <-p.exited:
+			p.stop()
+			return p.exitedEarly()
+		case <-ctx.Done():
+			p.stop()
+			return p.notReady(ctx, timeout, probeErr)
+		}
+		if probe == nil {
 			return nil
 		}
-		select {
-		case <-tick.C:
-		case <-p.exited:
-			return fail(p.exitedEarly())
-		case <-ctx.Done():
-			return fail(p.notReady(ctx, timeout, err))
+		if probeErr = probe(ctx); probeErr == nil {
+			return nil
+		}
+		if tick == nil {
+			t := time.NewTicker(probeInterval)
+			defer t.Stop()
+			tick = t.C
 		}
 	}
 }
