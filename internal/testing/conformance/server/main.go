@@ -17,6 +17,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -71,8 +72,6 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
-	var inner toolkit.ToolkitDelegate
-	changed := make(chan struct{}, 1) // an upstream's lists changed
 	tkOpts := []toolkit.Option{toolkit.WithLogger(logger)}
 	opts := []mcpserver.Option{mcpserver.WithLogger(logger)}
 	if len(ups) == 0 {
@@ -83,17 +82,8 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 			toolkit.WithResourceTemplate(templates()...),
 		)
 	} else {
-		d := mcp.NewDelegate("toolkit-gateway", "1.0.0", mcp.OptLogger(logger), mcp.OptForwardServerRequests())
-		d.Events = func(toolkit.ConnectorEvent) {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		}
-		inner = d
-	}
-	if inner != nil {
-		tkOpts = append(tkOpts, toolkit.WithDelegate(inner))
+		tkOpts = append(tkOpts, toolkit.WithDelegate(
+			mcp.NewDelegate("toolkit-gateway", "1.0.0", mcp.OptLogger(logger), mcp.OptForwardServerRequests())))
 	}
 	tk, err := toolkit.New(tkOpts...)
 	if err != nil {
@@ -115,48 +105,41 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 		runErr := make(chan error, 1)
 		go func() { runErr <- tk.Run(rctx) }()
 		defer func() { rcancel(); <-runErr }()
-		if err := waitReady(ctx, tk, len(ups), changed); err != nil {
+		if err := waitReady(ctx, tk); err != nil {
 			return err
 		}
 	}
-	srv, err := mcpserver.New(tk, &sdk.Implementation{Name: "toolkit-conformance", Version: "1.0.0"}, opts...)
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
-
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	srv, err := mcpserver.New(tk, &sdk.Implementation{Name: "toolkit-conformance", Version: "1.0.0"}, opts...)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer srv.Close()
 	fmt.Printf("listening on http://%s/mcp\n", ln.Addr())
 	return srv.ServeListener(ctx, ln)
 }
 
-// waitReady waits until n connectors are ready, for at most a minute. It
-// looks again each time an upstream's lists change: a connector's first
-// listing follows its ready state, so the last change shows them all.
-func waitReady(ctx context.Context, tk *toolkit.Toolkit, n int, changed <-chan struct{}) error {
-	deadline := time.NewTimer(time.Minute)
-	defer deadline.Stop()
-	for {
-		ready := 0
-		var states []string
-		for _, c := range tk.Connectors() {
-			if c.Status == toolkit.StatusReady {
-				ready++
-			}
-			states = append(states, c.Namespace+": "+c.Status.String()+" "+c.LastError)
-		}
-		if ready >= n {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-deadline.C:
-			return fmt.Errorf("upstreams not ready: %s", strings.Join(states, "; "))
-		case <-changed:
+// waitReady waits until every upstream is ready, for at most a minute; one
+// that fails its first connection fails the start.
+func waitReady(ctx context.Context, tk *toolkit.Toolkit) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	states, err := tk.WaitConnectors(ctx)
+	var failed []string
+	for _, st := range states {
+		if st.Status != toolkit.StatusReady {
+			failed = append(failed, st.Namespace+": "+st.Status.String()+" "+st.LastError)
 		}
 	}
+	if err == nil && len(failed) > 0 {
+		err = errors.New("upstreams not ready")
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, strings.Join(failed, "; "))
+	}
+	return nil
 }
