@@ -143,11 +143,8 @@ func (tk *Toolkit) enter(ctx context.Context, what, name string, resources []Res
 // input is traced with an error status like one whose tool fails.
 func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []Resource) (res Resource, err error) {
 	name := t.Name()
-	if tk.tracer != nil {
-		var span trace.Span
-		ctx, span = tk.startSpan(ctx, "toolkit.tool", name, e)
-		defer func() { endSpan(span, err) }()
-	}
+	ctx, endSpan := tk.startSpan(ctx, "toolkit.tool", name, e)
+	defer func() { endSpan(err) }()
 	if m := tk.metrics; m != nil {
 		rec := m.callStarted(ctx, e.namespace(), name)
 		defer func() { m.callEnded(ctx, rec, err) }()
@@ -175,23 +172,34 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 
 // startSpan starts the span of a call of the item named name (of entry e,
 // nil for an item called by value), with its namespace and, under key, its
-// name as attributes.
-func (tk *Toolkit) startSpan(ctx context.Context, key, name string, e *entry) (context.Context, trace.Span) {
-	return tk.tracer.Start(ctx, name, trace.WithAttributes(
+// name as attributes, and returns the function that ends it, marking it as
+// failed when given an error. Without a tracer it does nothing.
+func (tk *Toolkit) startSpan(ctx context.Context, key, name string, e *entry) (context.Context, func(error)) {
+	if tk.tracer == nil {
+		return ctx, noSpan
+	}
+	ctx, span := tk.tracer.Start(ctx, name, trace.WithAttributes(
 		attribute.String("toolkit.namespace", e.namespace()),
 		attribute.String(key, name),
 	))
+	return ctx, func(err error) {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
 }
+
+// noSpan ends no span.
+func noSpan(error) {}
 
 // callPrompt hands a prompt to the delegate. With a tracer, the span covers
 // the whole call, failures included.
 func (tk *Toolkit) callPrompt(ctx context.Context, p Prompt, e *entry, resources []Resource) (res Resource, err error) {
 	name := p.Name()
-	if tk.tracer != nil {
-		var span trace.Span
-		ctx, span = tk.startSpan(ctx, "toolkit.prompt", name, e)
-		defer func() { endSpan(span, err) }()
-	}
+	ctx, endSpan := tk.startSpan(ctx, "toolkit.prompt", name, e)
+	defer func() { endSpan(err) }()
 	if tk.delegate == nil {
 		return nil, fmt.Errorf("%w: prompt %q: the toolkit has no delegate to run prompts", ErrBadParameter, name)
 	}
@@ -202,15 +210,6 @@ func (tk *Toolkit) callPrompt(ctx context.Context, p Prompt, e *entry, resources
 		return nil, fmt.Errorf("prompt %q: %w", name, err)
 	}
 	return res, nil
-}
-
-// endSpan ends a call's span, marking it as failed when err is not nil.
-func endSpan(span trace.Span, err error) {
-	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-	}
-	span.End()
 }
 
 // emptyInput returns the input of a tool called without one. Each call
