@@ -29,8 +29,9 @@ type kindOps[T any] struct {
 	// Nil when there is nothing more.
 	remote func(e *entry) error
 	// list lists a connector's items of the kind: nil when the connector
-	// does not serve it.
-	list func(ctx context.Context, c Connector) ([]T, error)
+	// does not serve it. It takes the connector first, as a method
+	// expression of Connector does.
+	list func(c Connector, ctx context.Context) ([]T, error)
 }
 
 // kindLister is a kindOps with its item type hidden, so that code holding
@@ -46,7 +47,7 @@ type kindLister interface {
 var kindListers = [NumKinds]kindLister{&toolOps, &promptOps, &resourceOps, &templateOps}
 
 func (ops *kindOps[T]) connEntries(ctx context.Context, c Connector, ns string, skip func(error)) ([]*entry, error) {
-	items, err := ops.list(ctx, c)
+	items, err := ops.list(c, ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -93,11 +94,9 @@ func addItems[T any](tk *Toolkit, ops *kindOps[T], items []T) error {
 }
 
 var toolOps = kindOps[Tool]{
-	kind: KindTool,
-	noun: "tool",
-	entry: func(ns string, t Tool) (*entry, error) {
-		return namedEntry(ns, KindTool, t.Name(), t), nil
-	},
+	kind:  KindTool,
+	noun:  "tool",
+	entry: named[Tool](KindTool),
 	builtin: func(t Tool, e *entry) error {
 		_, output := t.(*tool.OutputTool)
 		if err := builtinName(e, output); err != nil {
@@ -114,17 +113,13 @@ var toolOps = kindOps[Tool]{
 		return nil
 	},
 	remote: remoteName,
-	list: func(ctx context.Context, c Connector) ([]Tool, error) {
-		return c.ListTools(ctx)
-	},
+	list:   Connector.ListTools,
 }
 
 var promptOps = kindOps[Prompt]{
-	kind: KindPrompt,
-	noun: "prompt",
-	entry: func(ns string, p Prompt) (*entry, error) {
-		return namedEntry(ns, KindPrompt, p.Name(), p), nil
-	},
+	kind:  KindPrompt,
+	noun:  "prompt",
+	entry: named[Prompt](KindPrompt),
 	builtin: func(p Prompt, e *entry) error {
 		if err := builtinName(e, false); err != nil {
 			return err
@@ -139,9 +134,7 @@ var promptOps = kindOps[Prompt]{
 		return nil
 	},
 	remote: remoteName,
-	list: func(ctx context.Context, c Connector) ([]Prompt, error) {
-		return c.ListPrompts(ctx)
-	},
+	list:   Connector.ListPrompts,
 }
 
 var resourceOps = kindOps[Resource]{
@@ -158,9 +151,7 @@ var resourceOps = kindOps[Resource]{
 			key:  uri,
 		}, nil
 	},
-	list: func(ctx context.Context, c Connector) ([]Resource, error) {
-		return c.ListResources(ctx)
-	},
+	list: Connector.ListResources,
 }
 
 var templateOps = kindOps[ResourceTemplate]{
@@ -179,12 +170,18 @@ var templateOps = kindOps[ResourceTemplate]{
 			tmpl: tmpl,
 		}, nil
 	},
-	list: func(ctx context.Context, c Connector) ([]ResourceTemplate, error) {
+	list: func(c Connector, ctx context.Context) ([]ResourceTemplate, error) {
 		if tl, ok := c.(TemplateLister); ok {
 			return tl.ListResourceTemplates(ctx)
 		}
 		return nil, nil
 	},
+}
+
+// named returns the kindOps.entry of tools or prompts (kind k): see
+// namedEntry.
+func named[T interface{ Name() string }](k Kind) func(ns string, v T) (*entry, error) {
+	return func(ns string, v T) (*entry, error) { return namedEntry(ns, k, v.Name(), v), nil }
 }
 
 // namedEntry makes the entry of a tool or prompt, whose key is its name.

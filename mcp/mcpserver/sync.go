@@ -54,17 +54,13 @@ var kinds = [toolkit.NumKinds]kindSpec{
 	},
 	toolkit.KindPrompt: {
 		define: defineAs(sdkPrompt),
-		add: func(s *Server, key string, d definition) {
-			s.server.AddPrompt(d.sdk.(*sdk.Prompt), s.promptHandler(key))
-		},
+		add:    addAs((*sdk.Server).AddPrompt, (*Server).promptHandler),
 		remove: (*sdk.Server).RemovePrompts,
 	},
 	toolkit.KindResource: {
 		uris:   true,
 		define: defineResource,
-		add: func(s *Server, key string, d definition) {
-			s.server.AddResource(d.sdk.(*sdk.Resource), s.resourceHandler(key))
-		},
+		add:    addAs((*sdk.Server).AddResource, (*Server).resourceHandler),
 		remove: (*sdk.Server).RemoveResources,
 	},
 	toolkit.KindTemplate: {
@@ -376,6 +372,12 @@ func defineAs[T, D any](describe func(exposed string, v T) (D, error)) func(*Ser
 		d, err := describe(exposed, v)
 		return definition{sdk: d}, err
 	}
+}
+
+// addAs returns a kindSpec.add that registers a definition of type *D with
+// add and the handler that handler makes for the item's key.
+func addAs[D, H any](add func(*sdk.Server, *D, H), handler func(s *Server, key string) H) func(*Server, string, definition) {
+	return func(s *Server, key string, d definition) { add(s.server, d.sdk.(*D), handler(s, key)) }
 }
 
 func defineResource(_ *Server, exposed string, it toolkit.Item) (definition, error) {
