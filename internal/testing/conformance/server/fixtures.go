@@ -345,23 +345,20 @@ func prompts() []toolkit.Prompt {
 	}
 }
 
-// staticResource is a builtin resource with fixed content.
-type staticResource struct {
-	uri, name, desc, typ string
-	data                 []byte
-}
-
-func (r *staticResource) URI() string                          { return r.uri }
-func (r *staticResource) Name() string                         { return r.name }
-func (r *staticResource) Description() string                  { return r.desc }
-func (r *staticResource) Type() string                         { return r.typ }
-func (r *staticResource) Read(context.Context) ([]byte, error) { return r.data, nil }
-
+// resources returns the builtin resources, each with fixed content (the
+// suite reads them by URI).
 func resources() []toolkit.Resource {
+	static := func(uri, name, desc, mimeType string, data []byte) toolkit.Resource {
+		r, err := resource.Blob(name, mimeType, data)
+		if err != nil {
+			panic(err) // the fixtures are constants
+		}
+		return resource.WithDescription(desc, resource.WithURI(uri, r))
+	}
 	return []toolkit.Resource{
-		&staticResource{"test://static-text", "static-text", "A static text resource", "text/plain", []byte("This is the content of the static text resource.")},
-		&staticResource{"test://static-binary", "static-binary", "A static binary resource", "image/png", pngPixel},
-		&staticResource{"test://watched-resource", "watched-resource", "A resource clients may subscribe to", "text/plain", []byte("Watched resource content.")},
+		static("test://static-text", "static_text", "A static text resource", "text/plain", []byte("This is the content of the static text resource.")),
+		static("test://static-binary", "static_binary", "A static binary resource", "image/png", pngPixel),
+		static("test://watched-resource", "watched_resource", "A resource clients may subscribe to", "text/plain", []byte("Watched resource content.")),
 	}
 }
 
