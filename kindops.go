@@ -97,21 +97,16 @@ var toolOps = kindOps[Tool]{
 	kind:  KindTool,
 	noun:  "tool",
 	entry: named[Tool](KindTool),
-	builtin: func(t Tool, e *entry) error {
-		_, output := t.(*tool.OutputTool)
-		if err := builtinName(e, output); err != nil {
-			return err
-		}
-		// Builtin schemas are resolved now, so that a bad one is refused
-		// here rather than on the first call.
-		in, out, err := resolveToolSchemas(t)
-		if err != nil {
-			return fmt.Errorf("%w: tool %q: %w", ErrBadParameter, e.key, err)
-		}
-		e.schemas = &toolSchemas{in: in, out: out}
-		e.schemas.once.Do(func() {})
-		return nil
-	},
+	builtin: builtinNamed(func(t Tool) bool { _, output := t.(*tool.OutputTool); return output },
+		func(t Tool, e *entry) error {
+			in, out, err := resolveToolSchemas(t)
+			if err != nil {
+				return err
+			}
+			e.schemas = &toolSchemas{in: in, out: out}
+			e.schemas.once.Do(func() {})
+			return nil
+		}),
 	remote: remoteName,
 	list:   Connector.ListTools,
 }
@@ -120,19 +115,16 @@ var promptOps = kindOps[Prompt]{
 	kind:  KindPrompt,
 	noun:  "prompt",
 	entry: named[Prompt](KindPrompt),
-	builtin: func(p Prompt, e *entry) error {
-		if err := builtinName(e, false); err != nil {
-			return err
-		}
+	builtin: builtinNamed(nil, func(p Prompt, _ *entry) error {
 		s, err := p.InputSchema()
 		if err == nil && s != nil {
 			_, err = s.Resolve(nil)
 		}
 		if err != nil {
-			return fmt.Errorf("%w: prompt %q: input schema: %w", ErrBadParameter, e.key, err)
+			return fmt.Errorf("input schema: %w", err)
 		}
 		return nil
-	},
+	}),
 	remote: remoteName,
 	list:   Connector.ListPrompts,
 }
@@ -196,6 +188,22 @@ func namedEntry(ns string, k Kind, name string, v any) *entry {
 		e.schemas = &toolSchemas{}
 	}
 	return e
+}
+
+// builtinNamed returns the kindOps.builtin of tools or prompts: the name is
+// checked by builtinName (reserved names allowed where reservedOK, if not
+// nil, says so), then resolve resolves the item's schemas into e now, so
+// that a bad one is refused here rather than on the first call.
+func builtinNamed[T any](reservedOK func(T) bool, resolve func(T, *entry) error) func(T, *entry) error {
+	return func(v T, e *entry) error {
+		if err := builtinName(e, reservedOK != nil && reservedOK(v)); err != nil {
+			return err
+		}
+		if err := resolve(v, e); err != nil {
+			return fmt.Errorf("%w: %s %q: %w", ErrBadParameter, e.kind, e.key, err)
+		}
+		return nil
+	}
 }
 
 // builtinName checks the name of a builtin tool or prompt: a valid
