@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -501,12 +502,7 @@ type remoteResource struct {
 
 func (r *remoteResource) URI() string { return r.def.URI }
 
-func (r *remoteResource) Name() string {
-	if r.def.Name != "" {
-		return r.def.Name
-	}
-	return r.def.URI
-}
+func (r *remoteResource) Name() string { return cmp.Or(r.def.Name, r.def.URI) }
 
 func (r *remoteResource) Description() string { return r.def.Description }
 func (r *remoteResource) Type() string        { return r.def.MIMEType }
@@ -541,12 +537,7 @@ var _ toolkit.ResourceTemplate = (*remoteTemplate)(nil)
 func (t *remoteTemplate) URITemplate() string { return t.def.URITemplate }
 
 // Name returns the template's name, or its URI template when it has none.
-func (t *remoteTemplate) Name() string {
-	if t.def.Name != "" {
-		return t.def.Name
-	}
-	return t.def.URITemplate
-}
+func (t *remoteTemplate) Name() string { return cmp.Or(t.def.Name, t.def.URITemplate) }
 
 // Description returns the template's description.
 func (t *remoteTemplate) Description() string { return t.def.Description }
