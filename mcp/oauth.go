@@ -191,7 +191,7 @@ func (c *Connector) buildOAuth(ctx context.Context, s *oauthSetup) *oauthHandler
 	case s.handler != nil:
 		h.inner = s.handler
 	case s.enterprise != nil:
-		hc := wrapClient(c.httpClient, func(rt http.RoundTripper) http.RoundTripper { return rt })
+		hc := wrapClient(c.httpClient, nil)
 		h.inner = &enterpriseHandler{cfg: s.enterprise, hc: hc}
 	case s.clientCreds != nil:
 		hc := c.httpClient

@@ -170,31 +170,27 @@ func (a *clientAssertion) sign(aud string) (string, error) {
 // metadata fetched and replaces the stand-in secret of the token requests
 // with an assertion.
 func (a *clientAssertion) client(hc *http.Client) *http.Client {
-	return wrapClient(hc, func(base http.RoundTripper) http.RoundTripper { return &assertionTransport{base: base, a: a} })
+	return wrapClient(hc, a.roundTrip)
 }
 
-type assertionTransport struct {
-	base http.RoundTripper
-	a    *clientAssertion
-}
-
-func (t *assertionTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+// roundTrip is the [middleware] of [clientAssertion.client].
+func (a *clientAssertion) roundTrip(base http.RoundTripper, req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodPost && req.Body != nil {
-		r, err := t.a.rewrite(req)
+		r, err := a.rewrite(req)
 		if err != nil {
 			return nil, err
 		}
 		req = r
 	}
-	resp, err := t.base.RoundTrip(req)
+	resp, err := base.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
 	m, resp, err := peekAuthServerMetadata(req, resp)
 	if m != nil && m.Issuer != "" && m.TokenEndpoint != "" {
-		t.a.mu.Lock()
-		t.a.issuer[m.TokenEndpoint] = m.Issuer
-		t.a.mu.Unlock()
+		a.mu.Lock()
+		a.issuer[m.TokenEndpoint] = m.Issuer
+		a.mu.Unlock()
 	}
 	return resp, err
 }

@@ -68,24 +68,20 @@ func (l *legacyDiscovery) reset() {
 
 // watch returns hc with a transport that notes what the discovery finds.
 func (l *legacyDiscovery) watch(hc *http.Client) *http.Client {
-	return wrapClient(hc, func(base http.RoundTripper) http.RoundTripper { return &legacyWatcher{base: base, l: l} })
+	return wrapClient(hc, l.note)
 }
 
-type legacyWatcher struct {
-	base http.RoundTripper
-	l    *legacyDiscovery
-}
-
-func (w *legacyWatcher) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := w.base.RoundTrip(req)
+// note is the [middleware] of [legacyDiscovery.watch].
+func (l *legacyDiscovery) note(base http.RoundTripper, req *http.Request) (*http.Response, error) {
+	resp, err := base.RoundTrip(req)
 	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
 	switch {
 	case strings.HasPrefix(req.URL.Path, wellKnownPRM):
-		w.l.mu.Lock()
-		w.l.prmFound = true
-		w.l.mu.Unlock()
+		l.mu.Lock()
+		l.prmFound = true
+		l.mu.Unlock()
 	case req.URL.Path == wellKnownMeta:
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata+1))
 		resp.Body.Close()
@@ -95,9 +91,9 @@ func (w *legacyWatcher) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		var m authServerMetadata
 		if len(body) <= maxMetadata && json.Unmarshal(body, &m) == nil {
-			w.l.mu.Lock()
-			w.l.origin, w.l.meta, w.l.issuer = req.URL.Scheme+"://"+req.URL.Host, body, m.Issuer
-			w.l.mu.Unlock()
+			l.mu.Lock()
+			l.origin, l.meta, l.issuer = req.URL.Scheme+"://"+req.URL.Host, body, m.Issuer
+			l.mu.Unlock()
 		}
 	}
 	return resp, nil
@@ -124,7 +120,7 @@ func (l *legacyDiscovery) fallback(resource string) auth.OAuthHandler {
 		return l.handler
 	}
 	serve := &legacyServer{origin: l.origin, issuer: l.issuer, issuerPath: "/" + strings.Trim(iu.Path, "/"), meta: l.meta}
-	h, err := l.build(wrapClient(l.base, func(base http.RoundTripper) http.RoundTripper { serve.base = base; return serve }))
+	h, err := l.build(wrapClient(l.base, serve.roundTrip))
 	if err != nil { // the configuration made the first handler
 		return nil
 	}
@@ -135,16 +131,16 @@ func (l *legacyDiscovery) fallback(resource string) auth.OAuthHandler {
 // legacyServer answers the discovery requests of the handler of a
 // 2025-03-26 server with the documents a current server would publish.
 type legacyServer struct {
-	base       http.RoundTripper
 	origin     string
 	issuer     string
 	issuerPath string
 	meta       []byte
 }
 
-func (s *legacyServer) RoundTrip(req *http.Request) (*http.Response, error) {
+// roundTrip is the [middleware] of the fallback's handler.
+func (s *legacyServer) roundTrip(base http.RoundTripper, req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet || req.URL.Scheme+"://"+req.URL.Host != s.origin {
-		return s.base.RoundTrip(req)
+		return base.RoundTrip(req)
 	}
 	switch p := req.URL.Path; {
 	case p == wellKnownPRM || strings.HasPrefix(p, wellKnownPRM+"/"):
@@ -160,7 +156,7 @@ func (s *legacyServer) RoundTrip(req *http.Request) (*http.Response, error) {
 	case p == wellKnownMeta+s.issuerPath:
 		return jsonResponse(req, s.meta), nil
 	}
-	return s.base.RoundTrip(req)
+	return base.RoundTrip(req)
 }
 
 // jsonResponse is a 200 response to req with a JSON body.

@@ -320,26 +320,22 @@ func (h *oauthHandler) issuerOf(cfg *oauth2.Config) string {
 // (the SDK's own bound).
 const maxMetadata = 1 << 20
 
-// issuerRecorder notes the issuer of the authorization server metadata the
-// SDK's handler fetches, so that tokens are stored under it.
-type issuerRecorder struct {
-	base http.RoundTripper
-	h    *oauthHandler
-}
-
-// recordIssuer returns hc with its transport wrapped in an issuerRecorder.
+// recordIssuer returns hc with a transport that notes the issuer of the
+// authorization server metadata the SDK's handler fetches, so that tokens
+// are stored under it.
 func (h *oauthHandler) recordIssuer(hc *http.Client) *http.Client {
-	return wrapClient(hc, func(base http.RoundTripper) http.RoundTripper { return &issuerRecorder{base: base, h: h} })
+	return wrapClient(hc, h.noteIssuer)
 }
 
-func (r *issuerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := r.base.RoundTrip(req)
+// noteIssuer is the [middleware] of [oauthHandler.recordIssuer].
+func (h *oauthHandler) noteIssuer(base http.RoundTripper, req *http.Request) (*http.Response, error) {
+	resp, err := base.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
 	m, resp, err := peekAuthServerMetadata(req, resp)
 	if m != nil && m.Issuer != "" {
-		r.h.issuer.Store(&m.Issuer)
+		h.issuer.Store(&m.Issuer)
 	}
 	return resp, err
 }

@@ -18,9 +18,15 @@ import (
 // same rule itself to the discovery requests (GET /.well-known/...) that
 // go through its wrappers.
 
-// wrapClient returns a copy of hc whose transport is wrap(its transport),
-// the discovery requests guarded as the SDK guards them.
-func wrapClient(hc *http.Client, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
+// A middleware handles a request of a wrapped client: it sends req on
+// through base (or answers it itself) and may look at or change the
+// request and the response on the way.
+type middleware func(base http.RoundTripper, req *http.Request) (*http.Response, error)
+
+// wrapClient returns a copy of hc whose requests go through mw (when not
+// nil) to its transport, the discovery requests guarded as the SDK guards
+// them.
+func wrapClient(hc *http.Client, mw middleware) *http.Client {
 	c := *hc
 	base := c.Transport
 	switch base.(type) {
@@ -30,8 +36,21 @@ func wrapClient(hc *http.Client, wrap func(http.RoundTripper) http.RoundTripper)
 	default:
 		base = guardDiscovery(base)
 	}
-	c.Transport = wrap(base)
+	if mw != nil {
+		base = &middlewareTransport{base: base, mw: mw}
+	}
+	c.Transport = base
 	return &c
+}
+
+// middlewareTransport sends its requests through mw to base.
+type middlewareTransport struct {
+	base http.RoundTripper
+	mw   middleware
+}
+
+func (t *middlewareTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.mw(t.base, req)
 }
 
 // discoveryGuard sends the discovery requests through a transport that

@@ -18,7 +18,7 @@ func TestDiscoveryGuard(t *testing.T) {
 	own := http.DefaultTransport.(*http.Transport).Clone()
 	defer own.CloseIdleConnections()
 	// A client without a transport: the SDK would guard its discovery.
-	hc := wrapClient(&http.Client{}, func(rt http.RoundTripper) http.RoundTripper { return rt })
+	hc := wrapClient(&http.Client{}, nil)
 	get := func(u string) error {
 		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, u, nil)
 		if err != nil {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -96,15 +97,38 @@ type kindSpec[D, I any] struct {
 	// fingerprint hashes the fields of the definition that matter to the
 	// item's users: an item whose fingerprint did not change is kept.
 	fingerprint func(d *D) string
-	// build makes the item; an error skips it.
+	// build makes the item, a [listedItem]; an error skips it.
 	build func(c *Connector, d *D, fp string) (I, error)
-	// known returns the key and fingerprint of an item build made (ok
-	// false for any other).
-	known func(it I) (key, fp string, ok bool)
 	// optional: a server that answers the listing with an error (an older
 	// or partial implementation) has no items of the kind; only a failure
 	// of the connection fails the listing.
 	optional bool
+}
+
+// A listedItem is an item a kindSpec's build made: it returns the key and
+// the fingerprint of the definition it was made of, so that a later
+// listing keeps it while the definition does not change.
+type listedItem interface {
+	listed() (key, fp string)
+}
+
+func (t *remoteTool) listed() (key, fp string)     { return t.def.Name, t.fp }
+func (p *remotePrompt) listed() (key, fp string)   { return p.def.Name, p.fp }
+func (r *remoteResource) listed() (key, fp string) { return r.def.URI, r.fp }
+func (t *remoteTemplate) listed() (key, fp string) { return t.def.URITemplate, t.fp }
+
+// listPage makes a kindSpec's page of one of the session's list methods:
+// params makes the method's parameters for a cursor, and unpack returns the
+// items and the next cursor of its result.
+func listPage[P, R, D any](list func(*sdk.ClientSession, context.Context, P) (R, error), params func(cursor string) P, unpack func(R) ([]*D, string)) func(context.Context, *sdk.ClientSession, string) ([]*D, string, error) {
+	return func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*D, string, error) {
+		res, err := list(s, ctx, params(cursor))
+		if err != nil {
+			return nil, "", err
+		}
+		items, next := unpack(res)
+		return items, next, nil
+	}
 }
 
 // maxSkipExamples bounds the skipped items a page's warning names.
@@ -122,7 +146,8 @@ func listKind[D, I any](ctx context.Context, c *Connector, l *live, k *kindSpec[
 	}
 	old := make(map[string]known, len(prev))
 	for _, it := range prev {
-		if key, fp, ok := k.known(it); ok {
+		if li, ok := any(it).(listedItem); ok {
+			key, fp := li.listed()
 			old[key] = known{it, fp}
 		}
 	}
@@ -252,24 +277,13 @@ var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
 	build: func(c *Connector, t *listedTool, fp string) (toolkit.Tool, error) {
 		return c.newRemoteTool(t.def, t.task, fp), nil
 	},
-	known: func(it toolkit.Tool) (string, string, bool) {
-		t, ok := it.(*remoteTool)
-		if !ok {
-			return "", "", false
-		}
-		return t.def.Name, t.fp, true
-	},
 }
 
 var promptSpec = &kindSpec[sdk.Prompt, toolkit.Prompt]{
 	kind: toolkit.KindPrompt, what: "prompts", one: "prompt",
-	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*sdk.Prompt, string, error) {
-		res, err := s.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
-		if err != nil {
-			return nil, "", err
-		}
-		return res.Prompts, res.NextCursor, nil
-	},
+	page: listPage((*sdk.ClientSession).ListPrompts,
+		func(cursor string) *sdk.ListPromptsParams { return &sdk.ListPromptsParams{Cursor: cursor} },
+		func(r *sdk.ListPromptsResult) ([]*sdk.Prompt, string) { return r.Prompts, r.NextCursor }),
 	key: func(p *sdk.Prompt) (string, string) { return p.Name, invalidName(p.Name) },
 	fingerprint: func(p *sdk.Prompt) string {
 		return fingerprint(struct {
@@ -278,24 +292,13 @@ var promptSpec = &kindSpec[sdk.Prompt, toolkit.Prompt]{
 		}{p.Name, p.Title, p.Description, p.Arguments})
 	},
 	build: func(c *Connector, p *sdk.Prompt, fp string) (toolkit.Prompt, error) { return c.newRemotePrompt(p, fp) },
-	known: func(it toolkit.Prompt) (string, string, bool) {
-		p, ok := it.(*remotePrompt)
-		if !ok {
-			return "", "", false
-		}
-		return p.def.Name, p.fp, true
-	},
 }
 
 var resourceSpec = &kindSpec[sdk.Resource, toolkit.Resource]{
 	kind: toolkit.KindResource, what: "resources", one: "resource",
-	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*sdk.Resource, string, error) {
-		res, err := s.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
-		if err != nil {
-			return nil, "", err
-		}
-		return res.Resources, res.NextCursor, nil
-	},
+	page: listPage((*sdk.ClientSession).ListResources,
+		func(cursor string) *sdk.ListResourcesParams { return &sdk.ListResourcesParams{Cursor: cursor} },
+		func(r *sdk.ListResourcesResult) ([]*sdk.Resource, string) { return r.Resources, r.NextCursor }),
 	key: func(r *sdk.Resource) (string, string) {
 		if !validURI(r.URI) {
 			return r.URI, "invalid URI"
@@ -310,13 +313,6 @@ var resourceSpec = &kindSpec[sdk.Resource, toolkit.Resource]{
 	build: func(c *Connector, r *sdk.Resource, fp string) (toolkit.Resource, error) {
 		return &remoteResource{c: c, def: *r, fp: fp}, nil
 	},
-	known: func(it toolkit.Resource) (string, string, bool) {
-		r, ok := it.(*remoteResource)
-		if !ok {
-			return "", "", false
-		}
-		return r.def.URI, r.fp, true
-	},
 }
 
 // templateSpec lists the server's resource templates. Templates that do
@@ -325,13 +321,13 @@ var resourceSpec = &kindSpec[sdk.Resource, toolkit.Resource]{
 // but answers resources/templates/list with an error has no templates.
 var templateSpec = &kindSpec[sdk.ResourceTemplate, toolkit.ResourceTemplate]{
 	kind: toolkit.KindTemplate, what: "resource templates", one: "resource template",
-	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*sdk.ResourceTemplate, string, error) {
-		res, err := s.ListResourceTemplates(ctx, &sdk.ListResourceTemplatesParams{Cursor: cursor})
-		if err != nil {
-			return nil, "", err
-		}
-		return res.ResourceTemplates, res.NextCursor, nil
-	},
+	page: listPage((*sdk.ClientSession).ListResourceTemplates,
+		func(cursor string) *sdk.ListResourceTemplatesParams {
+			return &sdk.ListResourceTemplatesParams{Cursor: cursor}
+		},
+		func(r *sdk.ListResourceTemplatesResult) ([]*sdk.ResourceTemplate, string) {
+			return r.ResourceTemplates, r.NextCursor
+		}),
 	key: func(t *sdk.ResourceTemplate) (string, string) { return t.URITemplate, "" },
 	fingerprint: func(t *sdk.ResourceTemplate) string {
 		return fingerprint(struct {
@@ -344,13 +340,6 @@ var templateSpec = &kindSpec[sdk.ResourceTemplate, toolkit.ResourceTemplate]{
 			return nil, err
 		}
 		return &remoteTemplate{c: c, def: *t, fp: fp, tmpl: tmpl}, nil
-	},
-	known: func(it toolkit.ResourceTemplate) (string, string, bool) {
-		t, ok := it.(*remoteTemplate)
-		if !ok {
-			return "", "", false
-		}
-		return t.def.URITemplate, t.fp, true
 	},
 	optional: true,
 }
@@ -513,12 +502,7 @@ type remoteResource struct {
 
 func (r *remoteResource) URI() string { return r.def.URI }
 
-func (r *remoteResource) Name() string {
-	if r.def.Name != "" {
-		return r.def.Name
-	}
-	return r.def.URI
-}
+func (r *remoteResource) Name() string { return cmp.Or(r.def.Name, r.def.URI) }
 
 func (r *remoteResource) Description() string { return r.def.Description }
 func (r *remoteResource) Type() string        { return r.def.MIMEType }
@@ -553,12 +537,7 @@ var _ toolkit.ResourceTemplate = (*remoteTemplate)(nil)
 func (t *remoteTemplate) URITemplate() string { return t.def.URITemplate }
 
 // Name returns the template's name, or its URI template when it has none.
-func (t *remoteTemplate) Name() string {
-	if t.def.Name != "" {
-		return t.def.Name
-	}
-	return t.def.URITemplate
-}
+func (t *remoteTemplate) Name() string { return cmp.Or(t.def.Name, t.def.URITemplate) }
 
 // Description returns the template's description.
 func (t *remoteTemplate) Description() string { return t.def.Description }

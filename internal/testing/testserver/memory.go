@@ -2,46 +2,24 @@ package testserver
 
 import (
 	"context"
+	"net"
 	"sync"
 	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Memory serves a server over in-memory transports: each Dial makes a new
-// pair and connects the server to one end.
+// Memory serves a server over in-memory connections: each Dial makes a new
+// pipe and connects the server to one end. Memory keeps the server ends, so
+// that Kill can cut them.
 type Memory struct {
 	Server *sdk.Server
 
 	dials    atomic.Int64
 	mu       sync.Mutex
 	sessions []*sdk.ServerSession
-	conns    []*connTracker // the server ends of the sessions, for Kill
+	conns    []net.Conn // the server ends of the sessions' pipes, for Kill
 	down     bool
-}
-
-// connTracker remembers the connection its transport made.
-type connTracker struct {
-	sdk.Transport
-	mu   sync.Mutex
-	conn sdk.Connection
-}
-
-func (t *connTracker) Connect(ctx context.Context) (sdk.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	t.mu.Lock()
-	t.conn = c
-	t.mu.Unlock()
-	return c, err
-}
-
-func (t *connTracker) close() {
-	t.mu.Lock()
-	c := t.conn
-	t.mu.Unlock()
-	if c != nil {
-		c.Close()
-	}
 }
 
 // NewMemory returns a Memory serving s.
@@ -51,26 +29,23 @@ func NewMemory(s *sdk.Server) *Memory { return &Memory{Server: s} }
 // server. While the server is down (Kill) the client's handshake fails.
 func (m *Memory) Dial(ctx context.Context) (sdk.Transport, error) {
 	m.dials.Add(1)
-	ct, st := sdk.NewInMemoryTransports()
+	cp, sp := net.Pipe()
+	ct := &sdk.IOTransport{Reader: cp, Writer: cp}
 	m.mu.Lock()
 	down := m.down
 	m.mu.Unlock()
 	if down {
 		// Nobody answers: close the server end so the handshake fails.
-		c, err := st.Connect(ctx)
-		if err == nil {
-			c.Close()
-		}
+		sp.Close()
 		return ct, nil
 	}
-	tt := &connTracker{Transport: st}
-	ss, err := m.Server.Connect(ctx, tt, nil)
+	ss, err := m.Server.Connect(ctx, &sdk.IOTransport{Reader: sp, Writer: sp}, nil)
 	if err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
 	m.sessions = append(m.sessions, ss)
-	m.conns = append(m.conns, tt)
+	m.conns = append(m.conns, sp)
 	m.mu.Unlock()
 	return ct, nil
 }
@@ -89,7 +64,7 @@ func (m *Memory) Kill() {
 	m.sessions, m.conns = nil, nil
 	m.mu.Unlock()
 	for _, c := range cs {
-		c.close()
+		c.Close()
 	}
 	for _, s := range ss {
 		s.Close()
