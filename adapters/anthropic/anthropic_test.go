@@ -12,11 +12,10 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
-	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/adapters/adapter"
 	an "github.com/llmkit/toolkit/adapters/anthropic"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	"github.com/llmkit/toolkit/model"
-	"github.com/llmkit/toolkit/tool"
 )
 
 func client(p *at.Provider) anthropic.Client {
@@ -223,15 +222,12 @@ func TestResultKinds(t *testing.T) {
 	t.Fatal("no answer")
 }
 
-// The tool list follows the toolkit, and unchanged conversions are kept.
+// The tool list follows the toolkit.
 func TestLive(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t)
 	tools := an.New(tk)
-	names := func() string {
+	at.Live(t, tk, func() []string {
 		tl, err := tools.ToolParams(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -240,53 +236,12 @@ func TestLive(t *testing.T) {
 		for _, x := range tl {
 			out = append(out, x.OfTool.Name)
 		}
-		return strings.Join(out, ",")
-	}
-	if got := names(); got != "explode,get_forecast,get_weather,render_chart" {
-		t.Fatalf("tools = %s", got)
-	}
-	if err := tk.AddTool(tool.Must("translate", "Translates.", func(_ context.Context, in struct {
-		Text string `json:"text"`
-	}) (string, error) {
-		return in.Text, nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	if err := tk.RemoveBuiltin("render_chart"); err != nil {
-		t.Fatal(err)
-	}
-	// The adapter follows the toolkit's change feed: the next request
-	// after the events are delivered sees the change.
-	tk.WaitEvents()
-	if got := names(); got != "explode,get_forecast,get_weather,translate" {
-		t.Fatalf("tools after the change = %s", got)
-	}
+		return out
+	})
 }
 
 func BenchmarkToolParams(b *testing.B) {
-	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Many(1000)...))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("cold", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if tl, err := an.New(tk).ToolParams(ctx); err != nil || len(tl) != 1000 {
-				b.Fatal(len(tl), err)
-			}
-		}
-	})
-	b.Run("cached", func(b *testing.B) {
-		tools := an.New(tk)
-		if _, err := tools.ToolParams(ctx); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if tl, err := tools.ToolParams(ctx); err != nil || len(tl) != 1000 {
-				b.Fatal(len(tl), err)
-			}
-		}
+	at.BenchmarkList(b, func(tk adapter.Toolkit) func(context.Context) ([]anthropic.ToolUnionParam, error) {
+		return an.New(tk).ToolParams
 	})
 }

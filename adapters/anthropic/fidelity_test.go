@@ -7,7 +7,6 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
-	toolkit "github.com/llmkit/toolkit"
 	an "github.com/llmkit/toolkit/adapters/anthropic"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	"github.com/llmkit/toolkit/model"
@@ -16,10 +15,7 @@ import (
 // What the SDK sends is exactly what model.Encode writes for Anthropic.
 func TestFidelity(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(append(at.Builtins(), at.Trip())...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t, at.Trip())
 	prov := at.NewProvider(t, func(r at.Request) (any, error) {
 		return message("msg_1", "end_turn", map[string]any{"type": "text", "text": "ok"}), nil
 	})

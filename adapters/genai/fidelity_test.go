@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/genai"
 
-	toolkit "github.com/llmkit/toolkit"
 	gg "github.com/llmkit/toolkit/adapters/genai"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	"github.com/llmkit/toolkit/model"
@@ -17,10 +16,7 @@ import (
 // adapted schemas survive the trip through genai.Schema.
 func TestFidelity(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(append(at.Builtins(), at.Trip())...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t, at.Trip())
 	prov := at.NewProvider(t, func(r at.Request) (any, error) {
 		return candidate(map[string]any{"text": "ok"}), nil
 	})

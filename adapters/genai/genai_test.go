@@ -10,11 +10,10 @@ import (
 
 	"google.golang.org/genai"
 
-	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/adapters/adapter"
 	gg "github.com/llmkit/toolkit/adapters/genai"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	"github.com/llmkit/toolkit/model"
-	"github.com/llmkit/toolkit/tool"
 )
 
 const modelName = "gemini-test"
@@ -226,12 +225,9 @@ func TestResultKinds(t *testing.T) {
 // The declarations follow the toolkit.
 func TestLive(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t)
 	tools := gg.New(tk)
-	names := func() string {
+	at.Live(t, tk, func() []string {
 		decls, err := tools.Declarations(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -240,53 +236,12 @@ func TestLive(t *testing.T) {
 		for _, d := range decls {
 			out = append(out, d.Name)
 		}
-		return strings.Join(out, ",")
-	}
-	if got := names(); got != "explode,get_forecast,get_weather,render_chart" {
-		t.Fatalf("declarations = %s", got)
-	}
-	if err := tk.AddTool(tool.Must("translate", "Translates.", func(_ context.Context, in struct {
-		Text string `json:"text"`
-	}) (string, error) {
-		return in.Text, nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	if err := tk.RemoveBuiltin("explode"); err != nil {
-		t.Fatal(err)
-	}
-	// The adapter follows the toolkit's change feed: the next request
-	// after the events are delivered sees the change.
-	tk.WaitEvents()
-	if got := names(); got != "get_forecast,get_weather,render_chart,translate" {
-		t.Fatalf("declarations after the change = %s", got)
-	}
+		return out
+	})
 }
 
 func BenchmarkDeclarations(b *testing.B) {
-	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Many(1000)...))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("cold", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if d, err := gg.New(tk).Declarations(ctx); err != nil || len(d) != 1000 {
-				b.Fatal(len(d), err)
-			}
-		}
-	})
-	b.Run("cached", func(b *testing.B) {
-		tools := gg.New(tk)
-		if _, err := tools.Declarations(ctx); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if d, err := tools.Declarations(ctx); err != nil || len(d) != 1000 {
-				b.Fatal(len(d), err)
-			}
-		}
+	at.BenchmarkList(b, func(tk adapter.Toolkit) func(context.Context) ([]*genai.FunctionDeclaration, error) {
+		return gg.New(tk).Declarations
 	})
 }

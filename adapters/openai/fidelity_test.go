@@ -8,7 +8,6 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 
-	toolkit "github.com/llmkit/toolkit"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	oa "github.com/llmkit/toolkit/adapters/openai"
 	"github.com/llmkit/toolkit/model"
@@ -18,17 +17,14 @@ import (
 // names, descriptions, strict and the adapted schemas, numbers and all.
 func TestFidelity(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(append(at.Builtins(), at.Trip())...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t, at.Trip())
 	tools := oa.New(tk)
 	prov := at.NewProvider(t, func(r at.Request) (any, error) {
 		if r.Path == "/v1/responses" {
 			return map[string]any{"id": "resp_1", "object": "response", "created_at": 1, "status": "completed", "model": "m",
 				"output": []any{}, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{}}, nil
 		}
-		return chatCompletion(map[string]any{"role": "assistant", "content": "ok"}, "stop"), nil
+		return at.ChatCompletion(map[string]any{"role": "assistant", "content": "ok"}, "stop"), nil
 	})
 	c := client(prov)
 

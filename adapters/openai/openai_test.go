@@ -13,12 +13,10 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
-	toolkit "github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/adapters/adapter"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	oa "github.com/llmkit/toolkit/adapters/openai"
 	"github.com/llmkit/toolkit/model"
-	"github.com/llmkit/toolkit/tool"
 )
 
 func client(p *at.Provider) openai.Client {
@@ -48,18 +46,6 @@ func remoteName(names map[string]map[string]any) string {
 		}
 	}
 	return ""
-}
-
-func chatCompletion(msg map[string]any, finish string) map[string]any {
-	return map[string]any{
-		"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
-		"usage":   map[string]any{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-	}
-}
-
-func toolCall(id, name, args string) map[string]any {
-	return map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}
 }
 
 // The whole Chat Completions loop with the real SDK: the model calls a
@@ -94,9 +80,9 @@ func TestChatLoop(t *testing.T) {
 			if remote == "" {
 				return nil, fmt.Errorf("no remote tool among %v", names)
 			}
-			return chatCompletion(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
-				toolCall("call_1", "get_weather", `{"city":"Oslo"}`),
-				toolCall("call_2", remote, `{"query":"adapters"}`),
+			return at.ChatCompletion(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
+				at.FunctionCall("call_1", "get_weather", `{"city":"Oslo"}`),
+				at.FunctionCall("call_2", remote, `{"query":"adapters"}`),
 			}}, "tool_calls"), nil
 		case "tool":
 			asst := msgs[len(msgs)-3]
@@ -111,7 +97,7 @@ func TestChatLoop(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				return nil, fmt.Errorf("tool results = %v, want %v", got, want)
 			}
-			return chatCompletion(map[string]any{"role": "assistant", "content": "Sunny in Oslo; the docs mention adapters."}, "stop"), nil
+			return at.ChatCompletion(map[string]any{"role": "assistant", "content": "Sunny in Oslo; the docs mention adapters."}, "stop"), nil
 		}
 		return nil, fmt.Errorf("unexpected last message %s", at.JSON(last))
 	})
@@ -313,10 +299,7 @@ func TestChatImage(t *testing.T) {
 // the conversions of unchanged tools are reused.
 func TestLive(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t)
 	tools := oa.New(tk)
 	names := func() []string {
 		ct, err := tools.ChatTools(ctx)
@@ -345,28 +328,8 @@ func TestLive(t *testing.T) {
 		}
 		return 0
 	}
-	before := names()
-	if strings.Join(before, ",") != "explode,get_forecast,get_weather,render_chart" {
-		t.Fatalf("tools = %v", before)
-	}
 	p0 := params("get_weather")
-	if err := tk.AddTool(tool.Must("translate", "Translates text.", func(_ context.Context, in struct {
-		Text string `json:"text"`
-	}) (string, error) {
-		return in.Text, nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	if err := tk.RemoveBuiltin("explode"); err != nil {
-		t.Fatal(err)
-	}
-	// The adapter follows the toolkit's change feed: the next request
-	// after the events are delivered sees the change.
-	tk.WaitEvents()
-	after := names()
-	if strings.Join(after, ",") != "get_forecast,get_weather,render_chart,translate" {
-		t.Fatalf("tools after the change = %v", after)
-	}
+	at.Live(t, tk, names)
 	if p1 := params("get_weather"); p1 == 0 || p1 != p0 {
 		t.Error("the conversion of an unchanged tool was rebuilt")
 	}
@@ -380,37 +343,8 @@ func TestLive(t *testing.T) {
 	}
 }
 
-func benchToolkit(b *testing.B) *toolkit.Toolkit {
-	tk, err := toolkit.New(toolkit.WithTool(at.Many(1000)...))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return tk
-}
-
-// Building the tool parameters of 1,000 tools: cold (a new Tools, so new
-// names, definitions and conversions) and cached (an unchanged toolkit).
 func BenchmarkChatTools(b *testing.B) {
-	ctx := context.Background()
-	tk := benchToolkit(b)
-	b.Run("cold", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if tl, err := oa.New(tk).ChatTools(ctx); err != nil || len(tl) != 1000 {
-				b.Fatal(len(tl), err)
-			}
-		}
-	})
-	b.Run("cached", func(b *testing.B) {
-		tools := oa.New(tk)
-		if _, err := tools.ChatTools(ctx); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if tl, err := tools.ChatTools(ctx); err != nil || len(tl) != 1000 {
-				b.Fatal(len(tl), err)
-			}
-		}
+	at.BenchmarkList(b, func(tk adapter.Toolkit) func(context.Context) ([]openai.ChatCompletionToolUnionParam, error) {
+		return oa.New(tk).ChatTools
 	})
 }
