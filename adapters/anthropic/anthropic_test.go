@@ -15,7 +15,6 @@ import (
 	"github.com/llmkit/toolkit/adapters/adapter"
 	an "github.com/llmkit/toolkit/adapters/anthropic"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
-	"github.com/llmkit/toolkit/model"
 )
 
 func client(p *at.Provider) anthropic.Client {
@@ -30,20 +29,6 @@ func message(id, stop string, content ...any) map[string]any {
 
 func toolUse(id, name string, input any) map[string]any {
 	return map[string]any{"type": "tool_use", "id": id, "name": name, "input": input}
-}
-
-// toolsByName indexes a Messages request's tools, checking their shape.
-func toolsByName(body map[string]any) (map[string]map[string]any, string) {
-	names := map[string]map[string]any{}
-	remote := ""
-	for _, tl := range at.List(body, "tools") {
-		m, _ := tl.(map[string]any)
-		names[at.Str(m, "name")] = m
-		if strings.HasPrefix(at.Str(m, "name"), at.RemoteNS+model.Separator+"docs_search_") {
-			remote = at.Str(m, "name")
-		}
-	}
-	return names, remote
 }
 
 // resultsOf returns the tool_result blocks of the last (user) message by
@@ -84,7 +69,7 @@ func TestLoop(t *testing.T) {
 		if r.Header.Get("Anthropic-Version") == "" {
 			return nil, fmt.Errorf("no anthropic-version header")
 		}
-		names, remote := toolsByName(r.Body)
+		names, remote := at.ByName(at.List(r.Body, "tools"))
 		msgs := at.List(r.Body, "messages")
 		if len(msgs) == 1 {
 			w := names["get_weather"]

@@ -18,7 +18,6 @@ import (
 	"github.com/llmkit/toolkit/adapters/adapter"
 	ei "github.com/llmkit/toolkit/adapters/eino"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
-	tkmodel "github.com/llmkit/toolkit/model"
 )
 
 // fakeModel is a tool-calling chat model that plays a script: turn
@@ -66,7 +65,7 @@ func TestAgentLoop(t *testing.T) {
 			remote := ""
 			var weather *schema.ToolInfo
 			for _, in := range infos {
-				if strings.HasPrefix(in.Name, at.RemoteNS+tkmodel.Separator+"docs_search_") {
+				if at.IsRemote(in.Name) {
 					remote = in.Name
 				}
 				if in.Name == "get_weather" {

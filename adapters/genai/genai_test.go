@@ -13,7 +13,6 @@ import (
 	"github.com/llmkit/toolkit/adapters/adapter"
 	gg "github.com/llmkit/toolkit/adapters/genai"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
-	"github.com/llmkit/toolkit/model"
 )
 
 const modelName = "gemini-test"
@@ -45,20 +44,14 @@ func call(id, name string, args map[string]any) map[string]any {
 	return map[string]any{"functionCall": map[string]any{"id": id, "name": name, "args": args}}
 }
 
-// declarations indexes a request's function declarations.
+// declarations indexes a request's function declarations by name and
+// finds the remote tool's.
 func declarations(body map[string]any) (map[string]map[string]any, string) {
-	out := map[string]map[string]any{}
-	remote := ""
+	var decls []any
 	for _, tl := range at.List(body, "tools") {
-		for _, d := range at.List(tl, "functionDeclarations") {
-			m, _ := d.(map[string]any)
-			out[at.Str(m, "name")] = m
-			if strings.HasPrefix(at.Str(m, "name"), at.RemoteNS+model.Separator+"docs_search_") {
-				remote = at.Str(m, "name")
-			}
-		}
+		decls = append(decls, at.List(tl, "functionDeclarations")...)
 	}
-	return out, remote
+	return at.ByName(decls)
 }
 
 // responsesOf returns the function responses of the last content by id.

@@ -29,18 +29,12 @@ func TestLoop(t *testing.T) {
 		if r.Path != "/chat/completions" {
 			return nil, fmt.Errorf("unexpected path %s", r.Path)
 		}
-		remote := ""
-		var weather any
+		var fns []any
 		for _, tl := range at.List(r.Body, "tools") {
-			name := at.Str(tl, "function", "name")
-			if strings.HasPrefix(name, at.RemoteNS+model.Separator+"docs_search_") {
-				remote = name
-			}
-			if name == "get_weather" {
-				weather = tl
-			}
+			fns = append(fns, at.Get(tl, "function"))
 		}
-		if remote == "" || at.Get(weather, "function", "parameters", "properties", "city") == nil {
+		names, remote := at.ByName(fns)
+		if remote == "" || at.Get(names["get_weather"], "parameters", "properties", "city") == nil {
 			return nil, fmt.Errorf("tools: %s", at.JSON(at.Get(r.Body, "tools")))
 		}
 		msgs := at.List(r.Body, "messages")

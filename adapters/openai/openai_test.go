@@ -23,29 +23,17 @@ func client(p *at.Provider) openai.Client {
 	return openai.NewClient(option.WithBaseURL(p.URL+"/v1/"), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 }
 
-// toolNames returns the function names of a Chat Completions request's
-// tools, checking their shape.
-func chatToolNames(t *testing.T, body map[string]any) map[string]map[string]any {
-	names := map[string]map[string]any{}
+// chatTools indexes the functions of a Chat Completions request's tools
+// by name, checking their type, and finds the remote tool's.
+func chatTools(t *testing.T, body map[string]any) (map[string]map[string]any, string) {
+	var fns []any
 	for _, tl := range at.List(body, "tools") {
 		if at.Str(tl, "type") != "function" {
 			t.Errorf("tool %s: type is not function", at.JSON(tl))
 		}
-		fn, _ := at.Get(tl, "function").(map[string]any)
-		names[at.Str(fn, "name")] = fn
+		fns = append(fns, at.Get(tl, "function"))
 	}
-	return names
-}
-
-// remoteName finds the model name of the remote tool: the namespace, the
-// separator and the sanitized name, then a hash (its name has a '.').
-func remoteName(names map[string]map[string]any) string {
-	for n := range names {
-		if strings.HasPrefix(n, at.RemoteNS+model.Separator+"docs_search_") {
-			return n
-		}
-	}
-	return ""
+	return at.ByName(fns)
 }
 
 // The whole Chat Completions loop with the real SDK: the model calls a
@@ -63,7 +51,7 @@ func TestChatLoop(t *testing.T) {
 		if got := r.Header.Get("Authorization"); got != "Bearer test-key" {
 			return nil, fmt.Errorf("Authorization = %q", got)
 		}
-		names := chatToolNames(t, r.Body)
+		names, remote := chatTools(t, r.Body)
 		msgs := at.List(r.Body, "messages")
 		last := msgs[len(msgs)-1]
 		switch at.Str(last, "role") {
@@ -76,7 +64,6 @@ func TestChatLoop(t *testing.T) {
 				at.Get(w, "strict") != false || at.Str(w, "description") != "Current weather for a city." {
 				return nil, fmt.Errorf("get_weather definition: %s", at.JSON(w))
 			}
-			remote := remoteName(names)
 			if remote == "" {
 				return nil, fmt.Errorf("no remote tool among %v", names)
 			}
