@@ -2,7 +2,6 @@ package anthropic_test
 
 import (
 	"context"
-	"reflect"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -28,14 +27,5 @@ func TestFidelity(t *testing.T) {
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}}); err != nil {
 		t.Fatal(err)
 	}
-	want := at.Expected(t, tk, model.Anthropic)
-	sent := at.List(prov.Requests()[0].Body, "tools")
-	if len(sent) != len(want) {
-		t.Fatalf("%d tools sent, want %d", len(sent), len(want))
-	}
-	for _, got := range sent {
-		if w := want[at.Str(got, "name")]; !reflect.DeepEqual(got, w) {
-			t.Errorf("tool sent\n%s\nwant\n%s", at.JSON(got), at.JSON(w))
-		}
-	}
+	at.CheckSent(t, tk, model.Anthropic, at.List(prov.Requests()[0].Body, "tools"), at.Name)
 }

@@ -2,7 +2,6 @@ package genai_test
 
 import (
 	"context"
-	"reflect"
 	"testing"
 
 	"google.golang.org/genai"
@@ -28,14 +27,5 @@ func TestFidelity(t *testing.T) {
 		[]*genai.Content{genai.NewContentFromText("hi", genai.RoleUser)}, &genai.GenerateContentConfig{Tools: fns}); err != nil {
 		t.Fatal(err)
 	}
-	want := at.Expected(t, tk, model.Gemini)
-	sent := at.List(prov.Requests()[0].Body, "tools", 0, "functionDeclarations")
-	if len(sent) != len(want) {
-		t.Fatalf("%d declarations sent, want %d", len(sent), len(want))
-	}
-	for _, got := range sent {
-		if w := want[at.Str(got, "name")]; !reflect.DeepEqual(got, w) {
-			t.Errorf("declaration sent\n%s\nwant\n%s", at.JSON(got), at.JSON(w))
-		}
-	}
+	at.CheckSent(t, tk, model.Gemini, at.List(prov.Requests()[0].Body, "tools", 0, "functionDeclarations"), at.Name)
 }

@@ -2,7 +2,6 @@ package openai_test
 
 import (
 	"context"
-	"reflect"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -28,19 +27,6 @@ func TestFidelity(t *testing.T) {
 	})
 	c := client(prov)
 
-	check := func(api string, f model.Format, sent []any, name func(any) string) {
-		t.Helper()
-		want := at.Expected(t, tk, f)
-		if len(sent) != len(want) {
-			t.Fatalf("%s: %d tools sent, want %d", api, len(sent), len(want))
-		}
-		for _, got := range sent {
-			if w := want[name(got)]; !reflect.DeepEqual(got, w) {
-				t.Errorf("%s: tool sent\n%s\nwant\n%s", api, at.JSON(got), at.JSON(w))
-			}
-		}
-	}
-
 	ct, err := tools.ChatTools(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +44,6 @@ func TestFidelity(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := prov.Requests()
-	check("chat", model.OpenAIChat, at.List(reqs[0].Body, "tools"), func(v any) string { return at.Str(v, "function", "name") })
-	check("responses", model.OpenAIResponses, at.List(reqs[1].Body, "tools"), func(v any) string { return at.Str(v, "name") })
+	at.CheckSent(t, tk, model.OpenAIChat, at.List(reqs[0].Body, "tools"), func(v any) string { return at.Str(v, "function", "name") })
+	at.CheckSent(t, tk, model.OpenAIResponses, at.List(reqs[1].Body, "tools"), at.Name)
 }
