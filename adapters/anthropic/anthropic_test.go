@@ -209,20 +209,9 @@ func TestResultKinds(t *testing.T) {
 
 // The tool list follows the toolkit.
 func TestLive(t *testing.T) {
-	ctx := context.Background()
 	tk := at.Local(t)
 	tools := an.New(tk)
-	at.Live(t, tk, func() []string {
-		tl, err := tools.ToolParams(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, x := range tl {
-			out = append(out, x.OfTool.Name)
-		}
-		return out
-	})
+	at.Live(t, tk, at.NamesOf(tools.ToolParams, func(p anthropic.ToolUnionParam) string { return p.OfTool.Name }))
 }
 
 func BenchmarkToolParams(b *testing.B) {

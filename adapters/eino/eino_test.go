@@ -163,17 +163,7 @@ func TestResultsAndLive(t *testing.T) {
 
 	// The list follows the toolkit, and a tool kept from the earlier list
 	// that is gone says so.
-	at.Live(t, tk, func() []string {
-		infos, err := tools.Infos(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, in := range infos {
-			names = append(names, in.Name)
-		}
-		return names
-	})
+	at.Live(t, tk, at.NamesOf(tools.Infos, func(in *schema.ToolInfo) string { return in.Name }))
 	if s := invoke(t, list, "explode", `{}`); !strings.Contains(s, "no longer available") && !strings.Contains(s, "no tool named") {
 		t.Errorf("removed tool = %q", s)
 	}

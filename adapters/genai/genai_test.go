@@ -217,20 +217,9 @@ func TestResultKinds(t *testing.T) {
 
 // The declarations follow the toolkit.
 func TestLive(t *testing.T) {
-	ctx := context.Background()
 	tk := at.Local(t)
 	tools := gg.New(tk)
-	at.Live(t, tk, func() []string {
-		decls, err := tools.Declarations(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, d := range decls {
-			out = append(out, d.Name)
-		}
-		return out
-	})
+	at.Live(t, tk, at.NamesOf(tools.Declarations, func(d *genai.FunctionDeclaration) string { return d.Name }))
 }
 
 func BenchmarkDeclarations(b *testing.B) {

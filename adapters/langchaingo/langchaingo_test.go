@@ -118,17 +118,7 @@ func TestResultsAndLive(t *testing.T) {
 		}
 	}
 
-	at.Live(t, tk, func() []string {
-		fns, err := tools.LLMTools(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, f := range fns {
-			names = append(names, f.Function.Name)
-		}
-		return names
-	})
+	at.Live(t, tk, at.NamesOf(tools.LLMTools, func(f llms.Tool) string { return f.Function.Name }))
 }
 
 func BenchmarkLLMTools(b *testing.B) {

@@ -288,23 +288,16 @@ func TestLive(t *testing.T) {
 	ctx := context.Background()
 	tk := at.Local(t)
 	tools := oa.New(tk)
-	names := func() []string {
-		ct, err := tools.ChatTools(ctx)
+	names := func(ctx context.Context) ([]string, error) {
+		chat, err := at.NamesOf(tools.ChatTools, func(c openai.ChatCompletionToolUnionParam) string { return c.OfFunction.Function.Name })(ctx)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		rt, err := tools.ResponseTools(ctx)
-		if err != nil {
-			t.Fatal(err)
+		resps, err := at.NamesOf(tools.ResponseTools, func(r responses.ToolUnionParam) string { return r.OfFunction.Name })(ctx)
+		if !reflect.DeepEqual(chat, resps) {
+			t.Errorf("chat tools %v, responses tools %v", chat, resps)
 		}
-		var out []string
-		for i, c := range ct {
-			if rt[i].OfFunction.Name != c.OfFunction.Function.Name {
-				t.Errorf("chat and responses tools differ at %d", i)
-			}
-			out = append(out, c.OfFunction.Function.Name)
-		}
-		return out
+		return chat, err
 	}
 	params := func(name string) uintptr {
 		ct, _ := tools.ChatTools(ctx)

@@ -22,12 +22,20 @@ func Local(t testing.TB, extra ...toolkit.Tool) *toolkit.Toolkit {
 
 // Live checks that an adapter's tool list follows tk, a toolkit of
 // Builtins: names lists the model names of the adapter's current tools, in
-// order. They are the four builtins first; then a tool "translate" is
-// added and "explode" removed, and once the toolkit has delivered its
-// change events, the next list shows the change.
-func Live(t testing.TB, tk *toolkit.Toolkit, names func() []string) {
+// order (see [NamesOf]). They are the four builtins first; then a tool
+// "translate" is added and "explode" removed, and once the toolkit has
+// delivered its change events, the next list shows the change.
+func Live(t testing.TB, tk *toolkit.Toolkit, names func(context.Context) ([]string, error)) {
 	t.Helper()
-	if got := strings.Join(names(), ","); got != "explode,get_forecast,get_weather,render_chart" {
+	list := func() string {
+		t.Helper()
+		n, err := names(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(n, ",")
+	}
+	if got := list(); got != "explode,get_forecast,get_weather,render_chart" {
 		t.Fatalf("tools = %s", got)
 	}
 	if err := tk.AddTool(tool.Must("translate", "Translates text.", func(_ context.Context, in struct {
@@ -41,8 +49,24 @@ func Live(t testing.TB, tk *toolkit.Toolkit, names func() []string) {
 		t.Fatal(err)
 	}
 	tk.WaitEvents()
-	if got := strings.Join(names(), ","); got != "get_forecast,get_weather,render_chart,translate" {
+	if got := list(); got != "get_forecast,get_weather,render_chart,translate" {
 		t.Fatalf("tools after the change = %s", got)
+	}
+}
+
+// NamesOf returns the names of the values list returns, name giving a
+// value's model name.
+func NamesOf[T any](list func(context.Context) ([]T, error), name func(T) string) func(context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) {
+		vs, err := list(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]string, len(vs))
+		for i, v := range vs {
+			out[i] = name(v)
+		}
+		return out, nil
 	}
 }
 
