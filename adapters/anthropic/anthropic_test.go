@@ -113,8 +113,7 @@ func TestLoop(t *testing.T) {
 		MaxTokens: 1024,
 		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Weather in Oslo? Search the docs for adapters."))},
 	}
-	var answer string
-	for turn := 0; turn < 4 && answer == ""; turn++ {
+	at.Converse(t, "Sunny; docs found.", func() (string, bool) {
 		var err error
 		if params.Tools, err = tools.ToolParams(ctx); err != nil {
 			t.Fatal(err)
@@ -126,17 +125,11 @@ func TestLoop(t *testing.T) {
 		params.Messages = append(params.Messages, msg.ToParam())
 		reply, ok := tools.Run(ctx, msg)
 		if !ok {
-			answer = msg.Content[0].Text
-			break
+			return msg.Content[0].Text, true
 		}
 		params.Messages = append(params.Messages, reply)
-	}
-	if answer != "Sunny; docs found." {
-		t.Fatalf("answer = %q", answer)
-	}
-	if n := len(prov.Requests()); n != 2 {
-		t.Errorf("%d requests, want 2", n)
-	}
+		return "", false
+	})
 }
 
 // Images become image blocks (also those a remote tool sends beside its
@@ -186,7 +179,7 @@ func TestResultKinds(t *testing.T) {
 	c := client(prov)
 	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 100,
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("go"))}}
-	for turn := 0; turn < 3; turn++ {
+	at.Converse(t, "ok", func() (string, bool) {
 		var err error
 		if params.Tools, err = tools.ToolParams(ctx); err != nil {
 			t.Fatal(err)
@@ -197,14 +190,11 @@ func TestResultKinds(t *testing.T) {
 		}
 		reply, ok := tools.Run(ctx, msg)
 		if !ok {
-			if msg.Content[0].Text != "ok" {
-				t.Fatalf("answer %q", msg.Content[0].Text)
-			}
-			return
+			return msg.Content[0].Text, true
 		}
 		params.Messages = append(params.Messages, msg.ToParam(), reply)
-	}
-	t.Fatal("no answer")
+		return "", false
+	})
 }
 
 // The tool list follows the toolkit.

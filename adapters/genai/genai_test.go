@@ -127,8 +127,7 @@ func TestLoop(t *testing.T) {
 
 	c := client(t, prov)
 	contents := []*genai.Content{genai.NewContentFromText("Weather in Oslo? Search the docs for adapters.", genai.RoleUser)}
-	var answer string
-	for turn := 0; turn < 4 && answer == ""; turn++ {
+	at.Converse(t, "Sunny; docs found.", func() (string, bool) {
 		fns, err := tools.Tools(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -139,17 +138,11 @@ func TestLoop(t *testing.T) {
 		}
 		reply, ok := tools.Run(ctx, resp)
 		if !ok {
-			answer = resp.Text()
-			break
+			return resp.Text(), true
 		}
 		contents = append(contents, resp.Candidates[0].Content, reply)
-	}
-	if answer != "Sunny; docs found." {
-		t.Fatalf("answer = %q", answer)
-	}
-	if n := len(prov.Requests()); n != 2 {
-		t.Errorf("%d requests, want 2", n)
-	}
+		return "", false
+	})
 }
 
 // Images travel as inline data (also those a remote tool sends beside its
@@ -194,7 +187,7 @@ func TestResultKinds(t *testing.T) {
 	})
 	c := client(t, prov)
 	contents := []*genai.Content{genai.NewContentFromText("go", genai.RoleUser)}
-	for turn := 0; turn < 3; turn++ {
+	at.Converse(t, "ok", func() (string, bool) {
 		fns, err := tools.Tools(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -205,14 +198,11 @@ func TestResultKinds(t *testing.T) {
 		}
 		reply, ok := tools.Run(ctx, resp)
 		if !ok {
-			if resp.Text() != "ok" {
-				t.Fatalf("answer %q", resp.Text())
-			}
-			return
+			return resp.Text(), true
 		}
 		contents = append(contents, resp.Candidates[0].Content, reply)
-	}
-	t.Fatal("no answer")
+		return "", false
+	})
 }
 
 // The declarations follow the toolkit.

@@ -67,8 +67,7 @@ func TestLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Weather in Oslo? Search the docs for adapters.")}
-	var answer string
-	for turn := 0; turn < 4 && answer == ""; turn++ {
+	at.Converse(t, "Sunny; docs found.", func() (string, bool) {
 		fns, err := tools.LLMTools(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -80,14 +79,11 @@ func TestLoop(t *testing.T) {
 		choice := resp.Choices[0]
 		next := tools.Run(ctx, choice)
 		if next == nil {
-			answer = choice.Content
-			break
+			return choice.Content, true
 		}
 		msgs = append(msgs, next...)
-	}
-	if answer != "Sunny; docs found." {
-		t.Fatalf("answer = %q", answer)
-	}
+		return "", false
+	})
 }
 
 // Failures and binary outputs are tool messages in words; the tool list

@@ -94,8 +94,7 @@ func TestChatLoop(t *testing.T) {
 		Model:    "gpt-test",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Oslo? And search the docs for adapters.")},
 	}
-	var answer string
-	for turn := 0; turn < 4 && answer == ""; turn++ {
+	at.Converse(t, "Sunny in Oslo; the docs mention adapters.", func() (string, bool) {
 		var err error
 		if params.Tools, err = tools.ChatTools(ctx); err != nil {
 			t.Fatal(err)
@@ -108,16 +107,11 @@ func TestChatLoop(t *testing.T) {
 		params.Messages = append(params.Messages, msg.ToParam())
 		out := tools.RunChat(ctx, msg)
 		if out == nil {
-			answer = msg.Content
+			return msg.Content, true
 		}
 		params.Messages = append(params.Messages, out...)
-	}
-	if answer != "Sunny in Oslo; the docs mention adapters." {
-		t.Fatalf("answer = %q", answer)
-	}
-	if n := len(prov.Requests()); n != 2 {
-		t.Errorf("%d requests, want 2", n)
-	}
+		return "", false
+	})
 }
 
 // The Responses API loop: an image output goes back as an input_image, a
@@ -202,8 +196,7 @@ func TestResponsesLoop(t *testing.T) {
 
 	c := client(prov)
 	params := responses.ResponseNewParams{Model: "gpt-test", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Chart it.")}}
-	var answer string
-	for turn := 0; turn < 4 && answer == ""; turn++ {
+	at.Converse(t, "done", func() (string, bool) {
 		var err error
 		if params.Tools, err = tools.ResponseTools(ctx); err != nil {
 			t.Fatal(err)
@@ -214,15 +207,12 @@ func TestResponsesLoop(t *testing.T) {
 		}
 		out := tools.RunResponse(ctx, resp.Output)
 		if out == nil {
-			answer = resp.OutputText()
-			break
+			return resp.OutputText(), true
 		}
 		params.PreviousResponseID = openai.String(resp.ID)
 		params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: out}
-	}
-	if answer != "done" {
-		t.Fatalf("answer = %q", answer)
-	}
+		return "", false
+	})
 	if len(seen) != 5 || !seen[2].IsError || !seen[3].IsError || seen[0].IsError || !seen[0].Binary {
 		t.Errorf("results seen: %+v", seen)
 	}

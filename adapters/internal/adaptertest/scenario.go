@@ -116,3 +116,24 @@ func ChatCompletion(msg map[string]any, finish string) map[string]any {
 func FunctionCall(id, name, args string) map[string]any {
 	return map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}
 }
+
+// Converse runs the turns of a conversation with a model until turn
+// reports the model's answer (done), and checks that it is want and that
+// it came on the second turn: one round of tool calls, then the answer.
+func Converse(t testing.TB, want string, turn func() (answer string, done bool)) {
+	t.Helper()
+	for n := 1; n <= 4; n++ {
+		answer, done := turn()
+		if !done {
+			continue
+		}
+		if answer != want {
+			t.Fatalf("answer = %q, want %q", answer, want)
+		}
+		if n != 2 {
+			t.Errorf("the model answered on turn %d, want 2", n)
+		}
+		return
+	}
+	t.Fatal("no answer after four turns")
+}
