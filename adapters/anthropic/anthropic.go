@@ -22,14 +22,15 @@ var images = adapt.WebImages(MaxImageBytes)
 // Tools offers a toolkit's tools to Claude and runs the calls it makes. It
 // is safe for concurrent use.
 type Tools struct {
-	core  *adapt.Core
-	cache adapt.Cache[anthropic.ToolUnionParam]
+	core   *adapt.Core
+	params *adapt.Converter[anthropic.ToolUnionParam]
 }
 
 // New returns Tools over tk, configured by opts (the options of package
 // [adapter]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
-	return &Tools{core: adapt.NewCore(tk, opts...)}
+	core := adapt.NewCore(tk, opts...)
+	return &Tools{core: core, params: adapt.NewConverter(core, toolParam)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -41,13 +42,13 @@ func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
 // left out and reported in the error; the others are returned and usable.
 // The values returned are shared: do not modify them.
 func (t *Tools) ToolParams(ctx context.Context) ([]anthropic.ToolUnionParam, error) {
-	return adapt.Current(ctx, t.core, t.ToolParamsOf)
+	return t.params.Current(ctx)
 }
 
 // ToolParamsOf converts definitions (from the catalog's Definitions or
 // Search) to Messages API tool definitions.
 func (t *Tools) ToolParamsOf(defs []model.Definition) ([]anthropic.ToolUnionParam, error) {
-	return t.cache.Convert(defs, toolParam)
+	return t.params.Of(defs)
 }
 
 func toolParam(d model.Definition) (anthropic.ToolUnionParam, error) {

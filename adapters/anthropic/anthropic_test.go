@@ -12,11 +12,9 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
-	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/adapters/adapter"
 	an "github.com/llmkit/toolkit/adapters/anthropic"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
-	"github.com/llmkit/toolkit/model"
-	"github.com/llmkit/toolkit/tool"
 )
 
 func client(p *at.Provider) anthropic.Client {
@@ -31,20 +29,6 @@ func message(id, stop string, content ...any) map[string]any {
 
 func toolUse(id, name string, input any) map[string]any {
 	return map[string]any{"type": "tool_use", "id": id, "name": name, "input": input}
-}
-
-// toolsByName indexes a Messages request's tools, checking their shape.
-func toolsByName(body map[string]any) (map[string]map[string]any, string) {
-	names := map[string]map[string]any{}
-	remote := ""
-	for _, tl := range at.List(body, "tools") {
-		m, _ := tl.(map[string]any)
-		names[at.Str(m, "name")] = m
-		if strings.HasPrefix(at.Str(m, "name"), at.RemoteNS+model.Separator+"docs_search_") {
-			remote = at.Str(m, "name")
-		}
-	}
-	return names, remote
 }
 
 // resultsOf returns the tool_result blocks of the last (user) message by
@@ -85,7 +69,7 @@ func TestLoop(t *testing.T) {
 		if r.Header.Get("Anthropic-Version") == "" {
 			return nil, fmt.Errorf("no anthropic-version header")
 		}
-		names, remote := toolsByName(r.Body)
+		names, remote := at.ByName(at.List(r.Body, "tools"))
 		msgs := at.List(r.Body, "messages")
 		if len(msgs) == 1 {
 			w := names["get_weather"]
@@ -129,8 +113,7 @@ func TestLoop(t *testing.T) {
 		MaxTokens: 1024,
 		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Weather in Oslo? Search the docs for adapters."))},
 	}
-	var answer string
-	for turn := 0; turn < 4 && answer == ""; turn++ {
+	at.Converse(t, "Sunny; docs found.", func() (string, bool) {
 		var err error
 		if params.Tools, err = tools.ToolParams(ctx); err != nil {
 			t.Fatal(err)
@@ -142,17 +125,11 @@ func TestLoop(t *testing.T) {
 		params.Messages = append(params.Messages, msg.ToParam())
 		reply, ok := tools.Run(ctx, msg)
 		if !ok {
-			answer = msg.Content[0].Text
-			break
+			return msg.Content[0].Text, true
 		}
 		params.Messages = append(params.Messages, reply)
-	}
-	if answer != "Sunny; docs found." {
-		t.Fatalf("answer = %q", answer)
-	}
-	if n := len(prov.Requests()); n != 2 {
-		t.Errorf("%d requests, want 2", n)
-	}
+		return "", false
+	})
 }
 
 // Images become image blocks (also those a remote tool sends beside its
@@ -202,7 +179,7 @@ func TestResultKinds(t *testing.T) {
 	c := client(prov)
 	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 100,
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("go"))}}
-	for turn := 0; turn < 3; turn++ {
+	at.Converse(t, "ok", func() (string, bool) {
 		var err error
 		if params.Tools, err = tools.ToolParams(ctx); err != nil {
 			t.Fatal(err)
@@ -213,80 +190,22 @@ func TestResultKinds(t *testing.T) {
 		}
 		reply, ok := tools.Run(ctx, msg)
 		if !ok {
-			if msg.Content[0].Text != "ok" {
-				t.Fatalf("answer %q", msg.Content[0].Text)
-			}
-			return
+			return msg.Content[0].Text, true
 		}
 		params.Messages = append(params.Messages, msg.ToParam(), reply)
-	}
-	t.Fatal("no answer")
+		return "", false
+	})
 }
 
-// The tool list follows the toolkit, and unchanged conversions are kept.
+// The tool list follows the toolkit.
 func TestLive(t *testing.T) {
-	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t)
 	tools := an.New(tk)
-	names := func() string {
-		tl, err := tools.ToolParams(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, x := range tl {
-			out = append(out, x.OfTool.Name)
-		}
-		return strings.Join(out, ",")
-	}
-	if got := names(); got != "explode,get_forecast,get_weather,render_chart" {
-		t.Fatalf("tools = %s", got)
-	}
-	if err := tk.AddTool(tool.Must("translate", "Translates.", func(_ context.Context, in struct {
-		Text string `json:"text"`
-	}) (string, error) {
-		return in.Text, nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	if err := tk.RemoveBuiltin("render_chart"); err != nil {
-		t.Fatal(err)
-	}
-	// The adapter follows the toolkit's change feed: the next request
-	// after the events are delivered sees the change.
-	tk.WaitEvents()
-	if got := names(); got != "explode,get_forecast,get_weather,translate" {
-		t.Fatalf("tools after the change = %s", got)
-	}
+	at.Live(t, tk, at.NamesOf(tools.ToolParams, func(p anthropic.ToolUnionParam) string { return p.OfTool.Name }))
 }
 
 func BenchmarkToolParams(b *testing.B) {
-	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Many(1000)...))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("cold", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if tl, err := an.New(tk).ToolParams(ctx); err != nil || len(tl) != 1000 {
-				b.Fatal(len(tl), err)
-			}
-		}
-	})
-	b.Run("cached", func(b *testing.B) {
-		tools := an.New(tk)
-		if _, err := tools.ToolParams(ctx); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if tl, err := tools.ToolParams(ctx); err != nil || len(tl) != 1000 {
-				b.Fatal(len(tl), err)
-			}
-		}
+	at.BenchmarkList(b, func(tk adapter.Toolkit) func(context.Context) ([]anthropic.ToolUnionParam, error) {
+		return an.New(tk).ToolParams
 	})
 }

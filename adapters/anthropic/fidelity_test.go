@@ -2,12 +2,10 @@ package anthropic_test
 
 import (
 	"context"
-	"reflect"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
-	toolkit "github.com/llmkit/toolkit"
 	an "github.com/llmkit/toolkit/adapters/anthropic"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	"github.com/llmkit/toolkit/model"
@@ -16,10 +14,7 @@ import (
 // What the SDK sends is exactly what model.Encode writes for Anthropic.
 func TestFidelity(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(append(at.Builtins(), at.Trip())...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t, at.Trip())
 	prov := at.NewProvider(t, func(r at.Request) (any, error) {
 		return message("msg_1", "end_turn", map[string]any{"type": "text", "text": "ok"}), nil
 	})
@@ -32,14 +27,5 @@ func TestFidelity(t *testing.T) {
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}}); err != nil {
 		t.Fatal(err)
 	}
-	want := at.Expected(t, tk, model.Anthropic)
-	sent := at.List(prov.Requests()[0].Body, "tools")
-	if len(sent) != len(want) {
-		t.Fatalf("%d tools sent, want %d", len(sent), len(want))
-	}
-	for _, got := range sent {
-		if w := want[at.Str(got, "name")]; !reflect.DeepEqual(got, w) {
-			t.Errorf("tool sent\n%s\nwant\n%s", at.JSON(got), at.JSON(w))
-		}
-	}
+	at.CheckSent(t, tk, model.Anthropic, at.List(prov.Requests()[0].Body, "tools"), at.Name)
 }

@@ -35,13 +35,15 @@ var images = adapt.WebImages(MaxImageBytes)
 // concurrent use.
 type Tools struct {
 	core  *adapt.Core
-	cache adapt.Cache[*invokable]
+	tools *adapt.Converter[tool.BaseTool]
 }
 
 // New returns Tools over tk, configured by opts (the options of package
 // [adapter], and [WithMultimodal]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
-	return &Tools{core: adapt.NewCore(tk, opts...)}
+	core := adapt.NewCore(tk, opts...)
+	conv := func(d model.Definition) (tool.BaseTool, error) { return newTool(core, d) }
+	return &Tools{core: core, tools: adapt.NewConverter(core, conv)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -54,60 +56,55 @@ func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
 // cannot be converted are left out and reported in the error; the others
 // are returned and usable.
 func (t *Tools) Tools(ctx context.Context) ([]tool.BaseTool, error) {
-	return adapt.Current(ctx, t.core, t.ToolsOf)
+	return t.tools.Current(ctx)
 }
 
 // ToolsOf converts definitions (from the catalog's Definitions or Search)
 // to Eino tools.
 func (t *Tools) ToolsOf(defs []model.Definition) ([]tool.BaseTool, error) {
-	inv, err := t.cache.Convert(defs, t.invokable)
-	out := make([]tool.BaseTool, len(inv))
-	for i, v := range inv {
-		if t.core.Multimodal {
-			out[i] = (*enhanced)(v)
-		} else {
-			out[i] = v
-		}
-	}
-	return out, err
+	return t.tools.Of(defs)
 }
 
 // Infos returns the infos of the toolkit's current tools, for a chat
 // model's WithTools. The infos are shared: do not modify them.
 func (t *Tools) Infos(ctx context.Context) ([]*schema.ToolInfo, error) {
-	return adapt.Current(ctx, t.core, func(defs []model.Definition) ([]*schema.ToolInfo, error) {
-		inv, err := t.cache.Convert(defs, t.invokable)
-		out := make([]*schema.ToolInfo, len(inv))
-		for i, v := range inv {
-			out[i] = v.info
-		}
-		return out, err
-	})
-}
-
-func (t *Tools) invokable(d model.Definition) (*invokable, error) {
-	e, err := adapt.Encode(model.OpenAIChat, d)
-	if err != nil {
+	ts, err := t.tools.Current(ctx)
+	if ts == nil {
 		return nil, err
 	}
-	fn, err := e.Object("function")
+	out := make([]*schema.ToolInfo, len(ts))
+	for i, v := range ts {
+		// Info of the tools here never fails.
+		out[i], _ = v.Info(ctx)
+	}
+	return out, err
+}
+
+// newTool returns the Eino tool of d, which runs through core: an
+// invokable, or with WithMultimodal an enhanced.
+func newTool(core *adapt.Core, d model.Definition) (tool.BaseTool, error) {
+	fn, err := adapt.OpenAIFunction(model.OpenAIChat, d)
 	if err != nil {
 		return nil, err
 	}
 	var s jsonschema.Schema
-	if err := s.UnmarshalJSON(fn["parameters"]); err != nil {
+	if err := s.UnmarshalJSON(fn.Parameters); err != nil {
 		return nil, err
 	}
-	return &invokable{t: t, info: &schema.ToolInfo{
+	v := &invokable{core: core, info: &schema.ToolInfo{
 		Name:        d.Name,
 		Desc:        d.Description,
 		ParamsOneOf: schema.NewParamsOneOfByJSONSchema(&s),
-	}}, nil
+	}}
+	if core.Multimodal {
+		return (*enhanced)(v), nil
+	}
+	return v, nil
 }
 
 // invokable is one toolkit tool as an Eino tool.
 type invokable struct {
-	t    *Tools
+	core *adapt.Core
 	info *schema.ToolInfo
 }
 
@@ -120,7 +117,7 @@ func (v *invokable) Info(context.Context) (*schema.ToolInfo, error) { return v.i
 // text for the model, with a nil error.
 func (v *invokable) InvokableRun(ctx context.Context, args string, _ ...tool.Option) (string, error) {
 	call := adapt.ToolCall(compose.GetToolCallID(ctx), v.info.Name, []byte(args))
-	r := v.t.core.Dispatch(ctx, []model.ToolCall{call})[0]
+	r := v.core.Dispatch(ctx, []model.ToolCall{call})[0]
 	return adapt.Text(ctx, r), nil
 }
 
@@ -141,7 +138,7 @@ func (v *enhanced) InvokableRun(ctx context.Context, arg *schema.ToolArgument, _
 		args = []byte(arg.Text)
 	}
 	call := adapt.ToolCall(compose.GetToolCallID(ctx), v.info.Name, args)
-	r := v.t.core.Dispatch(ctx, []model.ToolCall{call})[0]
+	r := v.core.Dispatch(ctx, []model.ToolCall{call})[0]
 	res := &schema.ToolResult{}
 	for _, p := range adapt.Parts(ctx, r, images) {
 		if !p.IsMedia() {

@@ -15,11 +15,9 @@ import (
 	"github.com/cloudwego/eino/flow/agent/react"
 	"github.com/cloudwego/eino/schema"
 
-	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/adapters/adapter"
 	ei "github.com/llmkit/toolkit/adapters/eino"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
-	tkmodel "github.com/llmkit/toolkit/model"
-	tktool "github.com/llmkit/toolkit/tool"
 )
 
 // fakeModel is a tool-calling chat model that plays a script: turn
@@ -67,7 +65,7 @@ func TestAgentLoop(t *testing.T) {
 			remote := ""
 			var weather *schema.ToolInfo
 			for _, in := range infos {
-				if strings.HasPrefix(in.Name, at.RemoteNS+tkmodel.Separator+"docs_search_") {
+				if at.IsRemote(in.Name) {
 					remote = in.Name
 				}
 				if in.Name == "get_weather" {
@@ -144,10 +142,7 @@ func invoke(t *testing.T, list []tool.BaseTool, name, args string) string {
 // the list follows the toolkit.
 func TestResultsAndLive(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t)
 	tools := ei.New(tk)
 	list, err := tools.Tools(ctx)
 	if err != nil {
@@ -166,58 +161,17 @@ func TestResultsAndLive(t *testing.T) {
 		t.Errorf("bad arguments = %q", s)
 	}
 
-	if err := tk.RemoveBuiltin("explode"); err != nil {
-		t.Fatal(err)
-	}
-	if err := tk.AddTool(tktool.Must("translate", "Translates.", func(_ context.Context, in struct {
-		Text string `json:"text"`
-	}) (string, error) {
-		return in.Text, nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	tk.WaitEvents() // the adapter follows the toolkit's change feed
+	// The list follows the toolkit, and a tool kept from the earlier list
+	// that is gone says so.
+	at.Live(t, tk, at.NamesOf(tools.Infos, func(in *schema.ToolInfo) string { return in.Name }))
 	if s := invoke(t, list, "explode", `{}`); !strings.Contains(s, "no longer available") && !strings.Contains(s, "no tool named") {
 		t.Errorf("removed tool = %q", s)
-	}
-	infos, err := tools.Infos(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, in := range infos {
-		names = append(names, in.Name)
-	}
-	if got := strings.Join(names, ","); got != "get_forecast,get_weather,render_chart,translate" {
-		t.Errorf("infos after the change = %s", got)
 	}
 }
 
 func BenchmarkTools(b *testing.B) {
-	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Many(1000)...))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("cold", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if l, err := ei.New(tk).Tools(ctx); err != nil || len(l) != 1000 {
-				b.Fatal(len(l), err)
-			}
-		}
-	})
-	b.Run("cached", func(b *testing.B) {
-		tools := ei.New(tk)
-		if _, err := tools.Tools(ctx); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if l, err := tools.Tools(ctx); err != nil || len(l) != 1000 {
-				b.Fatal(len(l), err)
-			}
-		}
+	at.BenchmarkList(b, func(tk adapter.Toolkit) func(context.Context) ([]tool.BaseTool, error) {
+		return ei.New(tk).Tools
 	})
 }
 
@@ -225,10 +179,7 @@ func BenchmarkTools(b *testing.B) {
 // image part, and Eino's ToolsNode runs them.
 func TestMultimodal(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t)
 	list, err := ei.New(tk, ei.WithMultimodal(true)).Tools(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -2,12 +2,10 @@ package genai_test
 
 import (
 	"context"
-	"reflect"
 	"testing"
 
 	"google.golang.org/genai"
 
-	toolkit "github.com/llmkit/toolkit"
 	gg "github.com/llmkit/toolkit/adapters/genai"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	"github.com/llmkit/toolkit/model"
@@ -17,10 +15,7 @@ import (
 // adapted schemas survive the trip through genai.Schema.
 func TestFidelity(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(append(at.Builtins(), at.Trip())...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t, at.Trip())
 	prov := at.NewProvider(t, func(r at.Request) (any, error) {
 		return candidate(map[string]any{"text": "ok"}), nil
 	})
@@ -32,14 +27,5 @@ func TestFidelity(t *testing.T) {
 		[]*genai.Content{genai.NewContentFromText("hi", genai.RoleUser)}, &genai.GenerateContentConfig{Tools: fns}); err != nil {
 		t.Fatal(err)
 	}
-	want := at.Expected(t, tk, model.Gemini)
-	sent := at.List(prov.Requests()[0].Body, "tools", 0, "functionDeclarations")
-	if len(sent) != len(want) {
-		t.Fatalf("%d declarations sent, want %d", len(sent), len(want))
-	}
-	for _, got := range sent {
-		if w := want[at.Str(got, "name")]; !reflect.DeepEqual(got, w) {
-			t.Errorf("declaration sent\n%s\nwant\n%s", at.JSON(got), at.JSON(w))
-		}
-	}
+	at.CheckSent(t, tk, model.Gemini, at.List(prov.Requests()[0].Body, "tools", 0, "functionDeclarations"), at.Name)
 }

@@ -26,13 +26,14 @@ var media = adapt.Media{
 // is safe for concurrent use.
 type Tools struct {
 	core  *adapt.Core
-	cache adapt.Cache[*genai.FunctionDeclaration]
+	decls *adapt.Converter[*genai.FunctionDeclaration]
 }
 
 // New returns Tools over tk, configured by opts (the options of package
 // [adapter]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
-	return &Tools{core: adapt.NewCore(tk, opts...)}
+	core := adapt.NewCore(tk, opts...)
+	return &Tools{core: core, decls: adapt.NewConverter(core, declaration)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -55,13 +56,13 @@ func (t *Tools) Tools(ctx context.Context) ([]*genai.Tool, error) {
 // Declarations returns the toolkit's current tools as function
 // declarations, like Tools.
 func (t *Tools) Declarations(ctx context.Context) ([]*genai.FunctionDeclaration, error) {
-	return adapt.Current(ctx, t.core, t.DeclarationsOf)
+	return t.decls.Current(ctx)
 }
 
 // DeclarationsOf converts definitions (from the catalog's Definitions or
 // Search) to function declarations.
 func (t *Tools) DeclarationsOf(defs []model.Definition) ([]*genai.FunctionDeclaration, error) {
-	return t.cache.Convert(defs, declaration)
+	return t.decls.Of(defs)
 }
 
 func declaration(d model.Definition) (*genai.FunctionDeclaration, error) {

@@ -10,11 +10,9 @@ import (
 
 	"google.golang.org/genai"
 
-	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/adapters/adapter"
 	gg "github.com/llmkit/toolkit/adapters/genai"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
-	"github.com/llmkit/toolkit/model"
-	"github.com/llmkit/toolkit/tool"
 )
 
 const modelName = "gemini-test"
@@ -46,20 +44,14 @@ func call(id, name string, args map[string]any) map[string]any {
 	return map[string]any{"functionCall": map[string]any{"id": id, "name": name, "args": args}}
 }
 
-// declarations indexes a request's function declarations.
+// declarations indexes a request's function declarations by name and
+// finds the remote tool's.
 func declarations(body map[string]any) (map[string]map[string]any, string) {
-	out := map[string]map[string]any{}
-	remote := ""
+	var decls []any
 	for _, tl := range at.List(body, "tools") {
-		for _, d := range at.List(tl, "functionDeclarations") {
-			m, _ := d.(map[string]any)
-			out[at.Str(m, "name")] = m
-			if strings.HasPrefix(at.Str(m, "name"), at.RemoteNS+model.Separator+"docs_search_") {
-				remote = at.Str(m, "name")
-			}
-		}
+		decls = append(decls, at.List(tl, "functionDeclarations")...)
 	}
-	return out, remote
+	return at.ByName(decls)
 }
 
 // responsesOf returns the function responses of the last content by id.
@@ -135,8 +127,7 @@ func TestLoop(t *testing.T) {
 
 	c := client(t, prov)
 	contents := []*genai.Content{genai.NewContentFromText("Weather in Oslo? Search the docs for adapters.", genai.RoleUser)}
-	var answer string
-	for turn := 0; turn < 4 && answer == ""; turn++ {
+	at.Converse(t, "Sunny; docs found.", func() (string, bool) {
 		fns, err := tools.Tools(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -147,17 +138,11 @@ func TestLoop(t *testing.T) {
 		}
 		reply, ok := tools.Run(ctx, resp)
 		if !ok {
-			answer = resp.Text()
-			break
+			return resp.Text(), true
 		}
 		contents = append(contents, resp.Candidates[0].Content, reply)
-	}
-	if answer != "Sunny; docs found." {
-		t.Fatalf("answer = %q", answer)
-	}
-	if n := len(prov.Requests()); n != 2 {
-		t.Errorf("%d requests, want 2", n)
-	}
+		return "", false
+	})
 }
 
 // Images travel as inline data (also those a remote tool sends beside its
@@ -202,7 +187,7 @@ func TestResultKinds(t *testing.T) {
 	})
 	c := client(t, prov)
 	contents := []*genai.Content{genai.NewContentFromText("go", genai.RoleUser)}
-	for turn := 0; turn < 3; turn++ {
+	at.Converse(t, "ok", func() (string, bool) {
 		fns, err := tools.Tools(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -213,80 +198,22 @@ func TestResultKinds(t *testing.T) {
 		}
 		reply, ok := tools.Run(ctx, resp)
 		if !ok {
-			if resp.Text() != "ok" {
-				t.Fatalf("answer %q", resp.Text())
-			}
-			return
+			return resp.Text(), true
 		}
 		contents = append(contents, resp.Candidates[0].Content, reply)
-	}
-	t.Fatal("no answer")
+		return "", false
+	})
 }
 
 // The declarations follow the toolkit.
 func TestLive(t *testing.T) {
-	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t)
 	tools := gg.New(tk)
-	names := func() string {
-		decls, err := tools.Declarations(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, d := range decls {
-			out = append(out, d.Name)
-		}
-		return strings.Join(out, ",")
-	}
-	if got := names(); got != "explode,get_forecast,get_weather,render_chart" {
-		t.Fatalf("declarations = %s", got)
-	}
-	if err := tk.AddTool(tool.Must("translate", "Translates.", func(_ context.Context, in struct {
-		Text string `json:"text"`
-	}) (string, error) {
-		return in.Text, nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	if err := tk.RemoveBuiltin("explode"); err != nil {
-		t.Fatal(err)
-	}
-	// The adapter follows the toolkit's change feed: the next request
-	// after the events are delivered sees the change.
-	tk.WaitEvents()
-	if got := names(); got != "get_forecast,get_weather,render_chart,translate" {
-		t.Fatalf("declarations after the change = %s", got)
-	}
+	at.Live(t, tk, at.NamesOf(tools.Declarations, func(d *genai.FunctionDeclaration) string { return d.Name }))
 }
 
 func BenchmarkDeclarations(b *testing.B) {
-	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Many(1000)...))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("cold", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if d, err := gg.New(tk).Declarations(ctx); err != nil || len(d) != 1000 {
-				b.Fatal(len(d), err)
-			}
-		}
-	})
-	b.Run("cached", func(b *testing.B) {
-		tools := gg.New(tk)
-		if _, err := tools.Declarations(ctx); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if d, err := tools.Declarations(ctx); err != nil || len(d) != 1000 {
-				b.Fatal(len(d), err)
-			}
-		}
+	at.BenchmarkList(b, func(tk adapter.Toolkit) func(context.Context) ([]*genai.FunctionDeclaration, error) {
+		return gg.New(tk).Declarations
 	})
 }

@@ -2,8 +2,6 @@ package langchaingo
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
@@ -18,14 +16,16 @@ import (
 // they make. It is safe for concurrent use.
 type Tools struct {
 	core   *adapt.Core
-	cache  adapt.Cache[llms.Tool]
-	agents adapt.Cache[tools.Tool]
+	llm    *adapt.Converter[llms.Tool]
+	agents *adapt.Converter[tools.Tool]
 }
 
 // New returns Tools over tk, configured by opts (the options of package
 // [adapter]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
-	return &Tools{core: adapt.NewCore(tk, opts...)}
+	core := adapt.NewCore(tk, opts...)
+	agent := func(d model.Definition) (tools.Tool, error) { return newAgentTool(core, d) }
+	return &Tools{core: core, llm: adapt.NewConverter(core, llmTool), agents: adapt.NewConverter(core, agent)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -37,29 +37,25 @@ func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
 // others are returned and usable. The values returned are shared: do not
 // modify them.
 func (t *Tools) LLMTools(ctx context.Context) ([]llms.Tool, error) {
-	return adapt.Current(ctx, t.core, t.LLMToolsOf)
+	return t.llm.Current(ctx)
 }
 
 // LLMToolsOf converts definitions (from the catalog's Definitions or
 // Search) to llms.Tool values.
 func (t *Tools) LLMToolsOf(defs []model.Definition) ([]llms.Tool, error) {
-	return t.cache.Convert(defs, llmTool)
+	return t.llm.Of(defs)
 }
 
 func llmTool(d model.Definition) (llms.Tool, error) {
-	e, err := adapt.Encode(model.OpenAIChat, d)
-	if err != nil {
-		return llms.Tool{}, err
-	}
-	fn, err := e.Object("function")
+	fn, err := adapt.OpenAIFunction(model.OpenAIChat, d)
 	if err != nil {
 		return llms.Tool{}, err
 	}
 	return llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
-		Name:        fn.String("name"),
-		Description: fn.String("description"),
-		Parameters:  json.RawMessage(fn["parameters"]),
-		Strict:      fn.Bool("strict"),
+		Name:        fn.Name,
+		Description: fn.Description,
+		Parameters:  fn.Parameters,
+		Strict:      fn.Strict,
 	}}, nil
 }
 
@@ -105,33 +101,29 @@ func (t *Tools) Run(ctx context.Context, choice *llms.ContentChoice) []llms.Mess
 // model.WithRepair, almost-JSON is mended). Failures are returned as text
 // with a nil error, so the agent goes on.
 func (t *Tools) AgentTools(ctx context.Context) ([]tools.Tool, error) {
-	defs, err := t.core.Definitions(ctx)
-	if defs == nil && err != nil {
-		return nil, err
-	}
-	out, cerr := t.agents.Convert(defs, t.agentTool)
-	return out, errors.Join(err, cerr)
+	return t.agents.Current(ctx)
 }
 
-func (t *Tools) agentTool(d model.Definition) (tools.Tool, error) {
-	lt, err := llmTool(d)
+// newAgentTool returns the agent tool of d, which runs through core.
+func newAgentTool(core *adapt.Core, d model.Definition) (tools.Tool, error) {
+	fn, err := adapt.OpenAIFunction(model.OpenAIChat, d)
 	if err != nil {
 		return nil, err
 	}
-	desc := lt.Function.Description
+	desc := fn.Description
 	if desc != "" && !strings.HasSuffix(desc, ".") {
 		desc += "."
 	}
 	if desc != "" {
 		desc += " "
 	}
-	desc += "Input: a JSON object following this JSON Schema: " + string(lt.Function.Parameters.(json.RawMessage))
-	return &agentTool{t: t, name: lt.Function.Name, desc: desc}, nil
+	desc += "Input: a JSON object following this JSON Schema: " + string(fn.Parameters)
+	return &agentTool{core: core, name: fn.Name, desc: desc}, nil
 }
 
 // agentTool is one toolkit tool as a LangChainGo agent tool.
 type agentTool struct {
-	t          *Tools
+	core       *adapt.Core
 	name, desc string
 }
 
@@ -143,6 +135,6 @@ func (a *agentTool) Description() string { return a.desc }
 
 // Call runs the tool with input as its arguments.
 func (a *agentTool) Call(ctx context.Context, input string) (string, error) {
-	r := a.t.core.Dispatch(ctx, []model.ToolCall{adapt.ToolCall("", a.name, []byte(input))})[0]
+	r := a.core.Dispatch(ctx, []model.ToolCall{adapt.ToolCall("", a.name, []byte(input))})[0]
 	return adapt.Text(ctx, r), nil
 }

@@ -15,20 +15,7 @@ import (
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	lc "github.com/llmkit/toolkit/adapters/langchaingo"
 	"github.com/llmkit/toolkit/model"
-	"github.com/llmkit/toolkit/tool"
 )
-
-func completion(msg map[string]any, finish string) map[string]any {
-	return map[string]any{
-		"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
-		"usage":   map[string]any{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-	}
-}
-
-func call(id, name, args string) map[string]any {
-	return map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}
-}
 
 // The whole loop with LangChainGo's OpenAI model against a local Chat
 // Completions server: two calls at once (builtin and remote), both results
@@ -42,26 +29,20 @@ func TestLoop(t *testing.T) {
 		if r.Path != "/chat/completions" {
 			return nil, fmt.Errorf("unexpected path %s", r.Path)
 		}
-		remote := ""
-		var weather any
+		var fns []any
 		for _, tl := range at.List(r.Body, "tools") {
-			name := at.Str(tl, "function", "name")
-			if strings.HasPrefix(name, at.RemoteNS+model.Separator+"docs_search_") {
-				remote = name
-			}
-			if name == "get_weather" {
-				weather = tl
-			}
+			fns = append(fns, at.Get(tl, "function"))
 		}
-		if remote == "" || at.Get(weather, "function", "parameters", "properties", "city") == nil {
+		names, remote := at.ByName(fns)
+		if remote == "" || at.Get(names["get_weather"], "parameters", "properties", "city") == nil {
 			return nil, fmt.Errorf("tools: %s", at.JSON(at.Get(r.Body, "tools")))
 		}
 		msgs := at.List(r.Body, "messages")
 		last := msgs[len(msgs)-1]
 		if at.Str(last, "role") == "user" {
-			return completion(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
-				call("call_1", "get_weather", `{"city":"Oslo"}`),
-				call("call_2", remote, `{"query":"adapters"}`),
+			return at.ChatCompletion(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
+				at.FunctionCall("call_1", "get_weather", `{"city":"Oslo"}`),
+				at.FunctionCall("call_2", remote, `{"query":"adapters"}`),
 			}}, "tool_calls"), nil
 		}
 		if asst := msgs[len(msgs)-3]; at.Str(asst, "role") != "assistant" || len(at.List(asst, "tool_calls")) != 2 {
@@ -78,7 +59,7 @@ func TestLoop(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			return nil, fmt.Errorf("tool results = %v, want %v", got, want)
 		}
-		return completion(map[string]any{"role": "assistant", "content": "Sunny; docs found."}, "stop"), nil
+		return at.ChatCompletion(map[string]any{"role": "assistant", "content": "Sunny; docs found."}, "stop"), nil
 	})
 
 	llm, err := openai.New(openai.WithBaseURL(prov.URL), openai.WithToken("test-key"), openai.WithModel("gpt-test"))
@@ -86,8 +67,7 @@ func TestLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Weather in Oslo? Search the docs for adapters.")}
-	var answer string
-	for turn := 0; turn < 4 && answer == ""; turn++ {
+	at.Converse(t, "Sunny; docs found.", func() (string, bool) {
 		fns, err := tools.LLMTools(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -99,14 +79,11 @@ func TestLoop(t *testing.T) {
 		choice := resp.Choices[0]
 		next := tools.Run(ctx, choice)
 		if next == nil {
-			answer = choice.Content
-			break
+			return choice.Content, true
 		}
 		msgs = append(msgs, next...)
-	}
-	if answer != "Sunny; docs found." {
-		t.Fatalf("answer = %q", answer)
-	}
+		return "", false
+	})
 }
 
 // Failures and binary outputs are tool messages in words; the tool list
@@ -137,57 +114,12 @@ func TestResultsAndLive(t *testing.T) {
 		}
 	}
 
-	if err := tk.AddTool(tool.Must("translate", "Translates.", func(_ context.Context, in struct {
-		Text string `json:"text"`
-	}) (string, error) {
-		return in.Text, nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	if err := tk.RemoveBuiltin("explode"); err != nil {
-		t.Fatal(err)
-	}
-	// The adapter follows the toolkit's change feed: the next request
-	// after the events are delivered sees the change.
-	tk.WaitEvents()
-	fns, err := tools.LLMTools(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, f := range fns {
-		names = append(names, f.Function.Name)
-	}
-	if got := strings.Join(names, ","); got != "get_forecast,get_weather,render_chart,translate" {
-		t.Errorf("tools after the change = %s", got)
-	}
+	at.Live(t, tk, at.NamesOf(tools.LLMTools, func(f llms.Tool) string { return f.Function.Name }))
 }
 
 func BenchmarkLLMTools(b *testing.B) {
-	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Many(1000)...))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("cold", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if l, err := lc.New(tk).LLMTools(ctx); err != nil || len(l) != 1000 {
-				b.Fatal(len(l), err)
-			}
-		}
-	})
-	b.Run("cached", func(b *testing.B) {
-		tools := lc.New(tk)
-		if _, err := tools.LLMTools(ctx); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if l, err := tools.LLMTools(ctx); err != nil || len(l) != 1000 {
-				b.Fatal(len(l), err)
-			}
-		}
+	at.BenchmarkList(b, func(tk adapter.Toolkit) func(context.Context) ([]llms.Tool, error) {
+		return lc.New(tk).LLMTools
 	})
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
-	toolkit "github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/adapters/adapter"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	oa "github.com/llmkit/toolkit/adapters/openai"
@@ -32,10 +31,7 @@ func assistant(t *testing.T, calls string) openai.ChatCompletionMessage {
 // under it (run with -race).
 func TestConcurrentUse(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t)
 	tools := oa.New(tk)
 	msg := assistant(t, `[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]`)
 	var wg sync.WaitGroup
@@ -83,10 +79,7 @@ func TestTimeout(t *testing.T) {
 			return "late", nil
 		}
 	})
-	tk, err := toolkit.New(toolkit.WithTool(append(at.Builtins(), hang)...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t, hang)
 	tools := oa.New(tk, adapter.WithDispatch(model.WithTimeout(50*time.Millisecond)))
 	if _, err := tools.ChatTools(ctx); err != nil {
 		t.Fatal(err)
@@ -103,10 +96,7 @@ func TestTimeout(t *testing.T) {
 // The tools that best match a message, through the catalog's Search.
 func TestSearch(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t)
 	tools := oa.New(tk)
 	defs, err := tools.Catalog().Search(ctx, "what is the weather forecast in Lima", 2, model.Filter{})
 	if err != nil {

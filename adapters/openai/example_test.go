@@ -2,46 +2,17 @@ package openai_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log"
-	"net/http"
-	"net/http/httptest"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
 	toolkit "github.com/llmkit/toolkit"
+	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	oa "github.com/llmkit/toolkit/adapters/openai"
 	"github.com/llmkit/toolkit/tool"
 )
-
-// fakeOpenAI is a stand-in for the Chat Completions API: it asks for
-// get_weather, then answers with the tool's result.
-func fakeOpenAI() *httptest.Server {
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Messages []struct {
-				Role    string `json:"role"`
-				Content string `json:"content"`
-			} `json:"messages"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		last := req.Messages[len(req.Messages)-1]
-		msg := map[string]any{"role": "assistant", "content": "The tool says: " + last.Content}
-		if last.Role == "user" {
-			msg = map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{
-				"id": "call_1", "type": "function",
-				"function": map[string]any{"name": "get_weather", "arguments": `{"city":"Oslo"}`},
-			}}}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": msg}},
-		})
-	}))
-}
 
 func Example() {
 	ctx := context.Background()
@@ -54,7 +25,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := fakeOpenAI()
+	srv := at.WeatherChat() // a stand-in for the Chat Completions API
 	defer srv.Close()
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("key"))
 

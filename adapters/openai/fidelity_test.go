@@ -2,13 +2,11 @@ package openai_test
 
 import (
 	"context"
-	"reflect"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 
-	toolkit "github.com/llmkit/toolkit"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	oa "github.com/llmkit/toolkit/adapters/openai"
 	"github.com/llmkit/toolkit/model"
@@ -18,32 +16,16 @@ import (
 // names, descriptions, strict and the adapted schemas, numbers and all.
 func TestFidelity(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(append(at.Builtins(), at.Trip())...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t, at.Trip())
 	tools := oa.New(tk)
 	prov := at.NewProvider(t, func(r at.Request) (any, error) {
 		if r.Path == "/v1/responses" {
 			return map[string]any{"id": "resp_1", "object": "response", "created_at": 1, "status": "completed", "model": "m",
 				"output": []any{}, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{}}, nil
 		}
-		return chatCompletion(map[string]any{"role": "assistant", "content": "ok"}, "stop"), nil
+		return at.ChatCompletion(map[string]any{"role": "assistant", "content": "ok"}, "stop"), nil
 	})
 	c := client(prov)
-
-	check := func(api string, f model.Format, sent []any, name func(any) string) {
-		t.Helper()
-		want := at.Expected(t, tk, f)
-		if len(sent) != len(want) {
-			t.Fatalf("%s: %d tools sent, want %d", api, len(sent), len(want))
-		}
-		for _, got := range sent {
-			if w := want[name(got)]; !reflect.DeepEqual(got, w) {
-				t.Errorf("%s: tool sent\n%s\nwant\n%s", api, at.JSON(got), at.JSON(w))
-			}
-		}
-	}
 
 	ct, err := tools.ChatTools(ctx)
 	if err != nil {
@@ -62,6 +44,6 @@ func TestFidelity(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := prov.Requests()
-	check("chat", model.OpenAIChat, at.List(reqs[0].Body, "tools"), func(v any) string { return at.Str(v, "function", "name") })
-	check("responses", model.OpenAIResponses, at.List(reqs[1].Body, "tools"), func(v any) string { return at.Str(v, "name") })
+	at.CheckSent(t, tk, model.OpenAIChat, at.List(reqs[0].Body, "tools"), func(v any) string { return at.Str(v, "function", "name") })
+	at.CheckSent(t, tk, model.OpenAIResponses, at.List(reqs[1].Body, "tools"), at.Name)
 }

@@ -25,14 +25,15 @@ var images = adapt.WebImages(MaxImageBytes)
 // make. It is safe for concurrent use.
 type Tools struct {
 	core  *adapt.Core
-	chat  adapt.Cache[openai.ChatCompletionToolUnionParam]
-	resps adapt.Cache[responses.ToolUnionParam]
+	chat  *adapt.Converter[openai.ChatCompletionToolUnionParam]
+	resps *adapt.Converter[responses.ToolUnionParam]
 }
 
 // New returns Tools over tk, configured by opts (the options of package
 // [adapter]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
-	return &Tools{core: adapt.NewCore(tk, opts...)}
+	core := adapt.NewCore(tk, opts...)
+	return &Tools{core: core, chat: adapt.NewConverter(core, chatTool), resps: adapt.NewConverter(core, responseTool)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -45,68 +46,62 @@ func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
 // returned and usable. The values returned are shared: do not modify
 // them.
 func (t *Tools) ChatTools(ctx context.Context) ([]openai.ChatCompletionToolUnionParam, error) {
-	return adapt.Current(ctx, t.core, t.ChatToolsOf)
+	return t.chat.Current(ctx)
 }
 
 // ChatToolsOf converts definitions (from the catalog's Definitions or
 // Search) to Chat Completions tool parameters.
 func (t *Tools) ChatToolsOf(defs []model.Definition) ([]openai.ChatCompletionToolUnionParam, error) {
-	return t.chat.Convert(defs, chatTool)
+	return t.chat.Of(defs)
 }
 
 // ResponseTools returns the toolkit's current tools as Responses API
 // function tools (ResponseNewParams.Tools), like ChatTools.
 func (t *Tools) ResponseTools(ctx context.Context) ([]responses.ToolUnionParam, error) {
-	return adapt.Current(ctx, t.core, t.ResponseToolsOf)
+	return t.resps.Current(ctx)
 }
 
 // ResponseToolsOf converts definitions to Responses API function tools.
 func (t *Tools) ResponseToolsOf(defs []model.Definition) ([]responses.ToolUnionParam, error) {
-	return t.resps.Convert(defs, responseTool)
+	return t.resps.Of(defs)
+}
+
+// function encodes d in format f and reads it as a function definition.
+func function(f model.Format, d model.Definition) (shared.FunctionDefinitionParam, error) {
+	fn, err := adapt.OpenAIFunction(f, d)
+	if err != nil {
+		return shared.FunctionDefinitionParam{}, err
+	}
+	params, err := fn.ParameterMembers()
+	if err != nil {
+		return shared.FunctionDefinitionParam{}, err
+	}
+	fd := shared.FunctionDefinitionParam{Name: fn.Name, Parameters: params, Strict: openai.Bool(fn.Strict)}
+	if fn.Description != "" {
+		fd.Description = openai.String(fn.Description)
+	}
+	return fd, nil
 }
 
 func chatTool(d model.Definition) (openai.ChatCompletionToolUnionParam, error) {
-	e, err := adapt.Encode(model.OpenAIChat, d)
+	fd, err := function(model.OpenAIChat, d)
 	if err != nil {
 		return openai.ChatCompletionToolUnionParam{}, err
 	}
-	fn, err := e.Object("function")
-	if err != nil {
-		return openai.ChatCompletionToolUnionParam{}, err
-	}
-	params, err := fn.Object("parameters")
-	if err != nil {
-		return openai.ChatCompletionToolUnionParam{}, err
-	}
-	f := shared.FunctionDefinitionParam{
-		Name:       fn.String("name"),
-		Parameters: params.Any(),
-		Strict:     openai.Bool(fn.Bool("strict")),
-	}
-	if desc := fn.String("description"); desc != "" {
-		f.Description = openai.String(desc)
-	}
-	return openai.ChatCompletionFunctionTool(f), nil
+	return openai.ChatCompletionFunctionTool(fd), nil
 }
 
 func responseTool(d model.Definition) (responses.ToolUnionParam, error) {
-	e, err := adapt.Encode(model.OpenAIResponses, d)
+	fd, err := function(model.OpenAIResponses, d)
 	if err != nil {
 		return responses.ToolUnionParam{}, err
 	}
-	params, err := e.Object("parameters")
-	if err != nil {
-		return responses.ToolUnionParam{}, err
-	}
-	f := &responses.FunctionToolParam{
-		Name:       e.String("name"),
-		Parameters: params.Any(),
-		Strict:     openai.Bool(e.Bool("strict")),
-	}
-	if desc := e.String("description"); desc != "" {
-		f.Description = openai.String(desc)
-	}
-	return responses.ToolUnionParam{OfFunction: f}, nil
+	return responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{
+		Name:        fd.Name,
+		Description: fd.Description,
+		Parameters:  fd.Parameters,
+		Strict:      fd.Strict,
+	}}, nil
 }
 
 // RunChat runs the function calls of an assistant message (the message of

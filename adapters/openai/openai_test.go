@@ -13,53 +13,27 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
-	toolkit "github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/adapters/adapter"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	oa "github.com/llmkit/toolkit/adapters/openai"
 	"github.com/llmkit/toolkit/model"
-	"github.com/llmkit/toolkit/tool"
 )
 
 func client(p *at.Provider) openai.Client {
 	return openai.NewClient(option.WithBaseURL(p.URL+"/v1/"), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 }
 
-// toolNames returns the function names of a Chat Completions request's
-// tools, checking their shape.
-func chatToolNames(t *testing.T, body map[string]any) map[string]map[string]any {
-	names := map[string]map[string]any{}
+// chatTools indexes the functions of a Chat Completions request's tools
+// by name, checking their type, and finds the remote tool's.
+func chatTools(t *testing.T, body map[string]any) (map[string]map[string]any, string) {
+	var fns []any
 	for _, tl := range at.List(body, "tools") {
 		if at.Str(tl, "type") != "function" {
 			t.Errorf("tool %s: type is not function", at.JSON(tl))
 		}
-		fn, _ := at.Get(tl, "function").(map[string]any)
-		names[at.Str(fn, "name")] = fn
+		fns = append(fns, at.Get(tl, "function"))
 	}
-	return names
-}
-
-// remoteName finds the model name of the remote tool: the namespace, the
-// separator and the sanitized name, then a hash (its name has a '.').
-func remoteName(names map[string]map[string]any) string {
-	for n := range names {
-		if strings.HasPrefix(n, at.RemoteNS+model.Separator+"docs_search_") {
-			return n
-		}
-	}
-	return ""
-}
-
-func chatCompletion(msg map[string]any, finish string) map[string]any {
-	return map[string]any{
-		"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
-		"usage":   map[string]any{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-	}
-}
-
-func toolCall(id, name, args string) map[string]any {
-	return map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}
+	return at.ByName(fns)
 }
 
 // The whole Chat Completions loop with the real SDK: the model calls a
@@ -77,7 +51,7 @@ func TestChatLoop(t *testing.T) {
 		if got := r.Header.Get("Authorization"); got != "Bearer test-key" {
 			return nil, fmt.Errorf("Authorization = %q", got)
 		}
-		names := chatToolNames(t, r.Body)
+		names, remote := chatTools(t, r.Body)
 		msgs := at.List(r.Body, "messages")
 		last := msgs[len(msgs)-1]
 		switch at.Str(last, "role") {
@@ -90,13 +64,12 @@ func TestChatLoop(t *testing.T) {
 				at.Get(w, "strict") != false || at.Str(w, "description") != "Current weather for a city." {
 				return nil, fmt.Errorf("get_weather definition: %s", at.JSON(w))
 			}
-			remote := remoteName(names)
 			if remote == "" {
 				return nil, fmt.Errorf("no remote tool among %v", names)
 			}
-			return chatCompletion(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
-				toolCall("call_1", "get_weather", `{"city":"Oslo"}`),
-				toolCall("call_2", remote, `{"query":"adapters"}`),
+			return at.ChatCompletion(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
+				at.FunctionCall("call_1", "get_weather", `{"city":"Oslo"}`),
+				at.FunctionCall("call_2", remote, `{"query":"adapters"}`),
 			}}, "tool_calls"), nil
 		case "tool":
 			asst := msgs[len(msgs)-3]
@@ -111,7 +84,7 @@ func TestChatLoop(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				return nil, fmt.Errorf("tool results = %v, want %v", got, want)
 			}
-			return chatCompletion(map[string]any{"role": "assistant", "content": "Sunny in Oslo; the docs mention adapters."}, "stop"), nil
+			return at.ChatCompletion(map[string]any{"role": "assistant", "content": "Sunny in Oslo; the docs mention adapters."}, "stop"), nil
 		}
 		return nil, fmt.Errorf("unexpected last message %s", at.JSON(last))
 	})
@@ -121,8 +94,7 @@ func TestChatLoop(t *testing.T) {
 		Model:    "gpt-test",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Oslo? And search the docs for adapters.")},
 	}
-	var answer string
-	for turn := 0; turn < 4 && answer == ""; turn++ {
+	at.Converse(t, "Sunny in Oslo; the docs mention adapters.", func() (string, bool) {
 		var err error
 		if params.Tools, err = tools.ChatTools(ctx); err != nil {
 			t.Fatal(err)
@@ -135,16 +107,11 @@ func TestChatLoop(t *testing.T) {
 		params.Messages = append(params.Messages, msg.ToParam())
 		out := tools.RunChat(ctx, msg)
 		if out == nil {
-			answer = msg.Content
+			return msg.Content, true
 		}
 		params.Messages = append(params.Messages, out...)
-	}
-	if answer != "Sunny in Oslo; the docs mention adapters." {
-		t.Fatalf("answer = %q", answer)
-	}
-	if n := len(prov.Requests()); n != 2 {
-		t.Errorf("%d requests, want 2", n)
-	}
+		return "", false
+	})
 }
 
 // The Responses API loop: an image output goes back as an input_image, a
@@ -229,8 +196,7 @@ func TestResponsesLoop(t *testing.T) {
 
 	c := client(prov)
 	params := responses.ResponseNewParams{Model: "gpt-test", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Chart it.")}}
-	var answer string
-	for turn := 0; turn < 4 && answer == ""; turn++ {
+	at.Converse(t, "done", func() (string, bool) {
 		var err error
 		if params.Tools, err = tools.ResponseTools(ctx); err != nil {
 			t.Fatal(err)
@@ -241,15 +207,12 @@ func TestResponsesLoop(t *testing.T) {
 		}
 		out := tools.RunResponse(ctx, resp.Output)
 		if out == nil {
-			answer = resp.OutputText()
-			break
+			return resp.OutputText(), true
 		}
 		params.PreviousResponseID = openai.String(resp.ID)
 		params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: out}
-	}
-	if answer != "done" {
-		t.Fatalf("answer = %q", answer)
-	}
+		return "", false
+	})
 	if len(seen) != 5 || !seen[2].IsError || !seen[3].IsError || seen[0].IsError || !seen[0].Binary {
 		t.Errorf("results seen: %+v", seen)
 	}
@@ -313,28 +276,18 @@ func TestChatImage(t *testing.T) {
 // the conversions of unchanged tools are reused.
 func TestLive(t *testing.T) {
 	ctx := context.Background()
-	tk, err := toolkit.New(toolkit.WithTool(at.Builtins()...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := at.Local(t)
 	tools := oa.New(tk)
-	names := func() []string {
-		ct, err := tools.ChatTools(ctx)
+	names := func(ctx context.Context) ([]string, error) {
+		chat, err := at.NamesOf(tools.ChatTools, func(c openai.ChatCompletionToolUnionParam) string { return c.OfFunction.Function.Name })(ctx)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		rt, err := tools.ResponseTools(ctx)
-		if err != nil {
-			t.Fatal(err)
+		resps, err := at.NamesOf(tools.ResponseTools, func(r responses.ToolUnionParam) string { return r.OfFunction.Name })(ctx)
+		if !reflect.DeepEqual(chat, resps) {
+			t.Errorf("chat tools %v, responses tools %v", chat, resps)
 		}
-		var out []string
-		for i, c := range ct {
-			if rt[i].OfFunction.Name != c.OfFunction.Function.Name {
-				t.Errorf("chat and responses tools differ at %d", i)
-			}
-			out = append(out, c.OfFunction.Function.Name)
-		}
-		return out
+		return chat, err
 	}
 	params := func(name string) uintptr {
 		ct, _ := tools.ChatTools(ctx)
@@ -345,28 +298,8 @@ func TestLive(t *testing.T) {
 		}
 		return 0
 	}
-	before := names()
-	if strings.Join(before, ",") != "explode,get_forecast,get_weather,render_chart" {
-		t.Fatalf("tools = %v", before)
-	}
 	p0 := params("get_weather")
-	if err := tk.AddTool(tool.Must("translate", "Translates text.", func(_ context.Context, in struct {
-		Text string `json:"text"`
-	}) (string, error) {
-		return in.Text, nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	if err := tk.RemoveBuiltin("explode"); err != nil {
-		t.Fatal(err)
-	}
-	// The adapter follows the toolkit's change feed: the next request
-	// after the events are delivered sees the change.
-	tk.WaitEvents()
-	after := names()
-	if strings.Join(after, ",") != "get_forecast,get_weather,render_chart,translate" {
-		t.Fatalf("tools after the change = %v", after)
-	}
+	at.Live(t, tk, names)
 	if p1 := params("get_weather"); p1 == 0 || p1 != p0 {
 		t.Error("the conversion of an unchanged tool was rebuilt")
 	}
@@ -380,37 +313,8 @@ func TestLive(t *testing.T) {
 	}
 }
 
-func benchToolkit(b *testing.B) *toolkit.Toolkit {
-	tk, err := toolkit.New(toolkit.WithTool(at.Many(1000)...))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return tk
-}
-
-// Building the tool parameters of 1,000 tools: cold (a new Tools, so new
-// names, definitions and conversions) and cached (an unchanged toolkit).
 func BenchmarkChatTools(b *testing.B) {
-	ctx := context.Background()
-	tk := benchToolkit(b)
-	b.Run("cold", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if tl, err := oa.New(tk).ChatTools(ctx); err != nil || len(tl) != 1000 {
-				b.Fatal(len(tl), err)
-			}
-		}
-	})
-	b.Run("cached", func(b *testing.B) {
-		tools := oa.New(tk)
-		if _, err := tools.ChatTools(ctx); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if tl, err := tools.ChatTools(ctx); err != nil || len(tl) != 1000 {
-				b.Fatal(len(tl), err)
-			}
-		}
+	at.BenchmarkList(b, func(tk adapter.Toolkit) func(context.Context) ([]openai.ChatCompletionToolUnionParam, error) {
+		return oa.New(tk).ChatTools
 	})
 }

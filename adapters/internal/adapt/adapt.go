@@ -54,17 +54,41 @@ func (c *Core) Definitions(ctx context.Context) ([]model.Definition, error) {
 	return c.Catalog.Definitions(ctx, c.Filter)
 }
 
-// Current returns the definitions of the items the filter keeps, as of the
-// toolkit's current state, converted by of: what an adapter's method that
-// lists the current tools (ChatTools, ToolParams, ...) returns. Definitions
-// that cannot be built and values of cannot convert are left out and
-// reported in the error (joined); the others are returned.
-func Current[T any](ctx context.Context, c *Core, of func([]model.Definition) ([]T, error)) ([]T, error) {
-	defs, err := c.Definitions(ctx)
+// Converter pairs a [Cache] with the conversion it caches, over a [Core]:
+// it gives an adapter's two ways of asking for tools in a provider's terms
+// (ChatTools and ChatToolsOf, ToolParams and ToolParamsOf, ...): the
+// toolkit's current tools ([Converter.Current]) and given definitions
+// ([Converter.Of]). It is safe for concurrent use.
+type Converter[T any] struct {
+	core  *Core
+	conv  func(model.Definition) (T, error)
+	cache Cache[T]
+}
+
+// NewConverter returns a Converter over core that converts a definition
+// with conv.
+func NewConverter[T any](core *Core, conv func(model.Definition) (T, error)) *Converter[T] {
+	return &Converter[T]{core: core, conv: conv}
+}
+
+// Of returns the conversions of defs, in order. Definitions that cannot be
+// converted are left out and reported in the error (joined), each error
+// naming its tool; the others are returned. The values are cached (see
+// [Cache]) and shared.
+func (c *Converter[T]) Of(defs []model.Definition) ([]T, error) {
+	return c.cache.Convert(defs, c.conv)
+}
+
+// Current returns the conversions of the definitions of the items the
+// filter keeps, as of the toolkit's current state. Definitions that cannot
+// be built or converted are left out and reported in the error (joined);
+// the others are returned.
+func (c *Converter[T]) Current(ctx context.Context) ([]T, error) {
+	defs, err := c.core.Definitions(ctx)
 	if defs == nil && err != nil {
 		return nil, err
 	}
-	out, cerr := of(defs)
+	out, cerr := c.Of(defs)
 	return out, errors.Join(err, cerr)
 }
 
@@ -170,8 +194,13 @@ func Encode(f model.Format, d model.Definition) (Encoded, error) {
 	if err != nil {
 		return nil, err
 	}
+	return split(b)
+}
+
+// split splits a JSON object into its members (nil for JSON null).
+func split(raw json.RawMessage) (Encoded, error) {
 	var e Encoded
-	if err := json.Unmarshal(b, &e); err != nil {
+	if err := json.Unmarshal(raw, &e); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -179,12 +208,12 @@ func Encode(f model.Format, d model.Definition) (Encoded, error) {
 
 // Object returns member key, itself an object, split into its members.
 func (e Encoded) Object(key string) (Encoded, error) {
-	var o Encoded
 	raw, ok := e[key]
 	if !ok || bytes.Equal(raw, []byte("null")) {
 		return nil, nil
 	}
-	if err := json.Unmarshal(raw, &o); err != nil {
+	o, err := split(raw)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	return o, nil
@@ -212,6 +241,50 @@ func (e Encoded) Any() map[string]any {
 		m[k] = v
 	}
 	return m
+}
+
+// Function is a function tool as the OpenAI formats encode it: the
+// members of a Chat Completions tool's "function" object, which are those
+// of a Responses tool itself. Adapters built on OpenAI-style function
+// definitions read their fields from it.
+type Function struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema object of the parameters, as encoded.
+	Parameters json.RawMessage
+	Strict     bool
+}
+
+// OpenAIFunction encodes d in format f ([model.OpenAIChat] or
+// [model.OpenAIResponses]) and reads the function's members.
+func OpenAIFunction(f model.Format, d model.Definition) (Function, error) {
+	e, err := Encode(f, d)
+	if err == nil && f == model.OpenAIChat {
+		e, err = e.Object("function")
+	}
+	if err != nil {
+		return Function{}, err
+	}
+	return Function{
+		Name:        e.String("name"),
+		Description: e.String("description"),
+		Parameters:  e["parameters"],
+		Strict:      e.Bool("strict"),
+	}, nil
+}
+
+// ParameterMembers returns the parameters' schema split into its members,
+// as a map an SDK that marshals a map[string]any writes unchanged (see
+// [Encoded.Any]); it is empty when there are none.
+func (f Function) ParameterMembers() (map[string]any, error) {
+	if len(f.Parameters) == 0 {
+		return map[string]any{}, nil
+	}
+	e, err := split(f.Parameters)
+	if err != nil {
+		return nil, fmt.Errorf("parameters: %w", err)
+	}
+	return e.Any(), nil
 }
 
 // Part is one piece of a tool result: text, or media bytes with their

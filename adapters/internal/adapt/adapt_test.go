@@ -2,6 +2,7 @@ package adapt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -168,9 +169,10 @@ func TestToolCall(t *testing.T) {
 	}
 }
 
-// Current hands the filtered definitions to the conversion and returns what
-// it converted together with its error; NewCore applies the options.
-func TestCurrent(t *testing.T) {
+// A Converter converts the filtered definitions with its conversion, once
+// per definition while it is unchanged, and returns what it converted
+// together with the conversion's errors; NewCore applies the options.
+func TestConverter(t *testing.T) {
 	ctx := context.Background()
 	tk, err := toolkit.New(toolkit.WithTool(&outTool{res: resource.Must("out", "x")}))
 	if err != nil {
@@ -178,16 +180,26 @@ func TestCurrent(t *testing.T) {
 	}
 	var seen []string
 	c := NewCore(tk, adapter.WithOnResult(func(_ context.Context, r model.Result) { seen = append(seen, r.Name) }))
-	errConv := errors.New("conversion failed")
-	got, err := Current(ctx, c, func(defs []model.Definition) ([]string, error) {
-		var names []string
-		for _, d := range defs {
-			names = append(names, d.Name)
-		}
-		return names, errConv
+	calls := 0
+	conv := NewConverter(c, func(d model.Definition) (string, error) {
+		calls++
+		return "converted " + d.Name, nil
 	})
-	if !errors.Is(err, errConv) || len(got) != 1 || got[0] != "out" {
-		t.Fatalf("Current = %v, %v; want [out] and the conversion's error", got, err)
+	for range 2 {
+		got, err := conv.Current(ctx)
+		if err != nil || len(got) != 1 || got[0] != "converted out" {
+			t.Fatalf("Current = %v, %v; want [converted out]", got, err)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("the conversion ran %d times for an unchanged definition, want 1", calls)
+	}
+	defs, err := c.Definitions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := conv.Of(defs); err != nil || len(got) != 1 || got[0] != "converted out" {
+		t.Errorf("Of = %v, %v; want [converted out]", got, err)
 	}
 	if rs := c.Dispatch(ctx, []model.ToolCall{ToolCall("1", "out", nil)}); len(rs) != 1 || rs[0].IsError {
 		t.Fatalf("Dispatch = %+v", rs)
@@ -196,12 +208,54 @@ func TestCurrent(t *testing.T) {
 		t.Errorf("OnResult saw %v, want [out]", seen)
 	}
 
+	errConv := errors.New("conversion failed")
+	failing := NewConverter(c, func(model.Definition) (string, error) { return "", errConv })
+	if got, err := failing.Current(ctx); !errors.Is(err, errConv) || !strings.Contains(err.Error(), `"out"`) || len(got) != 0 {
+		t.Errorf("Current = %v, %v; want nothing and the conversion's error naming the tool", got, err)
+	}
+
 	c = NewCore(tk, adapter.WithFilter(model.Filter{Names: []string{"none"}}))
-	got, err = Current(ctx, c, func(defs []model.Definition) ([]string, error) {
-		return make([]string, len(defs)), nil
-	})
+	got, err := NewConverter(c, func(model.Definition) (string, error) { return "", errConv }).Current(ctx)
 	if err != nil || len(got) != 0 {
 		t.Errorf("Current with a filter that keeps nothing = %v, %v", got, err)
+	}
+}
+
+// OpenAIFunction reads the same members from both OpenAI encodings.
+func TestOpenAIFunction(t *testing.T) {
+	d := model.Definition{
+		Name:        "f",
+		Description: "Does f.",
+		Parameters:  []byte(`{"type":"object","properties":{"n":{"type":"number","minimum":0.1}}}`),
+		Strict:      true,
+	}
+	chat, err := OpenAIFunction(model.OpenAIChat, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := OpenAIFunction(model.OpenAIResponses, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chat.Name != "f" || chat.Description != "Does f." || !chat.Strict || len(chat.Parameters) == 0 {
+		t.Errorf("OpenAIChat: %+v", chat)
+	}
+	if chat.Name != resp.Name || chat.Description != resp.Description || chat.Strict != resp.Strict ||
+		string(chat.Parameters) != string(resp.Parameters) {
+		t.Errorf("OpenAIChat %+v and OpenAIResponses %+v differ", chat, resp)
+	}
+	m, err := chat.ParameterMembers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := m["properties"].(json.RawMessage); !ok || !strings.Contains(string(p), "0.1") {
+		t.Errorf("ParameterMembers = %v; want the raw members", m)
+	}
+	if m, err := (Function{}).ParameterMembers(); err != nil || m == nil || len(m) != 0 {
+		t.Errorf("ParameterMembers without parameters = %v, %v; want an empty map", m, err)
+	}
+	if _, err := OpenAIFunction(model.OpenAIChat, model.Definition{Name: "not a name"}); err == nil {
+		t.Error("OpenAIFunction accepted a name that is not model-safe")
 	}
 }
 

@@ -3,6 +3,7 @@ package adaptertest
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	toolkit "github.com/llmkit/toolkit"
@@ -58,3 +59,23 @@ func Expected(t testing.TB, tk model.Lister, f model.Format) map[string]any {
 	}
 	return out
 }
+
+// CheckSent checks that the tool objects an SDK sent (sent, decoded from
+// the request) are exactly what model.EncodeTool writes in format f for
+// the tools of tk (see Expected), one each; name returns a sent object's
+// model name.
+func CheckSent(t testing.TB, tk model.Lister, f model.Format, sent []any, name func(any) string) {
+	t.Helper()
+	want := Expected(t, tk, f)
+	if len(sent) != len(want) {
+		t.Fatalf("%s: %d tools sent, want %d", f, len(sent), len(want))
+	}
+	for _, got := range sent {
+		if w := want[name(got)]; !reflect.DeepEqual(got, w) {
+			t.Errorf("%s: tool sent\n%s\nwant\n%s", f, JSON(got), JSON(w))
+		}
+	}
+}
+
+// Name returns the "name" member of a tool object, for CheckSent.
+func Name(tool any) string { return Str(tool, "name") }

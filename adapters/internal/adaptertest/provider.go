@@ -6,8 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/llmkit/toolkit/model"
 )
 
 // Request is one request a fake provider received.
@@ -115,4 +118,27 @@ func JSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// IsRemote reports whether name is the model name of RemoteTool: the
+// namespace, the separator and the sanitized name, then a hash (its name
+// has a '.').
+func IsRemote(name string) bool {
+	return strings.HasPrefix(name, RemoteNS+model.Separator+"docs_search_")
+}
+
+// ByName indexes the tool objects of a request (JSON objects with a
+// "name") by name, and returns the model name of RemoteTool among them
+// ("" when it is not there).
+func ByName(tools []any) (byName map[string]map[string]any, remote string) {
+	byName = map[string]map[string]any{}
+	for _, tl := range tools {
+		m, _ := tl.(map[string]any)
+		name := Str(m, "name")
+		byName[name] = m
+		if IsRemote(name) {
+			remote = name
+		}
+	}
+	return byName, remote
 }
