@@ -48,14 +48,13 @@ type Connector struct {
 	slots      chan struct{} // one value per request in flight (OptMaxConcurrency); nil without a limit
 
 	// Signals from SDK handlers and callers to the supervisor.
-	wake     chan struct{}
-	kick     chan struct{} // a call started waiting for a session
-	waiters  atomic.Int32  // calls waiting for a session
-	pending  atomic.Uint32
-	updMu    sync.Mutex
-	updated  []string // resource URIs reported updated, not yet delivered
-	reasonMu sync.Mutex
-	reason   error // why the session was last suspected or lost
+	wake    chan struct{}
+	kick    chan struct{} // a call started waiting for a session
+	waiters atomic.Int32  // calls waiting for a session
+	pending atomic.Uint32
+	updMu   sync.Mutex
+	updated []string              // resource URIs reported updated, not yet delivered
+	reason  atomic.Pointer[error] // why the session was last suspected or lost
 
 	// Subscriptions callers asked for (SubscribeResource), by URI.
 	subMu sync.Mutex
@@ -216,12 +215,7 @@ func (c *Connector) lost(l *live, reason error) {
 	c.mu.Lock()
 	current := c.cur == l
 	if current {
-		c.cur = nil
-		select {
-		case <-c.readyCh:
-			c.readyCh = make(chan struct{})
-		default:
-		}
+		c.leaveReadyLocked()
 	}
 	c.mu.Unlock()
 	if current {
@@ -230,19 +224,13 @@ func (c *Connector) lost(l *live, reason error) {
 	}
 }
 
-func (c *Connector) setReason(err error) {
-	c.reasonMu.Lock()
-	c.reason = err
-	c.reasonMu.Unlock()
-}
+func (c *Connector) setReason(err error) { c.reason.Store(&err) }
 
 func (c *Connector) lastReason() error {
-	c.reasonMu.Lock()
-	defer c.reasonMu.Unlock()
-	if c.reason == nil {
-		return errors.New("connection suspected lost")
+	if p := c.reason.Load(); p != nil && *p != nil {
+		return *p
 	}
-	return c.reason
+	return errors.New("connection suspected lost")
 }
 
 func (c *Connector) handleResourceUpdated(ctx context.Context, req *sdk.ResourceUpdatedNotificationRequest) {

@@ -280,6 +280,11 @@ func (c *Connector) enterReady(ctx context.Context, l *live, init *sdk.Initializ
 func (c *Connector) leaveReady() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.leaveReadyLocked()
+}
+
+// leaveReadyLocked is leaveReady with c.mu held.
+func (c *Connector) leaveReadyLocked() {
 	c.cur = nil
 	select {
 	case <-c.readyCh:

@@ -69,7 +69,7 @@ var taskSupportKey = []byte(`"taskSupport"`)
 type taskSlot struct {
 	mu    sync.Mutex
 	tools map[string]TaskSupport // tools whose support is not forbidden
-	done  bool                   // the listing returned: nothing more comes
+	done  atomic.Bool            // the listing returned: nothing more comes
 }
 
 type taskSlotKey struct{}
@@ -94,17 +94,7 @@ func (s *taskSlot) get(name string) TaskSupport {
 }
 
 // finish records that the listing returned.
-func (s *taskSlot) finish() {
-	s.mu.Lock()
-	s.done = true
-	s.mu.Unlock()
-}
-
-func (s *taskSlot) finished() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.done
-}
+func (s *taskSlot) finish() { s.done.Store(true) }
 
 // observeResult reads the result of a tools/list answer.
 func (s *taskSlot) observeResult(result []byte) {
@@ -113,7 +103,7 @@ func (s *taskSlot) observeResult(result []byte) {
 		return
 	}
 	s.mu.Lock()
-	if !s.done {
+	if !s.done.Load() {
 		s.tools = m
 	}
 	s.mu.Unlock()
@@ -214,7 +204,7 @@ func (c *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			}
 			if len(c.pending) >= maxPendingLists {
 				for id, p := range c.pending {
-					if p.finished() {
+					if p.done.Load() {
 						delete(c.pending, id)
 					}
 				}
