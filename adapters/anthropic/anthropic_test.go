@@ -49,11 +49,36 @@ func resultsOf(body map[string]any) (map[string]map[string]any, error) {
 	return out, nil
 }
 
+// converse runs the Messages loop with the real SDK from params, the tools
+// of every request and the replies to Claude's tool_use blocks coming from
+// tools, until Claude answers; the answer must be want (see at.Converse).
+func converse(t *testing.T, tools *an.Tools, prov *at.Provider, params anthropic.MessageNewParams, want string) {
+	t.Helper()
+	ctx := context.Background()
+	c := client(prov)
+	at.Converse(t, want, func() (string, bool) {
+		var err error
+		if params.Tools, err = tools.ToolParams(ctx); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := c.Messages.New(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params.Messages = append(params.Messages, msg.ToParam())
+		reply, ok := tools.Run(ctx, msg)
+		if !ok {
+			return msg.Content[0].Text, true
+		}
+		params.Messages = append(params.Messages, reply)
+		return "", false
+	})
+}
+
 // The whole Messages loop with the real SDK: Claude asks for a builtin and
 // a remote tool at once, both tool_results come back in one user message
 // under the right ids, and Claude answers.
 func TestLoop(t *testing.T) {
-	ctx := context.Background()
 	tk := at.Toolkit(t)
 	tools := an.New(tk)
 
@@ -107,36 +132,17 @@ func TestLoop(t *testing.T) {
 		return message("msg_2", "end_turn", map[string]any{"type": "text", "text": "Sunny; docs found."}), nil
 	})
 
-	c := client(prov)
-	params := anthropic.MessageNewParams{
+	converse(t, tools, prov, anthropic.MessageNewParams{
 		Model:     "claude-test",
 		MaxTokens: 1024,
 		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Weather in Oslo? Search the docs for adapters."))},
-	}
-	at.Converse(t, "Sunny; docs found.", func() (string, bool) {
-		var err error
-		if params.Tools, err = tools.ToolParams(ctx); err != nil {
-			t.Fatal(err)
-		}
-		msg, err := c.Messages.New(ctx, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		params.Messages = append(params.Messages, msg.ToParam())
-		reply, ok := tools.Run(ctx, msg)
-		if !ok {
-			return msg.Content[0].Text, true
-		}
-		params.Messages = append(params.Messages, reply)
-		return "", false
-	})
+	}, "Sunny; docs found.")
 }
 
 // Images become image blocks (also those a remote tool sends beside its
 // text), JSON stays JSON text, failures are tool_results with is_error and
 // a message.
 func TestResultKinds(t *testing.T) {
-	ctx := context.Background()
 	tk := at.Toolkit(t)
 	tools := an.New(tk)
 
@@ -176,25 +182,8 @@ func TestResultKinds(t *testing.T) {
 		}
 		return message("msg_2", "end_turn", map[string]any{"type": "text", "text": "ok"}), nil
 	})
-	c := client(prov)
-	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 100,
-		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("go"))}}
-	at.Converse(t, "ok", func() (string, bool) {
-		var err error
-		if params.Tools, err = tools.ToolParams(ctx); err != nil {
-			t.Fatal(err)
-		}
-		msg, err := c.Messages.New(ctx, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reply, ok := tools.Run(ctx, msg)
-		if !ok {
-			return msg.Content[0].Text, true
-		}
-		params.Messages = append(params.Messages, msg.ToParam(), reply)
-		return "", false
-	})
+	converse(t, tools, prov, anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 100,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("go"))}}, "ok")
 }
 
 // The tool list follows the toolkit.

@@ -72,11 +72,37 @@ func responsesOf(body map[string]any) (map[string]map[string]any, error) {
 	return out, nil
 }
 
+// converse runs the GenerateContent loop with the real SDK from the user
+// text prompt, the tools of every request and the function responses
+// coming from tools, until the model answers; the answer must be want (see
+// at.Converse).
+func converse(t *testing.T, tools *gg.Tools, prov *at.Provider, prompt, want string) {
+	t.Helper()
+	ctx := context.Background()
+	c := client(t, prov)
+	contents := []*genai.Content{genai.NewContentFromText(prompt, genai.RoleUser)}
+	at.Converse(t, want, func() (string, bool) {
+		fns, err := tools.Tools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Models.GenerateContent(ctx, modelName, contents, &genai.GenerateContentConfig{Tools: fns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, ok := tools.Run(ctx, resp)
+		if !ok {
+			return resp.Text(), true
+		}
+		contents = append(contents, resp.Candidates[0].Content, reply)
+		return "", false
+	})
+}
+
 // The whole generateContent loop with the real SDK: Gemini asks for a
 // builtin and a remote function at once, both responses come back with
 // the right ids and names, and Gemini answers.
 func TestLoop(t *testing.T) {
-	ctx := context.Background()
 	tk := at.Toolkit(t)
 	tools := gg.New(tk)
 	var remoteSeen string
@@ -125,30 +151,12 @@ func TestLoop(t *testing.T) {
 		return candidate(map[string]any{"text": "Sunny; docs found."}), nil
 	})
 
-	c := client(t, prov)
-	contents := []*genai.Content{genai.NewContentFromText("Weather in Oslo? Search the docs for adapters.", genai.RoleUser)}
-	at.Converse(t, "Sunny; docs found.", func() (string, bool) {
-		fns, err := tools.Tools(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := c.Models.GenerateContent(ctx, modelName, contents, &genai.GenerateContentConfig{Tools: fns})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reply, ok := tools.Run(ctx, resp)
-		if !ok {
-			return resp.Text(), true
-		}
-		contents = append(contents, resp.Candidates[0].Content, reply)
-		return "", false
-	})
+	converse(t, tools, prov, "Weather in Oslo? Search the docs for adapters.", "Sunny; docs found.")
 }
 
 // Images travel as inline data (also those a remote tool sends beside its
 // text), JSON as JSON, failures under "error".
 func TestResultKinds(t *testing.T) {
-	ctx := context.Background()
 	tk := at.Toolkit(t)
 	tools := gg.New(tk)
 
@@ -185,24 +193,7 @@ func TestResultKinds(t *testing.T) {
 		}
 		return candidate(map[string]any{"text": "ok"}), nil
 	})
-	c := client(t, prov)
-	contents := []*genai.Content{genai.NewContentFromText("go", genai.RoleUser)}
-	at.Converse(t, "ok", func() (string, bool) {
-		fns, err := tools.Tools(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := c.Models.GenerateContent(ctx, modelName, contents, &genai.GenerateContentConfig{Tools: fns})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reply, ok := tools.Run(ctx, resp)
-		if !ok {
-			return resp.Text(), true
-		}
-		contents = append(contents, resp.Candidates[0].Content, reply)
-		return "", false
-	})
+	converse(t, tools, prov, "go", "ok")
 }
 
 // The declarations follow the toolkit.
