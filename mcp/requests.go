@@ -85,10 +85,10 @@ func (c *Connector) setupServerRequests(copts *sdk.ClientOptions) {
 	_, _ = rand.Read(b[:])
 	c.reqs.nonce = hex.EncodeToString(b[:])
 	if c.o.forwardRequests || c.o.sampling != nil {
-		copts.CreateMessageHandler = c.handleCreateMessage
+		copts.CreateMessageHandler = answerer(c, kindSampling, bridge.ServerRequestHandler.CreateMessage, c.o.sampling)
 	}
 	if c.o.forwardRequests || c.o.elicitation != nil {
-		copts.ElicitationHandler = c.handleElicit
+		copts.ElicitationHandler = answerer(c, kindElicitation, bridge.ServerRequestHandler.Elicit, c.o.elicitation)
 	}
 	if c.offersRoots() {
 		copts.Capabilities.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
@@ -110,7 +110,7 @@ func (c *Connector) receiving(next sdk.MethodHandler) sdk.MethodHandler {
 				return nil, c.refuse(kindRoots, 0)
 			}
 			if r, ok := req.(*sdk.ListRootsRequest); ok {
-				return c.handleListRoots(ctx, r)
+				return answerer(c, kindRoots, bridge.RootsLister.ListRoots, c.ownRoots)(ctx, r)
 			}
 		case kindSampling.method:
 			if !c.o.forwardRequests && c.o.sampling == nil {
@@ -125,47 +125,27 @@ func (c *Connector) receiving(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
-func (c *Connector) handleCreateMessage(ctx context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
-	if req.Params == nil {
-		req.Params = &sdk.CreateMessageParams{}
+// ownRoots answers roots/list with the connector's roots.
+func (c *Connector) ownRoots(context.Context, *sdk.ListRootsParams) (*sdk.ListRootsResult, error) {
+	roots := []*sdk.Root{} // an empty list, never null
+	if c.o.roots != nil {
+		roots = append(roots, c.o.roots.Roots()...)
 	}
-	return answer(c, ctx, req.Session, kindSampling, &req.Params.Meta, func(h bridge.ServerRequestHandler) (*sdk.CreateMessageResult, error) {
-		return h.CreateMessage(ctx, req.Params)
-	}, bind(ctx, c.o.sampling, req.Params))
+	return &sdk.ListRootsResult{Roots: roots}, nil
 }
 
-func (c *Connector) handleElicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-	if req.Params == nil {
-		req.Params = &sdk.ElicitParams{}
-	}
-	return answer(c, ctx, req.Session, kindElicitation, &req.Params.Meta, func(h bridge.ServerRequestHandler) (*sdk.ElicitResult, error) {
-		return h.Elicit(ctx, req.Params)
-	}, bind(ctx, c.o.elicitation, req.Params))
-}
-
-// bind returns f applied to ctx and params, or nil when f is nil (the
-// connector has no handler of its own).
-func bind[P, R any, F ~func(context.Context, P) (R, error)](ctx context.Context, f F, params P) func() (R, error) {
-	if f == nil {
-		return nil
-	}
-	return func() (R, error) { return f(ctx, params) }
-}
-
-func (c *Connector) handleListRoots(ctx context.Context, req *sdk.ListRootsRequest) (*sdk.ListRootsResult, error) {
-	if req.Params == nil {
-		req.Params = &sdk.ListRootsParams{}
-	}
-	own := func() (*sdk.ListRootsResult, error) {
-		roots := []*sdk.Root{} // an empty list, never null
-		if c.o.roots != nil {
-			roots = append(roots, c.o.roots.Roots()...)
+// answerer returns the SDK's handler of one kind of server request (see
+// answer), its params made empty when the server sent none.
+func answerer[P any, PP interface {
+	*P
+	sdk.Params
+}, H, R any](c *Connector, kind *requestKind, ask func(H, context.Context, PP) (R, error), own func(context.Context, PP) (R, error)) func(context.Context, *sdk.ClientRequest[PP]) (R, error) {
+	return func(ctx context.Context, req *sdk.ClientRequest[PP]) (R, error) {
+		if req.Params == nil {
+			req.Params = new(P)
 		}
-		return &sdk.ListRootsResult{Roots: roots}, nil
+		return answer(c, ctx, req.Session, kind, req.Params, ask, own)
 	}
-	return answer(c, ctx, req.Session, kindRoots, &req.Params.Meta, func(h bridge.RootsLister) (*sdk.ListRootsResult, error) {
-		return h.ListRoots(ctx, req.Params)
-	}, own)
 }
 
 // answer answers a request of the server on session cs. The caller whose
@@ -181,13 +161,13 @@ func (c *Connector) handleListRoots(ctx context.Context, req *sdk.ListRootsReque
 // the SDK's client does: an error with a JSON-RPC code keeps it (a
 // downstream client's refusal reaches the upstream server unchanged), a
 // plain one goes without (the go-sdk's servers make that a tool error).
-// meta is the request's _meta: the connector's call tag is taken out of
-// it before anyone sees it.
-func answer[H, R any](c *Connector, ctx context.Context, cs *sdk.ClientSession, kind *requestKind, meta *sdk.Meta, ask func(H) (R, error), own func() (R, error)) (R, error) {
-	tagged := c.untag(meta)
+// ask passes the request to the caller's session. The connector's call
+// tag is taken out of the _meta of params before anyone sees them.
+func answer[PP sdk.Params, H, R any](c *Connector, ctx context.Context, cs *sdk.ClientSession, kind *requestKind, params PP, ask func(H, context.Context, PP) (R, error), own func(context.Context, PP) (R, error)) (R, error) {
+	tagged := c.untag(params)
 	h, ok, n := callerAs[H](c, ctx, cs, tagged)
 	if ok {
-		r, err := ask(h)
+		r, err := ask(h, ctx, params)
 		if err == nil || !errors.Is(err, toolkit.ErrNotImplemented) {
 			return r, err
 		}
@@ -197,7 +177,7 @@ func answer[H, R any](c *Connector, ctx context.Context, cs *sdk.ClientSession, 
 		}
 	}
 	if own != nil {
-		return own()
+		return own(ctx, params)
 	}
 	var zero R
 	return zero, c.refuse(kind, n)
@@ -227,19 +207,17 @@ func callerAs[H any](c *Connector, ctx context.Context, cs *sdk.ClientSession, t
 // tag returns the value of callMetaKey that names the call in.
 func (c *Connector) tag(in *inflight) string { return c.reqs.nonce + "." + in.key }
 
-// untag takes the connector's call tag out of meta and returns the call it
+// untag takes the connector's call tag out of the _meta of params and returns the call it
 // names, if that call is still in flight.
-func (c *Connector) untag(meta *sdk.Meta) *inflight {
-	if *meta == nil {
-		return nil
-	}
-	v, ok := (*meta)[callMetaKey]
+func (c *Connector) untag(params sdk.Params) *inflight {
+	meta := params.GetMeta()
+	v, ok := meta[callMetaKey]
 	if !ok {
 		return nil
 	}
-	delete(*meta, callMetaKey)
-	if len(*meta) == 0 {
-		*meta = nil
+	delete(meta, callMetaKey)
+	if len(meta) == 0 {
+		params.SetMeta(nil)
 	}
 	s, _ := v.(string)
 	key, ok := strings.CutPrefix(s, c.reqs.nonce+".")

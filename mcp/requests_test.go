@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -324,8 +325,10 @@ func TestUntag(t *testing.T) {
 		{sdk.Meta{"k": 1}, nil, 1},
 		{nil, nil, 0},
 	} {
-		meta := tc.meta
-		if got := c.untag(&meta); got != tc.want || len(meta) != tc.left || meta[callMetaKey] != nil {
+		params := &sdk.CreateMessageParams{Meta: maps.Clone(tc.meta)}
+		got := c.untag(params)
+		meta := params.Meta
+		if got != tc.want || len(meta) != tc.left || meta[callMetaKey] != nil || (len(meta) == 0 && meta != nil) {
 			t.Errorf("untag(%v) = %p, meta %v; want %p and %d keys", tc.meta, got, meta, tc.want, tc.left)
 		}
 	}
