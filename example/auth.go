@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -107,9 +106,10 @@ type OAuth struct {
 	// names).
 	Scopes []string `yaml:"scopes"`
 	// RedirectURL is where the authorization server sends the person back
-	// (authorization_code): a loopback http URL with path /callback on
-	// which the gateway listens (default http://127.0.0.1:0/callback, any
-	// free port; a pre-registered client needs a fixed one).
+	// (authorization_code): a loopback http URL on which the gateway
+	// listens, any path (default http://127.0.0.1:0/callback, any free
+	// port; a pre-registered client needs a fixed one). It is checked when
+	// the gateway starts the upstream (see mcp.NewLoopbackAuthorizer).
 	RedirectURL string `yaml:"redirect_url"`
 	// ClientName is sent in a dynamic registration.
 	ClientName string `yaml:"client_name"`
@@ -383,9 +383,6 @@ func (v *validator) checkOAuth(s *Server, i int) {
 	if o.RedirectURL == "" {
 		o.RedirectURL = defaultRedirectURL
 	}
-	if _, err := loopbackListen(o.RedirectURL); err != nil {
-		v.fail(err.Error(), at("redirect_url")...)
-	}
 	if o.ClientMetadataURL != "" {
 		if u, err := url.Parse(o.ClientMetadataURL); err != nil || u.Scheme != "https" || u.Host == "" {
 			v.fail(fmt.Sprintf("%q is not an https URL", o.ClientMetadataURL), at("client_metadata_url")...)
@@ -399,26 +396,6 @@ func (v *validator) checkOAuth(s *Server, i int) {
 			v.fail(fmt.Sprintf("%q is not a scope", sc), at("scopes", j)...)
 		}
 	}
-}
-
-// loopbackListen returns the address the loopback listener of redirect
-// listens on.
-func loopbackListen(redirect string) (string, error) {
-	u, err := url.Parse(redirect)
-	if err != nil {
-		return "", err
-	}
-	host, port, err := net.SplitHostPort(u.Host)
-	ip := net.ParseIP(host)
-	switch {
-	case u.Scheme != "http" || err != nil || port == "":
-		return "", fmt.Errorf("%q: use http://127.0.0.1:PORT/callback (the gateway listens there)", redirect)
-	case host != "localhost" && (ip == nil || !ip.IsLoopback()):
-		return "", fmt.Errorf("%q: the host must be a loopback address", redirect)
-	case u.Path != "/callback" || u.RawQuery != "" || u.Fragment != "":
-		return "", fmt.Errorf("%q: the path must be /callback", redirect)
-	}
-	return u.Host, nil
 }
 
 // authenticator checks the bearer tokens of downstream clients: the
@@ -508,11 +485,7 @@ func (a *authorizers) get(redirect string) (*mcp.LoopbackAuthorizer, error) {
 	if l, ok := a.m[redirect]; ok {
 		return l, nil
 	}
-	addr, err := loopbackListen(redirect)
-	if err != nil {
-		return nil, err
-	}
-	l, err := mcp.NewLoopbackAuthorizer(addr, promptWriter{a.logger, os.Stderr})
+	l, err := mcp.NewLoopbackAuthorizer(redirect, promptWriter{a.logger, os.Stderr})
 	if err != nil {
 		return nil, err
 	}

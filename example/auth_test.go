@@ -137,9 +137,6 @@ func TestParseAuthConfigErrors(t *testing.T) {
 		{"both secrets", srv + "    oauth:\n      client_id: gw\n      client_secret_env: GW_TEST_SHORT\n      client_secret_file: empty\n", []string{"gw.yaml:7: servers[0].oauth.client_secret_file: give client_secret_env or client_secret_file, not both"}},
 		{"secret without client", srv + "    oauth:\n      client_secret_env: GW_TEST_SHORT\n", []string{"gw.yaml:4: servers[0].oauth.client_id: a client secret needs its client_id"}},
 		{"missing secret file", srv + "    oauth:\n      client_id: gw\n      client_secret_file: nowhere\n", []string{"gw.yaml:6: servers[0].oauth.client_secret_file: open "}},
-		{"redirect not loopback", srv + "    oauth:\n      redirect_url: http://example.com:8976/callback\n", []string{"gw.yaml:5: servers[0].oauth.redirect_url: \"http://example.com:8976/callback\": the host must be a loopback address"}},
-		{"redirect path", srv + "    oauth:\n      redirect_url: http://127.0.0.1:8976/cb\n", []string{"gw.yaml:5: servers[0].oauth.redirect_url: \"http://127.0.0.1:8976/cb\": the path must be /callback"}},
-		{"redirect https", srv + "    oauth:\n      redirect_url: https://127.0.0.1:8976/callback\n", []string{"gw.yaml:5: servers[0].oauth.redirect_url: "}},
 		{"no way to register", srv + "    oauth:\n      no_dynamic_registration: true\n", []string{"gw.yaml:5: servers[0].oauth.no_dynamic_registration: without client_id"}},
 		{"metadata URL", srv + "    oauth:\n      client_metadata_url: http://x/c.json\n", []string{`gw.yaml:5: servers[0].oauth.client_metadata_url: "http://x/c.json" is not an https URL`}},
 		{"token_dir a file", "token_dir: empty\n", []string{"gw.yaml:1: token_dir: " + filepath.Join(dir, "empty") + " is not a directory"}},
@@ -217,21 +214,29 @@ func TestAuthenticator(t *testing.T) {
 	}
 }
 
-// An upstream whose redirect address is taken is refused with its place
-// in the file.
-func TestGatewayOAuthRedirectInUse(t *testing.T) {
+// An upstream whose redirect URL cannot be listened on (taken, not
+// loopback, not plain http, no path) is refused with its place in the
+// file and the reason.
+func TestGatewayOAuthRedirectRefused(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	cfg, err := parseConfig("gw.yaml", []byte("servers:\n  - name: up\n    url: https://up.example.com/mcp\n    oauth:\n      redirect_url: http://"+ln.Addr().String()+"/callback\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = newGateway("gw.yaml", cfg, slog.New(slog.DiscardHandler))
-	if err == nil || !strings.Contains(err.Error(), `gw.yaml:2: servers: "up": oauth: redirect_url: `) {
-		t.Fatalf("err = %v", err)
+	for redirect, want := range map[string]string{
+		"http://" + ln.Addr().String() + "/callback": "address already in use",
+		"http://example.com:8976/callback":           "not a loopback address",
+		"https://127.0.0.1:8976/callback":            "want an http:// redirect URL",
+		"http://127.0.0.1:8976":                      "want a redirect URL with a path",
+	} {
+		cfg, err := parseConfig("gw.yaml", []byte("servers:\n  - name: up\n    url: https://up.example.com/mcp\n    oauth:\n      redirect_url: "+redirect+"\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", redirect, err)
+		}
+		_, err = newGateway("gw.yaml", cfg, slog.New(slog.DiscardHandler))
+		if err == nil || !strings.Contains(err.Error(), `gw.yaml:2: servers: "up": oauth: redirect_url: `) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want one naming the place and %q", redirect, err, want)
+		}
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,30 +40,40 @@ type loopbackResult struct {
 	err error
 }
 
-// loopbackPath is the path of the redirect URL.
+// loopbackPath is the path of the redirect URL when addr names none.
 const loopbackPath = "/callback"
 
-// NewLoopbackAuthorizer listens on addr, a loopback address such as
-// "127.0.0.1:0" (any free port) or "localhost:8765", and writes the
-// authorization URLs to out.
+// NewLoopbackAuthorizer listens on addr and writes the authorization URLs
+// to out. addr is a loopback address such as "127.0.0.1:0" (any free port)
+// or "localhost:8765", whose redirect URL has the path /callback, or a
+// whole loopback redirect URL such as "http://127.0.0.1:8765/oauth/done",
+// for a client registered with that redirect URI (port 0 still means any
+// free port). Anything else wraps toolkit.ErrBadParameter.
 func NewLoopbackAuthorizer(addr string, out io.Writer) (*LoopbackAuthorizer, error) {
-	host, _, err := net.SplitHostPort(addr)
+	hostPort, path, escaped, err := loopbackAddress(addr)
 	if err != nil {
 		return nil, fmt.Errorf("%w: loopback address %q: %v", errs.ErrBadParameter, addr, err)
 	}
-	if !isLoopbackHost(host) {
-		return nil, fmt.Errorf("%w: loopback address %q is not a loopback address", errs.ErrBadParameter, addr)
-	}
-	ln, err := net.Listen("tcp", addr)
+	host, _, _ := net.SplitHostPort(hostPort)
+	ln, err := net.Listen("tcp", hostPort)
 	if err != nil {
 		return nil, err
 	}
 	a := &LoopbackAuthorizer{out: out, ln: ln, done: make(chan struct{})}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	a.redirect = "http://" + net.JoinHostPort(host, port) + loopbackPath
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+loopbackPath, a.callback)
-	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	a.redirect = "http://" + net.JoinHostPort(host, port) + escaped
+	h := func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path != path:
+			http.NotFound(w, r)
+		case r.Method != http.MethodGet:
+			w.Header().Set("Allow", http.MethodGet)
+			http.Error(w, "Method not allowed.", http.StatusMethodNotAllowed)
+		default:
+			a.callback(w, r)
+		}
+	}
+	a.srv = &http.Server{Handler: http.HandlerFunc(h), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		_ = a.srv.Serve(ln)
 		close(a.done)
@@ -139,6 +151,37 @@ func (a *LoopbackAuthorizer) Close() error {
 }
 
 // isLoopbackHost reports whether host names the loopback interface.
+// loopbackAddress returns the host:port to listen on and the path of the
+// redirect URL (unescaped, and as written in the URL) of a
+// NewLoopbackAuthorizer address.
+func loopbackAddress(addr string) (hostPort, path, escaped string, err error) {
+	hostPort, path, escaped = addr, loopbackPath, loopbackPath
+	if strings.Contains(addr, "://") {
+		u, err := url.Parse(addr)
+		switch {
+		case err != nil:
+			return "", "", "", err
+		case u.Scheme != "http":
+			return "", "", "", errors.New("want an http:// redirect URL (loopback redirects are plain HTTP)")
+		case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+			return "", "", "", errors.New("want a redirect URL without user, query or fragment")
+		case !strings.HasPrefix(u.Path, "/") || u.Path == "/":
+			return "", "", "", errors.New("want a redirect URL with a path")
+		}
+		hostPort, path, escaped = u.Host, u.Path, u.EscapedPath()
+	}
+	host, port, err := net.SplitHostPort(hostPort)
+	switch {
+	case err != nil:
+		return "", "", "", err
+	case port == "":
+		return "", "", "", errors.New("want a port (0 for any free port)")
+	case !isLoopbackHost(host):
+		return "", "", "", errors.New("not a loopback address")
+	}
+	return hostPort, path, escaped, nil
+}
+
 func isLoopbackHost(host string) bool {
 	ip := net.ParseIP(host)
 	return host == "localhost" || (ip != nil && ip.IsLoopback())

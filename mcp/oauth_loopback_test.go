@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,8 +128,48 @@ func TestLoopbackAuthorizer(t *testing.T) {
 	}
 }
 
+// TestLoopbackAuthorizerRedirectURL checks a redirect URL given whole: its
+// path is kept (a client may be registered with it), port 0 becomes the
+// port listened on, and only that path answers.
+func TestLoopbackAuthorizerRedirectURL(t *testing.T) {
+	out := make(printed, 4)
+	a, err := NewLoopbackAuthorizer("http://127.0.0.1:0/oauth/done%20here", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	u, err := url.Parse(a.RedirectURL())
+	if err != nil || u.Hostname() != "127.0.0.1" || u.Port() == "0" || u.Port() == "" || u.EscapedPath() != "/oauth/done%20here" {
+		t.Fatalf("RedirectURL = %q, want http://127.0.0.1:PORT/oauth/done%%20here", a.RedirectURL())
+	}
+	ch := authorizeAsync(t, context.Background(), a, out)
+	base := "http://" + u.Host
+	if code := get(t, base+"/callback?code=c&state=s"); code != http.StatusNotFound {
+		t.Errorf("redirect to /callback: %d, want 404", code)
+	}
+	resp, err := http.Post(a.RedirectURL()+"?code=c&state=s", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST to the redirect URL: %d, want 405", resp.StatusCode)
+	}
+	if code := get(t, a.RedirectURL()+"?code=the-code&state=s"); code != http.StatusOK {
+		t.Fatalf("redirect: %d, want 200", code)
+	}
+	if f := result(t, ch); f.err != nil || f.res.Code != "the-code" {
+		t.Fatalf("Authorize = %+v, %v", f.res, f.err)
+	}
+}
+
 func TestLoopbackAuthorizerAddress(t *testing.T) {
-	for _, addr := range []string{"192.0.2.1:0", "example.com:80", "nonsense"} {
+	for _, addr := range []string{
+		"192.0.2.1:0", "example.com:80", "nonsense", "127.0.0.1",
+		"https://127.0.0.1:0/callback", "http://192.0.2.1:0/callback", "http://127.0.0.1/callback",
+		"http://127.0.0.1:0", "http://127.0.0.1:0/", "http://127.0.0.1:0/cb?x=1", "http://127.0.0.1:0/cb#f",
+		"http://u:p@127.0.0.1:0/cb", "http://127.0.0.1:0/cb?",
+	} {
 		if _, err := NewLoopbackAuthorizer(addr, os.Stderr); !errors.Is(err, toolkit.ErrBadParameter) {
 			t.Errorf("NewLoopbackAuthorizer(%q) = %v, want ErrBadParameter", addr, err)
 		}
