@@ -83,6 +83,10 @@ type JWTAuth struct {
 	Algorithms []string `yaml:"algorithms"`
 	// Leeway is the clock skew allowed on exp and nbf (default 30s).
 	Leeway time.Duration `yaml:"leeway"`
+	// RequireAccessTokenType refuses tokens not typed at+jwt (RFC 9068);
+	// by default tokens typed JWT or untyped pass too (see
+	// mcpserver.JWTConfig.RequireAccessTokenType).
+	RequireAccessTokenType bool `yaml:"require_access_token_type"`
 }
 
 // OAuth is how the gateway authorizes itself to an upstream server that
@@ -299,6 +303,7 @@ func (j *JWTAuth) verifierConfig(logger *slog.Logger) mcpserver.JWTConfig {
 	return mcpserver.JWTConfig{
 		JWKSURL: j.JWKSURL, Issuer: j.Issuer, Audience: j.Audience,
 		Algorithms: j.Algorithms, Leeway: j.Leeway, Logger: logger,
+		RequireAccessTokenType: j.RequireAccessTokenType,
 	}
 }
 

@@ -37,6 +37,7 @@ auth:
     issuer: https://auth.example.com
     audience: https://gw.example.com/mcp
     required_scopes: [mcp]
+    require_access_token_type: true
 token_dir: tokens-dir
 servers:
   - name: cc
@@ -61,6 +62,9 @@ servers:
 		t.Errorf("paths not made relative to the file: %q %q", b.TokensFile, cfg.TokenDir)
 	}
 	j := cfg.Auth.JWT
+	if vc := j.verifierConfig(nil); !vc.RequireAccessTokenType || vc.Issuer != j.Issuer {
+		t.Errorf("verifier config: %+v", vc)
+	}
 	if j.Resource != j.Audience || len(j.AuthorizationServers) != 1 || j.AuthorizationServers[0] != j.Issuer {
 		t.Errorf("jwt defaults: %+v", j)
 	}

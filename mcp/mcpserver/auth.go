@@ -72,6 +72,15 @@ type JWTConfig struct {
 	// Algorithms are the signature algorithms accepted
 	// (DefaultJWTAlgorithms when empty).
 	Algorithms []string
+	// RequireAccessTokenType makes the token's typ header required to be
+	// at+jwt (or application/at+jwt), as RFC 9068 has resource servers
+	// check. Without it a token may also be typed JWT or untyped, as
+	// several authorization servers issue them; a token of any other
+	// explicit type (an ID token typed for its use, a logout token, a
+	// DPoP proof, an ID-JAG) is refused either way, so that a JWT made
+	// for another purpose by the same issuer is never taken for an access
+	// token (RFC 8725, explicit typing).
+	RequireAccessTokenType bool
 	// Leeway is the clock skew allowed on exp, nbf and iat
 	// (DefaultJWTLeeway when 0; a negative value allows none).
 	Leeway time.Duration
@@ -96,8 +105,8 @@ type JWTConfig struct {
 }
 
 // JWTVerifier checks JWT access tokens against the key set an
-// authorization server publishes: signature, issuer, audience, expiry and
-// not-before. Its Verify method is an auth.TokenVerifier for
+// authorization server publishes: type, signature, issuer, audience,
+// expiry and not-before. Its Verify method is an auth.TokenVerifier for
 // WithBearerAuth; scopes are checked there, with the Scopes of
 // auth.RequireBearerTokenOptions (403 insufficient_scope), against the
 // token's scope claim (or scp, as a list or a space-separated string).
@@ -231,6 +240,9 @@ func (v *JWTVerifier) verify(ctx context.Context, token string) (*auth.TokenInfo
 		return nil, errors.New("not exactly one signature")
 	}
 	hdr := tok.Headers[0]
+	if err := checkType(hdr, v.cfg.RequireAccessTokenType); err != nil {
+		return nil, err
+	}
 	keys, err := v.keysFor(ctx, hdr.KeyID)
 	if err != nil {
 		return nil, err
@@ -278,6 +290,24 @@ func (v *JWTVerifier) verify(ctx context.Context, token string) (*auth.TokenInfo
 		UserID:     std.Subject,
 		Extra:      all,
 	}, nil
+}
+
+// checkType checks the typ header of a token (see
+// JWTConfig.RequireAccessTokenType). Media types compare without case and
+// with or without their "application/" prefix (RFC 7515).
+func checkType(h jose.Header, strict bool) error {
+	typ, _ := h.ExtraHeaders[jose.HeaderType].(string)
+	t := strings.ToLower(typ)
+	t = strings.TrimPrefix(t, "application/")
+	switch {
+	case t == "at+jwt":
+		return nil
+	case strict:
+		return fmt.Errorf("typ %.40q, want at+jwt", typ)
+	case typ == "" || t == "jwt":
+		return nil
+	}
+	return fmt.Errorf("typ %.40q is not that of an access token", typ)
 }
 
 // scopesOf returns the scopes of the scope claim (space-separated, RFC

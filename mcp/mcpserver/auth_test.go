@@ -73,6 +73,28 @@ func newTestVerifier(t *testing.T, iss *oauthtest.Issuer, mod func(*JWTConfig)) 
 	return v, logs, clock
 }
 
+// TestJWTVerifierRequireAccessTokenType checks that with
+// RequireAccessTokenType only tokens typed at+jwt pass, and that the reason
+// of a refusal is logged.
+func TestJWTVerifierRequireAccessTokenType(t *testing.T) {
+	leakCheck(t)
+	iss := oauthtest.NewIssuer(t)
+	v, logs, _ := newTestVerifier(t, iss, func(c *JWTConfig) { c.RequireAccessTokenType = true })
+	claims := iss.Claims(testAudience, "tools:read")
+	for typ, ok := range map[string]bool{"at+jwt": true, "application/at+jwt": true, "JWT": false, "": false, "dpop+jwt": false} {
+		_, err := v.Verify(context.Background(), iss.SignTyped("rsa-1", "rsa-1", typ, claims), nil)
+		if ok != (err == nil) {
+			t.Errorf("typ %q: err = %v, want accepted %v", typ, err, ok)
+		}
+		if !ok && !errors.Is(err, auth.ErrInvalidToken) {
+			t.Errorf("typ %q: err = %v, want auth.ErrInvalidToken", typ, err)
+		}
+	}
+	if !strings.Contains(logs.String(), "want at+jwt") {
+		t.Errorf("the log does not say why:\n%s", logs)
+	}
+}
+
 func TestJWTVerifier(t *testing.T) {
 	leakCheck(t)
 	iss := oauthtest.NewIssuer(t)
@@ -119,6 +141,11 @@ func TestJWTVerifier(t *testing.T) {
 		{"signed by an unpublished key under a published kid", iss.Forge("other", "rsa-1", claims(nil)), false},
 		{"alg none", b64([]byte(`{"alg":"none","kid":"rsa-1"}`)) + "." + b64(payload) + ".", false},
 		{"HS256", hmac, false},
+		{"typ JWT", iss.SignTyped("rsa-1", "rsa-1", "JWT", claims(nil)), true},
+		{"typ application/at+jwt", iss.SignTyped("rsa-1", "rsa-1", "application/AT+JWT", claims(nil)), true},
+		{"untyped", iss.SignTyped("rsa-1", "rsa-1", "", claims(nil)), true},
+		{"typ of a logout token", iss.SignTyped("rsa-1", "rsa-1", "logout+jwt", claims(nil)), false},
+		{"typ of an ID-JAG", iss.SignTyped("rsa-1", "rsa-1", "oauth-id-jag+jwt", claims(nil)), false},
 		{"not a JWT", "opaque-token-0123456789", false},
 		{"too long", strings.Repeat("a", maxJWT+1), false},
 	} {

@@ -177,21 +177,30 @@ func (i *Issuer) Sign(kid string, claims map[string]any) string {
 // its header.
 func (i *Issuer) Forge(key, kid string, claims map[string]any) string {
 	i.t.Helper()
-	tok, err := i.sign(key, kid, claims)
+	return i.SignTyped(key, kid, "at+jwt", claims)
+}
+
+// SignTyped is Forge with the typ header typ (none when empty).
+func (i *Issuer) SignTyped(key, kid, typ string, claims map[string]any) string {
+	i.t.Helper()
+	tok, err := i.sign(key, kid, typ, claims)
 	if err != nil {
 		i.t.Fatal(err)
 	}
 	return tok
 }
 
-func (i *Issuer) sign(key, kid string, claims map[string]any) (string, error) {
+func (i *Issuer) sign(key, kid, typ string, claims map[string]any) (string, error) {
 	i.mu.Lock()
 	k, ok := i.keys[key]
 	i.mu.Unlock()
 	if !ok {
 		return "", fmt.Errorf("oauthtest: no key %q", key)
 	}
-	opts := (&jose.SignerOptions{}).WithType("at+jwt").WithHeader(jose.HeaderKey("kid"), kid)
+	opts := (&jose.SignerOptions{}).WithHeader(jose.HeaderKey("kid"), kid)
+	if typ != "" {
+		opts = opts.WithType(jose.ContentType(typ))
+	}
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: k.alg, Key: k.key}, opts)
 	if err != nil {
 		return "", err
@@ -312,7 +321,7 @@ func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 // issue answers a token request with an access token of claims signed
 // with key kid, and the fields of answer.
 func (i *Issuer) issue(w http.ResponseWriter, kid string, claims, answer map[string]any) {
-	tok, err := i.sign(kid, kid, claims)
+	tok, err := i.sign(kid, kid, "at+jwt", claims)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "server_error"})
 		return
