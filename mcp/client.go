@@ -41,8 +41,9 @@ type inflight struct {
 	posted atomic.Int32
 	// sent records that the request may have reached the server although
 	// no answer says so: a POST that failed after it was under way, or a
-	// stdio write that went through. A request that may have reached the
-	// server is never taken for undelivered.
+	// write that went through on any other connection (writeMarker). A
+	// request that may have reached the server is never taken for
+	// undelivered.
 	sent atomic.Bool
 
 	// closing: the connector cancelled the request because it closes the

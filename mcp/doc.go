@@ -142,8 +142,10 @@
 // only when that cannot do harm: when the failure proves that the server
 // never processed it, or when it is safe to repeat (resources/read,
 // prompts/get, completion/complete, and tools annotated read-only or
-// idempotent). Any other
-// tool call that may have run fails with toolkit.ErrUnavailable.
+// idempotent). Any other tool call that may have run fails with
+// toolkit.ErrUnavailable. A request the transport took without an error
+// (a stdio or OptDialer connection's write, an HTTP POST under way) may
+// have run, whatever error follows.
 //
 // A call made while the connector is not ready waits up to
 // OptReconnectWait for it, then fails with an error wrapping

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -542,4 +544,132 @@ func TestRequestThatReachedServerNotRepeated(t *testing.T) {
 		t.Errorf("the tool call reached the server %d times, want 1", n)
 	}
 	mustNotErr(t, r.stop(t))
+}
+
+// TestWrittenRequestNotRepeated pins the rule that a request written to the
+// server is never taken for undelivered, whatever error follows: the
+// connection answers the written call with the SDK's ErrConnectionClosed,
+// which proves non-delivery only for a request never written.
+func TestWrittenRequestNotRepeated(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	s.AddTool(mustTool("charge"), func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "charged"}}}, nil
+	})
+	m := testserver.NewMemory(s.Server)
+	t.Cleanup(m.Close)
+	var writes atomic.Int32
+	dial := func(ctx context.Context) (sdk.Transport, error) {
+		tr, err := m.Dial(ctx)
+		return &lostAnswerTransport{Transport: tr, method: "tools/call", writes: &writes}, err
+	}
+	r := start(t, "memory://charge", false, OptDialer(dial), fastBackoff, OptReconnectWait(waitLimit))
+	_, err := call(t, context.Background(), r.Connector, "charge", `{}`)
+	if err == nil {
+		t.Error("call whose answer was lost succeeded")
+	}
+	if n := writes.Load(); n != 1 {
+		t.Errorf("the tool call was written %d times, want 1", n)
+	}
+	mustNotErr(t, r.stop(t))
+}
+
+// lostAnswerTransport makes connections that write requests of one method
+// to the server and then answer them themselves with the SDK's
+// ErrConnectionClosed, dropping the server's answer: a request written and
+// then lost with the connection.
+type lostAnswerTransport struct {
+	sdk.Transport
+	method string
+	writes *atomic.Int32
+}
+
+func (t *lostAnswerTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lc := &lostAnswerConn{
+		Connection: c,
+		t:          t,
+		answers:    make(chan jsonrpc.Message, 1),
+		reads:      make(chan readResult),
+		closed:     make(chan struct{}),
+		lost:       map[jsonrpc.ID]bool{},
+	}
+	go lc.pump()
+	return lc, nil
+}
+
+type readResult struct {
+	msg jsonrpc.Message
+	err error
+}
+
+type lostAnswerConn struct {
+	sdk.Connection
+	t         *lostAnswerTransport
+	answers   chan jsonrpc.Message
+	reads     chan readResult
+	closed    chan struct{}
+	closeOnce sync.Once
+	mu        sync.Mutex
+	lost      map[jsonrpc.ID]bool
+}
+
+// pump reads the server's messages, dropping the answers to lost requests.
+func (c *lostAnswerConn) pump() {
+	for {
+		msg, err := c.Connection.Read(context.Background())
+		if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
+			c.mu.Lock()
+			drop := c.lost[resp.ID]
+			c.mu.Unlock()
+			if drop {
+				continue
+			}
+		}
+		select {
+		case c.reads <- readResult{msg, err}:
+		case <-c.closed:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *lostAnswerConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case msg := <-c.answers:
+		return msg, nil
+	case r := <-c.reads:
+		return r.msg, r.err
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *lostAnswerConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != c.t.method {
+		return c.Connection.Write(ctx, msg)
+	}
+	c.mu.Lock()
+	c.lost[req.ID] = true
+	c.mu.Unlock()
+	if err := c.Connection.Write(ctx, msg); err != nil {
+		return err
+	}
+	c.t.writes.Add(1)
+	c.answers <- &jsonrpc.Response{ID: req.ID, Error: fmt.Errorf("%w: the answer was lost", sdk.ErrConnectionClosed)}
+	return nil
+}
+
+func (c *lostAnswerConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
 }

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit/internal/errs"
@@ -164,7 +165,7 @@ type trackedTransport struct {
 func (t *trackedTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err == nil {
-		c = watchTasks(c)
+		c = watchTasks(markWrites(c))
 		t.mu.Lock()
 		t.conn = c
 		t.mu.Unlock()
@@ -292,6 +293,33 @@ func (t *detachedTransport) Connect(ctx context.Context) (sdk.Connection, error)
 		}
 		return nil, ctx.Err()
 	}
+}
+
+// writeMarker marks each call request it writes as sent (inflight.sent):
+// once a request is written it may run, so it is never taken for
+// undelivered, whatever the transport (stdio, the legacy SSE transport, an
+// OptDialer's). A write that fails leaves the mark to the transport: the
+// round tripper sets it for a POST that broke under way.
+type writeMarker struct {
+	sdk.Connection
+}
+
+// markWrites wraps c in a writeMarker, except for the streamable HTTP
+// client connection of the SDK, which a wrapper would break (see
+// watchTasks) and whose POSTs the round tripper follows instead.
+func markWrites(c sdk.Connection) sdk.Connection {
+	if isStreamableConn(c) {
+		return c
+	}
+	return &writeMarker{Connection: c}
+}
+
+func (c *writeMarker) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.IsCall() {
+		markSent(ctx)
+	}
+	return err
 }
 
 // cancelConn cancels the context of its stream when closed.

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit/internal/errs"
@@ -392,18 +391,6 @@ func (p *process) Close() error {
 type procConn struct {
 	sdk.Connection
 	p *process
-}
-
-// Write sends msg to the child; once a request is written it may run, so
-// it is never taken for undelivered (see inflight.sent).
-func (c *procConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	err := c.Connection.Write(ctx, msg)
-	if err == nil {
-		if _, ok := msg.(*jsonrpc.Request); ok {
-			markSent(ctx)
-		}
-	}
-	return err
 }
 
 func (c *procConn) Close() error {
