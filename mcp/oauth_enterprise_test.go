@@ -5,14 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/llmkit/toolkit"
@@ -22,43 +18,20 @@ import (
 // /as) and the MCP server, on one test server. The IdP's metadata
 // advertises no PKCE and names idpIssuer (the IdP's URL when empty).
 type enterpriseServer struct {
-	*httptest.Server
+	*protectedServer
 	mu      sync.Mutex
-	valid   map[string]bool
 	jags    map[string]bool // ID-JAGs issued and not yet used
 	refused []string
 }
 
 func newEnterpriseServer(t *testing.T, idpIssuer string) *enterpriseServer {
 	t.Helper()
-	s := &enterpriseServer{valid: map[string]bool{}, jags: map[string]bool{}}
-	srv := sdk.NewServer(&sdk.Implementation{Name: "protected", Version: "1"}, nil)
-	sdk.AddTool(srv, &sdk.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *sdk.CallToolRequest, map[string]any) (*sdk.CallToolResult, any, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "hi"}}}, nil, nil
-		})
-	mux := http.NewServeMux()
-	s.Server = httptest.NewServer(mux)
-	t.Cleanup(s.Close)
+	s := &enterpriseServer{protectedServer: newProtectedServer(t, "protected"), jags: map[string]bool{}}
 	if idpIssuer == "" {
 		idpIssuer = s.URL + "/idp"
 	}
-	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if !s.valid[tok] {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
-		ResourceMetadataURL: s.URL + "/.well-known/oauth-protected-resource/mcp",
-	})(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)))
-	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource:             s.URL + "/mcp",
-		AuthorizationServers: []string{s.URL + "/as"},
-		ScopesSupported:      []string{"tools"},
-	}))
+	s.serve("/mcp", false, &oauthex.ProtectedResourceMetadata{AuthorizationServers: []string{"/as"}, ScopesSupported: []string{"tools"}})
+	mux := s.mux
 	mux.HandleFunc("GET /.well-known/openid-configuration/idp", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"issuer": idpIssuer, "token_endpoint": s.URL + "/idp/token"})
 	})
@@ -106,7 +79,7 @@ func newEnterpriseServer(t *testing.T, idpIssuer string) *enterpriseServer {
 			return
 		}
 		delete(s.jags, r.PostForm.Get("assertion"))
-		s.valid["secret-access"] = true
+		s.grant("secret-access")
 		writeJSON(w, http.StatusOK, map[string]any{"access_token": "secret-access", "token_type": "Bearer", "expires_in": 3600})
 	})
 	return s
@@ -136,7 +109,7 @@ func TestOAuthEnterprise(t *testing.T) {
 	r.stop(t)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.refused) > 0 || !s.valid["secret-access"] {
+	if len(s.refused) > 0 || !s.granted("secret-access") {
 		t.Fatalf("refused: %q", s.refused)
 	}
 	for _, rec := range append(logs.all(), fmt.Sprintf("%+v", state)) {

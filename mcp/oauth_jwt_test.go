@@ -23,8 +23,6 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/llmkit/toolkit"
@@ -34,43 +32,20 @@ import (
 // server grants client credentials to a client that authenticates with a
 // private_key_jwt assertion (RFC 7523) signed by pub's key.
 type jwtServer struct {
-	*httptest.Server
+	*protectedServer
 	pub      crypto.PublicKey
 	clientID string
 
 	mu      sync.Mutex
-	valid   map[string]bool
 	jtis    map[string]bool
 	refused []string // why token requests were refused
 }
 
 func newJWTServer(t *testing.T, clientID string, pub crypto.PublicKey) *jwtServer {
 	t.Helper()
-	s := &jwtServer{pub: pub, clientID: clientID, valid: map[string]bool{}, jtis: map[string]bool{}}
-	srv := sdk.NewServer(&sdk.Implementation{Name: "protected", Version: "1"}, nil)
-	sdk.AddTool(srv, &sdk.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *sdk.CallToolRequest, map[string]any) (*sdk.CallToolResult, any, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "hi"}}}, nil, nil
-		})
-	mux := http.NewServeMux()
-	s.Server = httptest.NewServer(mux)
-	t.Cleanup(s.Close)
-	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if !s.valid[tok] {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
-		ResourceMetadataURL: s.URL + "/.well-known/oauth-protected-resource/mcp",
-	})(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)))
-	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource:             s.URL + "/mcp",
-		AuthorizationServers: []string{s.URL + "/as"},
-	}))
-	mux.HandleFunc("/.well-known/oauth-authorization-server/as", func(w http.ResponseWriter, _ *http.Request) {
+	s := &jwtServer{protectedServer: newProtectedServer(t, "protected"), pub: pub, clientID: clientID, jtis: map[string]bool{}}
+	s.serve("/mcp", false, &oauthex.ProtectedResourceMetadata{AuthorizationServers: []string{"/as"}})
+	s.mux.HandleFunc("/.well-known/oauth-authorization-server/as", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"issuer":                                s.URL + "/as",
 			"token_endpoint":                        s.URL + "/as/token",
@@ -79,7 +54,7 @@ func newJWTServer(t *testing.T, clientID string, pub crypto.PublicKey) *jwtServe
 			"token_endpoint_auth_methods_supported": []string{"private_key_jwt"},
 		})
 	})
-	mux.HandleFunc("POST /as/token", s.serveToken)
+	s.mux.HandleFunc("POST /as/token", s.serveToken)
 	return s
 }
 
@@ -128,7 +103,7 @@ func (s *jwtServer) serveToken(w http.ResponseWriter, r *http.Request) {
 	}
 	s.jtis[c.ID] = true
 	access := fmt.Sprintf("secret-access-%d", len(s.jtis))
-	s.valid[access] = true
+	s.grant(access)
 	// Expiring at once: every use of the token asks for a new one.
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": 1})
 }

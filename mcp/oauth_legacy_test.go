@@ -3,16 +3,13 @@ package mcp
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
@@ -22,69 +19,35 @@ import (
 // With prm it also publishes protected resource metadata naming its origin
 // as the authorization server, as a current server would.
 type legacyTestServer struct {
-	*httptest.Server
-	mu      sync.Mutex
-	valid   map[string]bool
+	*protectedServer
 	tokens  atomic.Int32
 	metaHit atomic.Int32
 }
 
 func newLegacyTestServer(t *testing.T, issuer string, prm bool) *legacyTestServer {
 	t.Helper()
-	s := &legacyTestServer{valid: map[string]bool{}}
-	srv := sdk.NewServer(&sdk.Implementation{Name: "legacy", Version: "1"}, nil)
-	sdk.AddTool(srv, &sdk.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *sdk.CallToolRequest, map[string]any) (*sdk.CallToolResult, any, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "hi"}}}, nil, nil
-		})
-	mux := http.NewServeMux()
-	s.Server = httptest.NewServer(mux)
-	t.Cleanup(s.Close)
+	s := &legacyTestServer{protectedServer: newProtectedServer(t, "legacy")}
 	if strings.HasPrefix(issuer, "/") {
 		issuer = s.URL + issuer
 	}
-	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if !s.valid[tok] {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	opts := &auth.RequireBearerTokenOptions{}
+	var meta *oauthex.ProtectedResourceMetadata
 	if prm {
-		opts.ResourceMetadataURL = s.URL + "/.well-known/oauth-protected-resource/mcp"
-		mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-			Resource:             s.URL + "/mcp",
-			AuthorizationServers: []string{s.URL},
-		}))
+		meta = &oauthex.ProtectedResourceMetadata{AuthorizationServers: []string{""}}
 	}
-	mux.Handle("/mcp", auth.RequireBearerToken(verify, opts)(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)))
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+	s.serve("/mcp", false, meta)
+	s.mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
 		s.metaHit.Add(1)
-		writeJSON(w, http.StatusOK, map[string]any{
-			"issuer":                                issuer,
-			"authorization_endpoint":                s.URL + "/oauth/authorize",
-			"token_endpoint":                        s.URL + "/oauth/token",
-			"registration_endpoint":                 s.URL + "/oauth/register",
-			"response_types_supported":              []string{"code"},
-			"code_challenge_methods_supported":      []string{"S256"},
-			"token_endpoint_auth_methods_supported": []string{"none"},
-		})
+		writeJSON(w, http.StatusOK, authCodeMetadata(issuer, s.URL+"/oauth"))
 	})
-	mux.HandleFunc("POST /oauth/register", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusCreated, map[string]any{"client_id": "client-1", "token_endpoint_auth_method": "none"})
-	})
-	mux.HandleFunc("POST /oauth/token", func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc("POST /oauth/register", registerPublicClient)
+	s.mux.HandleFunc("POST /oauth/token", func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		if r.Form.Get("code") != "code-1" || r.Form.Get("code_verifier") == "" || r.Form.Get("resource") != s.URL+"/mcp" {
 			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
 			return
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
 		s.tokens.Add(1)
-		s.valid["secret-access"] = true
+		s.grant("secret-access")
 		writeJSON(w, http.StatusOK, map[string]any{"access_token": "secret-access", "token_type": "Bearer", "expires_in": 3600})
 	})
 	return s

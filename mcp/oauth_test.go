@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
@@ -28,66 +26,27 @@ import (
 // endpoint (codes and refresh tokens). The user's consent is the test's
 // authorize function, which makes a code from the authorization URL.
 type oauthServer struct {
-	*httptest.Server
+	*protectedServer
 	mu        sync.Mutex
 	n         int
-	valid     map[string]bool // access tokens accepted
 	codes     map[string]bool // codes not yet exchanged
 	refresh   map[string]bool // refresh tokens accepted
 	refreshes atomic.Int32
 }
 
+// newOAuthServer serves the MCP server at /mcp (streamable HTTP) and /sse
+// (the legacy SSE transport), its authorization server at the root.
 func newOAuthServer(t *testing.T) *oauthServer {
 	t.Helper()
-	s := &oauthServer{valid: map[string]bool{}, codes: map[string]bool{}, refresh: map[string]bool{}}
-	srv := sdk.NewServer(&sdk.Implementation{Name: "protected", Version: "1"}, nil)
-	sdk.AddTool(srv, &sdk.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *sdk.CallToolRequest, map[string]any) (*sdk.CallToolResult, any, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "hi"}}}, nil, nil
-		})
-	mux := http.NewServeMux()
-	s.Server = httptest.NewServer(mux)
-	t.Cleanup(s.Close)
-	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if !s.valid[tok] {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
-	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
-		ResourceMetadataURL: s.URL + "/.well-known/oauth-protected-resource/mcp",
-	})(mcpHandler))
-	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource:             s.URL + "/mcp",
-		AuthorizationServers: []string{s.URL},
-	}))
-	// The same server over the legacy SSE transport.
-	sseHandler := sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil)
-	mux.Handle("/sse", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
-		ResourceMetadataURL: s.URL + "/.well-known/oauth-protected-resource/sse",
-	})(sseHandler))
-	mux.Handle("/.well-known/oauth-protected-resource/sse", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource:             s.URL + "/sse",
-		AuthorizationServers: []string{s.URL},
-	}))
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{
-			"issuer":                                s.URL,
-			"authorization_endpoint":                s.URL + "/authorize",
-			"token_endpoint":                        s.URL + "/token",
-			"registration_endpoint":                 s.URL + "/register",
-			"response_types_supported":              []string{"code"},
-			"code_challenge_methods_supported":      []string{"S256"},
-			"token_endpoint_auth_methods_supported": []string{"none"},
-		})
+	s := &oauthServer{protectedServer: newProtectedServer(t, "protected"), codes: map[string]bool{}, refresh: map[string]bool{}}
+	prm := &oauthex.ProtectedResourceMetadata{AuthorizationServers: []string{""}}
+	s.serve("/mcp", false, prm)
+	s.serve("/sse", true, prm)
+	s.mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, authCodeMetadata(s.URL, s.URL))
 	})
-	mux.HandleFunc("POST /register", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusCreated, map[string]any{"client_id": "client-1", "token_endpoint_auth_method": "none"})
-	})
-	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc("POST /register", registerPublicClient)
+	s.mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -110,23 +69,11 @@ func newOAuthServer(t *testing.T) *oauthServer {
 		}
 		s.n++
 		access, ref := fmt.Sprintf("secret-access-%d", s.n), fmt.Sprintf("secret-refresh-%d", s.n)
-		s.valid[access], s.refresh[ref] = true, true
+		s.grant(access)
+		s.refresh[ref] = true
 		writeJSON(w, http.StatusOK, map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": ref})
 	})
 	return s
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// revoke makes every access token invalid.
-func (s *oauthServer) revoke() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	clear(s.valid)
 }
 
 // consent returns an authorization function that grants access at once,
