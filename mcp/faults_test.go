@@ -502,16 +502,12 @@ func TestReceivedRequestNotRepeated(t *testing.T) {
 
 // A request that reached the server, which then crashed before answering
 // and came back without the session, may have run: it is never sent again
-// on the next session. (The kill/restart soak, TestSoakHTTPKillRestart,
-// covers the timing this test cannot pin down: a POST broken under way
-// and reported by the SDK as a missing session, which used to be sent
-// again.)
+// on the next session. (TestWrittenRequestNotRepeated pins the rule for an
+// error that would otherwise prove non-delivery; the kill/restart soak,
+// TestSoakHTTPKillRestart, covers the timing of a POST broken under way.)
 func TestRequestThatReachedServerNotRepeated(t *testing.T) {
 	leakCheck(t)
-	s := newServer(t, testserver.Options{})
-	s.AddTool(mustTool("charge"), func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "charged"}}}, nil
-	})
+	s := chargeServer(t)
 	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
 	r := start(t, h.URL, false, fastBackoff, OptReconnectWait(waitLimit))
 	var charges atomic.Int32
@@ -546,16 +542,24 @@ func TestRequestThatReachedServerNotRepeated(t *testing.T) {
 	mustNotErr(t, r.stop(t))
 }
 
+// chargeServer returns a test server with a tool "charge" that must not
+// run twice for one call.
+func chargeServer(t *testing.T) *testserver.Server {
+	t.Helper()
+	s := newServer(t, testserver.Options{})
+	s.AddTool(mustTool("charge"), func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "charged"}}}, nil
+	})
+	return s
+}
+
 // TestWrittenRequestNotRepeated pins the rule that a request written to the
 // server is never taken for undelivered, whatever error follows: the
 // connection answers the written call with the SDK's ErrConnectionClosed,
 // which proves non-delivery only for a request never written.
 func TestWrittenRequestNotRepeated(t *testing.T) {
 	leakCheck(t)
-	s := newServer(t, testserver.Options{})
-	s.AddTool(mustTool("charge"), func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "charged"}}}, nil
-	})
+	s := chargeServer(t)
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
 	var writes atomic.Int32
