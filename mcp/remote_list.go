@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -13,16 +12,12 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/internal/names"
-	"github.com/llmkit/toolkit/prompt"
 	"github.com/llmkit/toolkit/resource"
-	"github.com/llmkit/toolkit/tool"
 )
 
 // Limits on what one server may list.
@@ -351,214 +346,4 @@ func validURI(s string) bool {
 	}
 	u, err := url.Parse(s)
 	return err == nil && u.Scheme != ""
-}
-
-// remoteTool is a tool served by the connector's server.
-type remoteTool struct {
-	c     *Connector
-	def   sdk.Tool
-	fp    string
-	in    *jsonschema.Schema
-	inErr error
-	out   *jsonschema.Schema
-	meta  tool.Meta
-	task  TaskSupport
-	desc  string
-}
-
-func (c *Connector) newRemoteTool(t *sdk.Tool, task TaskSupport, fp string) *remoteTool {
-	if task == "" {
-		task = TaskForbidden
-	}
-	rt := &remoteTool{c: c, def: *t, fp: fp, task: task, desc: t.Description}
-	if task == TaskRequired {
-		if rt.desc != "" {
-			rt.desc += "\n\n"
-		}
-		rt.desc += taskRequiredNote
-	}
-	rt.in, rt.inErr = objectSchema(t.InputSchema, true)
-	if rt.inErr != nil {
-		rt.inErr = fmt.Errorf("%w: tool %q of server %s: input schema: %v", errs.ErrSchema, t.Name, c.serverName(), rt.inErr)
-		c.logger.Warn("remote tool has an unusable input schema; calls will fail", "tool", t.Name, "error", rt.inErr)
-	}
-	if t.OutputSchema != nil {
-		out, err := objectSchema(t.OutputSchema, false)
-		if err != nil {
-			c.logger.Warn("ignoring the unusable output schema of a remote tool", "tool", t.Name, "error", err)
-		} else {
-			rt.out = out
-		}
-	}
-	rt.meta.Title = t.Title
-	if a := t.Annotations; a != nil {
-		if rt.meta.Title == "" {
-			rt.meta.Title = a.Title
-		}
-		rt.meta.ReadOnlyHint = a.ReadOnlyHint
-		rt.meta.DestructiveHint = a.DestructiveHint
-		rt.meta.IdempotentHint = a.IdempotentHint
-		rt.meta.OpenWorldHint = a.OpenWorldHint
-	}
-	return rt
-}
-
-// objectSchema converts a schema as decoded by the SDK into a
-// jsonschema.Schema that must describe an object. A missing input schema
-// (allowNil) stands for an object with any properties.
-func objectSchema(v any, allowNil bool) (*jsonschema.Schema, error) {
-	if v == nil {
-		if allowNil {
-			return &jsonschema.Schema{Type: "object"}, nil
-		}
-		return nil, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	s := new(jsonschema.Schema)
-	if err := json.Unmarshal(b, s); err != nil {
-		return nil, fmt.Errorf("not a JSON Schema: %v", err)
-	}
-	if s.Type != "object" {
-		t := s.Type
-		if t == "" && len(s.Types) > 0 {
-			t = fmt.Sprint(s.Types)
-		}
-		return nil, fmt.Errorf("want a schema of type \"object\", got type %q", t)
-	}
-	if _, err := s.Resolve(nil); err != nil {
-		return nil, fmt.Errorf("invalid schema: %v", err)
-	}
-	return s, nil
-}
-
-func (t *remoteTool) Name() string                              { return t.def.Name }
-func (t *remoteTool) Description() string                       { return t.desc }
-func (t *remoteTool) InputSchema() (*jsonschema.Schema, error)  { return t.in, t.inErr }
-func (t *remoteTool) OutputSchema() (*jsonschema.Schema, error) { return t.out, nil }
-func (t *remoteTool) Meta() tool.Meta                           { return t.meta }
-
-// TaskSupport returns how the server lets the tool run as a task; see
-// TaskSupporter.
-func (t *remoteTool) TaskSupport() TaskSupport { return t.task }
-
-// Run calls the tool on the server; see the package documentation for how
-// the result is mapped.
-func (t *remoteTool) Run(ctx context.Context, input json.RawMessage) (any, error) {
-	if t.task == TaskRequired {
-		return nil, fmt.Errorf("tool %q of server %s: %w", t.def.Name, t.c.serverName(), ErrTaskRequired)
-	}
-	if t.inErr != nil {
-		return nil, t.inErr
-	}
-	return t.c.callTool(ctx, t, input)
-}
-
-// remotePrompt is a prompt served by the connector's server.
-type remotePrompt struct {
-	c      *Connector
-	def    sdk.Prompt
-	fp     string
-	schema *jsonschema.Schema
-}
-
-func (c *Connector) newRemotePrompt(p *sdk.Prompt, fp string) (*remotePrompt, error) {
-	s := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}
-	for _, a := range p.Arguments {
-		if a == nil || a.Name == "" {
-			return nil, fmt.Errorf("argument without a name")
-		}
-		if _, dup := s.Properties[a.Name]; dup {
-			return nil, fmt.Errorf("argument %q given twice", a.Name)
-		}
-		s.Properties[a.Name] = &jsonschema.Schema{Type: "string", Title: a.Title, Description: a.Description}
-		if a.Required {
-			s.Required = append(s.Required, a.Name)
-		}
-	}
-	return &remotePrompt{c: c, def: *p, fp: fp, schema: s}, nil
-}
-
-func (p *remotePrompt) Name() string                             { return p.def.Name }
-func (p *remotePrompt) Title() string                            { return p.def.Title }
-func (p *remotePrompt) Description() string                      { return p.def.Description }
-func (p *remotePrompt) InputSchema() (*jsonschema.Schema, error) { return p.schema, nil }
-
-// Render calls prompts/get with the arguments in input (a JSON object).
-func (p *remotePrompt) Render(ctx context.Context, input json.RawMessage) (*prompt.Rendered, error) {
-	return p.c.getPrompt(ctx, p, input)
-}
-
-var _ prompt.Renderer = (*remotePrompt)(nil)
-
-// remoteResource is a resource served by the connector's server.
-type remoteResource struct {
-	c   *Connector
-	def sdk.Resource
-	fp  string
-}
-
-func (r *remoteResource) URI() string { return r.def.URI }
-
-func (r *remoteResource) Name() string { return cmp.Or(r.def.Name, r.def.URI) }
-
-func (r *remoteResource) Description() string { return r.def.Description }
-func (r *remoteResource) Type() string        { return r.def.MIMEType }
-
-// Read calls resources/read.
-func (r *remoteResource) Read(ctx context.Context) ([]byte, error) {
-	b, _, err := r.c.readResource(ctx, r.def.URI)
-	return b, err
-}
-
-// ReadTyped is Read also returning the MIME type the server gave the
-// content ("" if none), so that a gateway passes it on: a resource of a
-// template has no listed type of its own. See [bridge.TypedReader].
-func (r *remoteResource) ReadTyped(ctx context.Context) ([]byte, string, error) {
-	return r.c.readResource(ctx, r.def.URI)
-}
-
-// remoteTemplate is a resource template served by the connector's server.
-// Open makes a remoteResource for a matching URI, so reading it is a
-// resources/read of that URI on the server, with the retries and errors
-// of any remote resource.
-type remoteTemplate struct {
-	c    *Connector
-	def  sdk.ResourceTemplate
-	fp   string
-	tmpl *resource.URITemplate
-}
-
-var _ toolkit.ResourceTemplate = (*remoteTemplate)(nil)
-
-// URITemplate returns the server's URI template.
-func (t *remoteTemplate) URITemplate() string { return t.def.URITemplate }
-
-// Name returns the template's name, or its URI template when it has none.
-func (t *remoteTemplate) Name() string { return cmp.Or(t.def.Name, t.def.URITemplate) }
-
-// Description returns the template's description.
-func (t *remoteTemplate) Description() string { return t.def.Description }
-
-// Type returns the MIME type of the template's resources, if the server
-// gave one.
-func (t *remoteTemplate) Type() string { return t.def.MIMEType }
-
-// Open returns the remote resource uri names. It does no I/O.
-func (t *remoteTemplate) Open(uri string) (toolkit.Resource, error) {
-	if !validURI(uri) {
-		return nil, fmt.Errorf("%w: resource template %q of server %s: invalid URI %.200q", errs.ErrBadParameter, t.def.URITemplate, t.c.serverName(), uri)
-	}
-	if _, ok := t.tmpl.Match(uri); !ok {
-		return nil, fmt.Errorf("%w: resource template %q of server %s does not match %q", errs.ErrNotFound, t.def.URITemplate, t.c.serverName(), uri)
-	}
-	return &remoteResource{c: t.c, def: sdk.Resource{
-		URI:         uri,
-		Name:        t.Name(),
-		Title:       t.def.Title,
-		Description: t.def.Description,
-		MIMEType:    t.def.MIMEType,
-	}}, nil
 }
