@@ -3,9 +3,6 @@ package toolkit
 import (
 	"slices"
 	"strings"
-	"sync"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/llmkit/toolkit/resource"
 )
@@ -27,13 +24,6 @@ func (e *entry) namespace() string {
 		return ""
 	}
 	return e.item.Namespace
-}
-
-// toolSchemas caches a tool's resolved input and output schemas.
-type toolSchemas struct {
-	once    sync.Once
-	in, out *jsonschema.Resolved
-	err     error
 }
 
 // source is the immutable view of one namespace: the builtins, a

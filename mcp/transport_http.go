@@ -1,0 +1,162 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// roundTripper decorates the HTTP transport of a connector.
+type roundTripper struct {
+	conn     *Connector
+	base     http.RoundTripper
+	header   http.Header
+	maxBody  int64
+	status   *atomic.Int32
+	onBroken func(error)
+}
+
+func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(rt.header) > 0 {
+		req = req.Clone(req.Context())
+		for k, vs := range rt.header {
+			if _, ok := req.Header[k]; !ok {
+				req.Header[k] = append([]string(nil), vs...)
+			}
+		}
+	}
+	if req.Method == http.MethodPost {
+		// The cancellation of a request whose session the connector is
+		// closing: once it is sent, the session may go (live.close).
+		if in := inflightFrom(req.Context()); in != nil && in.closing.Load() && isCancellation(req) {
+			defer in.settle()
+		}
+	}
+	resp, err := rt.base.RoundTrip(req)
+	if err != nil {
+		if req.Method == http.MethodPost && !neverSent(err) {
+			// The body may have reached the server before the connection
+			// broke: the request may have run.
+			markSent(req.Context())
+		}
+		return nil, err
+	}
+	if rt.status != nil && req.Method == http.MethodPost {
+		rt.status.CompareAndSwap(0, int32(resp.StatusCode))
+	}
+	if req.Method == http.MethodPost {
+		if in := inflightFrom(req.Context()); in != nil {
+			in.posted.CompareAndSwap(0, int32(resp.StatusCode))
+		}
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	stream := mt == "text/event-stream"
+	limit := rt.maxBody
+	if stream {
+		limit = 0 // events are bounded one by one by the SDK
+	}
+	rc := resp.Body
+	if owner := inflightFrom(req.Context()); stream && owner != nil && rt.conn != nil {
+		// The stream of a call's POST: the requests of the server in it
+		// belong to that call (streamtag.go).
+		rc = newTagStream(rc, rt.conn.tag(owner), rt.conn.o.maxMessage)
+	}
+	body := &watchedBody{rc: rc, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken}
+	if stream && rt.conn != nil && rt.conn.scanned {
+		// The stream of a POST belongs to the request it answers.
+		body.scan = &noteScanner{c: rt.conn, sse: true, owner: inflightFrom(req.Context())}
+	}
+	if slot := taskSlotFrom(req.Context()); slot != nil && req.Method == http.MethodPost && rt.conn != nil {
+		// The answer to a tools/list request (streamable HTTP): its
+		// tools' task support is read before the SDK decodes it.
+		maxMsg := rt.conn.o.maxMessage
+		if maxMsg <= 0 {
+			maxMsg = maxNoteLine
+		}
+		if stream && body.scan != nil {
+			body.scan.limit, body.scan.also = maxMsg, slot.observeMessage
+		} else if !stream {
+			body.tap = &jsonTap{slot: slot, limit: maxMsg}
+		}
+	}
+	resp.Body = body
+	return resp, nil
+}
+
+// noteCancelled is the method of a cancellation notification.
+var noteCancelled = []byte(`"notifications/cancelled"`)
+
+// isCancellation reports whether the body of req, a POST, is a small
+// message that cancels a request.
+func isCancellation(req *http.Request) bool {
+	if req.GetBody == nil || req.ContentLength <= 0 || req.ContentLength > 4<<10 {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, 4<<10))
+	return err == nil && bytes.Contains(b, noteCancelled)
+}
+
+// errBodyTooLarge reports a response body over the connector's limit.
+var errBodyTooLarge = errors.New("response body exceeds the connector's message size limit")
+
+// watchedBody bounds a response body and reports a connection that broke
+// while it was being read (not a clean end, and not the reader's own
+// cancellation): the SDK does not always notice such a break itself.
+type watchedBody struct {
+	rc       io.ReadCloser
+	left     int64
+	limited  bool
+	ctx      context.Context
+	onBroken func(error)
+	once     sync.Once
+	scan     *noteScanner // nil: not scanned
+	tap      *jsonTap     // nil: not a tools/list answer in JSON
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	if b.limited {
+		if b.left <= 0 {
+			return 0, errBodyTooLarge
+		}
+		if int64(len(p)) > b.left {
+			p = p[:b.left]
+		}
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if n > 0 && b.scan != nil {
+		b.scan.feed(p[:n])
+	}
+	if b.tap != nil {
+		if n > 0 {
+			b.tap.feed(p[:n])
+		}
+		if err == io.EOF {
+			b.tap.end()
+		}
+	}
+	if err != nil && err != io.EOF && b.ctx.Err() == nil && b.onBroken != nil {
+		b.once.Do(func() { b.onBroken(err) })
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error { return b.rc.Close() }
+
+// neverSent reports whether a failed HTTP round trip provably sent nothing:
+// the connection could not be made.
+func neverSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
