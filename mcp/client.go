@@ -251,7 +251,7 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 
 // callTool calls a remote tool and maps its result.
 func (c *Connector) callTool(ctx context.Context, t *remoteTool, input json.RawMessage) (any, error) {
-	what := reqName{"tool", t.def.Name}
+	what := reqName{"tool", t.name}
 	// The toolkit's Call validated the input against the tool's schema
 	// already: it is not scanned again here. Invalid JSON from a direct
 	// Run is refused when the request is encoded (see Connector.do).
@@ -263,11 +263,11 @@ func (c *Connector) callTool(ctx context.Context, t *remoteTool, input json.RawM
 		args = json.RawMessage(in)
 	}
 	safe := t.meta.ReadOnlyHint || t.meta.IdempotentHint
-	res, err := request(c, ctx, what, errs.ErrToolFailed, safe, &sdk.CallToolParams{Name: t.def.Name, Arguments: args}, (*sdk.ClientSession).CallTool)
+	res, err := request(c, ctx, what, errs.ErrToolFailed, safe, &sdk.CallToolParams{Name: t.name, Arguments: args}, (*sdk.ClientSession).CallTool)
 	if err != nil {
 		return nil, err
 	}
-	return c.toolResult(t.def.Name, res)
+	return c.toolResult(t.name, res)
 }
 
 // getPrompt renders a remote prompt with prompts/get.

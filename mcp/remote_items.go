@@ -19,7 +19,7 @@ import (
 // remoteTool is a tool served by the connector's server.
 type remoteTool struct {
 	c     *Connector
-	def   sdk.Tool
+	name  string
 	fp    string
 	in    *jsonschema.Schema
 	inErr error
@@ -33,7 +33,7 @@ func (c *Connector) newRemoteTool(t *sdk.Tool, task TaskSupport, fp string) *rem
 	if task == "" {
 		task = TaskForbidden
 	}
-	rt := &remoteTool{c: c, def: *t, fp: fp, task: task, desc: t.Description}
+	rt := &remoteTool{c: c, name: t.Name, fp: fp, task: task, desc: t.Description}
 	if task == TaskRequired {
 		if rt.desc != "" {
 			rt.desc += "\n\n"
@@ -97,7 +97,7 @@ func objectSchema(v any, allowNil bool) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-func (t *remoteTool) Name() string                              { return t.def.Name }
+func (t *remoteTool) Name() string                              { return t.name }
 func (t *remoteTool) Description() string                       { return t.desc }
 func (t *remoteTool) InputSchema() (*jsonschema.Schema, error)  { return t.in, t.inErr }
 func (t *remoteTool) OutputSchema() (*jsonschema.Schema, error) { return t.out, nil }
@@ -111,7 +111,7 @@ func (t *remoteTool) TaskSupport() TaskSupport { return t.task }
 // the result is mapped.
 func (t *remoteTool) Run(ctx context.Context, input json.RawMessage) (any, error) {
 	if t.task == TaskRequired {
-		return nil, fmt.Errorf("tool %q of server %s: %w", t.def.Name, t.c.serverName(), ErrTaskRequired)
+		return nil, fmt.Errorf("tool %q of server %s: %w", t.name, t.c.serverName(), ErrTaskRequired)
 	}
 	if t.inErr != nil {
 		return nil, t.inErr

@@ -2,8 +2,6 @@ package mcp
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -16,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/fingerprint"
 	"github.com/llmkit/toolkit/internal/names"
 	"github.com/llmkit/toolkit/resource"
 )
@@ -41,17 +40,6 @@ type catalog struct {
 }
 
 func sameFingerprints(a, b map[string]string) bool { return maps.Equal(a, b) }
-
-// fingerprint hashes the JSON of the fields of an item that matter to its
-// users.
-func fingerprint(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b = fmt.Appendf(nil, "unmarshalable %T: %v", v, err)
-	}
-	sum := sha256.Sum256(b)
-	return string(sum[:])
-}
 
 // listAll lists every kind of item the server offers.
 func (c *Connector) listAll(ctx context.Context, l *live, caps *sdk.ServerCapabilities, prev *catalog) (*catalog, error) {
@@ -107,7 +95,7 @@ type listedItem interface {
 	listed() (key, fp string)
 }
 
-func (t *remoteTool) listed() (key, fp string)     { return t.def.Name, t.fp }
+func (t *remoteTool) listed() (key, fp string)     { return t.name, t.fp }
 func (p *remotePrompt) listed() (key, fp string)   { return p.def.Name, p.fp }
 func (r *remoteResource) listed() (key, fp string) { return r.def.URI, r.fp }
 func (t *remoteTemplate) listed() (key, fp string) { return t.def.URITemplate, t.fp }
@@ -262,7 +250,7 @@ var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
 	key: func(t *listedTool) (string, string) { return t.def.Name, invalidName(t.def.Name) },
 	fingerprint: func(lt *listedTool) string {
 		t := lt.def
-		return fingerprint(struct {
+		return fingerprint.Of(struct {
 			Name, Title, Description string
 			In, Out                  any
 			Ann                      *sdk.ToolAnnotations
@@ -281,7 +269,7 @@ var promptSpec = &kindSpec[sdk.Prompt, toolkit.Prompt]{
 		func(r *sdk.ListPromptsResult) ([]*sdk.Prompt, string) { return r.Prompts, r.NextCursor }),
 	key: func(p *sdk.Prompt) (string, string) { return p.Name, invalidName(p.Name) },
 	fingerprint: func(p *sdk.Prompt) string {
-		return fingerprint(struct {
+		return fingerprint.Of(struct {
 			Name, Title, Description string
 			Args                     []*sdk.PromptArgument
 		}{p.Name, p.Title, p.Description, p.Arguments})
@@ -301,7 +289,7 @@ var resourceSpec = &kindSpec[sdk.Resource, toolkit.Resource]{
 		return r.URI, ""
 	},
 	fingerprint: func(r *sdk.Resource) string {
-		return fingerprint(struct {
+		return fingerprint.Of(struct {
 			URI, Name, Title, Description, MIMEType string
 		}{r.URI, r.Name, r.Title, r.Description, r.MIMEType})
 	},
@@ -325,7 +313,7 @@ var templateSpec = &kindSpec[sdk.ResourceTemplate, toolkit.ResourceTemplate]{
 		}),
 	key: func(t *sdk.ResourceTemplate) (string, string) { return t.URITemplate, "" },
 	fingerprint: func(t *sdk.ResourceTemplate) string {
-		return fingerprint(struct {
+		return fingerprint.Of(struct {
 			URITemplate, Name, Title, Description, MIMEType string
 		}{t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType})
 	},

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/fingerprint"
 	"github.com/llmkit/toolkit/resource"
 )
 
@@ -195,7 +195,7 @@ func (s *Server) syncSource(ctx context.Context, k toolkit.Kind, ns string) (boo
 			// It leaves the list: let the full run remove it and log why.
 			return false, nil
 		}
-		c := cachedDef{key: key, value: it.Value, def: d, fp: fingerprint(key, d.sdk)}
+		c := cachedDef{key: key, value: it.Value, def: d, fp: fingerprint.Of(d.sdk)}
 		defs[exposed] = c
 		if old[exposed] != (registration{key: key, fp: c.fp}) {
 			adds = append(adds, pending{key, d})
@@ -272,7 +272,7 @@ func (s *Server) syncAll(ctx context.Context, k toolkit.Kind, force bool) error 
 				s.logger.Warn("mcp server: skipping "+k.String(), "key", ni.Key, "error", err)
 				continue
 			}
-			c = cachedDef{key: ni.Key, value: it.Value, def: d, fp: fingerprint(ni.Key, d.sdk)}
+			c = cachedDef{key: ni.Key, value: it.Value, def: d, fp: fingerprint.Of(d.sdk)}
 		}
 		reg := registration{key: ni.Key, fp: c.fp}
 		next[exposed], cache[exposed] = reg, c
@@ -341,15 +341,6 @@ func safely(f func()) (err error) {
 	}()
 	f()
 	return nil
-}
-
-// fingerprint returns a stable text form of v for change detection.
-func fingerprint(key string, v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return key + "\x00!" + err.Error()
-	}
-	return key + "\x00" + string(b)
 }
 
 // valueOf returns the item's value as the kind's interface T.

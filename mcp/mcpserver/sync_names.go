@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/fingerprint"
 )
 
 // nameState is the name policy's view of one kind, kept between
@@ -247,7 +248,7 @@ func (s *Server) syncNames(ctx context.Context, k toolkit.Kind, ns string) bool 
 			s.logger.Warn("mcp server: skipping "+k.String(), "key", key, "error", err)
 			return
 		}
-		c = cachedDef{key: key, value: it.Value, def: d, fp: fingerprint(key, d.sdk)}
+		c = cachedDef{key: key, value: it.Value, def: d, fp: fingerprint.Of(d.sdk)}
 		defs[exposed] = c
 		if regs[exposed] != (registration{key: key, fp: c.fp}) || slices.Contains(removeNames, exposed) {
 			adds = append(adds, pending{key, d})

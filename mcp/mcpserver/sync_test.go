@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/fingerprint"
 )
 
 // mutableConn is a connector whose tools a test changes; each change is
@@ -139,6 +140,9 @@ func TestSyncOneSource(t *testing.T) {
 	others.Store(0)
 	same.Store(0)
 
+	srv.mu.Lock()
+	fpBefore := srv.regs[toolkit.KindTool]["b_t2"].fp
+	srv.mu.Unlock()
 	next := slices.Clone(conns["b"])
 	nt := tool("t2", &changed)
 	nt.(*countedTool).desc = "a new description"
@@ -152,8 +156,11 @@ func TestSyncOneSource(t *testing.T) {
 	srv.mu.Lock()
 	reg := srv.regs[toolkit.KindTool]["b_t2"]
 	srv.mu.Unlock()
-	if reg.key != "b.t2" || !containsString(reg.fp, "a new description") {
-		t.Errorf("b_t2 registered as %+v", reg)
+	srv.syncMu.Lock()
+	def := srv.kinds[toolkit.KindTool].defs["b_t2"].def.sdk.(*sdk.Tool)
+	srv.syncMu.Unlock()
+	if reg.key != "b.t2" || def.Description != "a new description" || reg.fp != fingerprint.Of(def) || reg.fp == fpBefore {
+		t.Errorf("b_t2 registered as %+v (fingerprint before the change %x), definition %+v", reg, fpBefore, def)
 	}
 	if changed.Load() == 0 {
 		t.Error("the changed tool was not described")
@@ -188,15 +195,6 @@ func TestSyncOneSource(t *testing.T) {
 	if n := others.Load() + (same.Load() - before); n != 0 {
 		t.Errorf("an addition and a removal described %d other tools", n)
 	}
-}
-
-func containsString(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }
 
 // TestSyncMatchesFullSync applies random changes to random sources (names
