@@ -51,7 +51,9 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 
 func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
-func newTestVerifier(t *testing.T, iss *oauthtest.Issuer, mod func(*JWTConfig)) (*JWTVerifier, *lockedBuffer, *testClock) {
+func (l *lockedBuffer) Reset() { l.mu.Lock(); defer l.mu.Unlock(); l.b.Reset() }
+
+func newTestVerifier(t testing.TB, iss *oauthtest.Issuer, mod func(*JWTConfig)) (*JWTVerifier, *lockedBuffer, *testClock) {
 	t.Helper()
 	logs := &lockedBuffer{}
 	cfg := JWTConfig{
@@ -177,6 +179,71 @@ func TestJWTVerifier(t *testing.T) {
 	if n := iss.JWKSFetches(); n != 1 {
 		t.Errorf("key set fetched %d times, want 1", n)
 	}
+}
+
+// FuzzJWTVerifier checks that no bearer token makes the verifier panic,
+// fetch the key set more than the rate allows, or log the token, and that
+// a token is accepted only with the header and claims the issuer signed:
+// the signature segment may differ only by the base64 bits it ignores.
+func FuzzJWTVerifier(f *testing.F) {
+	iss := oauthtest.NewIssuer(f)
+	iss.AddKey("other", jose.RS256, false)
+	v, logs, _ := newTestVerifier(f, iss, nil)
+	valid := map[string]bool{}
+	sign := func(tok string, ok bool) {
+		if ok {
+			valid[tok[:strings.LastIndexByte(tok, '.')]] = true
+		}
+		f.Add(tok)
+	}
+	claims := iss.Claims(testAudience, "tools:read")
+	sign(iss.Sign("rsa-1", claims), true)
+	sign(iss.Sign("ec-1", claims), true)
+	sign(iss.Forge("ec-1", "", claims), true)
+	sign(iss.SignTyped("rsa-1", "rsa-1", "JWT", claims), true)
+	sign(iss.SignTyped("rsa-1", "rsa-1", "logout+jwt", claims), false)
+	sign(iss.Forge("other", "rsa-1", claims), false)
+	sign(iss.Sign("other", claims), false)
+	expired := iss.Claims(testAudience)
+	expired["exp"] = time.Now().Add(-time.Hour).Unix()
+	sign(iss.Sign("rsa-1", expired), false)
+	b64 := base64.RawURLEncoding.EncodeToString
+	payload, _ := json.Marshal(claims)
+	f.Add(b64([]byte(`{"alg":"none","kid":"rsa-1"}`)) + "." + b64(payload) + ".")
+	f.Add(b64([]byte(`{"alg":"RS256","kid":"rsa-1","crit":["exp"]}`)) + "." + b64(payload) + ".AAAA")
+	f.Add(b64([]byte(`{"alg":"ES256","kid":"` + strings.Repeat("k", 300) + `"}`)) + "." + b64([]byte(`{"aud":[1,2],"exp":"soon","scp":{"a":1}}`)) + ".AA")
+	f.Add("a.b.c")
+	f.Add("")
+	f.Add("..")
+	f.Add(`{"protected":"e30","payload":"e30","signature":"AA"}`)
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, token string) {
+		logs.Reset()
+		info, err := v.Verify(ctx, token, nil)
+		if err == nil {
+			signed := token
+			if i := strings.LastIndexByte(token, '.'); i >= 0 {
+				signed = token[:i]
+			}
+			if !valid[signed] {
+				t.Fatalf("accepted a token the issuer did not sign as it is: %q", token)
+			}
+			if info.UserID != "user-1" || strings.Join(info.Scopes, " ") != "tools:read" {
+				t.Fatalf("accepted with info %+v", info)
+			}
+		} else if !errors.Is(err, auth.ErrInvalidToken) || err.Error() != auth.ErrInvalidToken.Error() {
+			t.Fatalf("refused with %v, want exactly auth.ErrInvalidToken", err)
+		}
+		if n := iss.JWKSFetches(); n > 2 {
+			t.Fatalf("the key set was fetched %d times, at most twice with the clock stopped", n)
+		}
+		out := logs.String()
+		for _, seg := range strings.Split(token, ".") {
+			if len(seg) >= 32 && strings.Contains(out, seg) {
+				t.Fatalf("a part of the token reached the log: %q", seg)
+			}
+		}
+	})
 }
 
 func TestJWTVerifierScp(t *testing.T) {
