@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -244,4 +246,73 @@ func TestClientAssertionPassThrough(t *testing.T) {
 	if err := c.Validate(jwt.Expected{Issuer: "c", Subject: "c", AnyAudience: jwt.Audience{"http://127.0.0.1/token"}}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FuzzParsePrivateKeyPEM checks that no input makes ParsePrivateKeyPEM
+// panic, that its errors wrap ErrBadParameter, and that a key it returns
+// signs what its public key verifies and makes client assertions (or is
+// refused by them with an error).
+func FuzzParsePrivateKeyPEM(f *testing.F) {
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		f.Fatal(err)
+	}
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		f.Fatal(err)
+	}
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		f.Fatal(err)
+	}
+	block := func(typ string, der []byte) []byte { return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}) }
+	for _, k := range []any{ecKey, rsaKey, edKey} {
+		der, err := x509.MarshalPKCS8PrivateKey(k)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(block("PRIVATE KEY", der))
+		f.Add(block("PRIVATE KEY", der[:len(der)/2]))
+	}
+	sec1, err := x509.MarshalECPrivateKey(ecKey)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(block("EC PRIVATE KEY", sec1))
+	f.Add(block("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(rsaKey)))
+	f.Add(block("RSA PRIVATE KEY", sec1))
+	f.Add(block("CERTIFICATE", []byte{0x30, 0x03, 0x02, 0x01, 0x01}))
+	f.Add([]byte("-----BEGIN PRIVATE KEY-----\n!!!\n-----END PRIVATE KEY-----\n"))
+	f.Add([]byte("not a key"))
+	f.Add([]byte{})
+	digest := sha256.Sum256([]byte("client assertion"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		key, err := ParsePrivateKeyPEM(data)
+		if err != nil {
+			if !errors.Is(err, toolkit.ErrBadParameter) {
+				t.Fatalf("error %v does not wrap ErrBadParameter", err)
+			}
+			return
+		}
+		var ok bool
+		switch pub := key.Public().(type) {
+		case *ecdsa.PublicKey:
+			sig, err := key.Sign(rand.Reader, digest[:], crypto.SHA256)
+			ok = err == nil && ecdsa.VerifyASN1(pub, digest[:], sig)
+		case *rsa.PublicKey:
+			sig, err := key.Sign(rand.Reader, digest[:], crypto.SHA256)
+			ok = err == nil && rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest[:], sig) == nil
+		case ed25519.PublicKey:
+			sig, err := key.Sign(rand.Reader, digest[:], crypto.Hash(0))
+			ok = err == nil && ed25519.Verify(pub, digest[:], sig)
+		default:
+			t.Fatalf("a key of type %T", key)
+		}
+		if !ok {
+			t.Fatalf("the %T it returned does not make signatures its public key verifies", key)
+		}
+		if _, err := newClientAssertion("client", key, ""); err != nil {
+			t.Logf("refused by client assertions: %v", err)
+		}
+	})
 }
