@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -412,7 +413,7 @@ func TestConcurrentChurn(t *testing.T) {
 // FuzzInferNamespace: whatever the URL, the result is a valid,
 // unreserved namespace or an ErrBadParameter.
 func FuzzInferNamespace(f *testing.F) {
-	for _, s := range []string{"http://127.0.0.1:1/mcp", "stdio:npx?arg=-y&arg=%40a%2Fb", "stdio:python?arg=-m", "https://mcp.x.com/", "stdio:///a/b.exe", "x:"} {
+	for _, s := range []string{"http://127.0.0.1:1/mcp", "stdio:npx?arg=-y&arg=%40a%2Fb", "stdio:python?arg=-m", "https://mcp.x.com/", "stdio:///a/b.exe", "x:", "h%zz/mcp?token=query-secret"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -420,6 +421,10 @@ func FuzzInferNamespace(f *testing.F) {
 		if err != nil {
 			if !errors.Is(err, ErrBadParameter) {
 				t.Fatalf("InferNamespace(%q): %v does not wrap ErrBadParameter", s, err)
+			}
+			// The query of a URL may hold a secret: errors never show it.
+			if i := strings.IndexByte(s, '?'); i >= 0 && len(s)-i > 8 && !strings.Contains(s[:i], s[i+1:]) && strings.Contains(err.Error(), s[i+1:]) {
+				t.Fatalf("InferNamespace(%q): %q shows the query", s, err)
 			}
 			return
 		}

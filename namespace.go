@@ -33,7 +33,7 @@ import (
 func InferNamespace(rawURL string) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme == "" {
-		return "", fmt.Errorf("%w: connector URL %q: not an absolute URL", ErrBadParameter, rawURL)
+		return "", fmt.Errorf("%w: connector URL %q: not an absolute URL", ErrBadParameter, RedactURL(rawURL))
 	}
 	if u.Scheme == "stdio" {
 		if ns := stdioNamespace(u); ns != "" {

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/mcp"
 )
 
@@ -206,13 +207,13 @@ func (v *validator) checkURL(s *Server, at func(...any) []any) {
 	}
 	u, err := url.Parse(s.URL)
 	if err != nil {
-		v.fail(fmt.Sprintf("not a URL: %v", err), at("url")...)
+		v.fail(fmt.Sprintf("not a URL: %v", errs.WithoutURL(err)), at("url")...)
 		return
 	}
 	switch u.Scheme {
 	case "http", "https":
 		if u.Host == "" {
-			v.fail(fmt.Sprintf("%q has no host", s.URL), at("url")...)
+			v.fail(fmt.Sprintf("%q has no host", toolkit.RedactURL(s.URL)), at("url")...)
 			return
 		}
 	case mcp.StdioScheme:
@@ -224,7 +225,7 @@ func (v *validator) checkURL(s *Server, at func(...any) []any) {
 			v.fail("headers go with http(s) URLs", at("headers")...)
 		}
 	default:
-		v.fail(fmt.Sprintf("%q: use an http, https or stdio URL, or command", s.URL), at("url")...)
+		v.fail(fmt.Sprintf("%q: use an http, https or stdio URL, or command", toolkit.RedactURL(s.URL)), at("url")...)
 		return
 	}
 	s.endpoint = s.URL

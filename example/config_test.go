@@ -90,6 +90,25 @@ servers:
 
 // TestParseConfigErrors checks that every problem is refused with the
 // file, the line and the field it concerns.
+// TestParseConfigErrorsHideSecrets checks that an unusable server URL is
+// shown without its password and query, where secrets go.
+func TestParseConfigErrorsHideSecrets(t *testing.T) {
+	for _, u := range []string{
+		"https://user:pass-secret@h/m%zzcp?token=query-secret",
+		"https://user:pass-secret@/mcp?token=query-secret",
+		"ftp://user:pass-secret@h/mcp?token=query-secret",
+		"stdio:///c%zzmd?env=KEY%3Dquery-secret",
+	} {
+		_, err := parseConfig("gw.yaml", []byte("servers:\n  - name: a\n    url: "+u+"\n"))
+		if err == nil || !strings.Contains(err.Error(), "gw.yaml:3: servers[0].url: ") {
+			t.Fatalf("%s: %v", u, err)
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: the error shows a secret: %v", u, err)
+		}
+	}
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	t.Setenv("EXAMPLE_TEST_UNSET", "")
 	os.Unsetenv("EXAMPLE_TEST_UNSET")

@@ -45,7 +45,7 @@ func parseEndpoint(raw string) (*endpoint, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: connector URL: %v", errs.ErrBadParameter, err)
+		return nil, fmt.Errorf("%w: connector URL: %v", errs.ErrBadParameter, errs.WithoutURL(err))
 	}
 	switch u.Scheme {
 	case "http", "https":

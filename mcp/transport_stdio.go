@@ -55,7 +55,7 @@ func ParseStdioURL(raw string) (*StdioCommand, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, bad("%v", errs.WithoutURL(err))
 	}
 	if u.User != nil {
 		return nil, bad("user information is not allowed")

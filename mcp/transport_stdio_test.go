@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"path"
 	"runtime"
 	"slices"
 	"strconv"
@@ -83,6 +85,66 @@ func FuzzParseStdioURL(f *testing.F) {
 		again, err := ParseStdioURL(c.String())
 		if err != nil || !sameCommand(again, c) {
 			t.Fatalf("%q: canonical %q parses to %+v, %v; want %+v", s, c.String(), again, err, c)
+		}
+	})
+}
+
+// FuzzParseEndpoint checks that no connector URL makes parseEndpoint
+// panic, that its errors wrap ErrBadParameter, that what it accepts is
+// consistent (an http or https URL with a host, SSE exactly for a path
+// ending in /sse, or a stdio command), and that neither its error nor the
+// URL it shows in logs carries the URL's password or query, where secrets
+// go.
+func FuzzParseEndpoint(f *testing.F) {
+	for _, s := range []string{
+		"http://h/mcp", "https://user:pass-w0rd-secret@h:8443/mcp?token=query-secret-1", "http://h/v1/sse?x=1",
+		"http://h/sse/", "stdio:npx?env=K%3Dquery-secret-2", "ftp://u:pass-w0rd-secret@h/x?k=query-secret-3",
+		"http://h/x#frag?query-secret-4", "stdio:///c%zzmd?env=K%3Dquery-secret-5", "http://[::1]:0/mcp", "http://%zz/", "stdio:", "", "h/mcp",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		var secrets []string
+		if i := strings.IndexAny(raw, "?"); i >= 0 {
+			if q := raw[i+1:]; len(q) >= 8 && !strings.Contains(raw[:i], q) {
+				secrets = append(secrets, q)
+			}
+		}
+		if u, err := url.Parse(raw); err == nil && u.User != nil {
+			if p, ok := u.User.Password(); ok && len(p) >= 8 && strings.Count(raw, p) == 1 {
+				secrets = append(secrets, p)
+			}
+		}
+		ep, err := parseEndpoint(raw)
+		shown := ""
+		if err != nil {
+			if !errors.Is(err, toolkit.ErrBadParameter) {
+				t.Fatalf("%q: error %v does not wrap ErrBadParameter", raw, err)
+			}
+			shown = err.Error()
+		} else {
+			shown = ep.display
+			switch ep.kind {
+			case endpointStdio:
+				if ep.stdio == nil || !strings.HasPrefix(raw, StdioScheme+":") {
+					t.Fatalf("%q: taken for a stdio command: %+v", raw, ep)
+				}
+			case endpointHTTP, endpointSSE:
+				u, err := url.Parse(ep.url)
+				if err != nil || ep.url != raw || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Fragment != "" {
+					t.Fatalf("%q: taken for an HTTP URL: %+v", raw, ep)
+				}
+				if (ep.kind == endpointSSE) != (path.Base(u.Path) == "sse") {
+					t.Fatalf("%q: kind %d for the path %q", raw, ep.kind, u.Path)
+				}
+			default:
+				t.Fatalf("%q: kind %d", raw, ep.kind)
+			}
+		}
+		for _, s := range secrets {
+			if strings.Contains(shown, s) {
+				t.Fatalf("%q: %q shows the secret %q", raw, shown, s)
+			}
 		}
 	})
 }
