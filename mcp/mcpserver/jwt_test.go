@@ -211,7 +211,7 @@ func FuzzJWTVerifier(f *testing.F) {
 	payload, _ := json.Marshal(claims)
 	f.Add(b64([]byte(`{"alg":"none","kid":"rsa-1"}`)) + "." + b64(payload) + ".")
 	f.Add(b64([]byte(`{"alg":"RS256","kid":"rsa-1","crit":["exp"]}`)) + "." + b64(payload) + ".AAAA")
-	f.Add(b64([]byte(`{"alg":"ES256","kid":"` + strings.Repeat("k", 300) + `"}`)) + "." + b64([]byte(`{"aud":[1,2],"exp":"soon","scp":{"a":1}}`)) + ".AA")
+	f.Add(b64([]byte(`{"alg":"ES256","kid":"`+strings.Repeat("k", 300)+`"}`)) + "." + b64([]byte(`{"aud":[1,2],"exp":"soon","scp":{"a":1}}`)) + ".AA")
 	f.Add("a.b.c")
 	f.Add("")
 	f.Add("..")
