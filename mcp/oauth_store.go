@@ -137,10 +137,18 @@ func (s *FileTokenStore) read() (map[string]*StoredToken, error) {
 	if fi.Size() > maxTokenFile {
 		return nil, fmt.Errorf("token file %s is larger than %d bytes", s.path, maxTokenFile)
 	}
-	m := map[string]*StoredToken{}
-	if err := json.NewDecoder(f).Decode(&m); err != nil {
-		// Never quote the file: it holds secrets.
-		return nil, fmt.Errorf("token file %s is not valid JSON", s.path)
+	// An empty file, or null, holds no tokens; anything but one JSON
+	// object is refused (and never quoted: the file holds secrets).
+	var m map[string]*StoredToken
+	dec := json.NewDecoder(f)
+	if err := dec.Decode(&m); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("token file %s is not a JSON object", s.path)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("token file %s is not a JSON object", s.path)
+	}
+	if m == nil {
+		m = map[string]*StoredToken{}
 	}
 	return m, nil
 }

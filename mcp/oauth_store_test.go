@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -224,4 +225,71 @@ func TestIssuerRecorder(t *testing.T) {
 	if got := h.issuerOf(cfg); got != "https://login.example/tenant-7" {
 		t.Errorf("issuer: %q", got)
 	}
+}
+
+// FuzzFileTokenStore checks that no content of the token file makes the
+// store panic or quote the file in an error, that LoadToken returns only
+// a token of the resource asked for, and that SaveToken either refuses the
+// file without touching it or leaves a file (mode 0600) from which its
+// token loads.
+func FuzzFileTokenStore(f *testing.F) {
+	const resource = "https://mcp.example/mcp"
+	saved := func(m map[string]*StoredToken) []byte {
+		b, err := json.Marshal(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return b
+	}
+	tok := &StoredToken{Resource: resource, Issuer: "https://as.example", TokenURL: "https://as.example/token", ClientID: "c", Token: &oauth2.Token{AccessToken: "secret-a"}}
+	f.Add(saved(map[string]*StoredToken{storeKey(tok.Issuer, tok.Resource): tok}))
+	f.Add(saved(map[string]*StoredToken{resource: tok}))
+	f.Add(saved(map[string]*StoredToken{"x": nil, "y": {Resource: resource}}))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"a":{"token":null,"resource":"https://mcp.example/mcp"}}`))
+	f.Add([]byte(`{"https://mcp.example/mcp":{"token":{"access_token":"secret-b"},"saved":"9999-01-01T00:00:00Z"}} trailing`))
+	f.Add([]byte(`{"a":`))
+	f.Add([]byte{})
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "tokens.json")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		quoted := func(err error) bool {
+			q := strings.TrimSpace(string(data))
+			return len(q) >= 8 && strings.Contains(err.Error(), q)
+		}
+		s := NewFileTokenStore(path)
+		got, err := s.LoadToken(ctx, resource)
+		switch {
+		case err != nil && quoted(err):
+			t.Fatalf("LoadToken quotes the file: %v", err)
+		case err == nil && got != nil && (got.Resource != resource || got.Token == nil):
+			t.Fatalf("LoadToken(%q) = %+v", resource, got)
+		}
+		mine := *tok
+		mine.Issuer = "https://fuzz.example"
+		mine.Token = &oauth2.Token{AccessToken: "secret-mine"}
+		if err := s.SaveToken(ctx, &mine); err != nil {
+			if quoted(err) {
+				t.Fatalf("SaveToken quotes the file: %v", err)
+			}
+			if after, rerr := os.ReadFile(path); rerr != nil || !bytes.Equal(after, data) {
+				t.Fatalf("SaveToken failed (%v) and changed the file", err)
+			}
+			return
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("token file after SaveToken: %v, %v", fi, err)
+		}
+		m, err := s.read()
+		if err != nil || m[storeKey(mine.Issuer, resource)] == nil || m[storeKey(mine.Issuer, resource)].Token.AccessToken != "secret-mine" {
+			t.Fatalf("the saved token is not in the file: %v", err)
+		}
+		if got, err := s.LoadToken(ctx, resource); err != nil || got == nil || got.Resource != resource {
+			t.Fatalf("LoadToken after SaveToken = %+v, %v", got, err)
+		}
+	})
 }
