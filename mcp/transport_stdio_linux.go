@@ -58,6 +58,11 @@ func readStat(pid int) (procEntry, bool) {
 	if err != nil {
 		return procEntry{}, false
 	}
+	return parseStat(pid, b)
+}
+
+// parseStat parses the content of /proc/PID/stat.
+func parseStat(pid int, b []byte) (procEntry, bool) {
 	// The command name, in parentheses, may hold anything: fields are
 	// counted from the last ')'.
 	i := bytes.LastIndexByte(b, ')')

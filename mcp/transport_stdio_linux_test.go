@@ -4,6 +4,8 @@ package mcp
 
 import (
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -54,5 +56,36 @@ func TestStdioSetsidHelperKilled(t *testing.T) {
 		_, h2 := helper(t, r)
 		mustNotErr(t, r.stop(t))
 		waitGone(t, h2)
+	})
+}
+
+// FuzzParseStat checks that any command name, however odd (spaces,
+// parentheses, newlines), leaves the fields after it where they are, and
+// that no content of a stat file makes parseStat panic.
+func FuzzParseStat(f *testing.F) {
+	f.Add("node", byte('S'), 1, uint64(12345), "")
+	f.Add("a) R 1 2 3", byte('Z'), 0, uint64(0), "")
+	f.Add("((x))", byte('X'), -1, uint64(1<<63), "")
+	f.Add("sp ace\nnl", byte('R'), 99999, uint64(7), "garbage ) 1")
+	f.Fuzz(func(t *testing.T, comm string, state byte, ppid int, start uint64, raw string) {
+		// Any bytes at all: no panic, and a parent and start time only
+		// from a line with enough fields.
+		if e, ok := parseStat(7, []byte(raw)); ok && e.pid != 7 {
+			t.Fatalf("parseStat(%q) = %+v", raw, e)
+		}
+		if !('A' <= state && state <= 'Z' || 'a' <= state && state <= 'z') || ppid < 0 { // the kernel's states are letters
+			return
+		}
+		fields := []string{string(state), strconv.Itoa(ppid)}
+		for i := 5; i < 22; i++ {
+			fields = append(fields, strconv.Itoa(i))
+		}
+		fields = append(fields, strconv.FormatUint(start, 10), "0", "0")
+		line := "42 (" + comm + ") " + strings.Join(fields, " ") + "\n"
+		e, ok := parseStat(42, []byte(line))
+		want := procEntry{pid: 42, ppid: ppid, start: start, zombie: state == 'Z' || state == 'X'}
+		if !ok || e != want {
+			t.Fatalf("parseStat(%q) = %+v, %v; want %+v", line, e, ok, want)
+		}
 	})
 }
