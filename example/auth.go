@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -190,13 +188,9 @@ func (v *validator) checkBearer(b *BearerAuth) {
 		if !ok {
 			v.fail(fmt.Sprintf("environment variable %s is not set", b.TokensEnv), at("tokens_env")...)
 		}
-		for i, tok := range strings.FieldsFunc(val, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' }) {
-			if msg := badToken(tok); msg != "" {
-				v.fail(fmt.Sprintf("token %d of %s %s", i+1, b.TokensEnv, msg), at("tokens_env")...)
-				continue
-			}
-			b.tokens = append(b.tokens, sha256.Sum256([]byte(tok)))
-		}
+		b.tokens = append(b.tokens, envTokens(val, func(i int, msg string) {
+			v.fail(fmt.Sprintf("token %d of %s %s", i, b.TokensEnv, msg), at("tokens_env")...)
+		})...)
 	}
 	if b.TokensFile != "" {
 		b.TokensFile = v.abs(b.TokensFile)
@@ -204,23 +198,47 @@ func (v *validator) checkBearer(b *BearerAuth) {
 		if err != nil {
 			v.fail(err.Error(), at("tokens_file")...)
 		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, maxTokensFile)
-		for line := 1; sc.Scan(); line++ {
-			tok := strings.TrimSpace(sc.Text())
-			if tok == "" || strings.HasPrefix(tok, "#") {
-				continue
-			}
-			if msg := badToken(tok); msg != "" {
-				v.fail(fmt.Sprintf("the token at %s:%d %s", b.TokensFile, line, msg), at("tokens_file")...)
-				continue
-			}
-			b.tokens = append(b.tokens, sha256.Sum256([]byte(tok)))
-		}
+		b.tokens = append(b.tokens, fileTokens(data, func(line int, msg string) {
+			v.fail(fmt.Sprintf("the token at %s:%d %s", b.TokensFile, line, msg), at("tokens_file")...)
+		})...)
 	}
 	if len(b.tokens) == 0 && len(v.errs) == before {
 		v.fail("no token found", "auth", "bearer")
 	}
+}
+
+// envTokens returns the hashes of the tokens of an environment variable's
+// value (separated by commas or white space), and calls bad with the
+// position (from 1) and the problem of each unusable one.
+func envTokens(val string, bad func(i int, msg string)) []tokenHash {
+	var out []tokenHash
+	for i, tok := range strings.FieldsFunc(val, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' }) {
+		if msg := badToken(tok); msg != "" {
+			bad(i+1, msg)
+			continue
+		}
+		out = append(out, sha256.Sum256([]byte(tok)))
+	}
+	return out
+}
+
+// fileTokens returns the hashes of the tokens of a tokens file (one a
+// line; blank lines and lines that start with # are skipped), and calls
+// bad with the line number and the problem of each unusable one.
+func fileTokens(data []byte, bad func(line int, msg string)) []tokenHash {
+	var out []tokenHash
+	for i, line := range strings.Split(string(data), "\n") {
+		tok := strings.TrimSpace(line)
+		if tok == "" || strings.HasPrefix(tok, "#") {
+			continue
+		}
+		if msg := badToken(tok); msg != "" {
+			bad(i+1, msg)
+			continue
+		}
+		out = append(out, sha256.Sum256([]byte(tok)))
+	}
+	return out
 }
 
 // badToken says what is wrong with a token, without quoting it.

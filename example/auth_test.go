@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -280,4 +281,62 @@ func TestReloadAuth(t *testing.T) {
 	if out := logs.String(); !strings.Contains(out, `needs a restart; ignored" field=auth.jwt`) || !strings.Contains(out, "bearer tokens reloaded") {
 		t.Errorf("log: %s", out)
 	}
+}
+
+// FuzzTokens checks the two forms bearer tokens are given in: every entry
+// is either a usable token, whose hash is kept, or refused with a message
+// that does not quote it; nothing else is kept, and nothing panics.
+func FuzzTokens(f *testing.F) {
+	f.Add("0123456789abcdef0123\n# a comment\n\n  tok-with.allowed~chars+/==  \r\nshort\nhas space inside it\n")
+	f.Add("a,b , 0123456789abcdef0123,\t0123456789ABCDEF0123=\n")
+	f.Add("#only a comment")
+	f.Add("")
+	f.Add("\x00\xff0123456789abcdef\n=====================\n")
+	f.Fuzz(func(t *testing.T, data string) {
+		check := func(form string, entries []string, got []tokenHash, refused map[int]string) {
+			var want []tokenHash
+			for i, e := range entries {
+				if msg, ok := refused[i+1]; ok {
+					if badToken(e) == "" || len(e) >= 8 && strings.Contains(msg, e) {
+						t.Fatalf("%s: entry %d %q refused with %q", form, i+1, e, msg)
+					}
+					continue
+				}
+				if badToken(e) != "" {
+					t.Fatalf("%s: unusable entry %d %q neither kept nor refused", form, i+1, e)
+				}
+				want = append(want, sha256.Sum256([]byte(e)))
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: kept %d tokens, want %d", form, len(got), len(want))
+			}
+		}
+		refused := map[int]string{}
+		got := envTokens(data, func(i int, msg string) { refused[i] = msg })
+		check("environment", strings.FieldsFunc(data, func(r rune) bool { return strings.ContainsRune(", \t\n\r", r) }), got, refused)
+
+		// A file's entries are its lines; blank and comment lines count
+		// for numbering but are never entries.
+		var lines []string
+		lineOf := map[int]int{} // entry index → line number
+		for n, l := range strings.Split(data, "\n") {
+			if tok := strings.TrimSpace(l); tok != "" && !strings.HasPrefix(tok, "#") {
+				lineOf[len(lines)] = n + 1
+				lines = append(lines, tok)
+			}
+		}
+		byLine := map[int]string{}
+		got = fileTokens([]byte(data), func(line int, msg string) { byLine[line] = msg })
+		refused = map[int]string{}
+		for i := range lines {
+			if msg, ok := byLine[lineOf[i]]; ok {
+				refused[i+1] = msg
+				delete(byLine, lineOf[i])
+			}
+		}
+		if len(byLine) > 0 {
+			t.Fatalf("file: lines refused that hold no entry: %v", byLine)
+		}
+		check("file", lines, got, refused)
+	})
 }
