@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -748,5 +750,42 @@ func TestGatewaySSE(t *testing.T) {
 	}
 	if names := promptNames(t, connectGateway(t, g)); !slices.Equal(names, []string{"greet"}) {
 		t.Fatalf("prompts over streamable HTTP = %v", names)
+	}
+}
+
+// TestGatewayLogsNoSecrets checks that the secrets a configuration may put
+// in an upstream's URL (its query, its password) or in a command's
+// environment never reach the log, even at debug level, nor /healthz.
+func TestGatewayLogsNoSecrets(t *testing.T) {
+	calc := startCalc(t)
+	u, err := url.Parse(calc.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword("gw", "pass-secret-1")
+	u.RawQuery = "token=query-secret-2"
+	config := writeConfig(t, t.TempDir(), fmt.Sprintf(`
+listen: 127.0.0.1:0
+servers:
+  - name: local
+    command: [%q, mcp-server]
+    env: {GW_TEST_API_KEY: env-secret-3}
+  - name: calc
+    url: %s
+`, exampleProgram(t), u))
+	g := startGateway(t, config)
+	g.waitLog(t, 0, upstreamReady("local"))
+	g.waitLog(t, 0, upstreamReady("calc"))
+	_, health := g.rawHealth(t)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range g.records {
+		b, _ := json.Marshal(r)
+		if bytes.Contains(b, []byte("-secret-")) {
+			t.Errorf("a secret reached the log: %s", b)
+		}
+	}
+	if strings.Contains(health, "-secret-") {
+		t.Errorf("a secret reached /healthz: %s", health)
 	}
 }
