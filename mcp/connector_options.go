@@ -81,9 +81,10 @@ type options struct {
 	// kickFloor is the least time between a failed attempt and the next
 	// one that a waiting call may bring forward.
 	kickFloor time.Duration
-	// maxItems is the most items of one kind kept from a server
-	// (maxListItems but in tests).
-	maxItems int
+	// maxItems is the most items of one kind kept from a server, and
+	// maxListBytes the most bytes of their definitions (maxListItems and
+	// maxListBytes but in tests).
+	maxItems, maxListBytes int
 }
 
 func defaultOptions() options {
@@ -99,6 +100,7 @@ func defaultOptions() options {
 		logLevel:         DefaultLogLevel,
 		kickFloor:        time.Second,
 		maxItems:         maxListItems,
+		maxListBytes:     maxListBytes,
 	}
 }
 

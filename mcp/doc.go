@@ -87,8 +87,9 @@
 // them (letters, digits, '_', '-', '.', up to 128 bytes); items with other
 // names, and later items that repeat a name (or a resource URI), are
 // skipped with one log line per page naming up to five of them. At most
-// 100,000 items of one kind are kept: the connector stops paging once the
-// server has sent that many. A tool whose input schema is not a
+// 100,000 items of one kind, and 64 MiB of their definitions (as JSON), are
+// kept: the connector stops paging once the server has sent that many. A
+// tool whose input schema is not a
 // valid JSON Schema describing an object is kept, but its InputSchema and
 // Run report an error wrapping toolkit.ErrSchema that names the tool. An
 // invalid output schema is dropped with a log line.

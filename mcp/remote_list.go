@@ -21,9 +21,10 @@ import (
 
 // Limits on what one server may list.
 const (
-	maxListItems = 100_000 // items of one kind
-	maxListPages = 10_000  // pages of one list
-	maxURILength = 8 << 10 // bytes of a resource URI
+	maxListItems = 100_000  // items of one kind
+	maxListBytes = 64 << 20 // bytes of the definitions of one kind (their JSON)
+	maxListPages = 10_000   // pages of one list
+	maxURILength = 8 << 10  // bytes of a resource URI
 )
 
 // catalog is an immutable snapshot of a server's items.
@@ -78,8 +79,9 @@ type kindSpec[D, I any] struct {
 	// unusable, why.
 	key func(d *D) (key, invalid string)
 	// fingerprint hashes the fields of the definition that matter to the
-	// item's users: an item whose fingerprint did not change is kept.
-	fingerprint func(d *D) string
+	// item's users (an item whose fingerprint did not change is kept), and
+	// measures them (fingerprint.Sized).
+	fingerprint func(d *D) (fp string, size int)
 	// build makes the item, a [listedItem]; an error skips it.
 	build func(c *Connector, d *D, fp string) (I, error)
 	// optional: a server that answers the listing with an error (an older
@@ -120,8 +122,9 @@ const maxSkipExamples = 5
 // listKind lists every item of one kind, page by page: it refuses loops
 // and endless lists, skips items whose key is invalid or repeats an
 // earlier one (with one warning per page, not per item), stops fetching
-// once the server sent maxListItems items, and keeps the items of prev whose fingerprint did
-// not change. It returns the items and their fingerprints by key.
+// once the server sent maxListItems items or definitions of maxListBytes,
+// and keeps the items of prev whose fingerprint did not change. It returns
+// the items and their fingerprints by key.
 func listKind[D, I any](ctx context.Context, c *Connector, l *live, k *kindSpec[D, I], prev []I) ([]I, map[string]string, error) {
 	type known struct {
 		it I
@@ -139,7 +142,7 @@ func listKind[D, I any](ctx context.Context, c *Connector, l *live, k *kindSpec[
 	// Cursors already followed, by hash: a server's cursors may be long.
 	seed := maphash.MakeSeed()
 	seen := map[uint64]bool{}
-	received := 0
+	received, kept := 0, 0 // items received, bytes of definitions kept
 	cursor := ""
 	for page := 1; ; page++ {
 		defs, next, err := k.page(ctx, l.sess, cursor)
@@ -181,7 +184,12 @@ func listKind[D, I any](ctx context.Context, c *Connector, l *live, k *kindSpec[
 				skip(key, "repeats an earlier one")
 				continue
 			}
-			fp := k.fingerprint(d)
+			fp, size := k.fingerprint(d)
+			if kept+size > c.o.maxListBytes {
+				full = true
+				break
+			}
+			kept += size
 			if o, ok := old[key]; ok && o.fp == fp {
 				fps[key] = fp
 				out = append(out, o.it)
@@ -199,7 +207,7 @@ func listKind[D, I any](ctx context.Context, c *Connector, l *live, k *kindSpec[
 			c.logger.Warn("skipping remote items", "kind", k.one, "page", page, "skipped", skipped, "examples", strings.Join(examples, "; "))
 		}
 		if full || (received >= c.o.maxItems && next != "") {
-			c.logger.Warn("the server lists too many items; keeping the first ones", "kind", k.one, "limit", c.o.maxItems)
+			c.logger.Warn("the server lists more than a connector keeps; keeping the first ones", "kind", k.one, "limit", c.o.maxItems, "limit_bytes", c.o.maxListBytes)
 			return out, fps, nil
 		}
 		if next == "" {
@@ -248,9 +256,9 @@ var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
 		return out, res.NextCursor, nil
 	},
 	key: func(t *listedTool) (string, string) { return t.def.Name, invalidName(t.def.Name) },
-	fingerprint: func(lt *listedTool) string {
+	fingerprint: func(lt *listedTool) (string, int) {
 		t := lt.def
-		return fingerprint.Of(struct {
+		return fingerprint.Sized(struct {
 			Name, Title, Description string
 			In, Out                  any
 			Ann                      *sdk.ToolAnnotations
@@ -268,8 +276,8 @@ var promptSpec = &kindSpec[sdk.Prompt, toolkit.Prompt]{
 		func(cursor string) *sdk.ListPromptsParams { return &sdk.ListPromptsParams{Cursor: cursor} },
 		func(r *sdk.ListPromptsResult) ([]*sdk.Prompt, string) { return r.Prompts, r.NextCursor }),
 	key: func(p *sdk.Prompt) (string, string) { return p.Name, invalidName(p.Name) },
-	fingerprint: func(p *sdk.Prompt) string {
-		return fingerprint.Of(struct {
+	fingerprint: func(p *sdk.Prompt) (string, int) {
+		return fingerprint.Sized(struct {
 			Name, Title, Description string
 			Args                     []*sdk.PromptArgument
 		}{p.Name, p.Title, p.Description, p.Arguments})
@@ -288,8 +296,8 @@ var resourceSpec = &kindSpec[sdk.Resource, toolkit.Resource]{
 		}
 		return r.URI, ""
 	},
-	fingerprint: func(r *sdk.Resource) string {
-		return fingerprint.Of(struct {
+	fingerprint: func(r *sdk.Resource) (string, int) {
+		return fingerprint.Sized(struct {
 			URI, Name, Title, Description, MIMEType string
 		}{r.URI, r.Name, r.Title, r.Description, r.MIMEType})
 	},
@@ -312,8 +320,8 @@ var templateSpec = &kindSpec[sdk.ResourceTemplate, toolkit.ResourceTemplate]{
 			return r.ResourceTemplates, r.NextCursor
 		}),
 	key: func(t *sdk.ResourceTemplate) (string, string) { return t.URITemplate, "" },
-	fingerprint: func(t *sdk.ResourceTemplate) string {
-		return fingerprint.Of(struct {
+	fingerprint: func(t *sdk.ResourceTemplate) (string, int) {
+		return fingerprint.Sized(struct {
 			URITemplate, Name, Title, Description, MIMEType string
 		}{t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType})
 	},

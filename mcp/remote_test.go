@@ -231,6 +231,43 @@ func TestMessageLimit(t *testing.T) {
 	}
 }
 
+// A server whose pagination never ends, with one large tool a page: listing
+// stops once the definitions kept would pass the byte limit, so a hostile
+// server cannot make a connector hold unbounded memory with few items.
+func TestListingStopsAtByteCap(t *testing.T) {
+	leakCheck(t)
+	const limit = 1 << 20
+	desc := strings.Repeat("d", 100_000)
+	var pages atomic.Int64
+	raw := &testserver.Raw{Handle: func(req testserver.RawRequest) [][]byte {
+		switch req.Method {
+		case "initialize":
+			return [][]byte{testserver.Initialize(req, "bulky")}
+		case "tools/list":
+			n := pages.Add(1)
+			tool := map[string]any{"name": fmt.Sprintf("t%d", n), "description": desc, "inputSchema": map[string]any{"type": "object"}}
+			return [][]byte{testserver.Result(req, map[string]any{"tools": []any{tool}, "nextCursor": fmt.Sprint(n)})}
+		case "prompts/list", "resources/list", "resources/templates/list":
+			return [][]byte{testserver.Result(req, map[string]any{})}
+		}
+		if len(req.ID) > 0 {
+			return [][]byte{testserver.MethodNotFound(req)}
+		}
+		return nil
+	}}
+	t.Cleanup(raw.Close)
+	logs := newLogCapture()
+	r := start(t, "memory://bulky", false, OptDialer(raw.Dial), OptLogger(slogNew(logs)),
+		func(o *options) error { o.maxListBytes = limit; return nil })
+	// Ten tools of about 100 KB fit in 1 MiB; the eleventh does not.
+	tools, _ := r.ListTools(context.Background())
+	if len(tools) != 10 || pages.Load() != 11 {
+		t.Errorf("%d tools kept from %d pages, want 10 from 11", len(tools), pages.Load())
+	}
+	logs.waitFor(t, "more than a connector keeps", fmt.Sprintf("limit_bytes=%d", limit))
+	mustNotErr(t, r.stop(t))
+}
+
 // A server whose pagination never ends, with an invalid name on every
 // page: listing stops once the item limit is reached (not at the page
 // limit), keeps the first items, and logs one warning a page, not one an
@@ -279,6 +316,6 @@ func TestEndlessPaginationStopsAtCap(t *testing.T) {
 	if int64(warnings) != pages.Load() {
 		t.Errorf("%d warnings for %d pages", warnings, pages.Load())
 	}
-	logs.waitFor(t, "too many items", "limit=1000")
+	logs.waitFor(t, "more than a connector keeps", "limit=1000")
 	mustNotErr(t, r.stop(t))
 }

@@ -14,10 +14,17 @@ import (
 // that does not marshal is digested by its type and error, so it still has
 // a fingerprint, which changes when the error does.
 func Of(v any) string {
+	fp, _ := Sized(v)
+	return fp
+}
+
+// Sized returns Of(v) and the size of v's JSON form, which measures how
+// much a definition holds.
+func Sized(v any) (fp string, size int) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		b = fmt.Appendf(nil, "unmarshalable %T: %v", v, err)
 	}
 	sum := sha256.Sum256(b)
-	return string(sum[:])
+	return string(sum[:]), len(b)
 }
