@@ -55,6 +55,6 @@
 // from Go functions, the structured-output tool), prompt (markdown prompts
 // with YAML front matter), resource (Resource and its constructors), store
 // (a directory-backed "user" namespace), mcp (a connector for remote MCP
-// servers and a server that exposes any Toolkit over MCP) and model (names,
-// tool definitions and dispatch for model providers).
+// servers), mcp/mcpserver (a server that exposes any Toolkit over MCP) and
+// model (names, tool definitions and dispatch for model providers).
 package toolkit
