@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp/bridge"
+	"github.com/llmkit/toolkit/resource"
 )
 
 // Server exposes a Toolkit to MCP clients: over stdio (Run, ServeStdio) and
@@ -41,14 +42,16 @@ type Server struct {
 	// order reads try them (see readTemplated).
 	tmplRoutes []templateRoute
 	// static holds the URI templates of WithResourceTemplate, which toolkit
-	// templates never replace.
-	static map[string]bool
+	// templates never replace, parsed (nil: not parsed by package
+	// resource, taken to match any URI).
+	static map[string]*resource.URITemplate
 
 	unfollow func() // ends the server's subscription to the toolkit
 
-	startup *startupGate // WithStartupWait; nil without it
-	unmeter func()       // unregisters WithMeterProvider's instruments
-	calls   *callTracker // calls.go
+	startup *startupGate  // WithStartupWait; nil without it
+	unmeter func()        // unregisters WithMeterProvider's instruments
+	calls   *callTracker  // calls.go
+	subs    subscriptions // what each session follows (subscriptions.go)
 }
 
 // New returns a server that exposes tk. impl names the server to
@@ -79,7 +82,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		tk:     tk,
 		cfg:    cfg,
 		logger: logger,
-		static: map[string]bool{},
+		static: map[string]*resource.URITemplate{},
 	}
 	for k := range toolkit.NumKinds {
 		s.namers[k] = newNamer(kinds[k].uris, cfg.qualify, cfg.sep)
@@ -107,7 +110,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		if err := safely(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
 			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)
 		}
-		s.static[t.tmpl.URITemplate] = true
+		s.static[t.tmpl.URITemplate], _ = resource.ParseURITemplate(t.tmpl.URITemplate)
 	}
 	if mp := cfg.gateway.meters; mp != nil {
 		unmeter, err := s.recordMetrics(mp)
@@ -270,18 +273,55 @@ func sdkTemplate(exposed string, t toolkit.ResourceTemplate) (st *sdk.ResourceTe
 // bridge.Subscriber (a connector's resources are: a gateway subscribes upstream to
 // what its clients follow). Other resources report their updates through
 // toolkit events anyway.
+//
+// Only URIs the server can read may be followed (a resource's, or one a
+// template matches), and a session may follow maxSubscriptions of them at
+// most: a client cannot make the server hold what it likes.
 func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
-	if sub := s.subscriber(ctx, req.Params.URI); sub != nil {
-		return sub.Subscribe(ctx)
+	uri := req.Params.URI
+	if !s.readable(uri) {
+		return sdk.ResourceNotFoundError(uri)
+	}
+	if err := s.subs.add(req.Session, uri); err != nil {
+		return err
+	}
+	if sub := s.subscriber(ctx, uri); sub != nil {
+		if err := sub.Subscribe(ctx); err != nil {
+			s.subs.remove(req.Session, uri)
+			return err
+		}
 	}
 	return nil
 }
 
 func (s *Server) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) error {
+	s.subs.remove(req.Session, req.Params.URI)
 	if sub := s.subscriber(ctx, req.Params.URI); sub != nil {
 		return sub.Unsubscribe(ctx)
 	}
 	return nil
+}
+
+// readable reports whether uri is a resource the server exposes or a URI
+// one of its templates matches.
+func (s *Server) readable(uri string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.regs[toolkit.KindResource][uri]; ok {
+		return true
+	}
+	if _, _, ok := routeOf(s.tmplRoutes, uri); ok {
+		return true
+	}
+	for _, t := range s.static {
+		if t == nil {
+			return true
+		}
+		if _, ok := t.Match(uri); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // subscriber returns the bridge.Subscriber behind an exposed resource URI, or nil.

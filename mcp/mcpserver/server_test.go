@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -352,6 +353,54 @@ func TestServerResourceUpdated(t *testing.T) {
 	f.srv.onEvent(ev) // as the toolkit would deliver it
 	if uri := <-n.updates; uri != "file:///w" {
 		t.Errorf("updated %q", uri)
+	}
+}
+
+// TestServerSubscriptionsBounded checks that a client may follow only
+// resources the server can read (a resource's URI, one a toolkit template
+// or a WithResourceTemplate matches), and at most maxSubscriptions of
+// them a session; an unsubscription makes room again. The goroutine that
+// forgets a session's subscriptions ends with the session (leakCheck).
+func TestServerSubscriptionsBounded(t *testing.T) {
+	leakCheck(t)
+	static := &sdk.ResourceTemplate{URITemplate: "static://{x}", Name: "static"}
+	f := newFixture(t, []toolkit.Option{
+		toolkit.WithResource(&staticResource{uri: "file:///w", name: "w", typ: "text/plain"}),
+		toolkit.WithResourceTemplate(testTemplate(t, "items://item/{id}", "items")),
+	}, WithResourceTemplate(static, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return nil, errors.New("unused")
+	}))
+	cs := f.connectVersion(t, nil, "2025-11-25")
+	ctx := context.Background()
+	for _, uri := range []string{"file:///w", "items://item/7", "static://x"} {
+		if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+			t.Errorf("subscribe to %s: %v", uri, err)
+		}
+	}
+	var we *jsonrpc.Error
+	for _, uri := range []string{"file:///nowhere", "items://other/7", ""} {
+		err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri})
+		if !errors.As(err, &we) || we.Code != sdk.CodeResourceNotFound {
+			t.Errorf("subscribe to %q: %v, want resource not found", uri, err)
+		}
+	}
+	for i := 3; i < maxSubscriptions; i++ {
+		if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: fmt.Sprintf("items://item/n%d", i)}); err != nil {
+			t.Fatalf("subscription %d: %v", i+1, err)
+		}
+	}
+	err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "items://item/one-too-many"})
+	if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("subscription past the limit: %v", err)
+	}
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "file:///w"}); err != nil {
+		t.Errorf("subscribing again to a followed resource at the limit: %v", err)
+	}
+	if err := cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "items://item/7"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "items://item/one-too-many"}); err != nil {
+		t.Errorf("subscription after an unsubscription: %v", err)
 	}
 }
 

@@ -398,7 +398,7 @@ func defineTemplate(s *Server, exposed string, it toolkit.Item) (definition, err
 	if err != nil {
 		return definition{}, err
 	}
-	if s.static[exposed] {
+	if _, ok := s.static[exposed]; ok {
 		return definition{}, fmt.Errorf("%w: WithResourceTemplate registered the same URI template", toolkit.ErrConflict)
 	}
 	tmpl, err := resource.ParseURITemplate(it.URI)
