@@ -35,7 +35,10 @@
 // at once ([WithMaxSessionCalls]), on every transport; a call beyond that
 // is refused at once with a JSON-RPC error of code [CodeTooManyCalls] (not
 // queued: a JSON-RPC batch of thousands of calls gets thousands of quick
-// refusals, not thousands of running calls).
+// refusals, not thousands of running calls). A session may follow
+// (resources/subscribe) only resources the server can read, a resource's
+// URI or one a template matches (else the answer is the error -32002,
+// resource not found), and 1,024 of them at most.
 //
 // A call's context ends when the client cancels it (notifications/cancelled),
 // when the client ends its session (HTTP DELETE, which returns without
