@@ -231,22 +231,18 @@ func TestMessageLimit(t *testing.T) {
 	}
 }
 
-// A server whose pagination never ends, with one large tool a page: listing
-// stops once the definitions kept would pass the byte limit, so a hostile
-// server cannot make a connector hold unbounded memory with few items.
-func TestListingStopsAtByteCap(t *testing.T) {
-	leakCheck(t)
-	const limit = 1 << 20
-	desc := strings.Repeat("d", 100_000)
-	var pages atomic.Int64
+// endlessTools returns a server whose tools/list never ends: page n holds
+// tools(n) and a cursor to page n+1. The counter counts the pages served.
+func endlessTools(t *testing.T, tools func(n int64) []any) (*testserver.Raw, *atomic.Int64) {
+	t.Helper()
+	pages := &atomic.Int64{}
 	raw := &testserver.Raw{Handle: func(req testserver.RawRequest) [][]byte {
 		switch req.Method {
 		case "initialize":
-			return [][]byte{testserver.Initialize(req, "bulky")}
+			return [][]byte{testserver.Initialize(req, "endless")}
 		case "tools/list":
 			n := pages.Add(1)
-			tool := map[string]any{"name": fmt.Sprintf("t%d", n), "description": desc, "inputSchema": map[string]any{"type": "object"}}
-			return [][]byte{testserver.Result(req, map[string]any{"tools": []any{tool}, "nextCursor": fmt.Sprint(n)})}
+			return [][]byte{testserver.Result(req, map[string]any{"tools": tools(n), "nextCursor": fmt.Sprint(n)})}
 		case "prompts/list", "resources/list", "resources/templates/list":
 			return [][]byte{testserver.Result(req, map[string]any{})}
 		}
@@ -256,6 +252,19 @@ func TestListingStopsAtByteCap(t *testing.T) {
 		return nil
 	}}
 	t.Cleanup(raw.Close)
+	return raw, pages
+}
+
+// A server whose pagination never ends, with one large tool a page: listing
+// stops once the definitions kept would pass the byte limit, so a hostile
+// server cannot make a connector hold unbounded memory with few items.
+func TestListingStopsAtByteCap(t *testing.T) {
+	leakCheck(t)
+	const limit = 1 << 20
+	desc := strings.Repeat("d", 100_000)
+	raw, pages := endlessTools(t, func(n int64) []any {
+		return []any{map[string]any{"name": fmt.Sprintf("t%d", n), "description": desc, "inputSchema": map[string]any{"type": "object"}}}
+	})
 	logs := newLogCapture()
 	r := start(t, "memory://bulky", false, OptDialer(raw.Dial), OptLogger(slogNew(logs)),
 		func(o *options) error { o.maxListBytes = limit; return nil })
@@ -275,27 +284,13 @@ func TestListingStopsAtByteCap(t *testing.T) {
 func TestEndlessPaginationStopsAtCap(t *testing.T) {
 	leakCheck(t)
 	const perPage, limit = 100, 1000
-	var pages atomic.Int64
-	raw := &testserver.Raw{Handle: func(req testserver.RawRequest) [][]byte {
-		switch req.Method {
-		case "initialize":
-			return [][]byte{testserver.Initialize(req, "endless")}
-		case "tools/list":
-			n := pages.Add(1)
-			tools := []any{map[string]any{"name": "bad name", "inputSchema": map[string]any{"type": "object"}}}
-			for i := range perPage {
-				tools = append(tools, map[string]any{"name": fmt.Sprintf("t%d_%d", n, i), "inputSchema": map[string]any{"type": "object"}})
-			}
-			return [][]byte{testserver.Result(req, map[string]any{"tools": tools, "nextCursor": fmt.Sprint(n)})}
-		case "prompts/list", "resources/list", "resources/templates/list":
-			return [][]byte{testserver.Result(req, map[string]any{})}
+	raw, pages := endlessTools(t, func(n int64) []any {
+		tools := []any{map[string]any{"name": "bad name", "inputSchema": map[string]any{"type": "object"}}}
+		for i := range perPage {
+			tools = append(tools, map[string]any{"name": fmt.Sprintf("t%d_%d", n, i), "inputSchema": map[string]any{"type": "object"}})
 		}
-		if len(req.ID) > 0 {
-			return [][]byte{testserver.MethodNotFound(req)}
-		}
-		return nil
-	}}
-	t.Cleanup(raw.Close)
+		return tools
+	})
 	logs := newLogCapture()
 	r := start(t, "memory://endless", false, OptDialer(raw.Dial), OptLogger(slogNew(logs)),
 		func(o *options) error { o.maxItems = limit; return nil })
