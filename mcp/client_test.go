@@ -272,3 +272,59 @@ func TestRunInvalidJSONNotSent(t *testing.T) {
 	}
 	mustNotErr(t, r.stop(t))
 }
+
+// progressRecorder is a caller's session that records the progress values
+// it is given.
+type progressRecorder struct {
+	*testSession
+	mu     sync.Mutex
+	values []float64
+}
+
+func (s *progressRecorder) Progress(p, _ float64, _ ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.values = append(s.values, p)
+	return nil
+}
+
+// TestProgressFloodBounded checks that a server flooding a call with
+// progress, some of it going backwards, reaches the caller as a strictly
+// increasing series of at most progressBurst values while the clock
+// stands still.
+func TestProgressFloodBounded(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	s.AddTool(mustTool("flood"), func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		for i := 1; i <= 3*progressBurst; i++ {
+			v := float64(i)
+			if i%10 == 0 {
+				v = float64(i - 5) // going backwards
+			}
+			if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: v}); err != nil {
+				return nil, err
+			}
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
+	})
+	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
+	now := time.Now()
+	r := start(t, h.URL, false, func(o *options) error { o.now = func() time.Time { return now }; return nil })
+	rec := &progressRecorder{testSession: newTestSession("caller")}
+	_, err := call(t, toolkit.ContextWithSession(context.Background(), rec), r.Connector, "flood", `{}`)
+	mustNotErr(t, err)
+	// The connector reads the notifications before the result on its own
+	// transports: all were handled when the call returned.
+	rec.mu.Lock()
+	got := slices.Clone(rec.values)
+	rec.mu.Unlock()
+	if len(got) != progressBurst || got[0] != 1 {
+		t.Errorf("%d progress values passed on, starting with %v; want %d from 1", len(got), got[:min(len(got), 1)], progressBurst)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] <= got[i-1] {
+			t.Fatalf("progress went from %v to %v", got[i-1], got[i])
+		}
+	}
+	mustNotErr(t, r.stop(t))
+}

@@ -61,7 +61,7 @@ type Connector struct {
 	subs  map[string]int
 
 	// noteLogs rate-limits the log notifications of the server.
-	noteLogs *logLimiter
+	noteLogs *rateLimiter
 
 	// dials counts connection attempts.
 	dials atomic.Int64

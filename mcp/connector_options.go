@@ -85,6 +85,8 @@ type options struct {
 	// maxListBytes the most bytes of their definitions (maxListItems and
 	// maxListBytes but in tests).
 	maxItems, maxListBytes int
+	// now is the clock of the rate limits (nil: time.Now) but in tests.
+	now func() time.Time
 }
 
 func defaultOptions() options {

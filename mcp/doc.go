@@ -171,7 +171,9 @@
 // sent.
 //
 // Progress notifications reach the caller's
-// toolkit.SessionFromContext(ctx).Progress while its call is in flight, and
+// toolkit.SessionFromContext(ctx).Progress while its call is in flight
+// (only values that increase, as the protocol requires, and at most 100 at
+// once then 10 a second a call, so a server cannot flood the caller), and
 // log messages of the server (rate-limited and cut like stderr lines)
 // reach that session's logger: over streamable
 // HTTP those that come on the call's own response stream, otherwise while

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -39,6 +40,18 @@ type inflight struct {
 	// its notifications/cancelled went out.
 	quiet     chan struct{}
 	quietOnce sync.Once
+
+	progress atomic.Pointer[progressGate] // made by the first notification
+}
+
+// progressGate returns the gate of the call's progress notifications; now
+// is the limiter's clock (nil: time.Now).
+func (in *inflight) progressGate(now func() time.Time) *progressGate {
+	if g := in.progress.Load(); g != nil {
+		return g
+	}
+	in.progress.CompareAndSwap(nil, &progressGate{lim: newRateLimiter(progressBurst, progressRate, now)})
+	return in.progress.Load()
 }
 
 // settle records that nothing more will be sent for the request.

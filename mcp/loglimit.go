@@ -16,33 +16,40 @@ const (
 	logRate  = 20
 )
 
-// logLimiter rate-limits the log records made of what a server sends: a
-// token bucket of logBurst lines refilled at logRate lines a second, that
-// counts the lines it refuses so that the next record (or a summary when
-// the source ends) says how many were dropped. A flood thus costs a
-// bounded volume of log, whatever the server does. The zero value is not
-// usable; use newLogLimiter.
-type logLimiter struct {
-	mu      sync.Mutex
-	now     func() time.Time // time.Now but in tests
-	tokens  float64
-	last    time.Time
-	dropped int
+// rateLimiter rate-limits what is made of what a server sends (log
+// records, progress passed on): a token bucket of burst items refilled at
+// rate items a second, that counts the items it refuses so that the next
+// record (or a summary when the source ends) says how many were dropped. A
+// flood thus costs a bounded volume, whatever the server does. The zero
+// value is not usable; use newRateLimiter or newLogLimiter.
+type rateLimiter struct {
+	mu          sync.Mutex
+	now         func() time.Time // time.Now but in tests
+	burst, rate float64
+	tokens      float64
+	last        time.Time
+	dropped     int
 }
 
-func newLogLimiter() *logLimiter {
-	return &logLimiter{now: time.Now, tokens: logBurst}
+func newRateLimiter(burst, rate float64, now func() time.Time) *rateLimiter {
+	if now == nil {
+		now = time.Now
+	}
+	return &rateLimiter{now: now, burst: burst, rate: rate, tokens: burst}
 }
 
-// take reports whether a line may be logged now. When it may, dropped is
-// the number of lines refused since the last one allowed, for the record
-// to say so; when it may not, the line is counted as dropped.
-func (l *logLimiter) take() (ok bool, dropped int) {
+// newLogLimiter returns the limiter of one source of log lines.
+func newLogLimiter() *rateLimiter { return newRateLimiter(logBurst, logRate, nil) }
+
+// take reports whether an item (a line) may go now. When it may, dropped
+// is the number of items refused since the last one allowed, for the
+// record to say so; when it may not, the item is counted as dropped.
+func (l *rateLimiter) take() (ok bool, dropped int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	if !l.last.IsZero() {
-		l.tokens = min(logBurst, l.tokens+now.Sub(l.last).Seconds()*logRate)
+		l.tokens = min(l.burst, l.tokens+now.Sub(l.last).Seconds()*l.rate)
 	}
 	l.last = now
 	if l.tokens < 1 {
@@ -56,7 +63,7 @@ func (l *logLimiter) take() (ok bool, dropped int) {
 
 // flush returns the number of lines refused since the last one allowed and
 // starts counting again: the source ended, and a summary record says so.
-func (l *logLimiter) flush() int {
+func (l *rateLimiter) flush() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := l.dropped

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"math"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -168,7 +170,7 @@ func (s *noteScanner) message(msg []byte) {
 // it carries; one that matches no call in flight is dropped.
 func (c *Connector) deliverProgress(p *sdk.ProgressNotificationParams) {
 	in := c.calls.get(tokenKey(p.ProgressToken))
-	if in == nil {
+	if in == nil || !in.progressGate(c.o.now).pass(p.Progress) {
 		return
 	}
 	var msg []string
@@ -178,6 +180,38 @@ func (c *Connector) deliverProgress(p *sdk.ProgressNotificationParams) {
 	if err := in.session.Progress(p.Progress, p.Total, msg...); err != nil {
 		c.logger.Debug("forwarding progress failed", "error", err)
 	}
+}
+
+// Bounds of the progress of one call passed to its caller.
+const (
+	progressBurst = 100 // notifications at once
+	progressRate  = 10  // then notifications a second
+)
+
+// progressGate passes on the progress notifications of one call: only
+// values that increase (the protocol's rule, which a server may break, and
+// which the caller's own client may enforce), and at most progressBurst at
+// once then progressRate a second, so that a server cannot flood the
+// caller. A value dropped for the rate is soon followed by a larger one.
+type progressGate struct {
+	mu   sync.Mutex
+	last float64
+	sent bool
+	lim  *rateLimiter
+}
+
+// pass reports whether progress may be passed on, and records it if so.
+func (g *progressGate) pass(progress float64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.sent && !(progress > g.last) || math.IsNaN(progress) {
+		return false
+	}
+	if ok, _ := g.lim.take(); !ok {
+		return false
+	}
+	g.last, g.sent = progress, true
+	return true
 }
 
 // deliverLog logs a server's log message: to the session of owner, the

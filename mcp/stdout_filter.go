@@ -9,7 +9,7 @@ import (
 )
 
 // jsonLines passes on the lines of a stdio server's stdout that are JSON
-// (looksLikeMessage, else json.Valid) and drops the others with a rate-limited log record (logLimiter): a
+// (looksLikeMessage, else json.Valid) and drops the others with a rate-limited log record (rateLimiter): a
 // server that prints something else on stdout (a stray console.log, a
 // banner) keeps its session, as with the TypeScript SDK, where the SDK's
 // decoder would fail it. Blank lines are passed on; a line longer than max
@@ -18,7 +18,7 @@ type jsonLines struct {
 	r      *bufio.Reader
 	max    int
 	logger *slog.Logger
-	lim    *logLimiter
+	lim    *rateLimiter
 
 	line    []byte // the line being read
 	pending []byte // what is left to hand on of the current line

@@ -312,7 +312,7 @@ func closeAll(fs ...*os.File) {
 }
 
 // logStderr logs the child's stderr line by line, rate-limited and
-// truncated (logLimiter); the rest of an over-long line is dropped. When
+// truncated (rateLimiter); the rest of an over-long line is dropped. When
 // stderr ends, one more record says how many lines were not logged.
 func (p *process) logStderr(logger *slog.Logger) {
 	defer close(p.stderr)
