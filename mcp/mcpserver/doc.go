@@ -150,9 +150,12 @@
 // Every exposed name maps back to exactly one item (the toolkit key
 // "namespace.name", "uri#namespace" for resources, "uriTemplate#namespace"
 // for templates), and the server never parses an exposed name: it looks it
-// up in the table these rules build. A URI read through a template is
-// resolved by the server (Server.readTemplated), which knows each exposed
-// template's suffix.
+// up in the table these rules build. A resources/read of a URI that an
+// exposed template matches is resolved by the server itself, which knows
+// the suffix it gave each template: a URI ending with a template's
+// "#namespace" is read in that namespace (suffix stripped), any other in
+// the namespace of the first matching template in toolkit order, through
+// [toolkit.Toolkit.LookupType], so the read takes the same path as Lookup.
 //
 // [Server.ExposedName] tells the exposed name of a toolkit item.
 //
