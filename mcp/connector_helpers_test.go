@@ -304,3 +304,12 @@ func leakCheck(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 }
+
+// mustDelegate returns NewDelegate(name, version, opts...), failing the
+// test on an error.
+func mustDelegate(t testing.TB, name, version string, opts ...Option) *Delegate {
+	t.Helper()
+	d, err := NewDelegate(name, version, opts...)
+	mustNotErr(t, err)
+	return d
+}

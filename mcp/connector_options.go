@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -35,7 +36,10 @@ const (
 	DefaultLogLevel         = "info"
 )
 
-// Option configures a Connector in New.
+// Option configures a Connector in New, or every connector of a Delegate
+// in NewDelegate. An option given an invalid value makes New (or
+// NewDelegate) fail with an error that wraps toolkit.ErrBadParameter and
+// names the option.
 type Option func(*options) error
 
 type options struct {
@@ -87,6 +91,22 @@ type options struct {
 	maxItems, maxListBytes int
 	// now is the clock of the rate limits (nil: time.Now) but in tests.
 	now func() time.Time
+}
+
+// applyOptions returns the default options with opts applied in order
+// (nil ones skipped), and the errors of the invalid ones joined.
+func applyOptions(opts []Option) (options, error) {
+	o := defaultOptions()
+	var bad []error
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&o); err != nil {
+			bad = append(bad, err)
+		}
+	}
+	return o, errors.Join(bad...)
 }
 
 func defaultOptions() options {

@@ -21,9 +21,12 @@
 // or annotations).
 //
 // NewDelegate returns a ready toolkit.ToolkitDelegate that creates such
-// connectors for the toolkit:
+// connectors for the toolkit, with the options it was given (checked by
+// NewDelegate, so a bad one is reported there):
 //
-//	tk, err := toolkit.New(toolkit.WithDelegate(mcp.NewDelegate("app", "1.0")))
+//	delegate, err := mcp.NewDelegate("app", "1.0", mcp.OptCallTimeout(time.Minute))
+//	...
+//	tk, err := toolkit.New(toolkit.WithDelegate(delegate))
 //	...
 //	err = tk.AddConnectorNS("files", "stdio:///usr/local/bin/files-server?arg=--root&arg=/srv")
 //

@@ -25,7 +25,11 @@ func ExampleWithStartupWait() {
 	mp := sdkmetric.NewMeterProvider() // add a reader, e.g. a Prometheus exporter
 	defer mp.Shutdown(context.Background())
 
-	tk, err := toolkit.New(toolkit.WithDelegate(mcp.NewDelegate("gateway", "1.0")), toolkit.WithMeterProvider(mp))
+	delegate, err := mcp.NewDelegate("gateway", "1.0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	tk, err := toolkit.New(toolkit.WithDelegate(delegate), toolkit.WithMeterProvider(mp))
 	if err != nil {
 		log.Fatal(err)
 	}
