@@ -214,10 +214,18 @@ func (g *gateway) run(ctx context.Context) error {
 			}
 		}
 	default:
+		h, err := g.srv.Handler()
+		if err != nil {
+			return err
+		}
 		mux := http.NewServeMux()
-		mux.Handle(cfg.Path, g.srv.Handler())
+		mux.Handle(cfg.Path, h)
 		if cfg.SSEPath != "" {
-			mux.Handle(cfg.SSEPath, g.srv.SSEHandler())
+			sse, err := g.srv.SSEHandler()
+			if err != nil {
+				return err
+			}
+			mux.Handle(cfg.SSEPath, sse)
 		}
 		mountHealth(mux, health)
 		g.mountMetrics(mux)

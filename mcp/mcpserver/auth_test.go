@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -145,10 +144,8 @@ func TestServerBearerChallenge(t *testing.T) {
 			t.Errorf("token %q: %d %q, want 401 %q", token, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), want)
 		}
 	}
-	rec := httptest.NewRecorder()
-	f.srv.Handler(WithProtectedResource(&oauthex.ProtectedResourceMetadata{Resource: "/mcp"})).ServeHTTP(rec, httptest.NewRequest("GET", "/mcp", nil))
-	if rec.Code != 500 {
-		t.Errorf("relative resource: %d, want 500", rec.Code)
+	if h, err := f.srv.Handler(WithProtectedResource(&oauthex.ProtectedResourceMetadata{Resource: "/mcp"})); h != nil || !errors.Is(err, toolkit.ErrBadParameter) {
+		t.Errorf("relative resource: %v, %v; want no handler and ErrBadParameter", h, err)
 	}
 }
 

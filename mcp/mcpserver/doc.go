@@ -14,7 +14,8 @@
 //	srv, err := mcpserver.New(tk, &sdk.Implementation{Name: "app", Version: "1.0"})
 //	...
 //	err = srv.ServeStdio(ctx)                        // one client on stdin/stdout
-//	http.Handle("/mcp", srv.Handler())               // streamable HTTP, stateful
+//	h, err := srv.Handler()                          // streamable HTTP, stateful
+//	http.Handle("/mcp", h)
 //	err = mcpserver.Serve(ctx, tk, "127.0.0.1:8080") // or all of it in one call
 //
 // [Server.Run] serves one client over any go-sdk transport; [Server.Handler]
@@ -229,9 +230,11 @@
 // protection (Host and Origin checks, on by default), bearer-token
 // authentication ([WithBearerAuth]), a body limit, stateless mode, session
 // idle timeout, event-store resumption and the legacy SSE path. The
-// checks apply to [Server.SSEHandler] as to [Server.Handler]. Give them to [Server.Handler] or
-// [Server.ServeListener], or to [New] and [Serve] through [WithHTTP]. An
-// invalid option is an error, never silently ignored.
+// checks apply to [Server.SSEHandler] as to [Server.Handler]. Give them to
+// [Server.Handler], [Server.SSEHandler] or [Server.ServeListener], or to
+// [New] and [Serve] through [WithHTTP]. An invalid option makes the
+// function it is given to return an error naming it: never a handler that
+// fails at request time, never an option silently ignored.
 //
 // To be an OAuth 2.1 resource server, check JWT access tokens against the
 // authorization server's key set with a [JWTVerifier] given to

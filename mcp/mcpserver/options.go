@@ -19,10 +19,10 @@ import (
 // names the option.
 type Option func(*config) error
 
-// HTTPOption configures the streamable HTTP face of a Server (Handler,
-// ServeListener, or WithHTTP for Serve). An invalid value makes Handler
-// answer every request with 500 and the error, and ServeListener and Serve
-// fail with it.
+// HTTPOption configures the HTTP face of a Server (Handler, SSEHandler,
+// ServeListener, or WithHTTP for New and Serve). An option given an invalid
+// value makes the function it is given to fail with an error that wraps
+// toolkit.ErrBadParameter and names the option.
 type HTTPOption func(*httpConfig) error
 
 type staticTemplate struct {

@@ -55,7 +55,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, opts ...HTT
 			ln.Close()
 			return fmt.Errorf("%w: WithSSEPath(%q): the streamable HTTP endpoint is already there", toolkit.ErrBadParameter, cfg.sse.path)
 		}
-		mux.Handle(cfg.sse.path, s.SSEHandler(opts...))
+		mux.Handle(cfg.sse.path, cfg.sseHandler(s))
 	}
 	return ServeHTTP(ctx, ln, mux)
 }
