@@ -273,6 +273,15 @@ func (c *Connector) setState(f func(s *toolkit.ConnectorState)) toolkit.Connecto
 	return c.state
 }
 
+// changeState is setState that also reports whether the state changed.
+func (c *Connector) changeState(f func(s *toolkit.ConnectorState)) (toolkit.ConnectorState, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	prev := c.state
+	f(&c.state)
+	return c.state, c.state != prev
+}
+
 // report hands a state to the state callback.
 func (c *Connector) report(ctx context.Context, s toolkit.ConnectorState) {
 	c.logger.Debug("connector state", "status", s.Status, "error", s.LastError)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +40,22 @@ func (s *states) record(_ context.Context, st *toolkit.ConnectorState) {
 	case s.notify <- struct{}{}:
 	default:
 	}
+}
+
+// snapshot returns the states reported so far.
+func (s *states) snapshot() []toolkit.ConnectorState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.all)
+}
+
+// statuses returns the statuses reported so far, space separated.
+func (s *states) statuses() string {
+	var b []string
+	for _, st := range s.snapshot() {
+		b = append(b, st.Status.String())
+	}
+	return strings.Join(b, " ")
 }
 
 // count returns how many states with status were reported.
