@@ -208,8 +208,8 @@ var (
 	}
 )
 
-// source returns the Go file that compiles fragment b as function number
-// n of package pkg.
+// source returns the Go file of package pkg that compiles fragment b as
+// the body of a function.
 func (b Block) source(pkg string) (string, error) {
 	imps, body, bodyLine, err := b.split()
 	if err != nil {
