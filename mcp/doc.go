@@ -7,12 +7,19 @@
 //
 // # Connectors
 //
-// New returns a Connector: a toolkit.Connector that keeps a session with one
+// New returns a *Connector (or an error for a URL it cannot use or an
+// invalid option): a toolkit.Connector that keeps a session with one
 // remote MCP server, caches its tools, prompts and resources, and serves
 // them to the toolkit from memory. Run supervises the session: it connects,
 // lists every item (following pagination), reports each state change
 // (connecting, ready, reconnecting, failed, stopped) and reconnects when the
-// session is lost. The first attempt after a lost session is made at once
+// session is lost. The state is connecting during the first attempt only:
+// an attempt that fails (a server that is down, a stdio program that exits
+// before the handshake) or a session that is lost makes it reconnecting,
+// with the reason in LastError, until it is ready again, and attempts go on
+// for as long as Run lasts; a stdio program that is not found or not
+// executable, or OptMaxAttempts failures in a row, make it failed and Run
+// returns. The first attempt after a lost session is made at once
 // (at most one loss a second is retried so); further failures back off
 // exponentially with jitter, and the backoff starts over once a connection
 // stayed up for OptStableAfter. Lists are
