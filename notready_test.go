@@ -11,7 +11,7 @@ import (
 // unreadyToolkit runs a toolkit with connectors "down" (reconnecting, its
 // last error "dial tcp: connection refused"), "slow" (never reports) and
 // "up" (ready, with a tool "a").
-func unreadyToolkit(t *testing.T) *Toolkit {
+func unreadyToolkit(t testing.TB) *Toolkit {
 	t.Helper()
 	d := newDelegate()
 	tk := mustNew(t, WithDelegate(d), WithLogger(discardLogger()))
@@ -92,4 +92,23 @@ func TestMissInUnreadyNamespaceSaysWhy(t *testing.T) {
 	if _, err := tk.Call(ctx, "up.a"); err != nil {
 		t.Errorf("Call of a ready connector's tool: %v", err)
 	}
+}
+
+// Whatever the key, a call is the tool's result or fails with ErrNotFound
+// or ErrBadParameter, and only a
+// key of the namespace of a connector not ready also wraps ErrUnavailable.
+func FuzzMissInUnreadyNamespace(f *testing.F) {
+	for _, s := range []string{"down.x", "slow.x", "up.x", "up.a", "a", "x", "test://r#down", "test://r#up", "a:b#down.x", "down.", ".down", "down#x", "#down", "\xff.x"} {
+		f.Add(s)
+	}
+	tk := unreadyToolkit(f)
+	f.Fuzz(func(t *testing.T, key string) {
+		_, err := tk.Call(t.Context(), key)
+		if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrBadParameter) {
+			t.Fatalf("Call(%q): %v", key, err)
+		}
+		if ns := keyNamespace(key); errors.Is(err, ErrUnavailable) && ns != "down" && ns != "slow" {
+			t.Fatalf("Call(%q): %v: unavailable, but the key's namespace %q is not a connector that is not ready", key, err, ns)
+		}
+	})
 }
