@@ -70,9 +70,10 @@ func (tk *Toolkit) setState(cn *conn, st ConnectorState) {
 // the current states with an error that wraps ctx.Err() and names each
 // connector still waited for with its status and last error
 // (`waiting for connectors: connector "docs" is not ready (reconnecting;
-// last error: ...): context deadline exceeded`). An unknown namespace wraps ErrNotFound (and nothing is
-// waited for), and so does a connector removed during the wait; a toolkit
-// whose Run has stopped wraps ErrClosed.
+// last error: ...): context deadline exceeded`). An unknown namespace
+// wraps ErrNotFound (and nothing is waited for), and so does a connector
+// removed during the wait; a toolkit whose Run has stopped wraps
+// ErrClosed.
 //
 // It never polls: it sleeps until a connector's state changes.
 func (tk *Toolkit) WaitConnectors(ctx context.Context, namespaces ...string) ([]ConnectorState, error) {
