@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Config is the gateway's configuration file; example/gateway.yaml shows
+// Config is the gateway's configuration file; gateway.yaml shows
 // every field. Relative paths in it are relative to the file.
 type Config struct {
 	// Listen is the address of the HTTP listener (default
