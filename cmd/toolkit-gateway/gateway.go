@@ -195,7 +195,7 @@ func (g *gateway) run(ctx context.Context) error {
 	}
 
 	cfg := g.config()
-	health := healthHandler(g.tk.Connectors, cfg.Prompts)
+	health := healthHandler(g.tk.Connectors)
 	switch cfg.Transport {
 	case "stdio":
 		serve(func() error { return g.srv.ServeStdio(serveCtx) })
