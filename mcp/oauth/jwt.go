@@ -1,4 +1,4 @@
-package mcpserver
+package oauth
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
 )
 
 // Defaults of JWTConfig.
@@ -106,8 +106,9 @@ type JWTConfig struct {
 
 // JWTVerifier checks JWT access tokens against the key set an
 // authorization server publishes: type, signature, issuer, audience,
-// expiry and not-before. Its Verify method is an auth.TokenVerifier for
-// WithBearerAuth; scopes are checked there, with the Scopes of
+// expiry and not-before. Its Verify method is an auth.TokenVerifier, for
+// auth.RequireBearerToken (the server face's mcpserver.WithBearerAuth
+// takes one); scopes are checked there, with the Scopes of
 // auth.RequireBearerTokenOptions (403 insufficient_scope), against the
 // token's scope claim (or scp, as a list or a space-separated string).
 //
@@ -141,7 +142,7 @@ type jwksFetch struct {
 // error wrapping toolkit.ErrBadParameter.
 func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: JWTConfig: %s", toolkit.ErrBadParameter, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: JWTConfig: %s", errs.ErrBadParameter, fmt.Sprintf(format, args...))
 	}
 	if cfg.JWKSURL == "" || cfg.Issuer == "" || cfg.Audience == "" {
 		return nil, bad("JWKSURL, Issuer and Audience are required")
@@ -194,7 +195,7 @@ func httpsOrLoopback(raw string) error {
 		return fmt.Errorf("%q is not an absolute URL", raw)
 	case u.Scheme == "https":
 		return nil
-	case u.Scheme == "http" && isLoopback(u.Host):
+	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
 		return nil
 	}
 	return fmt.Errorf("%q: use https (http only on a loopback address)", raw)

@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"context"
@@ -17,11 +17,11 @@ import (
 	"github.com/llmkit/toolkit/internal/errs"
 )
 
-// LoopbackAuthorizer lets the user of a command-line program authorize a
-// connector: it prints the authorization URL for the user to open in a
+// LoopbackAuthorizer lets the user of a command-line program authorize
+// access: it prints the authorization URL for the user to open in a
 // browser and receives the authorization server's redirect on a loopback
-// HTTP listener (RFC 8252). Use its RedirectURL and Authorize method in an
-// OAuthConfig, and Close it when the program ends.
+// HTTP listener (RFC 8252). Use its RedirectURL and Authorize method in a
+// [Config], and Close it when the program ends.
 type LoopbackAuthorizer struct {
 	out      io.Writer
 	ln       net.Listener
@@ -184,5 +184,5 @@ func loopbackAddress(addr string) (hostPort, path, escaped string, err error) {
 
 func isLoopbackHost(host string) bool {
 	ip := net.ParseIP(host)
-	return host == "localhost" || (ip != nil && ip.IsLoopback())
+	return strings.EqualFold(host, "localhost") || (ip != nil && ip.IsLoopback())
 }

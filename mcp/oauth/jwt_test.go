@@ -1,4 +1,4 @@
-package mcpserver
+package oauth
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
-	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/internal/testing/oauthtest"
 )
 
@@ -361,12 +361,14 @@ func TestNewJWTVerifierErrors(t *testing.T) {
 		"HS256":          {JWKSURL: "https://a.example.com/jwks", Issuer: "x", Audience: "x", Algorithms: []string{"HS256"}},
 		"none algorithm": {JWKSURL: "https://a.example.com/jwks", Issuer: "x", Audience: "x", Algorithms: []string{"none"}},
 	} {
-		if _, err := NewJWTVerifier(cfg); !errors.Is(err, toolkit.ErrBadParameter) {
+		if _, err := NewJWTVerifier(cfg); !errors.Is(err, errs.ErrBadParameter) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
 }
 
+// BenchmarkJWTVerifier measures the check of one access token, the key
+// set cached.
 func BenchmarkJWTVerifier(b *testing.B) {
 	iss := oauthtest.NewIssuer(b)
 	v, err := NewJWTVerifier(JWTConfig{JWKSURL: iss.JWKSURL(), Issuer: iss.URL, Audience: testAudience})

@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"context"
@@ -6,15 +6,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"golang.org/x/oauth2"
 
-	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
 )
 
 // printed collects what an authorizer writes, one Write a message.
@@ -170,60 +168,8 @@ func TestLoopbackAuthorizerAddress(t *testing.T) {
 		"http://127.0.0.1:0", "http://127.0.0.1:0/", "http://127.0.0.1:0/cb?x=1", "http://127.0.0.1:0/cb#f",
 		"http://u:p@127.0.0.1:0/cb", "http://127.0.0.1:0/cb?",
 	} {
-		if _, err := NewLoopbackAuthorizer(addr, os.Stderr); !errors.Is(err, toolkit.ErrBadParameter) {
+		if _, err := NewLoopbackAuthorizer(addr, os.Stderr); !errors.Is(err, errs.ErrBadParameter) {
 			t.Errorf("NewLoopbackAuthorizer(%q) = %v, want ErrBadParameter", addr, err)
 		}
-	}
-}
-
-func TestFileTokenStore(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sub", "tokens.json")
-	s := NewFileTokenStore(path)
-	if st, err := s.LoadToken(ctx, "https://a.example/mcp"); st != nil || err != nil {
-		t.Fatalf("LoadToken from no file = %v, %v", st, err)
-	}
-	a := &StoredToken{Resource: "https://a.example/mcp", TokenURL: "https://as.example/token", ClientID: "ca",
-		Token: &oauth2.Token{AccessToken: "secret-a", RefreshToken: "secret-ra", Expiry: time.Now().Add(time.Hour).Round(time.Second)}}
-	b := &StoredToken{Resource: "https://b.example/mcp", TokenURL: "https://as.example/token", ClientID: "cb",
-		Token: &oauth2.Token{AccessToken: "secret-b"}}
-	for _, st := range []*StoredToken{a, b} {
-		if err := s.SaveToken(ctx, st); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fi, err := os.Stat(path)
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("token file: %v, %v; want mode 0600", fi, err)
-	}
-	// Another store on the same file (a restart) reads both.
-	s2 := NewFileTokenStore(path)
-	got, err := s2.LoadToken(ctx, a.Resource)
-	if err != nil || got.Token.AccessToken != "secret-a" || got.Token.RefreshToken != "secret-ra" || !got.Token.Expiry.Equal(a.Token.Expiry) || got.ClientID != "ca" {
-		t.Fatalf("LoadToken(a) = %+v, %v", got, err)
-	}
-	if got, _ := s2.LoadToken(ctx, b.Resource); got == nil || got.ClientID != "cb" {
-		t.Fatalf("LoadToken(b) = %v", got)
-	}
-	if strings.Contains(a.String(), "secret") || strings.Contains(a.LogValue().String(), "secret") {
-		t.Fatalf("String/LogValue show a token: %s", a)
-	}
-	if err := s.SaveToken(ctx, &StoredToken{}); err == nil {
-		t.Fatal("SaveToken without a resource succeeded")
-	}
-	// A broken file is reported without being quoted.
-	if err := os.WriteFile(path, []byte(`{"secret-broken`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.LoadToken(ctx, a.Resource); err == nil || strings.Contains(err.Error(), "secret") {
-		t.Fatalf("LoadToken from a broken file = %v", err)
-	}
-	if err := s.SaveToken(ctx, a); err == nil {
-		t.Fatal("SaveToken over a broken file succeeded")
-	}
-	// No temporary file is left behind.
-	entries, _ := os.ReadDir(filepath.Dir(path))
-	if len(entries) != 1 {
-		t.Fatalf("directory holds %d entries, want the token file only", len(entries))
 	}
 }
