@@ -67,9 +67,11 @@
 // A [JWTVerifier] checks JWT access tokens (RFC 9068) against the key set
 // an authorization server publishes: signature (RS, PS, ES and EdDSA
 // algorithms, never none or HMAC), issuer, audience, expiry and
-// not-before with a leeway, and the typ header (at+jwt, JWT or none; only
-// at+jwt with [JWTConfig.RequireAccessTokenType]; other explicit types,
-// such as logout tokens, are refused). The key set is cached, fetched again
+// not-before with a leeway, a subject (a token without sub, or with an
+// empty one, is refused: it would stand for nobody), and the typ header
+// (at+jwt, JWT or none; only at+jwt with
+// [JWTConfig.RequireAccessTokenType]; other explicit types, such as logout
+// tokens, and a typ that is not a string are refused). The key set is cached, fetched again
 // after [JWTConfig.MaxAge], and at once for a token naming an unknown key
 // (at most once per [JWTConfig.RefreshInterval]), so key rotation needs no
 // restart. Its Verify method is an auth.TokenVerifier. Why a token was
