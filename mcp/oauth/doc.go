@@ -60,7 +60,10 @@
 // [LoopbackAuthorizer] (RFC 8252): it prints the authorization URL for the
 // user to open in a browser and receives the authorization server's
 // redirect on a loopback listener. Its RedirectURL and Authorize method go
-// into a [Config].
+// into a [Config]. Only the redirect that carries the state of the
+// authorization in progress counts: any other (a request forged by another
+// local program, or by a web page that knows the port) is answered 400
+// and the authorizer keeps waiting for the genuine one.
 //
 // # Resource-server role
 //
