@@ -24,6 +24,7 @@ import (
 
 	"github.com/llmkit/toolkit/mcp"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // Auth is how MCP clients authenticate to the gateway's HTTP endpoint:
@@ -55,7 +56,7 @@ type BearerAuth struct {
 }
 
 // JWTAuth accepts the JWT access tokens of an OAuth authorization server
-// (see mcpserver.JWTVerifier), and serves the gateway's protected
+// (see oauth.JWTVerifier), and serves the gateway's protected
 // resource metadata (RFC 9728) at /.well-known/oauth-protected-resource
 // and its path-based form, named in the WWW-Authenticate challenge of
 // every 401.
@@ -83,7 +84,7 @@ type JWTAuth struct {
 	Leeway time.Duration `yaml:"leeway"`
 	// RequireAccessTokenType refuses tokens not typed at+jwt (RFC 9068);
 	// by default tokens typed JWT or untyped pass too (see
-	// mcpserver.JWTConfig.RequireAccessTokenType).
+	// oauth.JWTConfig.RequireAccessTokenType).
 	RequireAccessTokenType bool `yaml:"require_access_token_type"`
 }
 
@@ -111,7 +112,7 @@ type OAuth struct {
 	// (authorization_code): a loopback http URL on which the gateway
 	// listens, any path (default http://127.0.0.1:0/callback, any free
 	// port; a pre-registered client needs a fixed one). It is checked when
-	// the gateway starts the upstream (see mcp.NewLoopbackAuthorizer).
+	// the gateway starts the upstream (see oauth.NewLoopbackAuthorizer).
 	RedirectURL string `yaml:"redirect_url"`
 	// ClientName is sent in a dynamic registration.
 	ClientName string `yaml:"client_name"`
@@ -278,14 +279,14 @@ func (v *validator) checkJWT(j *JWTAuth) {
 	}
 	algsOK := true
 	for i, a := range j.Algorithms {
-		if !slices.Contains(mcpserver.DefaultJWTAlgorithms, a) {
-			v.fail(fmt.Sprintf("%q is not accepted: use %s", a, strings.Join(mcpserver.DefaultJWTAlgorithms, ", ")), "auth", "jwt", "algorithms", i)
+		if !slices.Contains(oauth.DefaultJWTAlgorithms, a) {
+			v.fail(fmt.Sprintf("%q is not accepted: use %s", a, strings.Join(oauth.DefaultJWTAlgorithms, ", ")), "auth", "jwt", "algorithms", i)
 			algsOK = false
 		}
 	}
 	if j.JWKSURL != "" && j.Issuer != "" && j.Audience != "" && algsOK {
 		// What the verifier refuses then is the URL.
-		if _, err := mcpserver.NewJWTVerifier(j.verifierConfig(nil)); err != nil {
+		if _, err := oauth.NewJWTVerifier(j.verifierConfig(nil)); err != nil {
 			v.fail(strings.TrimPrefix(err.Error(), "bad parameter: JWTConfig: JWKSURL: "), at("jwks_url")...)
 		}
 	}
@@ -302,7 +303,7 @@ func (v *validator) checkJWT(j *JWTAuth) {
 		j.Resource, key = j.Audience, "audience"
 	}
 	if j.Resource != "" {
-		if _, err := mcpserver.ProtectedResourceMetadataURL(j.Resource); err != nil {
+		if _, err := oauth.ProtectedResourceMetadataURL(j.Resource); err != nil {
 			v.fail(fmt.Sprintf("the resource identifier must be the absolute URL of the MCP endpoint: %v", err), at(key)...)
 		}
 	}
@@ -317,8 +318,8 @@ func (v *validator) checkJWT(j *JWTAuth) {
 }
 
 // verifierConfig is the configuration of the JWT verifier.
-func (j *JWTAuth) verifierConfig(logger *slog.Logger) mcpserver.JWTConfig {
-	return mcpserver.JWTConfig{
+func (j *JWTAuth) verifierConfig(logger *slog.Logger) oauth.JWTConfig {
+	return oauth.JWTConfig{
 		JWKSURL: j.JWKSURL, Issuer: j.Issuer, Audience: j.Audience,
 		Algorithms: j.Algorithms, Leeway: j.Leeway, Logger: logger,
 		RequireAccessTokenType: j.RequireAccessTokenType,
@@ -426,7 +427,7 @@ func (v *validator) checkOAuth(s *Server, i int) {
 type authenticator struct {
 	logger *slog.Logger
 	tokens atomic.Pointer[[]tokenHash]
-	jwt    *mcpserver.JWTVerifier
+	jwt    *oauth.JWTVerifier
 	scopes []string // granted to a configured token
 	meta   *oauthex.ProtectedResourceMetadata
 }
@@ -442,7 +443,7 @@ func newAuthenticator(a *Auth, logger *slog.Logger) (*authenticator, error) {
 		au.setTokens(a.Bearer.tokens)
 	}
 	if j := a.JWT; j != nil {
-		v, err := mcpserver.NewJWTVerifier(j.verifierConfig(logger))
+		v, err := oauth.NewJWTVerifier(j.verifierConfig(logger))
 		if err != nil {
 			return nil, err
 		}
@@ -463,7 +464,7 @@ func (a *authenticator) options(leeway time.Duration) []mcpserver.HTTPOption {
 		// Configured tokens do not expire; a JWT without exp is refused
 		// by the verifier, which also allows the clock skew.
 		AllowMissingExpiration: true,
-		ClockSkew:              max(leeway, mcpserver.DefaultJWTLeeway),
+		ClockSkew:              max(leeway, oauth.DefaultJWTLeeway),
 	})}
 	if a.meta != nil {
 		opts = append(opts, mcpserver.WithProtectedResource(a.meta))
@@ -509,39 +510,39 @@ func (a *authenticator) verify(ctx context.Context, token string, req *http.Requ
 type authorizers struct {
 	logger *slog.Logger
 	mu     sync.Mutex
-	m      map[string]*mcp.LoopbackAuthorizer
-	stores map[string]*mcp.FileTokenStore
+	m      map[string]*oauth.LoopbackAuthorizer
+	stores map[string]*oauth.FileTokenStore
 }
 
 // get returns the authorizer of redirect, starting it if needed.
-func (a *authorizers) get(redirect string) (*mcp.LoopbackAuthorizer, error) {
+func (a *authorizers) get(redirect string) (*oauth.LoopbackAuthorizer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if l, ok := a.m[redirect]; ok {
 		return l, nil
 	}
-	l, err := mcp.NewLoopbackAuthorizer(redirect, promptWriter{a.logger, os.Stderr})
+	l, err := oauth.NewLoopbackAuthorizer(redirect, promptWriter{a.logger, os.Stderr})
 	if err != nil {
 		return nil, err
 	}
 	if a.m == nil {
-		a.m = map[string]*mcp.LoopbackAuthorizer{}
+		a.m = map[string]*oauth.LoopbackAuthorizer{}
 	}
 	a.m[redirect] = l
 	return l, nil
 }
 
 // store returns the token store in file, one per file.
-func (a *authorizers) store(file string) *mcp.FileTokenStore {
+func (a *authorizers) store(file string) *oauth.FileTokenStore {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if s, ok := a.stores[file]; ok {
 		return s
 	}
 	if a.stores == nil {
-		a.stores = map[string]*mcp.FileTokenStore{}
+		a.stores = map[string]*oauth.FileTokenStore{}
 	}
-	s := mcp.NewFileTokenStore(file)
+	s := oauth.NewFileTokenStore(file)
 	a.stores[file] = s
 	return s
 }
@@ -584,7 +585,7 @@ func (g *gateway) oauthOptions(s Server) ([]mcp.Option, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := mcp.OAuthConfig{
+	cfg := oauth.Config{
 		Authorize:             login.Authorize,
 		RedirectURL:           login.RedirectURL(),
 		ClientMetadataURL:     o.ClientMetadataURL,

@@ -20,6 +20,7 @@ import (
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // gatewayName identifies the gateway to its MCP clients.
@@ -217,7 +218,7 @@ func (g *gateway) run(ctx context.Context) error {
 		mountHealth(mux, health)
 		g.mountMetrics(mux)
 		if g.auth != nil && g.auth.meta != nil {
-			if err := mcpserver.HandleProtectedResourceMetadata(mux, g.auth.meta); err != nil {
+			if err := oauth.HandleProtectedResourceMetadata(mux, g.auth.meta); err != nil {
 				return err
 			}
 		}

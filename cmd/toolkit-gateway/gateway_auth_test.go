@@ -22,6 +22,7 @@ import (
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/oauthtest"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
+	"github.com/llmkit/toolkit/mcp/oauth"
 	"github.com/llmkit/toolkit/tool"
 )
 
@@ -46,7 +47,7 @@ func startProtectedCalc(t *testing.T, iss *oauthtest.Issuer) string {
 		t.Fatal(err)
 	}
 	resource := "http://" + ln.Addr().String() + "/mcp"
-	v, err := mcpserver.NewJWTVerifier(mcpserver.JWTConfig{JWKSURL: iss.JWKSURL(), Issuer: iss.URL, Audience: resource})
+	v, err := oauth.NewJWTVerifier(oauth.JWTConfig{JWKSURL: iss.JWKSURL(), Issuer: iss.URL, Audience: resource})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // The SDK's metadata discovery (oauthex) dials only public addresses, a
 // defense against server-side request forgery, when its HTTP client's
 // transport is a plain *http.Transport; a transport of another type is
-// used as it is. The connector wraps the transport of its OAuth requests
+// used as it is. A Handler wraps the transport of its OAuth requests
 // (to note the metadata, or to add client assertions), so it applies the
 // same rule itself to the discovery requests (GET /.well-known/...) that
 // go through its wrappers.
@@ -77,7 +77,7 @@ func guardTransport(t *http.Transport) http.RoundTripper {
 		return t
 	}
 	d := t.Clone()
-	d.DisableKeepAlives = true // nothing idle outlives the connector
+	d.DisableKeepAlives = true // nothing idle outlives the handler
 	d.DialContext = (&net.Dialer{
 		Timeout:   30 * time.Second,
 		KeepAlive: 30 * time.Second,
