@@ -63,7 +63,8 @@ func memInUse() (heap, stack uint64, goroutines int) {
 
 // BenchmarkIdleSession measures what one idle stateful HTTP session costs
 // the server: live heap, goroutine stacks and goroutines, beside a plain go-sdk server
-// and handler with no tools.
+// and handler with no tools. Run it with -benchtime 1x: in a later
+// iteration, what the one before left may be freed during the count.
 func BenchmarkIdleSession(b *testing.B) {
 	run := func(b *testing.B, handler func(b *testing.B) (http.Handler, func())) {
 		var heap, stack uint64

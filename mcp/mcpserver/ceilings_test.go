@@ -27,19 +27,33 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 // the response, its body read and closed.
 func initialize(t *testing.T, url string, header http.Header) *http.Response {
 	t.Helper()
+	return initializeWith(t, http.DefaultClient, url, header)
+}
+
+// initializeWith is initialize sent with hc.
+func initializeWith(t *testing.T, hc *http.Client, url string, header http.Header) *http.Response {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initializeBody))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	io.Copy(io.Discard, res.Body)
 	res.Body.Close()
 	return res
+}
+
+// serialClient returns a client with one connection: the server reads
+// each of its requests once it is done with the one before.
+func serialClient(t *testing.T) *http.Client {
+	tr := &http.Transport{MaxConnsPerHost: 1}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
 }
 
 // deleteSession ends a session and returns the status of the answer.
@@ -252,15 +266,19 @@ func TestMaxSessions(t *testing.T) {
 	if res := initialize(t, ts.URL, nil); res.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("full again: %d, want 503", res.StatusCode)
 	}
-	// A request that opens no session (no initialize) gives its slot back.
+	// A request that opens no session (no initialize) gives its slot back
+	// once it is served (the next request on its connection is read after
+	// that).
 	mustNotErr(t, cs3.Close())
+	hc := serialClient(t)
 	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if res, err := http.DefaultClient.Do(req); err == nil {
-		res.Body.Close()
-	}
-	if res := initialize(t, ts.URL, nil); res.StatusCode != http.StatusOK {
+	res, err = hc.Do(req)
+	mustNotErr(t, err)
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res := initializeWith(t, hc, ts.URL, nil); res.StatusCode != http.StatusOK {
 		t.Errorf("after a request that opened no session: %d, want 200", res.StatusCode)
 	} else {
 		deleteSession(t, ts.URL, res.Header.Get("Mcp-Session-Id"), nil)

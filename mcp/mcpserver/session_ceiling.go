@@ -150,12 +150,11 @@ func (sl *sessionSlot) releaseLocked() {
 	}
 }
 
-// keep hands the slot to the session the request opened, until it ends,
-// or gives it back when the request opened none.
-func (sl *sessionSlot) keep() {
-	ss := sl.ss.Load()
-	if ss == nil || ss.ID() == "" {
-		sl.release()
+// opened hands the slot to the session ss, opened by the slot's request,
+// until the session ends. It runs before the client can learn the
+// session's ID, so before any DELETE of it.
+func (sl *sessionSlot) opened(ss *sdk.ServerSession) {
+	if ss.ID() == "" || !sl.ss.CompareAndSwap(nil, ss) {
 		return
 	}
 	g := sl.gate
@@ -163,6 +162,13 @@ func (sl *sessionSlot) keep() {
 	defer g.mu.Unlock()
 	if !sl.released {
 		g.open[ss.ID()] = sl
+	}
+}
+
+// done gives the slot back when its request opened no session.
+func (sl *sessionSlot) done() {
+	if sl.ss.Load() == nil {
+		sl.release()
 	}
 }
 
@@ -195,7 +201,7 @@ func (g *sessionGate) wrap(h http.Handler) http.Handler {
 				g.refuse(w, r, perPrincipal)
 				return
 			}
-			defer sl.keep()
+			defer sl.done()
 			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionSlotKey{}, sl)))
 		case r.Method == http.MethodDelete && r.Header.Get("Mcp-Session-Id") != "":
 			sw := &statusWriter{ResponseWriter: w}
@@ -240,7 +246,7 @@ func sessionSlotMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 		if method == "initialize" {
 			if sl, ok := ctx.Value(sessionSlotKey{}).(*sessionSlot); ok {
 				if ss, ok := req.GetSession().(*sdk.ServerSession); ok {
-					sl.ss.CompareAndSwap(nil, ss)
+					sl.opened(ss)
 				}
 			}
 		}
