@@ -16,9 +16,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
-	"golang.org/x/oauth2"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // oauthServer is an MCP server behind bearer tokens with its own small
@@ -128,10 +128,10 @@ func callEcho(t *testing.T, ctx context.Context, r *running) error {
 func TestOAuthStoredTokens(t *testing.T) {
 	s := newOAuthServer(t)
 	path := t.TempDir() + "/tokens.json"
-	store := NewFileTokenStore(path)
+	store := oauth.NewFileTokenStore(path)
 	var asked atomic.Int32
 	logs := newLogCapture()
-	cfg := OAuthConfig{Authorize: s.consent(&asked, nil, 0, nil), RedirectURL: "http://127.0.0.1:9/callback", Store: store}
+	cfg := oauth.Config{Authorize: s.consent(&asked, nil, 0, nil), RedirectURL: "http://127.0.0.1:9/callback", Store: store}
 	ctx := context.Background()
 
 	r := start(t, s.URL+"/mcp", false, OptOAuth(cfg), OptLogger(slogNew(logs)))
@@ -196,7 +196,7 @@ func TestOAuthPending(t *testing.T) {
 	s := newOAuthServer(t)
 	var asked atomic.Int32
 	gate, entered := make(chan struct{}), make(chan struct{}, 1)
-	cfg := OAuthConfig{Authorize: s.consent(&asked, gate, 2, entered), RedirectURL: "http://127.0.0.1:9/callback"}
+	cfg := oauth.Config{Authorize: s.consent(&asked, gate, 2, entered), RedirectURL: "http://127.0.0.1:9/callback"}
 	r := start(t, s.URL+"/mcp", false, OptOAuth(cfg))
 	// Run after start's cleanup: nothing waits for the gate then.
 	var once sync.Once
@@ -249,7 +249,7 @@ func TestOAuthPendingConnect(t *testing.T) {
 	s := newOAuthServer(t)
 	var asked atomic.Int32
 	gate, entered := make(chan struct{}), make(chan struct{}, 1)
-	cfg := OAuthConfig{Authorize: s.consent(&asked, gate, 1, entered), RedirectURL: "http://127.0.0.1:9/callback"}
+	cfg := oauth.Config{Authorize: s.consent(&asked, gate, 1, entered), RedirectURL: "http://127.0.0.1:9/callback"}
 	r := start(t, s.URL+"/mcp", true, OptOAuth(cfg))
 	var once sync.Once
 	release := func() { once.Do(func() { close(gate) }) }
@@ -266,33 +266,12 @@ func TestOAuthPendingConnect(t *testing.T) {
 	r.states.wait(t, toolkit.StatusReady, 1)
 }
 
-// TestOAuthCleanError: a token endpoint's answer is not quoted in errors.
-func TestOAuthCleanError(t *testing.T) {
-	re := &oauth2.RetrieveError{
-		Response:         &http.Response{Status: "400 Bad Request", StatusCode: 400},
-		Body:             []byte(`{"error":"invalid_grant","access_token":"secret-x"}`),
-		ErrorCode:        "invalid_grant",
-		ErrorDescription: "expired",
-	}
-	got := cleanOAuthError(fmt.Errorf("token exchange failed: %w", re)).Error()
-	if got != "token endpoint answered 400 Bad Request: invalid_grant (expired)" {
-		t.Fatalf("cleanOAuthError = %q", got)
-	}
-	if cleanOAuthError(nil) != nil {
-		t.Fatal("cleanOAuthError(nil) != nil")
-	}
-	other := errors.New("other")
-	if cleanOAuthError(other) != other {
-		t.Fatal("cleanOAuthError changed an unrelated error")
-	}
-}
-
 // TestOAuthOptions: invalid configurations make New fail with
 // ErrBadParameter naming the option.
 func TestOAuthOptions(t *testing.T) {
 	for name, opt := range map[string]Option{
-		"OptOAuth":                  OptOAuth(OAuthConfig{RedirectURL: "http://127.0.0.1/cb"}),
-		"OptOAuth ":                 OptOAuth(OAuthConfig{Authorize: func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) { return nil, nil }}),
+		"OptOAuth":                  OptOAuth(oauth.Config{RedirectURL: "http://127.0.0.1/cb"}),
+		"OptOAuth ":                 OptOAuth(oauth.Config{Authorize: func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) { return nil, nil }}),
 		"OptOAuthClientCredentials": OptOAuthClientCredentials("", ""),
 		"OptOAuthHandler":           OptOAuthHandler(nil),
 	} {

@@ -271,7 +271,7 @@
 // plain go-sdk server does.
 //
 // To be an OAuth 2.1 resource server, check JWT access tokens against the
-// authorization server's key set with a [JWTVerifier] given to
+// authorization server's key set with an [oauth.JWTVerifier] given to
 // [WithBearerAuth] (required scopes in its options: 403
 // insufficient_scope), and describe the server with
 // [WithProtectedResource]: its metadata (RFC 9728) is served at the

@@ -34,6 +34,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // clientMetadataURL is the client ID metadata document URL the suite's
@@ -91,7 +92,7 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 	case scenario == "auth/cross-app-access-complete-flow":
 		str := func(k string) string { v, _ := cctx[k].(string); return v }
 		idToken := str("idp_id_token")
-		opts = append(opts, mcp.OptOAuthEnterprise(mcp.EnterpriseConfig{
+		opts = append(opts, mcp.OptOAuthEnterprise(oauth.EnterpriseConfig{
 			IDToken:      func(context.Context) (string, error) { return idToken, nil },
 			IdPIssuer:    str("idp_issuer"),
 			IdPClientID:  str("idp_client_id"),
@@ -105,7 +106,7 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 		keyPEM, _ := cctx["private_key_pem"].(string)
 		switch {
 		case keyPEM != "":
-			key, err := mcp.ParsePrivateKeyPEM([]byte(keyPEM))
+			key, err := oauth.ParsePrivateKeyPEM([]byte(keyPEM))
 			if err != nil {
 				return err
 			}
@@ -118,7 +119,7 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 		}
 		steps = []step{{"test-tool", map[string]any{}}}
 	case strings.HasPrefix(scenario, "auth/"):
-		cfg := mcp.OAuthConfig{
+		cfg := oauth.Config{
 			Authorize:         followRedirect,
 			RedirectURL:       redirectURL,
 			ClientMetadataURL: clientMetadataURL,
