@@ -126,6 +126,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithStateless()))
 	}
 	opts = append(opts, mcpserver.WithHTTP(mcpserver.WithSessionTimeout(cfg.SessionTimeout)))
+	opts = append(opts, mcpserver.WithHTTP(cfg.ceilings()...))
 	if cfg.MaxSessionCalls != 0 {
 		opts = append(opts, mcpserver.WithMaxSessionCalls(max(cfg.MaxSessionCalls, 0)))
 	}
@@ -260,7 +261,7 @@ func (g *gateway) listen(ctx context.Context, addr string, handler http.Handler,
 		attrs = append(attrs, "mcp", base+g.config().Path)
 	}
 	g.logger.Info("serving", attrs...)
-	serve(func() error { return mcpserver.ServeHTTP(ctx, ln, handler) })
+	serve(func() error { return mcpserver.ServeHTTP(ctx, ln, handler, g.config().ceilings()...) })
 	return nil
 }
 

@@ -20,9 +20,10 @@ import (
 type Option func(*config) error
 
 // HTTPOption configures the streamable HTTP face of a Server (Handler,
-// ServeListener, or WithHTTP for Serve). An invalid value makes Handler
-// answer every request with 500 and the error, and ServeListener and Serve
-// fail with it.
+// ServeListener, or WithHTTP for New and Serve). An invalid value makes New
+// (through WithHTTP), ServeListener, Serve and ServeHTTP fail with an error
+// naming the option; Handler, which cannot return an error, answers every
+// request with 500 and the error instead.
 type HTTPOption func(*httpConfig) error
 
 type staticTemplate struct {
@@ -61,7 +62,8 @@ type httpConfig struct {
 	noRebinding    bool
 	path           string
 	eventStore     sdk.EventStore
-	sse            sseConfig // options_sessions.go
+	sse            sseConfig     // options_sessions.go
+	ceilings       ceilingConfig // options_ceilings.go
 }
 
 // WithLogger sets the server's logger (the default discards everything).
