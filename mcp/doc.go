@@ -291,7 +291,10 @@
 // key), OptOAuthEnterprise enterprise-managed authorization, and
 // OptOAuthHandler takes any SDK handler. Tokens never appear in logs,
 // errors or the state. Connectors on the legacy SSE transport authorize
-// the same way.
+// the same way. The flow's requests go only to public https destinations
+// or to the server's own origin, whatever the server's metadata names;
+// OptOAuthAllow allows others (an authorization server on a private
+// network).
 //
 // # Names in logs and errors
 //

@@ -33,7 +33,8 @@ var ErrAuthorizationPending = oauth.ErrAuthorizationPending
 // requests with an oauth.Transport); stdio connectors and OptDialer ignore
 // the option. The requests of the flow go through the connector's HTTP
 // client (OptHTTPClient) without the headers of OptHeader, unless
-// cfg.HTTPClient is set.
+// cfg.HTTPClient is set, and only to public https destinations or the
+// server's own origin, unless OptOAuthAllow allows others.
 func OptOAuth(cfg oauth.Config) Option {
 	return oauthOption("OptOAuth", func() (*oauth.Flow, error) { return oauth.AuthorizationCode(cfg) })
 }
@@ -76,19 +77,47 @@ func OptOAuthHandler(h auth.OAuthHandler) Option {
 	return oauthOption("OptOAuthHandler", func() (*oauth.Flow, error) { return oauth.FromHandler(h) })
 }
 
+// OptOAuthAllow lets the requests of the connector's OAuth flow reach
+// destinations it otherwise refuses. Every request of the flow (metadata
+// discovery, registration, token requests, refreshes) goes only to public
+// https destinations or to the server's own origin (scheme, host and
+// port), whatever the server's metadata names: a server cannot make the
+// connector send requests to services on its network. Give here an
+// authorization server on a private network, or on the loopback interface:
+// an origin ("http://127.0.0.1:8080", "https://login.corp.example") allows
+// that origin, a host ("localhost", "10.1.2.3") every port and scheme of
+// it (see oauth.NewAllowList). A refused request fails the authorization
+// with an error wrapping oauth.ErrDestinationRefused, which names the
+// destination and why. An entry that is neither an origin nor a host is
+// an error naming the option.
+func OptOAuthAllow(destinations ...string) Option {
+	return func(o *options) error {
+		l, err := oauth.NewAllowList(destinations...)
+		if err != nil {
+			return oauthOptionError("OptOAuthAllow", err)
+		}
+		o.oauthAllow = l
+		return nil
+	}
+}
+
 // oauthOption is the option that sets the flow made by flow, or fails
 // naming the option.
 func oauthOption(name string, flow func() (*oauth.Flow, error)) Option {
 	return func(o *options) error {
 		f, err := flow()
 		if err != nil {
-			// The oauth package's errors wrap ErrBadParameter: name the
-			// option after it, as the connector's other options do.
-			return fmt.Errorf("%w: %s: %s", errs.ErrBadParameter, name, strings.TrimPrefix(err.Error(), errs.ErrBadParameter.Error()+": "))
+			return oauthOptionError(name, err)
 		}
 		o.oauth = &oauthSetup{flow: f}
 		return nil
 	}
+}
+
+// oauthOptionError names the option in err, an error of the oauth package
+// that wraps ErrBadParameter, as the connector's other options do.
+func oauthOptionError(name string, err error) error {
+	return fmt.Errorf("%w: %s: %s", errs.ErrBadParameter, name, strings.TrimPrefix(err.Error(), errs.ErrBadParameter.Error()+": "))
 }
 
 // oauthSetup is the OAuth flow of one connector and, once the connector
@@ -112,6 +141,7 @@ func (c *Connector) oauthHandler(ctx context.Context) auth.OAuthHandler {
 			Resource:   c.url,
 			Logger:     c.logger,
 			HTTPClient: c.httpClient,
+			Allow:      c.o.oauthAllow,
 			OnWait:     c.oauthWaiting,
 		}))
 	})

@@ -281,3 +281,42 @@ func TestOAuthOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthAllow: the resource metadata of a server cannot send the
+// connector's OAuth requests to a loopback authorization server on
+// another origin: the connection fails saying so, and nothing reaches
+// it; OptOAuthAllow lets them through.
+func TestOAuthAllow(t *testing.T) {
+	as := newOAuthServer(t) // its MCP endpoints unused
+	p := newProtectedServer(t, "elsewhere")
+	p.issuer = as.protectedServer
+	p.serve("/mcp", false, nil)
+	p.mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource: p.URL + "/mcp", AuthorizationServers: []string{as.URL},
+	}))
+	var asked atomic.Int32
+	cfg := oauth.Config{Authorize: as.consent(&asked, nil, 0, nil), RedirectURL: "http://127.0.0.1:9/callback"}
+
+	r := start(t, p.URL+"/mcp", true, OptOAuth(cfg), OptMaxAttempts(1))
+	r.states.wait(t, toolkit.StatusFailed, 1)
+	state := r.State()
+	runErr := r.stop(t)
+	host := strings.TrimPrefix(as.URL, "http://")
+	// (The SDK's transport keeps the text of the handler's error, not
+	// the error.)
+	want := "OAuth request refused: " + as.URL + ": not https"
+	if runErr == nil || !strings.Contains(runErr.Error(), want) || !strings.Contains(state.LastError, want) {
+		t.Fatalf("Run = %v, state %+v; want the refusal of %s", runErr, state, host)
+	}
+	if n := as.hits.Load(); n != 0 || asked.Load() != 0 {
+		t.Fatalf("%d requests reached the authorization server, the user was asked %d times", n, asked.Load())
+	}
+
+	r = start(t, p.URL+"/mcp", false, OptOAuth(cfg), OptOAuthAllow(as.URL))
+	if err := callEcho(t, context.Background(), r); err != nil {
+		t.Fatalf("call with the authorization server allowed: %v", err)
+	}
+	if _, err := New(p.URL+"/mcp", "c", "1", OptOAuthAllow("http://x/path")); !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptOAuthAllow") {
+		t.Errorf("a bad entry: %v, want ErrBadParameter naming the option", err)
+	}
+}

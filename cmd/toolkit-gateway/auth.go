@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
 	"github.com/llmkit/toolkit/mcp/oauth"
@@ -121,6 +122,11 @@ type OAuth struct {
 	ClientMetadataURL string `yaml:"client_metadata_url"`
 	// NoDynamicRegistration forbids dynamic client registration.
 	NoDynamicRegistration bool `yaml:"no_dynamic_registration"`
+	// Allow names the destinations the OAuth requests may reach although
+	// they are not public https ones (the upstream's own origin needs no
+	// entry): origins ("http://127.0.0.1:9000") or hosts ("10.1.2.3"),
+	// see mcp.OptOAuthAllow.
+	Allow []string `yaml:"allow"`
 
 	secret string
 }
@@ -353,6 +359,11 @@ func (v *validator) checkOAuth(s *Server, i int) {
 			v.fail("an Authorization header and oauth exclude each other", "servers", i, "headers", k)
 		}
 	}
+	for j, e := range o.Allow {
+		if _, err := oauth.NewAllowList(e); err != nil {
+			v.fail(strings.TrimPrefix(err.Error(), toolkit.ErrBadParameter.Error()+": "), at("allow", j)...)
+		}
+	}
 	switch o.Grant {
 	case "":
 		o.Grant = grantAuthorizationCode
@@ -578,8 +589,12 @@ func (g *gateway) oauthOptions(s Server) ([]mcp.Option, error) {
 	if o == nil {
 		return nil, nil
 	}
+	var opts []mcp.Option
+	if len(o.Allow) > 0 {
+		opts = append(opts, mcp.OptOAuthAllow(o.Allow...))
+	}
 	if o.Grant == grantClientCredentials {
-		return []mcp.Option{mcp.OptOAuthClientCredentials(o.ClientID, o.secret)}, nil
+		return append(opts, mcp.OptOAuthClientCredentials(o.ClientID, o.secret)), nil
 	}
 	login, err := g.logins.get(o.RedirectURL)
 	if err != nil {
@@ -603,7 +618,7 @@ func (g *gateway) oauthOptions(s Server) ([]mcp.Option, error) {
 	if dir := g.config().TokenDir; dir != "" {
 		cfg.Store = g.logins.store(tokenFile(dir, s.Name))
 	}
-	opts := []mcp.Option{mcp.OptOAuth(cfg)}
+	opts = append(opts, mcp.OptOAuth(cfg))
 	if s.Timeouts.Connect == 0 {
 		opts = append(opts, mcp.OptConnectTimeout(authorizeTimeout))
 	}

@@ -141,7 +141,8 @@ servers:
       grant: client_credentials
       client_id: gateway
       client_secret_file: client-secret
-`, iss.JWKSURL(), iss.URL, resource, calcURL))
+      allow: [%s]
+`, iss.JWKSURL(), iss.URL, resource, calcURL, iss.URL))
 	g := startGateway(t, config)
 	g.waitLog(t, 0, upstreamReady("calc"))
 	if iss.TokensIssued() == 0 {
@@ -257,7 +258,8 @@ servers:
     url: %s
     oauth:
       scopes: [calc]
-`, calcURL))
+      allow: [%s]
+`, calcURL, iss.URL))
 
 	g := startGateway(t, config)
 	g.waitLog(t, 0, func(r map[string]any) bool {

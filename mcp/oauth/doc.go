@@ -37,10 +37,32 @@
 // [ErrAuthorizationPending]), and never puts a token, or a token
 // endpoint's answer, in a log or an error.
 //
-// The SDK's metadata discovery reaches only public addresses (no private,
-// link-local, multicast or unspecified address), loopback excepted; the
-// handler applies the same rule to the discovery requests it sends
-// through its own transports.
+// # Where a client's requests may go
+//
+// The documents a remote server and its authorization server publish say
+// where the next request of a flow goes, so a hostile server could point
+// them at services of the client's own network. Every request a [Handler]
+// sends — protected resource and authorization server metadata
+// discovery, dynamic registration, token requests and refreshes — goes
+// only to an https URL whose address is public: never a loopback,
+// private (RFC 1918, RFC 4193), link-local (the cloud metadata address
+// among them), carrier-grade NAT, multicast, unspecified or otherwise
+// reserved address, nor an IPv6 address that carries such an IPv4 one.
+// The rule is checked on the URL and again, when the connection is made,
+// on the address its name resolved to (through a transport with its own
+// dialer, on the address it connected to; behind a proxy, or through a
+// transport that is not an *http.Transport, on the addresses the name
+// resolves to before the request). Two kinds of destinations are exempt:
+// the protected resource's own origin (its scheme, host and port: a
+// server may be its own authorization server, on a private network or
+// on the loopback interface), and those the application names in
+// [HandlerConfig.Allow] ([NewAllowList]; the connector's OptOAuthAllow).
+// The IdP of an [Enterprise] flow, named by the application, is allowed
+// too. A refused request fails the authorization with an error wrapping
+// [ErrDestinationRefused] that names the destination's origin (never its
+// path or query) and why, and is logged at warn level; a refused refresh
+// leaves the request without a token, so that the server's 401 starts a
+// new authorization.
 //
 // # Token storage
 //

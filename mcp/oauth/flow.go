@@ -64,7 +64,8 @@ type Config struct {
 	// [NewFileTokenStore].
 	Store TokenStore
 	// HTTPClient makes the requests to the authorization server and the
-	// metadata requests (default: [HandlerConfig.HTTPClient]).
+	// metadata requests (default: [HandlerConfig.HTTPClient]). They go only
+	// where the package's rules let them (see [HandlerConfig.Allow]).
 	HTTPClient *http.Client
 }
 

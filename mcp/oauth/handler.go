@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -34,6 +35,10 @@ type HandlerConfig struct {
 	// metadata requests, unless [Config.HTTPClient] is set (default: a
 	// client with http.DefaultTransport).
 	HTTPClient *http.Client
+	// Allow names the destinations the flow's requests may reach although
+	// they are not public https ones (see [ErrDestinationRefused]); the
+	// protected resource's own origin needs no entry. Nil allows none.
+	Allow *AllowList
 	// OnWait, when set, is called when the user is asked to authorize,
 	// with a line saying so (naming the authorization server's host), and
 	// returns the function called once the user answered.
@@ -49,6 +54,15 @@ type HandlerConfig struct {
 // never quote a token endpoint's answer. A token endpoint that refuses to
 // refresh a token makes the request go out without one, so that the
 // server's 401 starts a new authorization.
+//
+// Every request of the flow (metadata discovery, registration, token
+// requests, refreshes) goes only to public https destinations — checked
+// on the URL and again on the address the connection is made to — unless
+// it goes to the protected resource's own origin (scheme, host and port)
+// or [HandlerConfig.Allow] names it; others fail with
+// [ErrDestinationRefused], and so does the authorization that needed
+// them. Such a refusal is logged at warn level. The requests of a flow
+// made with [FromHandler] are its handler's own, and not checked.
 type Handler struct {
 	inner    auth.OAuthHandler
 	err      error // the handler could not be made
@@ -57,6 +71,8 @@ type Handler struct {
 	logger   *slog.Logger
 
 	legacy *legacyDiscovery // AuthorizationCode: the 2025-03-26 fallback
+
+	refused atomic.Pointer[error] // the last request refused (guard.go)
 
 	issuer  atomic.Pointer[string] // of the metadata fetched last (tokens.go)
 	sem     chan struct{}          // one authorization at a time
@@ -74,15 +90,24 @@ func NewHandler(ctx context.Context, f *Flow, hc HandlerConfig) *Handler {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	client := hc.HTTPClient
+	if f.cfg != nil && f.cfg.HTTPClient != nil {
+		client = f.cfg.HTTPClient
+	}
 	if client == nil {
 		client = &http.Client{}
 	}
 	h := &Handler{resource: hc.Resource, logger: logger, onWait: hc.OnWait, sem: make(chan struct{}, 1)}
+	allow := hc.Allow
+	if f.enterprise != nil {
+		// The IdP is the application's choice, not the server's.
+		allow = allow.with(f.enterprise.IdPIssuer, f.enterprise.IdPTokenURL)
+	}
+	client = guardClient(client, hc.Resource, allow, h.noteRefused)
 	switch {
 	case f.handler != nil:
 		h.inner = f.handler
 	case f.enterprise != nil:
-		h.inner = &enterpriseHandler{cfg: f.enterprise, hc: wrapClient(client, nil)}
+		h.inner = &enterpriseHandler{cfg: f.enterprise, hc: client}
 	case f.clientCreds != nil:
 		hc := client
 		if f.assertion != nil {
@@ -95,10 +120,7 @@ func NewHandler(ctx context.Context, f *Flow, hc HandlerConfig) *Handler {
 		h.inner = inner
 	default:
 		cfg := f.cfg
-		hc := cfg.HTTPClient
-		if hc == nil {
-			hc = client
-		}
+		hc := client
 		if cfg.Store != nil {
 			h.store = cfg.Store
 		}
@@ -170,6 +192,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	if h.legacy != nil {
 		h.legacy.reset()
 	}
+	h.refused.Store(nil)
 	err := inner.Authorize(actx, req, resp)
 	if err != nil && h.legacy != nil && inner == h.inner {
 		// A 2025-03-26 server's metadata may name an issuer the SDK's
@@ -183,7 +206,16 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	}
 	stop()
 	if err != nil {
-		return fmt.Errorf("authorization failed: %w", cleanError(err))
+		err = cleanError(err)
+		if r := h.refused.Load(); r != nil && !errors.Is(err, ErrDestinationRefused) {
+			// The SDK does not always keep the cause in its errors.
+			if strings.Contains(err.Error(), (*r).Error()) {
+				err = withCause{err, *r}
+			} else {
+				err = fmt.Errorf("%w; %w", err, *r)
+			}
+		}
+		return fmt.Errorf("authorization failed: %w", err)
 	}
 	h.gen.Add(1)
 	return nil
@@ -244,16 +276,29 @@ func hostOf(raw string) string {
 	return ""
 }
 
-// quietSource turns a token endpoint's refusal into "no token": the request
-// then goes out without one and the server's 401 starts a new
-// authorization, where the SDK would fail the request (it does so only for
-// invalid_grant).
+// noteRefused notes and logs a request the rules refused.
+func (h *Handler) noteRefused(err error) {
+	h.refused.Store(&err)
+	h.logger.Warn("OAuth request refused", "error", err)
+}
+
+// withCause is err with cause, which its text already tells, back in its
+// chain.
+type withCause struct{ err, cause error }
+
+func (e withCause) Error() string   { return e.err.Error() }
+func (e withCause) Unwrap() []error { return []error{e.err, e.cause} }
+
+// quietSource turns a token endpoint's refusal, or a token endpoint the
+// rules refuse, into "no token": the request then goes out without one and
+// the server's 401 starts a new authorization, where the SDK would fail
+// the request (it does so only for invalid_grant).
 type quietSource struct{ ts oauth2.TokenSource }
 
 func (q quietSource) Token() (*oauth2.Token, error) {
 	t, err := q.ts.Token()
 	var re *oauth2.RetrieveError
-	if errors.As(err, &re) {
+	if errors.As(err, &re) || errors.Is(err, ErrDestinationRefused) {
 		return nil, nil
 	}
 	return t, cleanError(err)

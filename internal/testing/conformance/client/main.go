@@ -9,7 +9,8 @@
 // mcp.OptOAuth, or, for the client credentials grant, with
 // mcp.OptOAuthClientCredentials when the context holds a client secret and
 // mcp.OptOAuthClientCredentialsJWT when it holds a private key, and
-// mcp.OptOAuthEnterprise for cross-app access; the user's
+// mcp.OptOAuthEnterprise for cross-app access, with the suite's loopback
+// authorization servers allowed (mcp.OptOAuthAllow); the user's
 // authorization is simulated by following the authorization server's
 // redirect without a browser.
 //
@@ -78,6 +79,9 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 		mcp.OptLogger(logger),
 		mcp.OptMaxAttempts(1),
 		mcp.OptConnectTimeout(20 * time.Second),
+		// The suite's authorization servers listen on the loopback
+		// interface, on other ports than the server.
+		mcp.OptOAuthAllow("localhost", "127.0.0.1", "::1"),
 	}
 	var steps []step
 	switch {
