@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // Protocol versions a connector may ask for.
@@ -71,7 +72,8 @@ type options struct {
 	elicitation        ElicitationFunc // OptElicitationHandler
 	roots              *RootSet        // OptRoots, OptRootSet
 	dialer             func(context.Context) (sdk.Transport, error)
-	oauth              *oauthSetup // OptOAuth and its kin (oauth.go)
+	oauth              *oauthSetup      // OptOAuth and its kin (oauth.go)
+	oauthAllow         *oauth.AllowList // OptOAuthAllow
 
 	// Hooks for tests: each backoff delay, the end of each refresh, and a
 	// call starting to wait for a session.

@@ -288,16 +288,23 @@
 // identifies itself by client ID metadata document, pre-registration or
 // dynamic registration, and runs the authorization code flow with PKCE and
 // the resource indicator, all through the go-sdk's
-// auth.AuthorizationCodeHandler. The application supplies how the user
-// authorizes (OAuthConfig.Authorize); LoopbackAuthorizer is one for
-// command-line programs. Tokens are refreshed when they expire and, with
-// OAuthConfig.Store (NewFileTokenStore), survive restarts, stored by the
-// authorization server's issuer and the resource (see TokenStore). While the user
+// auth.AuthorizationCodeHandler. The mechanisms live in package
+// mcp/oauth; the connector only wires them in. The application supplies
+// how the user authorizes (oauth.Config.Authorize);
+// oauth.LoopbackAuthorizer is one for command-line programs. Tokens are
+// refreshed when they expire and, with oauth.Config.Store
+// (oauth.NewFileTokenStore), survive restarts, stored by the authorization
+// server's issuer and the resource (see oauth.TokenStore). While the user
 // is asked, the connector's LastError says so and calls fail at once with
 // ErrAuthorizationPending. OptOAuthClientCredentials uses the client
-// credentials grant instead; OptOAuthHandler takes any SDK handler. Tokens
-// never appear in logs, errors or the state. Connectors on the legacy SSE
-// transport authorize the same way.
+// credentials grant instead (OptOAuthClientCredentialsJWT with a private
+// key), OptOAuthEnterprise enterprise-managed authorization, and
+// OptOAuthHandler takes any SDK handler. Tokens never appear in logs,
+// errors or the state. Connectors on the legacy SSE transport authorize
+// the same way. The flow's requests go only to public https destinations
+// or to the server's own origin, whatever the server's metadata names;
+// OptOAuthAllow allows others (an authorization server on a private
+// network).
 //
 // # Names in logs and errors
 //

@@ -5,12 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -307,30 +303,5 @@ func TestTaskSupportLargeList(t *testing.T) {
 				t.Errorf("task support %q", got)
 			}
 		})
-	}
-}
-
-// ErrTaskRequired's doc comment quotes its message, which go doc cannot
-// show (it wraps an internal value).
-func TestErrTaskRequiredMessageIsDocumented(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "tasks.go", nil, parser.ParseComments)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc string
-	ast.Inspect(f, func(n ast.Node) bool {
-		// A lone var's comment is the declaration's.
-		if gd, ok := n.(*ast.GenDecl); ok && len(gd.Specs) == 1 {
-			if vs, ok := gd.Specs[0].(*ast.ValueSpec); ok && vs.Names[0].Name == "ErrTaskRequired" {
-				doc = strings.Join(strings.Fields(gd.Doc.Text()), " ")
-			}
-		}
-		return doc == ""
-	})
-	if want := "ErrTaskRequired, message " + strconv.Quote(ErrTaskRequired.Error()); !strings.HasPrefix(doc, want) {
-		t.Errorf("doc %q, want it to begin %q", doc, want)
-	}
-	if !errors.Is(ErrTaskRequired, toolkit.ErrNotImplemented) {
-		t.Error("ErrTaskRequired does not match toolkit.ErrNotImplemented")
 	}
 }

@@ -27,6 +27,12 @@ import (
 //     that points at the resource metadata of WithProtectedResource). The
 //     token's info reaches handlers through the SDK request.
 //   - A request body limit (WithMaxBodyBytes, 4 MiB by default; 413).
+//
+// Ceilings: a body must arrive within WithReadTimeout (30s by default), and
+// a stateful handler keeps at most WithMaxSessions sessions (1,000 by
+// default), WithMaxSessionsPerPrincipal (100) for one authenticated
+// principal; beyond them a new session is refused with 503 and
+// Retry-After.
 func (s *Server) Handler(opts ...HTTPOption) (http.Handler, error) {
 	h, _, err := s.handler(opts)
 	if err != nil {
@@ -57,7 +63,10 @@ func (s *Server) handler(opts []HTTPOption) (http.Handler, *httpConfig, error) {
 	// With an event store a client may resume the stream of a request it
 	// hung up, so its calls go on.
 	h = s.calls.wrap(h, cfg.eventStore == nil)
-	return cfg.secure(h), cfg, nil
+	if !cfg.stateless {
+		h = newSessionGate(cfg.ceilings, s.logger, s.countRefusedSession, s.server.Sessions).wrap(h)
+	}
+	return bodyTimeout(cfg.secure(h), cfg.ceilings.read(), s.logger), cfg, nil
 }
 
 // httpConfig returns the HTTP configuration of the options of New followed
@@ -92,10 +101,12 @@ func (cfg *httpConfig) secure(h http.Handler) http.Handler {
 // POSTs its messages to. Mount it at a path of its own, beside Handler
 // (WithSSEPath does that for ServeListener and Serve). opts add to the
 // options given to New with WithHTTP; the security checks, the body limit
-// and the per-session call limit are those of Handler. A session lasts
-// as long as its GET request: when the client goes away, the calls still
-// running are cancelled. An invalid option among opts makes SSEHandler
-// fail, as Handler does.
+// and the per-session call limit are those of Handler, and so are the
+// ceilings (WithReadTimeout, WithMaxSessions, WithMaxSessionsPerPrincipal),
+// counted apart from Handler's. A session lasts as long as its GET
+// request: when the client goes away, the calls still running are
+// cancelled. An invalid option among opts makes SSEHandler fail, as
+// Handler does.
 func (s *Server) SSEHandler(opts ...HTTPOption) (http.Handler, error) {
 	cfg, err := s.httpConfig(opts)
 	if err != nil {
@@ -106,10 +117,12 @@ func (s *Server) SSEHandler(opts ...HTTPOption) (http.Handler, error) {
 
 // sseHandler returns the legacy SSE handler of s for cfg.
 func (cfg *httpConfig) sseHandler(s *Server) http.Handler {
-	return cfg.secure(wrapSSE(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.SSEOptions{
+	gate := newSessionGate(cfg.ceilings, s.logger, s.countRefusedSession, s.server.Sessions)
+	h := cfg.secure(gate.wrapSSE(wrapSSE(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.SSEOptions{
 		DisableLocalhostProtection: cfg.noRebinding || len(cfg.hosts) > 0, // the guard checks
 		MaxRequestBodyBytes:        cfg.maxBody,
-	})))
+	}))))
+	return bodyTimeout(h, cfg.ceilings.read(), s.logger)
 }
 
 // originGuard refuses requests whose Host or Origin header points

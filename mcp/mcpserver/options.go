@@ -20,9 +20,9 @@ import (
 type Option func(*config) error
 
 // HTTPOption configures the HTTP face of a Server (Handler, SSEHandler,
-// ServeListener, or WithHTTP for New and Serve). An option given an invalid
-// value makes the function it is given to fail with an error that wraps
-// toolkit.ErrBadParameter and names the option.
+// ServeListener, ServeHTTP, or WithHTTP for New and Serve). An option given
+// an invalid value makes the function it is given to fail with an error
+// that wraps toolkit.ErrBadParameter and names the option.
 type HTTPOption func(*httpConfig) error
 
 type staticTemplate struct {
@@ -61,7 +61,8 @@ type httpConfig struct {
 	noRebinding    bool
 	path           string
 	eventStore     sdk.EventStore
-	sse            sseConfig // options_sessions.go
+	sse            sseConfig     // options_sessions.go
+	ceilings       ceilingConfig // options_ceilings.go
 }
 
 // WithLogger sets the server's logger (the default discards everything).

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"time"
+
+	"github.com/llmkit/toolkit/mcp/mcpserver"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the gateway's configuration file; gateway.yaml shows
+// every field. Relative paths in it are relative to the file.
+type Config struct {
+	// Listen is the address of the HTTP listener (default
+	// 127.0.0.1:8080; port 0 picks a free port, which is logged).
+	Listen string `yaml:"listen"`
+	// Transport is "http" (streamable HTTP, the default) or "stdio" (one
+	// client on standard input and output).
+	Transport string `yaml:"transport"`
+	// Path is the URL path of the MCP endpoint (default /mcp). The health
+	// endpoints are /healthz and /livez.
+	Path string `yaml:"path"`
+	// Stateless serves streamable HTTP without sessions, for running
+	// several gateways behind a load balancer.
+	Stateless bool `yaml:"stateless"`
+	// SessionTimeout closes a client's session after this long without a
+	// request (default 30m; a negative duration keeps idle sessions).
+	SessionTimeout time.Duration `yaml:"session_timeout"`
+	// IdleTimeout closes a keep-alive connection idle this long (default
+	// 2m; mcpserver.WithIdleTimeout).
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// ReadTimeout ends a request whose body has not arrived in this long
+	// (default 30s; mcpserver.WithReadTimeout). Event streams are never
+	// cut by it.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// MaxSessions bounds the client sessions open at once (default 1000;
+	// mcpserver.WithMaxSessions): the next initialize gets 503 with
+	// Retry-After.
+	MaxSessions int `yaml:"max_sessions"`
+	// MaxSessionsPerPrincipal bounds the sessions of one authenticated
+	// client (default 100; mcpserver.WithMaxSessionsPerPrincipal).
+	MaxSessionsPerPrincipal int `yaml:"max_sessions_per_principal"`
+	// MaxSessionCalls is how many calls one client session may have in
+	// flight; more are refused (default 64; -1 for no limit; at most
+	// maxSessionCallsLimit).
+	MaxSessionCalls int `yaml:"max_session_calls"`
+	// SSEPath also serves the legacy HTTP+SSE transport (protocol version
+	// 2024-11-05) at this URL path, for old clients ("" for none).
+	SSEPath string `yaml:"sse_path"`
+	// QualifiedNames exposes every item under namespace_name, even when its
+	// bare name is unique.
+	QualifiedNames bool `yaml:"qualified_names"`
+	// HealthListen is the address of the health endpoint when Transport is
+	// stdio ("" for none).
+	HealthListen string `yaml:"health_listen"`
+	// StartupWait bounds how long the first list and item requests wait
+	// for the upstreams to be ready (default 5s; 0 answers at once). See
+	// mcpserver.WithStartupWait.
+	StartupWait *time.Duration `yaml:"startup_wait"`
+	// Metrics serves OpenTelemetry metrics in Prometheus text format at
+	// /metrics, beside /healthz.
+	Metrics bool `yaml:"metrics"`
+	// Prompts is a directory of markdown prompts (and other files, served
+	// as resources) exposed as the "user" namespace; "" for none.
+	Prompts string `yaml:"prompts"`
+	// Auth makes MCP clients authenticate (transport http); none by
+	// default.
+	Auth *Auth `yaml:"auth"`
+	// AllowUnauthenticated lets the gateway listen on an address other
+	// than loopback without Auth. Without it such a configuration is
+	// refused: anyone who can reach the port could use every upstream.
+	AllowUnauthenticated bool `yaml:"allow_unauthenticated"`
+	// TokenDir keeps the OAuth tokens of upstreams authorized by a person
+	// (oauth grant authorization_code), one file per upstream, readable by
+	// the gateway's user only; "" keeps them in memory (the person
+	// authorizes again after each restart).
+	TokenDir string `yaml:"token_dir"`
+	// Servers are the upstream MCP servers.
+	Servers []Server `yaml:"servers"`
+}
+
+// Server is one upstream MCP server.
+type Server struct {
+	// Name is the namespace of the server's items.
+	Name string `yaml:"name"`
+	// URL is an http(s) URL (streamable HTTP, falling back to SSE) or a
+	// stdio: URL (see package mcp). Give URL or Command, not both.
+	URL string `yaml:"url"`
+	// Command starts the server as a child process speaking MCP on stdio:
+	// the program (a name looked up in PATH, or a path) and its arguments.
+	Command []string `yaml:"command"`
+	// Env adds environment variables to the child process.
+	Env map[string]string `yaml:"env"`
+	// Dir is the child process's working directory.
+	Dir string `yaml:"dir"`
+	// Headers are sent with every HTTP request. ${VAR} in a value is
+	// replaced by the environment variable VAR, which must be set.
+	Headers map[string]string `yaml:"headers"`
+	// Timeouts tune the connection.
+	Timeouts Timeouts `yaml:"timeouts"`
+	// Tools selects the server's tools that are served.
+	Tools ToolFilter `yaml:"tools"`
+	// MaxConcurrency bounds the requests in flight to the server at once;
+	// further calls wait for a slot (mcp.OptMaxConcurrency). 0: no limit.
+	MaxConcurrency int `yaml:"max_concurrency"`
+	// MaxResultBytes refuses tool results, prompts and resource reads
+	// larger than this many bytes (mcp.OptMaxResultBytes). 0: no limit.
+	MaxResultBytes int64 `yaml:"max_result_bytes"`
+	// OAuth authorizes the gateway to a server that asks for OAuth.
+	OAuth *OAuth `yaml:"oauth"`
+
+	endpoint string // the connector URL, from URL or Command
+	line     int    // where the entry starts, for messages
+}
+
+// Timeouts tune one upstream's connection; zero means the default.
+type Timeouts struct {
+	// Connect bounds the handshake and the first listing of items.
+	Connect time.Duration `yaml:"connect"`
+	// Call bounds one tool call.
+	Call time.Duration `yaml:"call"`
+	// Reconnect bounds how long a call made while the server is down waits
+	// for it to come back.
+	Reconnect time.Duration `yaml:"reconnect"`
+	// BackoffMax caps the delay between reconnection attempts.
+	BackoffMax time.Duration `yaml:"backoff_max"`
+}
+
+// ToolFilter selects tools by name with glob patterns (path.Match syntax:
+// "*", "?", "[a-z]"). A tool is served when it matches an Allow pattern (or
+// Allow is empty) and matches no Deny pattern.
+type ToolFilter struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+}
+
+// Endpoint returns the URL the gateway connects to.
+func (s Server) Endpoint() string { return s.endpoint }
+
+// sameAs reports whether s and o describe the same upstream the same way,
+// wherever they sit in their files.
+func (s Server) sameAs(o Server) bool {
+	s.line, o.line = 0, 0
+	return reflect.DeepEqual(s, o)
+}
+
+// Defaults of the configuration.
+const (
+	defaultListen      = "127.0.0.1:8080"
+	defaultPath        = "/mcp"
+	defaultStartupWait = 5 * time.Second
+	metricsPath        = "/metrics"
+)
+
+// namespacePattern is the shape of a namespace: letters, digits, '_' and
+// '-', starting with a letter or '_', at most 64 characters.
+var namespacePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+
+// loadConfig reads and checks the configuration file at file. Every
+// problem is reported, each with the file, line and field it concerns.
+func loadConfig(file string) (*Config, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return parseConfig(file, data)
+}
+
+// parseConfig parses the configuration text data read from file.
+func parseConfig(file string, data []byte) (*Config, error) {
+	// The node tree keeps the positions used in messages; the strict
+	// decoder refuses unknown fields and wrong types, naming their lines.
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlError(file, nil, err)
+	}
+	if len(root.Content) == 0 {
+		return nil, fmt.Errorf("%s: the configuration is empty", file)
+	}
+	if root.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:%d: the configuration must be a mapping of fields", file, root.Content[0].Line)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var cfg Config
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return nil, yamlError(file, &root, err)
+	}
+	v := &validator{file: file, root: &root, dir: filepath.Dir(file)}
+	v.check(&cfg)
+	if err := errors.Join(v.errs...); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+// yamlLine matches the position yaml.v3 puts in its messages.
+var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// unknownField matches yaml.v3's message for a field KnownFields refused.
+var unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
+
+// ceilings are the HTTP face's limits the configuration sets; the others
+// keep mcpserver's defaults.
+func (c *Config) ceilings() []mcpserver.HTTPOption {
+	var opts []mcpserver.HTTPOption
+	if c.IdleTimeout > 0 {
+		opts = append(opts, mcpserver.WithIdleTimeout(c.IdleTimeout))
+	}
+	if c.ReadTimeout > 0 {
+		opts = append(opts, mcpserver.WithReadTimeout(c.ReadTimeout))
+	}
+	if c.MaxSessions > 0 {
+		opts = append(opts, mcpserver.WithMaxSessions(c.MaxSessions))
+	}
+	if c.MaxSessionsPerPrincipal > 0 {
+		opts = append(opts, mcpserver.WithMaxSessionsPerPrincipal(c.MaxSessionsPerPrincipal))
+	}
+	return opts
+}

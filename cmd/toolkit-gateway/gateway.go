@@ -1,0 +1,449 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/mcp/mcpserver"
+	"github.com/llmkit/toolkit/mcp/oauth"
+)
+
+// gatewayName identifies the gateway to its MCP clients.
+const gatewayName = "toolkit-gateway"
+
+// serveCommand parses the gateway's flags, loads its configuration and runs
+// it until SIGINT or SIGTERM.
+func serveCommand(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("config", "", "the configuration file (YAML; see gateway.yaml in the source)")
+	format := fs.String("log-format", "text", "log format: text or json")
+	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return usageError(err)
+	}
+	if *file == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: toolkit-gateway --config FILE [--log-format text|json] [--log-level LEVEL]")
+		return errUsage
+	}
+	logger, err := newLogger(stderr, *format, *level)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(*file)
+	if err != nil {
+		return fmt.Errorf("configuration refused:\n%w", err)
+	}
+	g, err := newGateway(*file, cfg, logger)
+	if err != nil {
+		return fmt.Errorf("configuration refused:\n%w", err)
+	}
+	return g.run(ctx)
+}
+
+// gateway serves the upstream MCP servers of its configuration, and a
+// directory of prompts, as one MCP endpoint.
+type gateway struct {
+	file   string
+	logger *slog.Logger
+	tk     *toolkit.Toolkit
+	srv    *mcpserver.Server
+	meters *gatewayMetrics // nil unless metrics are on
+	auth   *authenticator  // nil unless auth is configured
+	logins authorizers     // of the upstreams' OAuth
+
+	mu        sync.Mutex
+	cfg       *Config           // the configuration in force
+	upstreams map[string]Server // by endpoint; read by the delegate
+}
+
+// newGateway builds the toolkit and the MCP server for cfg and registers
+// the upstreams. Nothing is contacted before run.
+func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error) {
+	g := &gateway{file: file, logger: logger, cfg: cfg, upstreams: map[string]Server{}}
+	g.logins.logger = logger
+	d := &delegate{
+		logger:  logger,
+		userDir: cfg.Prompts,
+		options: g.connectorOptions,
+		wrap:    g.wrapConnector,
+		onState: func(ns string, st toolkit.ConnectorState) {
+			level := slog.LevelInfo
+			if st.Status == toolkit.StatusReconnecting || st.Status == toolkit.StatusFailed {
+				level = slog.LevelWarn
+			}
+			attrs := []any{"namespace", ns, "status", st.Status}
+			if st.Status == toolkit.StatusReady {
+				attrs = append(attrs, "server", st.Name, "version", st.Version)
+			} else if st.LastError != "" {
+				attrs = append(attrs, "error", st.LastError)
+			}
+			logger.Log(context.Background(), level, "upstream state", attrs...)
+		},
+		onEvent: func(ev toolkit.ConnectorEvent) {
+			logger.Debug("toolkit event", "kind", ev.Kind, "namespace", ev.Namespace, "uri", ev.URI)
+		},
+	}
+	// Prompts run on the MCP client's own model (sampling) when the client
+	// offers it.
+	tkOpts := []toolkit.Option{toolkit.WithDelegate(mcpserver.SamplingDelegate(d)), toolkit.WithLogger(logger)}
+	opts := []mcpserver.Option{mcpserver.WithLogger(logger), mcpserver.WithHTTP(mcpserver.WithPath(cfg.Path))}
+	if cfg.Metrics {
+		m, err := newMetrics()
+		if err != nil {
+			return nil, err
+		}
+		g.meters = m
+		tkOpts = append(tkOpts, toolkit.WithMeterProvider(m.provider))
+		opts = append(opts, mcpserver.WithMeterProvider(m.provider))
+	}
+	tk, err := toolkit.New(tkOpts...)
+	if err != nil {
+		g.meters.shutdown()
+		return nil, err
+	}
+	d.tk, g.tk = tk, tk
+
+	if cfg.QualifiedNames {
+		opts = append(opts, mcpserver.WithQualifiedNames())
+	}
+	if cfg.Stateless {
+		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithStateless()))
+	}
+	opts = append(opts, mcpserver.WithHTTP(mcpserver.WithSessionTimeout(cfg.SessionTimeout)))
+	opts = append(opts, mcpserver.WithHTTP(cfg.ceilings()...))
+	if cfg.MaxSessionCalls != 0 {
+		opts = append(opts, mcpserver.WithMaxSessionCalls(max(cfg.MaxSessionCalls, 0)))
+	}
+	if cfg.StartupWait != nil {
+		opts = append(opts, mcpserver.WithStartupWait(*cfg.StartupWait))
+	}
+	if g.auth, err = newAuthenticator(cfg.Auth, logger); err != nil {
+		g.meters.shutdown()
+		return nil, err
+	}
+	if g.auth != nil {
+		var leeway time.Duration
+		if cfg.Auth.JWT != nil {
+			leeway = cfg.Auth.JWT.Leeway
+		}
+		opts = append(opts, mcpserver.WithHTTP(g.auth.options(leeway)...))
+	}
+	if g.srv, err = mcpserver.New(tk, &sdk.Implementation{Name: gatewayName, Version: version}, opts...); err != nil {
+		g.meters.shutdown()
+		return nil, err
+	}
+	var errs []error
+	for _, s := range cfg.Servers {
+		if err := g.add(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		g.srv.Close()
+		g.logins.close()
+		g.meters.shutdown()
+		return nil, err
+	}
+	return g, nil
+}
+
+// run serves until ctx is cancelled (or the stdio client leaves), reloading
+// the configuration on SIGHUP. When it returns every upstream is stopped
+// and every child process reaped.
+func (g *gateway) run(ctx context.Context) error {
+	defer g.srv.Close()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
+	// The toolkit outlives the listeners: it stops last, so that requests
+	// in flight at shutdown still reach their upstreams.
+	tkCtx, stopToolkit := context.WithCancel(context.WithoutCancel(ctx))
+	tkDone := make(chan error, 1)
+	go func() { tkDone <- g.tk.Run(tkCtx) }()
+	defer func() {
+		stopToolkit()
+		<-tkDone
+		g.logins.close()
+		g.meters.shutdown()
+		g.logger.Info("stopped")
+	}()
+
+	// Deferred calls run last first: serving stops, then its goroutines
+	// are waited for.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	served := make(chan error, 2)
+	serve := func(f func() error) {
+		wg.Go(func() { served <- f() })
+	}
+
+	cfg := g.config()
+	health := healthHandler(g.tk.Connectors)
+	switch cfg.Transport {
+	case "stdio":
+		serve(func() error { return g.srv.ServeStdio(serveCtx) })
+		g.logger.Info("serving", "transport", "stdio")
+		if cfg.HealthListen != "" {
+			mux := http.NewServeMux()
+			mountHealth(mux, health)
+			g.mountMetrics(mux)
+			if err := g.listen(serveCtx, cfg.HealthListen, mux, serve, "health"); err != nil {
+				return err
+			}
+		}
+	default:
+		h, err := g.srv.Handler()
+		if err != nil {
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle(cfg.Path, h)
+		if cfg.SSEPath != "" {
+			sse, err := g.srv.SSEHandler()
+			if err != nil {
+				return err
+			}
+			mux.Handle(cfg.SSEPath, sse)
+		}
+		mountHealth(mux, health)
+		g.mountMetrics(mux)
+		if g.auth != nil && g.auth.meta != nil {
+			if err := oauth.HandleProtectedResourceMetadata(mux, g.auth.meta); err != nil {
+				return err
+			}
+		}
+		if err := g.listen(serveCtx, cfg.Listen, mux, serve, "mcp"); err != nil {
+			return err
+		}
+	}
+
+	for {
+		select {
+		case <-hup:
+			g.reload()
+		case err := <-served:
+			stopServing()
+			if cfg.Transport == "stdio" && err == nil {
+				g.logger.Info("the stdio client left")
+			}
+			return err
+		case <-ctx.Done():
+			g.logger.Info("shutting down")
+			stopServing()
+			return nil
+		}
+	}
+}
+
+// listen starts an HTTP server for handler on addr and logs where it is.
+func (g *gateway) listen(ctx context.Context, addr string, handler http.Handler, serve func(func() error), what string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	base := "http://" + ln.Addr().String()
+	attrs := []any{"transport", "http", "addr", ln.Addr().String(), "health", base + "/healthz"}
+	if g.meters != nil {
+		attrs = append(attrs, "metrics", base+metricsPath)
+	}
+	if what == "mcp" {
+		attrs = append(attrs, "mcp", base+g.config().Path)
+	}
+	g.logger.Info("serving", attrs...)
+	serve(func() error { return mcpserver.ServeHTTP(ctx, ln, handler, g.config().ceilings()...) })
+	return nil
+}
+
+// mountMetrics serves the metrics on mux when they are on.
+func (g *gateway) mountMetrics(mux *http.ServeMux) {
+	if g.meters != nil {
+		mux.Handle(metricsPath, g.meters.handler)
+	}
+}
+
+// config returns the configuration in force.
+func (g *gateway) config() *Config {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.cfg
+}
+
+// add registers an upstream with the toolkit.
+func (g *gateway) add(s Server) error {
+	if o := s.OAuth; o != nil && o.Grant == grantAuthorizationCode {
+		// The redirect listener is made now, so that an address in use
+		// is an error of this upstream.
+		if _, err := g.logins.get(o.RedirectURL); err != nil {
+			return fmt.Errorf("%s:%d: servers: %q: oauth: redirect_url: %w", g.file, s.line, s.Name, err)
+		}
+	}
+	g.mu.Lock()
+	g.upstreams[s.endpoint] = s
+	g.mu.Unlock()
+	if err := g.tk.AddConnectorNS(s.Name, s.endpoint); err != nil {
+		g.mu.Lock()
+		delete(g.upstreams, s.endpoint)
+		g.mu.Unlock()
+		return fmt.Errorf("%s:%d: servers: %q: %w", g.file, s.line, s.Name, err)
+	}
+	g.logger.Info("upstream added", "namespace", s.Name, "url", s.endpoint)
+	return nil
+}
+
+// remove stops an upstream and removes its items.
+func (g *gateway) remove(s Server) {
+	if err := g.tk.RemoveConnector(s.endpoint); err != nil {
+		g.logger.Warn("removing upstream", "namespace", s.Name, "error", err)
+	}
+	g.mu.Lock()
+	delete(g.upstreams, s.endpoint)
+	g.mu.Unlock()
+	g.logger.Info("upstream removed", "namespace", s.Name)
+}
+
+// reload reads the configuration file again and applies the difference:
+// upstreams that are gone or changed are removed, new and changed ones are
+// added, unchanged ones keep running untouched. A configuration with
+// errors is refused as a whole.
+func (g *gateway) reload() {
+	next, err := loadConfig(g.file)
+	if err != nil {
+		g.logger.Error("configuration reload refused; keeping the running configuration", "error", err)
+		return
+	}
+	cur := g.config()
+	for _, f := range []struct {
+		name     string
+		old, new any
+	}{
+		{"listen", cur.Listen, next.Listen}, {"transport", cur.Transport, next.Transport},
+		{"path", cur.Path, next.Path}, {"stateless", cur.Stateless, next.Stateless},
+		{"qualified_names", cur.QualifiedNames, next.QualifiedNames},
+		{"session_timeout", cur.SessionTimeout, next.SessionTimeout}, {"max_session_calls", cur.MaxSessionCalls, next.MaxSessionCalls},
+		{"sse_path", cur.SSEPath, next.SSEPath},
+		{"health_listen", cur.HealthListen, next.HealthListen}, {"prompts", cur.Prompts, next.Prompts},
+		{"metrics", cur.Metrics, next.Metrics}, {"startup_wait", durationOf(cur.StartupWait), durationOf(next.StartupWait)},
+	} {
+		if f.old != f.new {
+			g.logger.Warn("configuration change needs a restart; ignored", "field", f.name)
+		}
+	}
+
+	g.reloadAuth(cur, next)
+
+	wanted := map[string]Server{}
+	for _, s := range next.Servers {
+		wanted[s.Name] = s
+	}
+	running := map[string]Server{}
+	var kept, added, removed int
+	for _, s := range cur.Servers {
+		if n, ok := wanted[s.Name]; ok && n.sameAs(s) {
+			running[s.Name] = s
+			kept++
+			continue
+		}
+		g.remove(s)
+		removed++
+	}
+	applied := make([]Server, 0, len(next.Servers))
+	for _, s := range next.Servers {
+		if _, ok := running[s.Name]; ok {
+			applied = append(applied, s)
+			continue
+		}
+		if err := g.add(s); err != nil {
+			g.logger.Error("upstream refused", "namespace", s.Name, "error", err)
+			continue
+		}
+		applied = append(applied, s)
+		added++
+	}
+	updated := *cur
+	updated.Servers = applied
+	updated.Auth = next.Auth
+	g.mu.Lock()
+	g.cfg = &updated
+	g.mu.Unlock()
+	g.logger.Info("configuration reloaded", "kept", kept, "added", added, "removed", removed)
+}
+
+// durationOf returns *d, or 0 for nil.
+func durationOf(d *time.Duration) time.Duration {
+	if d == nil {
+		return 0
+	}
+	return *d
+}
+
+// upstream returns the configuration of the upstream at endpoint.
+func (g *gateway) upstream(endpoint string) (Server, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s, ok := g.upstreams[endpoint]
+	return s, ok
+}
+
+// connectorOptions turns an upstream's configuration into connector
+// options.
+func (g *gateway) connectorOptions(endpoint string) []mcp.Option {
+	s, ok := g.upstream(endpoint)
+	if !ok {
+		return nil
+	}
+	// Sampling and elicitation requests of an upstream go to the client
+	// whose call they belong to.
+	opts := []mcp.Option{mcp.OptForwardServerRequests()}
+	if t := s.Timeouts.Connect; t > 0 {
+		opts = append(opts, mcp.OptConnectTimeout(t))
+	}
+	if t := s.Timeouts.Reconnect; t > 0 {
+		opts = append(opts, mcp.OptReconnectWait(t))
+	}
+	if t := s.Timeouts.BackoffMax; t > 0 {
+		opts = append(opts, mcp.OptBackoff(min(mcp.DefaultBackoffMin, t), t))
+	}
+	for k, v := range s.Headers {
+		opts = append(opts, mcp.OptHeader(k, v))
+	}
+	if n := s.MaxConcurrency; n > 0 {
+		opts = append(opts, mcp.OptMaxConcurrency(n))
+	}
+	if n := s.MaxResultBytes; n > 0 {
+		opts = append(opts, mcp.OptMaxResultBytes(n))
+	}
+	oauth, err := g.oauthOptions(s)
+	if err != nil {
+		// add made the redirect listener: not expected.
+		g.logger.Error("upstream OAuth", "namespace", s.Name, "error", err)
+	}
+	return append(opts, oauth...)
+}
+
+// wrapConnector applies an upstream's tool filter and call timeout.
+func (g *gateway) wrapConnector(endpoint string, c toolkit.Connector) toolkit.Connector {
+	s, ok := g.upstream(endpoint)
+	if !ok || (len(s.Tools.Allow) == 0 && len(s.Tools.Deny) == 0 && s.Timeouts.Call == 0) {
+		return c
+	}
+	return &filtered{Connector: c, filter: s.Tools, timeout: s.Timeouts.Call}
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/llmkit/toolkit"
+)
+
+// mountHealth mounts the health endpoints on mux: /healthz, the state of
+// every upstream (health), and /livez, which answers 200 while the gateway
+// serves: what a load balancer in front of several replicas checks, since
+// an upstream they share being down takes no replica out of service.
+func mountHealth(mux *http.ServeMux, health http.Handler) {
+	mux.Handle("/healthz", health)
+	mux.Handle("/livez", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !readOnly(w, r) {
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = io.WriteString(w, "ok\n")
+	}))
+}
+
+// readOnly answers 405 to a request that is neither GET nor HEAD and
+// reports whether r is one.
+func readOnly(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	return false
+}
+
+// reservedPaths are the paths the gateway serves besides the MCP endpoints.
+var reservedPaths = []string{"/healthz", "/livez", "/metrics"}
+
+// healthReport is the body of the health endpoint.
+type healthReport struct {
+	// Status is "ok" when every upstream is ready, "degraded" otherwise.
+	Status string `json:"status"`
+	// Upstreams are the connectors in toolkit.Connectors' order (the user
+	// namespace last).
+	Upstreams []upstreamHealth `json:"upstreams"`
+}
+
+// upstreamHealth is what the health endpoint says of one upstream: its
+// name, its state and its URL, redacted. Nothing else: the endpoint is
+// open to anyone who can reach it, so what a server says of itself
+// (instructions, titles), its errors and the host's paths stay in the log.
+type upstreamHealth struct {
+	Namespace string `json:"namespace"`
+	Status    string `json:"status"`
+	URL       string `json:"url"`
+}
+
+// healthHandler serves the state of every upstream as JSON, with status
+// 200 when all of them are ready and 503 otherwise, so that a load
+// balancer or an orchestrator can act on it.
+func healthHandler(states func() []toolkit.ConnectorState) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !readOnly(w, r) {
+			return
+		}
+		report := healthReport{Status: "ok", Upstreams: []upstreamHealth{}}
+		code := http.StatusOK
+		for _, st := range states() {
+			report.Upstreams = append(report.Upstreams, upstreamHealth{
+				Namespace: st.Namespace,
+				Status:    st.Status.String(),
+				URL:       healthURL(st.URL),
+			})
+			if st.Status != toolkit.StatusReady {
+				report.Status, code = "degraded", http.StatusServiceUnavailable
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(code)
+		if r.Method == http.MethodGet {
+			_ = json.NewEncoder(w).Encode(report)
+		}
+	})
+}
+
+// healthURL is an upstream's URL as the health endpoint shows it: without
+// secrets (toolkit.RedactURL) and, for a command, with the command's base
+// name only: where programs live on the host is the host's business.
+func healthURL(raw string) string {
+	u := toolkit.RedactURL(raw)
+	if cmd, ok := strings.CutPrefix(u, "stdio:"); ok {
+		return "stdio:" + path.Base(cmd)
+	}
+	return u
+}
