@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -437,4 +439,33 @@ func TestCeilingOptionsChecked(t *testing.T) {
 		}
 		srv.Close()
 	}
+}
+
+// TestSlotFreedWhenAnswerStarts: the slot of a request that opened no
+// session (the go-sdk client's server/discover before its initialize) is
+// free once its answer starts, not only once its handler returns, so a
+// client that sends initialize as soon as it has the answer is not refused
+// at a ceiling of one.
+func TestSlotFreedWhenAnswerStarts(t *testing.T) {
+	g := newSessionGate(ceilingConfig{maxSessions: 1}, slog.New(slog.DiscardHandler), nil,
+		func() iter.Seq[*sdk.ServerSession] { return func(func(*sdk.ServerSession) bool) {} })
+	answered, release := make(chan struct{}), make(chan struct{})
+	h := g.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		close(answered)
+		<-release // the handler has not returned yet
+	}))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{}`)))
+	}()
+	<-answered
+	sl, _ := g.take(httptest.NewRequest(http.MethodPost, "/", nil))
+	close(release)
+	<-done
+	if sl == nil {
+		t.Fatal("the slot of an answered request that opened no session is still taken")
+	}
+	sl.release()
 }

@@ -201,8 +201,11 @@ func (g *sessionGate) wrap(h http.Handler) http.Handler {
 				g.refuse(w, r, perPrincipal)
 				return
 			}
+			// The slot of a request that opened no session goes back before
+			// its answer does: a client that sends initialize right after
+			// another request (the go-sdk's server/discover) finds it free.
 			defer sl.done()
-			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionSlotKey{}, sl)))
+			h.ServeHTTP(&slotWriter{ResponseWriter: w, slot: sl}, r.WithContext(context.WithValue(r.Context(), sessionSlotKey{}, sl)))
 		case r.Method == http.MethodDelete && r.Header.Get("Mcp-Session-Id") != "":
 			sw := &statusWriter{ResponseWriter: w}
 			h.ServeHTTP(sw, r)
@@ -253,6 +256,33 @@ func sessionSlotMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 		return next(ctx, method, req)
 	}
 }
+
+// slotWriter gives its request's slot back when the answer starts, if the
+// request opened no session by then (sessionSlot.done).
+type slotWriter struct {
+	http.ResponseWriter
+	slot    *sessionSlot
+	started bool
+}
+
+func (w *slotWriter) start() {
+	if !w.started {
+		w.started = true
+		w.slot.done()
+	}
+}
+
+func (w *slotWriter) WriteHeader(code int) {
+	w.start()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *slotWriter) Write(p []byte) (int, error) {
+	w.start()
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *slotWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // statusWriter records the status of a response.
 type statusWriter struct {
