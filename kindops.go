@@ -99,11 +99,11 @@ var toolOps = kindOps[Tool]{
 	entry: named[Tool](KindTool),
 	builtin: builtinNamed(func(t Tool) bool { _, output := t.(*tool.OutputTool); return output },
 		func(t Tool, e *entry) error {
-			in, out, err := resolveToolSchemas(t)
+			r, err := resolveToolSchemas(t)
 			if err != nil {
 				return err
 			}
-			e.schemas = &toolSchemas{in: in, out: out}
+			e.schemas = &toolSchemas{resolvedSchemas: r}
 			e.schemas.once.Do(func() {})
 			return nil
 		}),
