@@ -34,10 +34,14 @@ func (e *Error) Error() string {
 // Unwrap returns errs.ErrBadParameter.
 func (e *Error) Unwrap() error { return errs.ErrBadParameter }
 
-// errorf returns an *Error.
-func errorf(format string, args ...any) error {
+// Errorf returns an *Error: for the callers' own reasons to refuse a
+// schema, worded like the guard's.
+func Errorf(format string, args ...any) error {
 	return &Error{msg: fmt.Sprintf(format, args...)}
 }
+
+// errorf is Errorf.
+var errorf = Errorf
 
 // maxPathLen bounds the JSON Pointers errors show.
 const maxPathLen = 200
