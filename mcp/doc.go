@@ -88,11 +88,19 @@
 // names, and later items that repeat a name (or a resource URI), are
 // skipped with one log line per page naming up to five of them. At most
 // 100,000 items of one kind, and 64 MiB of their definitions (as JSON), are
-// kept: the connector stops paging once the server has sent that many. A
-// tool whose input schema is not a
-// valid JSON Schema describing an object is kept, but its InputSchema and
-// Run report an error wrapping toolkit.ErrSchema that names the tool. An
-// invalid output schema is dropped with a log line.
+// kept: the connector stops paging once the server has sent that many.
+// Schemas are untrusted input: a tool whose input schema is not a valid
+// JSON Schema describing an object, or one that could hurt whoever walks
+// it (a $ref cycle, subschemas nested more than 64 levels deep, more than
+// 10,000 of them, 1 MiB of JSON, a huge enum or fan-out, definitions that
+// multiply: see toolkit.Call for the limits), is skipped like an invalid
+// name, with its reason in the page's warning; the server's other tools
+// are kept. An unusable output schema is dropped with a log line. A value
+// nested more than 512 levels deep in anything a server sends (which the
+// go-sdk would refuse to decode, failing the whole message) is replaced
+// with a string before the SDK decodes it, so such a tool is refused
+// alone too, and the session is kept (stdio, streamable HTTP, SSE, and an
+// OptDialer's *mcp.IOTransport).
 //
 // Run maps the tools/call result to one resource:
 //

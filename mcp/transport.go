@@ -185,6 +185,12 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 		if err != nil {
 			return nil, err
 		}
+		if io, ok := t.(*sdk.IOTransport); ok && io != nil && io.Reader != nil {
+			// Clamp what the server sends (wiredepth.go).
+			cp := *io
+			cp.Reader = newClampCloser(io.Reader, false)
+			t = &cp
+		}
 		return c.handshake(ctx, t, "custom", nil)
 	case c.ep.kind == endpointStdio:
 		st := &stdioTransport{

@@ -62,6 +62,10 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		limit = 0 // events are bounded one by one by the SDK
 	}
 	rc := resp.Body
+	if stream || mt == "application/json" {
+		// Clamp what the server sends (wiredepth.go).
+		rc = newClampCloser(rc, stream)
+	}
 	if owner := inflightFrom(req.Context()); stream && owner != nil && rt.conn != nil {
 		// The stream of a call's POST: the requests of the server in it
 		// belong to that call (streamtag.go).
