@@ -41,14 +41,8 @@ func Check(s *jsonschema.Schema) (*Plan, error) {
 // decoded schema and its Plan. JSON that is not a schema (an array, a
 // number) is an error.
 func CheckJSON(data []byte) (*jsonschema.Schema, *Plan, error) {
-	if len(data) > MaxBytes {
-		return nil, nil, errorf("the schema is larger than %d bytes", MaxBytes)
-	}
-	switch depth, weight := jsonShape(data, maxJSONDepth, maxNestedBytes); {
-	case depth > maxJSONDepth:
-		return nil, nil, errorf("the schema's JSON nests more than %d levels deep", maxJSONDepth)
-	case weight > maxNestedBytes:
-		return nil, nil, errorf("the schema's JSON is too large for how deeply it nests (%d bytes)", len(data))
+	if err := CheckShape(data); err != nil {
+		return nil, nil, err
 	}
 	s := new(jsonschema.Schema)
 	if err := json.Unmarshal(data, s); err != nil {
@@ -59,4 +53,22 @@ func CheckJSON(data []byte) (*jsonschema.Schema, *Plan, error) {
 		return nil, nil, err
 	}
 	return s, p, nil
+}
+
+// CheckShape checks what CheckJSON checks of a schema's JSON before
+// decoding it: its length, at most MaxBytes, and its nesting (about twice
+// MaxDepth, and the values a schema holds). It reads the bytes once and
+// decodes nothing, so that a walker of decoded JSON can use it on every
+// schema it is given.
+func CheckShape(data []byte) error {
+	if len(data) > MaxBytes {
+		return errorf("the schema is larger than %d bytes", MaxBytes)
+	}
+	switch depth, weight := jsonShape(data, maxJSONDepth, maxNestedBytes); {
+	case depth > maxJSONDepth:
+		return errorf("the schema's JSON nests more than %d levels deep", maxJSONDepth)
+	case weight > maxNestedBytes:
+		return errorf("the schema's JSON is too large for how deeply it nests (%d bytes)", len(data))
+	}
+	return nil
 }
