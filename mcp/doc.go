@@ -92,10 +92,10 @@
 // Schemas are untrusted input: a tool whose input schema is not a valid
 // JSON Schema describing an object, or one that could hurt whoever walks
 // it (a $ref cycle, subschemas nested more than 64 levels deep, more than
-// 10,000 of them, 1 MiB of JSON, a huge enum or fan-out, definitions that
-// multiply: see toolkit.Call for the limits), is skipped like an invalid
-// name, with its reason in the page's warning; the server's other tools
-// are kept. An unusable output schema is dropped with a log line. A value
+// 10,000 of them, 1 MiB of JSON, a huge enum or fan-out, definitions
+// that multiply: the toolkit package documents the limits), is skipped
+// like an invalid name, with its reason in the page's warning; the
+// server's other tools are kept. An unusable output schema is dropped with a log line. A value
 // nested more than 512 levels deep in anything a server sends (which the
 // go-sdk would refuse to decode, failing the whole message) is replaced
 // with a string before the SDK decodes it, so such a tool is refused
