@@ -120,3 +120,11 @@ func TestRecursiveOutputSchema(t *testing.T) {
 		t.Errorf("Call: %v", err)
 	}
 }
+
+// A builtin prompt whose input schema has a $ref cycle is refused.
+func TestHostilePromptSchema(t *testing.T) {
+	p := &schemaPrompt{testPrompt: testPrompt{name: "cyclic"}, in: schemaOf(t, `{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"$defs":{"a":{"not":{"$ref":"#/$defs/a"}}}}`)}
+	if err := mustNew(t).AddPrompt(p); !errors.Is(err, ErrBadParameter) || !strings.Contains(err.Error(), "$ref cycle") || !strings.Contains(err.Error(), `"cyclic"`) {
+		t.Errorf("AddPrompt: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/llmkit/toolkit/internal/names"
+	"github.com/llmkit/toolkit/internal/schemaguard"
 	"github.com/llmkit/toolkit/resource"
 	"github.com/llmkit/toolkit/tool"
 )
@@ -118,7 +119,9 @@ var promptOps = kindOps[Prompt]{
 	builtin: builtinNamed(nil, func(p Prompt, _ *entry) error {
 		s, err := p.InputSchema()
 		if err == nil && s != nil {
-			_, err = s.Resolve(nil)
+			if _, err = schemaguard.Check(s); err == nil {
+				_, err = s.Resolve(nil)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("input schema: %w", err)
