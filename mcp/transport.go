@@ -185,10 +185,10 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 		if err != nil {
 			return nil, err
 		}
-		if io, ok := t.(*sdk.IOTransport); ok && io != nil && io.Reader != nil {
+		if iot, ok := t.(*sdk.IOTransport); ok && iot != nil && iot.Reader != nil {
 			// Clamp what the server sends (wiredepth.go).
-			cp := *io
-			cp.Reader = newClampCloser(io.Reader, false)
+			cp := *iot
+			cp.Reader = newClampCloser(iot.Reader, false)
 			t = &cp
 		}
 		return c.handshake(ctx, t, "custom", nil)

@@ -15,6 +15,8 @@ type Error struct {
 	path []string // Plan.Check: the place in the value, innermost first
 }
 
+// Error returns the reason, with the place in the value when a Plan
+// refused it.
 func (e *Error) Error() string {
 	if e.path == nil {
 		return e.msg
