@@ -95,12 +95,14 @@
 // 10,000 of them, 1 MiB of JSON, a huge enum or fan-out, definitions
 // that multiply: the toolkit package documents the limits), is skipped
 // like an invalid name, with its reason in the page's warning; the
-// server's other tools are kept. An unusable output schema is dropped with a log line. A value
-// nested more than 512 levels deep in anything a server sends (which the
-// go-sdk would refuse to decode, failing the whole message) is replaced
-// with a string before the SDK decodes it, so such a tool is refused
-// alone too, and the session is kept (stdio, streamable HTTP, SSE, and an
-// OptDialer's *mcp.IOTransport).
+// server's other tools are kept. An unusable output schema is dropped with
+// a log line. A value nested more than 512 levels deep (which the go-sdk
+// refuses to decode: the message is lost, and the session with it) is
+// replaced with a string before the SDK decodes it, so such a tool is
+// refused alone too: in every message of stdio, legacy SSE and an
+// OptDialer's *mcp.IOTransport, and over streamable HTTP in a tools/list
+// answer and the server's own event stream (there a call's answer nested
+// that deep fails the call, and the session is opened again).
 //
 // Run maps the tools/call result to one resource:
 //
