@@ -8,7 +8,8 @@ import (
 // AddTool registers builtin tools. Every tool is checked before any is
 // added: a nil tool, an invalid or reserved name, a name already taken by a
 // builtin tool or twice in the call, or an input schema that is not a
-// resolvable object schema, refuses the whole call with an error wrapping
+// resolvable object schema (or a schema past the limits the package
+// documentation gives), refuses the whole call with an error wrapping
 // ErrBadParameter (and ErrConflict for a duplicate) that names the tool. The
 // reserved name "submit_output" is accepted only for a *tool.OutputTool.
 func (tk *Toolkit) AddTool(items ...Tool) error { return addItems(tk, &toolOps, items) }

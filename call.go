@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/llmkit/toolkit/internal/names"
+	"github.com/llmkit/toolkit/internal/schemaguard"
 	"github.com/llmkit/toolkit/resource"
 )
 
@@ -166,7 +167,7 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 		}
 		return nil, fmt.Errorf("tool %q: %w", name, err)
 	}
-	return finishOutput(ctx, name, sc.out, out)
+	return finishOutput(ctx, name, sc.out, sc.outPlan, out)
 }
 
 // startSpan starts the span of a call of the item named name (of entry e,
@@ -235,8 +236,11 @@ func toolInput(ctx context.Context, name string, resources []Resource) (json.Raw
 // schema, the input is decoded once and the decoded value is validated (a
 // decoding error is invalid JSON); without one, only its syntax is
 // checked. Invalid JSON wraps ErrBadParameter; an input that breaks the
-// schema, or a schema that does not resolve, wraps ErrSchema. The tool is
-// then given the same bytes.
+// schema, or a schema that does not resolve, wraps ErrSchema. A schema
+// whose validation cost depends on the input (a recursive one) has a
+// plan, which first bounds the input's depth and the work of validating
+// it (an input past the bounds wraps ErrBadParameter). The tool is then
+// given the same bytes.
 func checkInput(name string, sc *toolSchemas, input json.RawMessage) error {
 	var v any
 	switch {
@@ -254,6 +258,11 @@ func checkInput(name string, sc *toolSchemas, input json.RawMessage) error {
 		var err error
 		if v, err = decodeJSON(input); err != nil {
 			return fmt.Errorf("%w: tool %q: input is not valid JSON", ErrBadParameter, name)
+		}
+	}
+	if sc.inPlan != nil {
+		if err := sc.inPlan.Check(v); err != nil {
+			return fmt.Errorf("%w: tool %q: input: %w", ErrBadParameter, name, err)
 		}
 	}
 	if err := sc.in.Validate(v); err != nil {
@@ -308,7 +317,7 @@ func runTool(ctx context.Context, t Tool, input json.RawMessage) (out any, err e
 // the output schema. It calls code of the tool's (a returned Resource's
 // methods, a value's MarshalJSON): a panic there becomes an error wrapping
 // ErrToolFailed, like a panic in Run.
-func finishOutput(ctx context.Context, name string, schema *jsonschema.Resolved, out any) (res Resource, err error) {
+func finishOutput(ctx context.Context, name string, schema *jsonschema.Resolved, plan *schemaguard.Plan, out any) (res Resource, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			res, err = nil, fmt.Errorf("%w: tool %q: output: panic: %v\n%s", ErrToolFailed, name, r, debug.Stack())
@@ -317,7 +326,7 @@ func finishOutput(ctx context.Context, name string, schema *jsonschema.Resolved,
 	if res, err = wrapOutput(name, out); err != nil {
 		return nil, fmt.Errorf("%w: tool %q: output: %w", ErrToolFailed, name, err)
 	}
-	if err = checkOutput(ctx, schema, res); err != nil {
+	if err = checkOutput(ctx, schema, plan, res); err != nil {
 		return nil, fmt.Errorf("%w: tool %q: output: %w", ErrSchema, name, err)
 	}
 	return res, nil
@@ -344,8 +353,9 @@ func wrapOutput(name string, out any) (Resource, error) {
 	return resource.JSON(names.Sanitize(name), out)
 }
 
-// checkOutput validates a tool's output against its output schema.
-func checkOutput(ctx context.Context, schema *jsonschema.Resolved, res Resource) error {
+// checkOutput validates a tool's output against its output schema, within
+// the bounds of its plan, if any.
+func checkOutput(ctx context.Context, schema *jsonschema.Resolved, plan *schemaguard.Plan, res Resource) error {
 	if schema == nil {
 		return nil
 	}
@@ -359,12 +369,15 @@ func checkOutput(ctx context.Context, schema *jsonschema.Resolved, res Resource)
 	if err != nil {
 		return err
 	}
-	return validateJSON(schema, data)
+	return validateJSON(schema, plan, data)
 }
 
-func validateJSON(schema *jsonschema.Resolved, data []byte) error {
+func validateJSON(schema *jsonschema.Resolved, plan *schemaguard.Plan, data []byte) error {
 	v, err := decodeJSON(data)
 	if err != nil {
+		return err
+	}
+	if err := plan.Check(v); err != nil {
 		return err
 	}
 	return schema.Validate(v)

@@ -67,6 +67,22 @@
 // failure at any step marks the span as an error. Prompts are run by the
 // delegate, in a span of their own.
 //
+// A tool's schemas are untrusted input, checked once, when they are
+// resolved: subschemas nested at most 64 levels deep, at most 10,000 of
+// them and 1 MiB, at most 1,000 members in a keyword (properties, allOf
+// branches, required names, ...) and 10,000 enum values; no $ref cycle
+// that checks a value against itself ({"$ref":"#"}, definitions that refer
+// to each other through allOf); no subschema whose check of one value
+// costs more than 50,000 (subschemas, counted once for every path of
+// $refs and combinators that reaches them, weighed with their enum,
+// properties and required lists). AddTool refuses a tool whose schema
+// breaks one, and a call of such a tool held by value fails with an error
+// wrapping ErrSchema and ErrBadParameter. Recursion that goes into the
+// input (a tree whose children are trees) is accepted: each input is then
+// checked first to nest at most 256 levels deep and to cost at most 50,000
+// for each of its parts, or the call fails with ErrBadParameter. Other
+// schemas cost nothing more per call.
+//
 // With WithMeterProvider the toolkit records OpenTelemetry metrics: tool
 // calls by namespace, tool and outcome (Outcome), their latency, the calls
 // in flight, each connector's status and its lost connections. Without it

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/llmkit/toolkit/internal/names"
+	"github.com/llmkit/toolkit/internal/schemaguard"
 	"github.com/llmkit/toolkit/resource"
 	"github.com/llmkit/toolkit/tool"
 )
@@ -99,11 +100,11 @@ var toolOps = kindOps[Tool]{
 	entry: named[Tool](KindTool),
 	builtin: builtinNamed(func(t Tool) bool { _, output := t.(*tool.OutputTool); return output },
 		func(t Tool, e *entry) error {
-			in, out, err := resolveToolSchemas(t)
+			r, err := resolveToolSchemas(t)
 			if err != nil {
 				return err
 			}
-			e.schemas = &toolSchemas{in: in, out: out}
+			e.schemas = &toolSchemas{resolvedSchemas: r}
 			e.schemas.once.Do(func() {})
 			return nil
 		}),
@@ -118,7 +119,9 @@ var promptOps = kindOps[Prompt]{
 	builtin: builtinNamed(nil, func(p Prompt, _ *entry) error {
 		s, err := p.InputSchema()
 		if err == nil && s != nil {
-			_, err = s.Resolve(nil)
+			if _, err = schemaguard.Check(s); err == nil {
+				_, err = s.Resolve(nil)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("input schema: %w", err)

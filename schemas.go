@@ -6,13 +6,23 @@ import (
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/llmkit/toolkit/internal/schemaguard"
 )
 
 // toolSchemas caches a tool's resolved input and output schemas.
 type toolSchemas struct {
-	once    sync.Once
-	in, out *jsonschema.Resolved
-	err     error
+	once sync.Once
+	resolvedSchemas
+	err error
+}
+
+// resolvedSchemas are a tool's resolved schemas, each with the plan that
+// bounds the validation of a value when that depends on the value (nil
+// for almost every schema: see schemaguard.Check).
+type resolvedSchemas struct {
+	in, out         *jsonschema.Resolved
+	inPlan, outPlan *schemaguard.Plan
 }
 
 // schemasOf returns the resolved schemas of a tool: cached on its entry, or
@@ -92,32 +102,42 @@ func (c *adhocCache) put(t Tool, sc *toolSchemas) {
 // resolve resolves a tool's schemas once; the input schema must describe an
 // object.
 func (sc *toolSchemas) resolve(t Tool) {
-	sc.in, sc.out, sc.err = resolveToolSchemas(t)
+	sc.resolvedSchemas, sc.err = resolveToolSchemas(t)
 }
 
-func resolveToolSchemas(t Tool) (in, out *jsonschema.Resolved, err error) {
+// resolveToolSchemas checks a tool's schemas as untrusted input
+// (schemaguard: bounded size and depth, no $ref cycle) before resolving
+// them, so that neither resolving nor validating can run away. It runs
+// once per tool, never per call.
+func resolveToolSchemas(t Tool) (r resolvedSchemas, err error) {
 	s, err := t.InputSchema()
 	if err != nil {
-		return nil, nil, fmt.Errorf("input schema: %w", err)
+		return r, fmt.Errorf("input schema: %w", err)
 	}
 	if s != nil {
 		if !isObjectSchema(s) {
-			return nil, nil, errors.New("input schema does not describe an object")
+			return r, errors.New("input schema does not describe an object")
 		}
-		if in, err = s.Resolve(nil); err != nil {
-			return nil, nil, fmt.Errorf("input schema: %w", err)
+		if r.inPlan, err = schemaguard.Check(s); err != nil {
+			return r, fmt.Errorf("input schema: %w", err)
+		}
+		if r.in, err = s.Resolve(nil); err != nil {
+			return resolvedSchemas{}, fmt.Errorf("input schema: %w", err)
 		}
 	}
 	s, err = t.OutputSchema()
 	if err != nil {
-		return nil, nil, fmt.Errorf("output schema: %w", err)
+		return resolvedSchemas{}, fmt.Errorf("output schema: %w", err)
 	}
 	if s != nil {
-		if out, err = s.Resolve(nil); err != nil {
-			return nil, nil, fmt.Errorf("output schema: %w", err)
+		if r.outPlan, err = schemaguard.Check(s); err != nil {
+			return resolvedSchemas{}, fmt.Errorf("output schema: %w", err)
+		}
+		if r.out, err = s.Resolve(nil); err != nil {
+			return resolvedSchemas{}, fmt.Errorf("output schema: %w", err)
 		}
 	}
-	return in, out, nil
+	return r, nil
 }
 
 func isObjectSchema(s *jsonschema.Schema) bool {

@@ -98,11 +98,21 @@
 // names, and later items that repeat a name (or a resource URI), are
 // skipped with one log line per page naming up to five of them. At most
 // 100,000 items of one kind, and 64 MiB of their definitions (as JSON), are
-// kept: the connector stops paging once the server has sent that many. A
-// tool whose input schema is not a
-// valid JSON Schema describing an object is kept, but its InputSchema and
-// Run report an error wrapping toolkit.ErrSchema that names the tool. An
-// invalid output schema is dropped with a log line.
+// kept: the connector stops paging once the server has sent that many.
+// Schemas are untrusted input: a tool whose input schema is not a valid
+// JSON Schema describing an object, or one that could hurt whoever walks
+// it (a $ref cycle, subschemas nested more than 64 levels deep, more than
+// 10,000 of them, 1 MiB of JSON, a huge enum or fan-out, definitions
+// that multiply: the toolkit package documents the limits), is skipped
+// like an invalid name, with its reason in the page's warning; the
+// server's other tools are kept. An unusable output schema is dropped with
+// a log line. A value nested more than 512 levels deep (which the go-sdk
+// refuses to decode: the message is lost, and the session with it) is
+// replaced with a string before the SDK decodes it, so such a tool is
+// refused alone too: in every message of stdio, legacy SSE and an
+// OptDialer's *mcp.IOTransport, and over streamable HTTP in a tools/list
+// answer and the server's own event stream (there a call's answer nested
+// that deep fails the call, and the session is opened again).
 //
 // Run maps the tools/call result to one resource:
 //

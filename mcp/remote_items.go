@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/internal/schemaguard"
 	"github.com/llmkit/toolkit/prompt"
 	"github.com/llmkit/toolkit/resource"
 	"github.com/llmkit/toolkit/tool"
@@ -18,18 +20,22 @@ import (
 
 // remoteTool is a tool served by the connector's server.
 type remoteTool struct {
-	c     *Connector
-	name  string
-	fp    string
-	in    *jsonschema.Schema
-	inErr error
-	out   *jsonschema.Schema
-	meta  tool.Meta
-	task  TaskSupport
-	desc  string
+	c    *Connector
+	name string
+	fp   string
+	in   *jsonschema.Schema
+	out  *jsonschema.Schema
+	meta tool.Meta
+	task TaskSupport
+	desc string
 }
 
-func (c *Connector) newRemoteTool(t *sdk.Tool, task TaskSupport, fp string) *remoteTool {
+// newRemoteTool makes the tool of a tools/list entry. A tool whose input
+// schema is unusable (not a JSON Schema of an object, or one the schema
+// guard refuses: too large, too deep, a $ref cycle) is refused: the error
+// says why, and the listing skips the tool alone. An unusable output
+// schema is dropped with a log line.
+func (c *Connector) newRemoteTool(t *sdk.Tool, task TaskSupport, fp string) (*remoteTool, error) {
 	if task == "" {
 		task = TaskForbidden
 	}
@@ -40,10 +46,9 @@ func (c *Connector) newRemoteTool(t *sdk.Tool, task TaskSupport, fp string) *rem
 		}
 		rt.desc += taskRequiredNote
 	}
-	rt.in, rt.inErr = objectSchema(t.InputSchema, true)
-	if rt.inErr != nil {
-		rt.inErr = fmt.Errorf("%w: tool %q of server %s: input schema: %v", errs.ErrSchema, t.Name, c.serverName(), rt.inErr)
-		c.logger.Warn("remote tool has an unusable input schema; calls will fail", "tool", t.Name, "error", rt.inErr)
+	var err error
+	if rt.in, err = objectSchema(t.InputSchema, true); err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
 	}
 	if t.OutputSchema != nil {
 		out, err := objectSchema(t.OutputSchema, false)
@@ -63,12 +68,14 @@ func (c *Connector) newRemoteTool(t *sdk.Tool, task TaskSupport, fp string) *rem
 		rt.meta.IdempotentHint = a.IdempotentHint
 		rt.meta.OpenWorldHint = a.OpenWorldHint
 	}
-	return rt
+	return rt, nil
 }
 
 // objectSchema converts a schema as decoded by the SDK into a
-// jsonschema.Schema that must describe an object. A missing input schema
-// (allowNil) stands for an object with any properties.
+// jsonschema.Schema that must describe an object, checking it first as
+// untrusted input (schemaguard.CheckJSON). A missing input schema
+// (allowNil) stands for an object with any properties. Errors wrap
+// toolkit.ErrBadParameter (schemaguard.Error).
 func objectSchema(v any, allowNil bool) (*jsonschema.Schema, error) {
 	if v == nil {
 		if allowNil {
@@ -78,28 +85,34 @@ func objectSchema(v any, allowNil bool) (*jsonschema.Schema, error) {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, err
+		return nil, schemaguard.Errorf("%v", err)
 	}
-	s := new(jsonschema.Schema)
-	if err := json.Unmarshal(b, s); err != nil {
-		return nil, fmt.Errorf("not a JSON Schema: %v", err)
+	if bytes.Contains(b, tooDeepJSON) {
+		return nil, schemaguard.Errorf("the schema nests more than %d levels deep", maxWireDepth)
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return nil, schemaguard.Errorf("want a schema of type \"object\", got %.20s", b)
+	}
+	s, _, err := schemaguard.CheckJSON(b)
+	if err != nil {
+		return nil, err
 	}
 	if s.Type != "object" {
 		t := s.Type
 		if t == "" && len(s.Types) > 0 {
 			t = fmt.Sprint(s.Types)
 		}
-		return nil, fmt.Errorf("want a schema of type \"object\", got type %q", t)
+		return nil, schemaguard.Errorf("want a schema of type \"object\", got type %q", t)
 	}
 	if _, err := s.Resolve(nil); err != nil {
-		return nil, fmt.Errorf("invalid schema: %v", err)
+		return nil, schemaguard.Errorf("invalid schema: %v", err)
 	}
 	return s, nil
 }
 
 func (t *remoteTool) Name() string                              { return t.name }
 func (t *remoteTool) Description() string                       { return t.desc }
-func (t *remoteTool) InputSchema() (*jsonschema.Schema, error)  { return t.in, t.inErr }
+func (t *remoteTool) InputSchema() (*jsonschema.Schema, error)  { return t.in, nil }
 func (t *remoteTool) OutputSchema() (*jsonschema.Schema, error) { return t.out, nil }
 func (t *remoteTool) Meta() tool.Meta                           { return t.meta }
 
@@ -112,9 +125,6 @@ func (t *remoteTool) TaskSupport() TaskSupport { return t.task }
 func (t *remoteTool) Run(ctx context.Context, input json.RawMessage) (any, error) {
 	if t.task == TaskRequired {
 		return nil, fmt.Errorf("tool %q of server %s: %w", t.name, t.c.serverName(), ErrTaskRequired)
-	}
-	if t.inErr != nil {
-		return nil, t.inErr
 	}
 	return t.c.callTool(ctx, t, input)
 }

@@ -266,7 +266,7 @@ var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
 		}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, lt.task})
 	},
 	build: func(c *Connector, t *listedTool, fp string) (toolkit.Tool, error) {
-		return c.newRemoteTool(t.def, t.task, fp), nil
+		return c.newRemoteTool(t.def, t.task, fp)
 	},
 }
 

@@ -63,6 +63,12 @@ func (c *lineConn) read(lines *jsonLines, scan *noteScanner, max int) {
 			}
 			// The line's buffer is reused for the next one.
 			m.msgs, m.err = decodeLine(bytes.Clone(line))
+			if m.err != nil {
+				// Nested deeper than the SDK decodes (wiredepth.go)?
+				if fixed, ok := clampLine(line); ok {
+					m.msgs, m.err = decodeLine(fixed)
+				}
+			}
 		}
 		select {
 		case c.in <- m:

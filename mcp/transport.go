@@ -186,6 +186,12 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 		if err != nil {
 			return nil, err
 		}
+		if iot, ok := t.(*sdk.IOTransport); ok && iot != nil && iot.Reader != nil {
+			// Clamp what the server sends (wiredepth.go).
+			cp := *iot
+			cp.Reader = newClampCloser(iot.Reader, false)
+			t = &cp
+		}
 		return c.handshake(ctx, t, "custom", nil)
 	case c.ep.kind == endpointStdio:
 		st := &stdioTransport{

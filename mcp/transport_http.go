@@ -62,6 +62,15 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		limit = 0 // events are bounded one by one by the SDK
 	}
 	rc := resp.Body
+	if (stream && req.Method == http.MethodGet) || (mt == "application/json" || stream) && taskSlotFrom(req.Context()) != nil {
+		// Clamp what the server sends (wiredepth.go): the answer to a
+		// tools/list, and the event streams of GET requests (all of the
+		// legacy SSE transport's messages, a streamable session's own
+		// requests and notifications). The answers of calls are not, to
+		// keep their cost as it is: one nested too deep fails its call
+		// and the session is opened again.
+		rc = newClampCloser(rc, stream)
+	}
 	if owner := inflightFrom(req.Context()); stream && owner != nil && rt.conn != nil {
 		// The stream of a call's POST: the requests of the server in it
 		// belong to that call (streamtag.go).

@@ -9,6 +9,7 @@ import (
 
 	toolkit "github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/internal/schemaguard"
 )
 
 // Definition is a provider-neutral function-tool definition: what a model
@@ -33,7 +34,9 @@ type Definition struct {
 // model name. A prompt becomes a callable tool whose arguments are its
 // input; its description falls back to its title. A missing input schema
 // becomes an empty object schema; a schema that does not describe an
-// object is an error wrapping ErrSchema that names the item.
+// object, or that the toolkit's schema checks refuse (a $ref cycle,
+// nesting or size past the limits the toolkit package documents), is an error wrapping
+// ErrSchema that names the item.
 func NewDefinition(name string, it toolkit.Item) (Definition, error) {
 	d := Definition{Name: name, Item: it}
 	var schema *jsonschema.Schema
@@ -59,6 +62,11 @@ func NewDefinition(name string, it toolkit.Item) (Definition, error) {
 	}
 	var raw json.RawMessage
 	if schema != nil {
+		// The schema is untrusted (a remote tool's, say): checked before it
+		// is encoded and walked (schemaguard).
+		if _, err := schemaguard.Check(schema); err != nil {
+			return Definition{}, fmt.Errorf("%w: %s %q: input schema: %w", errs.ErrSchema, it.Type, it.Key(), err)
+		}
 		if raw, err = json.Marshal(schema); err != nil {
 			return Definition{}, fmt.Errorf("%w: %s %q: input schema: %v", errs.ErrSchema, it.Type, it.Key(), err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/internal/schemaguard"
 )
 
 // Format is a provider's wire format for function tools.
@@ -82,6 +83,9 @@ func EncodeTool(f Format, d Definition) (json.RawMessage, error) {
 	if len(params) == 0 {
 		params = emptyObjectSchema
 	}
+	if err := schemaguard.CheckShape(params); err != nil {
+		return nil, fmt.Errorf("%w: tool %q: parameters: %w", errs.ErrSchema, d.Name, err)
+	}
 	var v any
 	switch f {
 	case OpenAIChat, OpenAIResponses:
@@ -124,7 +128,9 @@ func EncodeTool(f Format, d Definition) (json.RawMessage, error) {
 // below is passed through. Gemini: $schema, $id, additionalProperties,
 // titles (used as the description when there is none) and every keyword
 // outside Gemini's subset are dropped; local $refs are inlined (recursive
-// ones MaxRefDepth deep, then cut to a bare typed schema); allOf branches
+// ones MaxRefDepth deep, then cut to a bare typed schema, as every $ref is
+// once the schema has 20,000 nodes, and every node 100 levels deep,
+// $refs inlined included); allOf branches
 // are merged; oneOf becomes anyOf; a {"type":"null"} branch or a "null" in
 // a type array becomes "nullable"; other type arrays become anyOf; const
 // becomes a one-value enum; enums of anything but strings are dropped and
@@ -139,6 +145,13 @@ func EncodeTool(f Format, d Definition) (json.RawMessage, error) {
 // known, in its description; items and the other array keywords are kept
 // only on ARRAY nodes, and every ARRAY has items ({} when none is given);
 // a function without parameters has none.
+//
+// Parameters are untrusted: their JSON may be at most 1 MiB and nest
+// about 170 levels (twice the 64 levels of subschemas the toolkit accepts,
+// and the values they hold), or the definition is an error wrapping
+// ErrSchema and ErrBadParameter. Every adaptation is bounded in work and
+// depth whatever the schema holds ($ref cycles included: NewDefinition
+// refuses them, but a Definition may be made by hand).
 //
 // A definition that cannot be encoded is left out and reported in the
 // returned error (joined, one per definition); the others are encoded. An

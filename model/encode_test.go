@@ -497,6 +497,9 @@ func FuzzAdapt(f *testing.F) {
 	}
 	f.Add(`{"allOf":[{"$ref":"#"}],"anyOf":[{"$ref":"#/$defs/a"},true],"$defs":{"a":{"oneOf":[{"$ref":"#/$defs/a"}]}}}`)
 	f.Add(`{"properties":{"a":{"type":["null"]},"b":{"items":[{"const":1}]},"c":{"enum":[]}}}`)
+	for _, s := range hostileSchemas() {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, schema string) {
 		p, err := normalizeParameters(json.RawMessage(schema))
 		if err != nil {

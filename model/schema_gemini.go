@@ -16,6 +16,15 @@ const MaxRefDepth = 3
 // definitions refer to each other many times over cannot blow up.
 const maxInline = 1000
 
+// maxGeminiNodes bounds the nodes of a converted schema past which no
+// $ref is inlined any more (each is cut to a bare typed schema), so that
+// inlining large definitions many times cannot blow up either.
+const maxGeminiNodes = 20_000
+
+// maxGeminiDepth bounds how deeply conversions nest, $refs inlined
+// included: a node deeper than this is cut to a bare typed schema.
+const maxGeminiDepth = 100
+
 // geminiKeep lists the keywords of Gemini's OpenAPI-subset Schema that the
 // adaptation keeps; every other keyword is dropped.
 var geminiKeep = map[string]bool{
@@ -49,7 +58,7 @@ func adaptGemini(params json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	c := geminiConv{defs: definitions(root), seen: map[string]int{}}
-	out := c.conv(objectRoot(root))
+	out := c.conv(objectRoot(root), 0)
 	out["type"] = "OBJECT"
 	if p, _ := out["properties"].(map[string]any); len(p) == 0 {
 		return nil, nil
@@ -61,14 +70,19 @@ type geminiConv struct {
 	defs    map[string]any
 	seen    map[string]int // $ref -> times on the current path
 	inlined int            // $refs inlined so far
+	nodes   int            // nodes converted so far
 }
 
-// conv converts one schema node.
-func (c *geminiConv) conv(v any) map[string]any {
+// conv converts one schema node, depth conversions deep.
+func (c *geminiConv) conv(v any, depth int) map[string]any {
 	s, ok := v.(map[string]any)
 	if !ok {
 		// true, false or junk: an unconstrained value.
 		return map[string]any{}
+	}
+	c.nodes++
+	if depth > maxGeminiDepth {
+		return bareGemini(s)
 	}
 	s = shallowCopy(s)
 
@@ -78,7 +92,7 @@ func (c *geminiConv) conv(v any) map[string]any {
 		tm, _ := target.(map[string]any)
 		if !found || tm == nil {
 			// Unknown or remote reference: keep the siblings only.
-		} else if c.seen[ref] >= MaxRefDepth || c.inlined >= maxInline {
+		} else if c.seen[ref] >= MaxRefDepth || c.inlined >= maxInline || c.nodes >= maxGeminiNodes {
 			cut := map[string]any{}
 			if t, ok := tm["type"]; ok {
 				cut["type"] = t
@@ -90,9 +104,9 @@ func (c *geminiConv) conv(v any) map[string]any {
 		} else {
 			c.seen[ref]++
 			c.inlined++
-			inlined := c.conv(tm)
+			inlined := c.conv(tm, depth+1)
 			c.seen[ref]--
-			s = c.conv(s)
+			s = c.conv(s, depth+1)
 			mergeSchema(s, inlined)
 			return s
 		}
@@ -145,7 +159,7 @@ func (c *geminiConv) conv(v any) map[string]any {
 		alts = foldIntoBranches(s, alts)
 		var kept []any
 		for _, a := range alts {
-			am := c.conv(a)
+			am := c.conv(a, depth+1)
 			if isNullOnly(a) {
 				nullable = true
 				continue
@@ -197,7 +211,7 @@ func (c *geminiConv) conv(v any) map[string]any {
 		cp = shallowCopy(cp)
 		for name, p := range props {
 			if _, ok := cp[name]; !ok {
-				cp[name] = c.conv(p)
+				cp[name] = c.conv(p, depth+1)
 			}
 		}
 		out["properties"] = cp
@@ -211,18 +225,18 @@ func (c *geminiConv) conv(v any) map[string]any {
 	pi, _ := s["prefixItems"].([]any)
 	switch it := s["items"].(type) {
 	case map[string]any:
-		out["items"] = c.conv(it)
+		out["items"] = c.conv(it, depth+1)
 	case []any:
 		if len(it) > 0 {
-			out["items"] = c.conv(it[0])
+			out["items"] = c.conv(it[0], depth+1)
 		}
 	case bool:
 		if len(pi) == 0 {
-			out["items"] = c.conv(it)
+			out["items"] = c.conv(it, depth+1)
 		}
 	}
 	if out["items"] == nil && len(pi) > 0 {
-		out["items"] = c.conv(pi[0])
+		out["items"] = c.conv(pi[0], depth+1)
 	}
 
 	if f, ok := s["format"].(string); ok {
@@ -375,7 +389,7 @@ func freeFormNote(ap any) string {
 // allOf merged in, so that the merged schema is converted once.
 func (c *geminiConv) flatBranch(v any, depth int) map[string]any {
 	m, ok := v.(map[string]any)
-	if !ok || depth >= maxRootMerge || c.inlined >= maxInline {
+	if !ok || depth >= maxRootMerge || c.inlined >= maxInline || c.nodes >= maxGeminiNodes {
 		return map[string]any{}
 	}
 	c.inlined++
@@ -393,6 +407,20 @@ func (c *geminiConv) flatBranch(v any, depth int) map[string]any {
 		}
 	}
 	return m
+}
+
+// bareGemini returns the Gemini type and the description of a schema
+// node, without what is under it.
+func bareGemini(s map[string]any) map[string]any {
+	out := map[string]any{}
+	if t, ok := s["type"].(string); ok && geminiTypes[strings.ToLower(t)] != "" {
+		out["type"] = geminiTypes[strings.ToLower(t)]
+	}
+	if d, ok := s["description"].(string); ok {
+		out["description"] = d
+	}
+	tidyGemini(out)
+	return out
 }
 
 // isNullOnly reports whether v is the schema {"type":"null"}.

@@ -5,6 +5,8 @@ import (
 	"text/template"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/llmkit/toolkit/internal/schemaguard"
 )
 
 // Agent is a prompt read from a markdown file with YAML front matter: the
@@ -37,6 +39,7 @@ type Agent struct {
 	model, provider, system  string
 	input, output            *jsonschema.Schema
 	inputResolved            *jsonschema.Resolved
+	inputPlan                *schemaguard.Plan // see schemaguard.Check
 	tools                    []string
 	thinking                 bool
 	thinkingBudget           int

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"gopkg.in/yaml.v3"
+
+	"github.com/llmkit/toolkit/internal/schemaguard"
 )
 
 // frontMatter is the YAML header of a prompt file.
@@ -124,32 +126,41 @@ func kindName(n *yaml.Node) string {
 	return "something else"
 }
 
+// schema is a schema of the front matter, resolved, with the plan that
+// bounds the validation of a value when that depends on the value.
+type schema struct {
+	s    *jsonschema.Schema
+	rs   *jsonschema.Resolved
+	plan *schemaguard.Plan
+}
+
 // schemaFromYAML converts a JSON Schema written in YAML into a resolved
-// schema. A missing or null node means no schema.
-func schemaFromYAML(field string, n *yaml.Node) (*jsonschema.Schema, *jsonschema.Resolved, error) {
+// schema, checked first as untrusted input (schemaguard: bounded size and
+// depth, no $ref cycle). A missing or null node means no schema.
+func schemaFromYAML(field string, n *yaml.Node) (schema, error) {
 	if n.Kind == 0 || n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return nil, nil, nil
+		return schema{}, nil
 	}
 	var v any
 	if err := n.Decode(&v); err != nil {
-		return nil, nil, fmt.Errorf("%s schema (line %d): %w", field, n.Line, err)
+		return schema{}, fmt.Errorf("%s schema (line %d): %w", field, n.Line, err)
 	}
 	if err := checkTypes(v); err != nil {
-		return nil, nil, fmt.Errorf("%s schema (line %d): %w", field, n.Line, err)
+		return schema{}, fmt.Errorf("%s schema (line %d): %w", field, n.Line, err)
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s schema (line %d): not expressible as JSON: %w", field, n.Line, err)
+		return schema{}, fmt.Errorf("%s schema (line %d): not expressible as JSON: %w", field, n.Line, err)
 	}
-	s := new(jsonschema.Schema)
-	if err := json.Unmarshal(data, s); err != nil {
-		return nil, nil, fmt.Errorf("%s schema (line %d): %w", field, n.Line, err)
+	s, plan, err := schemaguard.CheckJSON(data)
+	if err != nil {
+		return schema{}, fmt.Errorf("%s schema (line %d): %w", field, n.Line, err)
 	}
 	rs, err := s.Resolve(nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s schema (line %d): %w", field, n.Line, err)
+		return schema{}, fmt.Errorf("%s schema (line %d): %w", field, n.Line, err)
 	}
-	return s, rs, nil
+	return schema{s, rs, plan}, nil
 }
 
 // oneLine flattens a multi-line YAML error message.

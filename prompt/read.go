@@ -30,8 +30,10 @@ const MinTitleLength = 10
 // The front matter is decoded strictly: its fields are name, title,
 // description, model, provider, system_prompt, input, output, tools,
 // thinking, thinking_budget and max_tokens; any other field is an error.
-// input and output are JSON Schemas written in YAML; they are resolved
-// here, and so is the template, so a broken prompt fails at Read.
+// input and output are JSON Schemas written in YAML; they are checked as
+// the toolkit checks every tool's schemas (no $ref cycle, bounded size and
+// depth: see the toolkit package documentation) and resolved here, and
+// the template is parsed, so a broken prompt fails at Read.
 //
 // The name is the front matter's name or, failing that, the base name
 // without extension of the file r reads (when r has a Name method, as
@@ -204,12 +206,16 @@ func parseAgent(file, base string, data []byte) (a *Agent, err error) {
 	}
 
 	// Schemas.
-	if a.input, a.inputResolved, err = schemaFromYAML("input", &fm.Input); err != nil {
+	in, err := schemaFromYAML("input", &fm.Input)
+	if err != nil {
 		return nil, err
 	}
-	if a.output, _, err = schemaFromYAML("output", &fm.Output); err != nil {
+	a.input, a.inputResolved, a.inputPlan = in.s, in.rs, in.plan
+	out, err := schemaFromYAML("output", &fm.Output)
+	if err != nil {
 		return nil, err
 	}
+	a.output = out.s
 
 	// Template.
 	if a.body != "" {

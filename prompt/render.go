@@ -165,6 +165,9 @@ func (a *Agent) render(ctx context.Context, input json.RawMessage) (string, erro
 		return "", fmt.Errorf("%w: prompt %q: input is not valid JSON: %v", errs.ErrBadParameter, a.name, err)
 	}
 	if a.inputResolved != nil {
+		if err := a.inputPlan.Check(v); err != nil {
+			return "", fmt.Errorf("%w: prompt %q: input: %w", errs.ErrBadParameter, a.name, err)
+		}
 		if err := a.inputResolved.Validate(v); err != nil {
 			return "", fmt.Errorf("%w: prompt %q: input: %v", errs.ErrSchema, a.name, err)
 		}

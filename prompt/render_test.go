@@ -401,3 +401,17 @@ func TestRenderAbsentValues(t *testing.T) {
 		})
 	}
 }
+
+// A recursive input schema (a tree of things) is accepted; an input nested
+// too deeply for it is refused before it is validated.
+func TestRenderRecursiveInput(t *testing.T) {
+	a := mustRead(t, "---\ntitle: A tree of things\ninput:\n  type: object\n  properties:\n    children: {type: array, items: {$ref: \"#\"}}\n---\n{{len .children}} children")
+	got, err := renderText(t, a, `{"children":[{},{"children":[]}]}`)
+	if err != nil || got != "2 children" {
+		t.Errorf("render: %q, %v", got, err)
+	}
+	deep := strings.Repeat(`{"children":[`, 300) + `{}` + strings.Repeat(`]}`, 300)
+	if _, err := a.Render(context.Background(), json.RawMessage(deep)); !errors.Is(err, errs.ErrBadParameter) || !strings.Contains(err.Error(), "nests more than") {
+		t.Errorf("deep input: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/internal/schemaguard"
 )
 
 // OutputToolName is the name of the structured-output tool. No other
@@ -31,13 +32,15 @@ const OutputToolInstruction = "When your work is finished, deliver the final ans
 type OutputTool struct {
 	schema   *jsonschema.Schema
 	resolved *jsonschema.Resolved
+	plan     *schemaguard.Plan // see schemaguard.Check
 }
 
 var _ Tool = (*OutputTool)(nil)
 
 // NewOutputTool returns the output tool for answers described by s, which
-// must be an object schema. s is copied and resolved here; a schema that
-// does not resolve is an error.
+// must be an object schema. s is copied, checked (as the toolkit checks
+// every tool's schemas: no $ref cycle, bounded size and depth) and
+// resolved here; a schema that fails is an error.
 func NewOutputTool(s *jsonschema.Schema) (*OutputTool, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: tool %q: nil schema", errs.ErrBadParameter, OutputToolName)
@@ -45,12 +48,16 @@ func NewOutputTool(s *jsonschema.Schema) (*OutputTool, error) {
 	if !isObject(s) {
 		return nil, fmt.Errorf("%w: tool %q: schema must describe an object (\"type\": \"object\")", errs.ErrBadParameter, OutputToolName)
 	}
+	plan, err := schemaguard.Check(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: tool %q: schema: %w", errs.ErrBadParameter, OutputToolName, err)
+	}
 	s = s.CloneSchemas()
 	rs, err := s.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: tool %q: schema: %v", errs.ErrBadParameter, OutputToolName, err)
 	}
-	return &OutputTool{schema: s, resolved: rs}, nil
+	return &OutputTool{schema: s, resolved: rs, plan: plan}, nil
 }
 
 // Name returns OutputToolName.
@@ -84,6 +91,9 @@ func (t *OutputTool) Run(ctx context.Context, input json.RawMessage) (any, error
 	var v any
 	if err := json.Unmarshal(input, &v); err != nil {
 		return nil, fmt.Errorf("%w: tool %q: input: %v", errs.ErrBadParameter, OutputToolName, err)
+	}
+	if err := t.plan.Check(v); err != nil {
+		return nil, fmt.Errorf("%w: tool %q: input: %w", errs.ErrBadParameter, OutputToolName, err)
 	}
 	if err := t.resolved.Validate(v); err != nil {
 		return nil, fmt.Errorf("%w: tool %q: %v", errs.ErrSchema, OutputToolName, err)

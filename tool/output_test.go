@@ -132,3 +132,27 @@ func TestOutputToolNameIsTheReservedName(t *testing.T) {
 		t.Errorf("OutputToolName = %q, the rules reserve %q", tool.OutputToolName, names.OutputToolName)
 	}
 }
+
+// The answer's schema is untrusted (a prompt file's output schema): a
+// $ref cycle is refused, and a recursive schema bounds the answers it
+// checks.
+func TestOutputToolHostileSchema(t *testing.T) {
+	if _, err := tool.NewOutputTool(&jsonschema.Schema{Type: "object", Ref: "#"}); !errors.Is(err, errs.ErrBadParameter) || !strings.Contains(err.Error(), "$ref cycle") {
+		t.Errorf("cyclic schema: %v", err)
+	}
+	var tree jsonschema.Schema
+	if err := json.Unmarshal([]byte(`{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#"}}}}`), &tree); err != nil {
+		t.Fatal(err)
+	}
+	ot, err := tool.NewOutputTool(&tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ot.Run(context.Background(), json.RawMessage(`{"children":[{}]}`)); err != nil {
+		t.Errorf("a small tree: %v", err)
+	}
+	deep := strings.Repeat(`{"children":[`, 300) + `{}` + strings.Repeat(`]}`, 300)
+	if _, err := ot.Run(context.Background(), json.RawMessage(deep)); !errors.Is(err, errs.ErrBadParameter) || !strings.Contains(err.Error(), "nests more than") {
+		t.Errorf("a deep tree: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/schemaguard"
 	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/resource"
 )
@@ -211,7 +212,7 @@ func (s *Server) Sync(ctx context.Context) error {
 }
 
 // sdkTool describes t for MCP under the exposed name. It refuses input
-// schemas that are not objects.
+// schemas that are not objects, and schemas the schema guard refuses.
 func sdkTool(name string, t toolkit.Tool) (st *sdk.Tool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -228,9 +229,18 @@ func sdkTool(name string, t toolkit.Tool) (st *sdk.Tool, err error) {
 	if in.Type != "object" {
 		return nil, fmt.Errorf("%w: tool %q: input schema is not an object schema (type %q)", toolkit.ErrSchema, name, in.Type)
 	}
+	// Schemas from a source are untrusted: one the guard refuses is never
+	// encoded (jsonschema-go's encoding costs the square of a schema's
+	// depth) nor offered to clients.
+	if _, err := schemaguard.Check(in); err != nil {
+		return nil, fmt.Errorf("%w: tool %q: input schema: %w", toolkit.ErrSchema, name, err)
+	}
 	out, err := t.OutputSchema()
 	if err != nil {
 		return nil, fmt.Errorf("%w: tool %q: output schema: %v", toolkit.ErrSchema, name, err)
+	}
+	if _, err := schemaguard.Check(out); err != nil {
+		return nil, fmt.Errorf("%w: tool %q: output schema: %w", toolkit.ErrSchema, name, err)
 	}
 	meta := t.Meta()
 	st = &sdk.Tool{

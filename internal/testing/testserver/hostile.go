@@ -29,6 +29,9 @@ const (
 	// session of its own, out of the server's process group; the "pid"
 	// tool reports "SERVERPID HELPERPID".
 	HostileSetsid = "setsid"
+	// HostileSchemaBombs serves, instead of the catalogue of New, the
+	// tools of SchemaBombHandler: two good ones and the SchemaBombs.
+	HostileSchemaBombs = "schema-bombs"
 )
 
 // StderrFloodLines is how many lines HostileStderrFlood writes to stderr
@@ -47,6 +50,10 @@ func MaybeServeHostileStdio() {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "testserver: hostile %s mode\nsecond line\n", mode)
+	if mode == HostileSchemaBombs {
+		serveLines(os.Stdin, os.Stdout, SchemaBombHandler("hostile-testserver"))
+		os.Exit(0)
+	}
 	s := New(Options{Name: "hostile-testserver"})
 	var out io.WriteCloser = os.Stdout
 	switch mode {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 
@@ -56,15 +57,21 @@ func (r *Raw) serve(c net.Conn) {
 		}
 	}()
 	defer c.Close()
-	sc := bufio.NewScanner(c)
+	serveLines(c, c, r.Handle)
+}
+
+// serveLines reads JSON-RPC messages from r, one a line, and writes the
+// lines handle returns for each to w, until r ends or a write fails.
+func serveLines(r io.Reader, w io.Writer, handle func(RawRequest) [][]byte) {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
 		var req RawRequest
 		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
 			continue
 		}
-		for _, line := range r.Handle(req) {
-			if _, err := c.Write(append(line, '\n')); err != nil {
+		for _, line := range handle(req) {
+			if _, err := w.Write(append(line, '\n')); err != nil {
 				return
 			}
 		}

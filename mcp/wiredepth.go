@@ -1,0 +1,221 @@
+package mcp
+
+import (
+	"bytes"
+	"io"
+)
+
+// The go-sdk refuses a message that nests more than 1,000 levels deep, and
+// a message it cannot decode ends the session (stdio and the other
+// line-based transports) or fails the request (HTTP): one tool whose
+// schema nests 5,000 levels deep would take its server's whole tools/list
+// down, and the connector would reconnect to be refused again. So the
+// connector clamps what a server sends before the SDK decodes it: a value
+// that opens deeper than maxWireDepth levels is replaced, whole, with the
+// string tooDeep. A tool whose definition holds that string is refused
+// alone (objectSchema). Messages that nest less, which is all of them from
+// a sane server, pass byte for byte.
+
+// maxWireDepth is the nesting of a server's messages the connector lets
+// through.
+const maxWireDepth = 512
+
+// tooDeepJSON is the JSON of the string that stands for a value nested
+// too deep (how encoding/json writes it, too).
+var tooDeepJSON = []byte(`"\u0000toolkit: value nested too deep"`)
+
+// depthClamp is the state of clamping a stream of JSON text (one or more
+// values, whitespace between).
+type depthClamp struct {
+	depth    int  // objects and arrays open, the skipped ones included
+	skipping bool // inside a value that is being replaced
+	inString bool
+	escaped  bool
+	clamped  bool // a value was replaced
+}
+
+// reset forgets the state, for a new JSON text.
+func (c *depthClamp) reset() { *c = depthClamp{clamped: c.clamped} }
+
+// appendClamped appends src, clamped, to dst.
+func (c *depthClamp) appendClamped(dst, src []byte) []byte {
+	start := 0 // src[start:i] is still to be copied (when not skipping)
+	for i := 0; i < len(src); i++ {
+		b := src[i]
+		if c.inString {
+			switch {
+			case c.escaped:
+				c.escaped = false
+			case b == '\\':
+				c.escaped = true
+			case b == '"':
+				c.inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			c.inString = true
+		case '{', '[':
+			c.depth++
+			if c.depth == maxWireDepth+1 && !c.skipping {
+				dst = append(dst, src[start:i]...)
+				dst = append(dst, tooDeepJSON...)
+				c.skipping, c.clamped = true, true
+			}
+		case '}', ']':
+			if c.depth > 0 {
+				c.depth--
+			}
+			if c.skipping && c.depth == maxWireDepth {
+				c.skipping = false
+				start = i + 1
+			}
+		}
+	}
+	if !c.skipping {
+		dst = append(dst, src[start:]...)
+	}
+	return dst
+}
+
+// clampLine returns a line-delimited message clamped, and whether it
+// changed.
+func clampLine(line []byte) ([]byte, bool) {
+	var c depthClamp
+	out := c.appendClamped(make([]byte, 0, len(line)), line)
+	return out, c.clamped
+}
+
+// sseClamp clamps the JSON in the data lines of an event stream; other
+// lines pass as they are. The JSON of an event may span several data
+// lines (joined by newlines, which JSON takes for whitespace); each event
+// starts afresh.
+type sseClamp struct {
+	json     depthClamp
+	field    []byte // the start of the current line, while its field is unknown
+	known    bool   // the current line's field is known
+	data     bool   // ... and it is "data": its value is JSON
+	lineText bool   // the current line is not empty
+	lastCR   bool   // the previous line ended with '\r'
+}
+
+// maxFieldName bounds the bytes held back to tell a line's field.
+const maxFieldName = 16
+
+// appendClamped appends src, clamped, to dst.
+func (s *sseClamp) appendClamped(dst, src []byte) []byte {
+	for len(src) > 0 {
+		if s.lastCR && src[0] == '\n' {
+			// The '\n' of a "\r\n" line ending.
+			s.lastCR = false
+			dst = append(dst, '\n')
+			src = src[1:]
+			continue
+		}
+		s.lastCR = false
+		if !s.known {
+			// Hold the line's start until its field is known.
+			b := src[0]
+			src = src[1:]
+			switch {
+			case b == '\n' || b == '\r':
+				dst = append(dst, s.field...)
+				dst = append(dst, b)
+				s.endLine(b)
+			case b == ':' || len(s.field) >= maxFieldName:
+				s.data = b == ':' && string(s.field) == "data"
+				s.known, s.lineText = true, true
+				dst = append(dst, s.field...)
+				dst = append(dst, b)
+				s.field = s.field[:0]
+			default:
+				s.field = append(s.field, b)
+				s.lineText = true
+			}
+			continue
+		}
+		end := bytes.IndexAny(src, "\r\n")
+		chunk := src
+		if end >= 0 {
+			chunk = src[:end]
+		}
+		if s.data {
+			dst = s.json.appendClamped(dst, chunk)
+		} else {
+			dst = append(dst, chunk...)
+		}
+		if end < 0 {
+			return dst
+		}
+		b := src[end]
+		dst = append(dst, b)
+		src = src[end+1:]
+		s.endLine(b)
+	}
+	return dst
+}
+
+// endLine records the end of a line by b ('\r' or '\n'); an empty line
+// ends the event.
+func (s *sseClamp) endLine(b byte) {
+	if !s.lineText {
+		s.json.reset()
+	}
+	s.field = s.field[:0]
+	s.known, s.data, s.lineText = false, false, false
+	s.lastCR = b == '\r'
+}
+
+// clampReader clamps what it reads from r: JSON text, or an event stream
+// when sse is set.
+type clampReader struct {
+	r    io.Reader
+	sse  bool
+	json depthClamp
+	ev   sseClamp
+	buf  []byte
+	out  []byte
+	off  int
+	err  error
+}
+
+func newClampReader(r io.Reader, sse bool) *clampReader { return &clampReader{r: r, sse: sse} }
+
+func (c *clampReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for c.off == len(c.out) {
+		c.out, c.off = c.out[:0], 0
+		if c.err != nil {
+			return 0, c.err
+		}
+		if c.buf == nil {
+			c.buf = make([]byte, min(max(len(p), 4<<10), 32<<10))
+		}
+		n, err := c.r.Read(c.buf)
+		if c.sse {
+			c.out = c.ev.appendClamped(c.out, c.buf[:n])
+		} else {
+			c.out = c.json.appendClamped(c.out, c.buf[:n])
+		}
+		c.err = err
+	}
+	n := copy(p, c.out[c.off:])
+	c.off += n
+	return n, nil
+}
+
+// clampCloser is a clampReader over an io.ReadCloser: a clamped HTTP
+// response body, or the reader of a custom IOTransport.
+type clampCloser struct {
+	*clampReader
+	c io.Closer
+}
+
+func newClampCloser(rc io.ReadCloser, sse bool) *clampCloser {
+	return &clampCloser{clampReader: newClampReader(rc, sse), c: rc}
+}
+
+func (c *clampCloser) Close() error { return c.c.Close() }
