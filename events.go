@@ -110,6 +110,7 @@ type feed struct {
 
 	mu     sync.Mutex
 	subs   []*subscriber
+	notes  []*notifier   // see Toolkit.Notify
 	active int           // delivery goroutines running
 	idle   chan struct{} // closed when active drops to zero
 }
@@ -159,6 +160,9 @@ func (f *feed) push(events []ConnectorEvent) {
 	}
 	var reports []report
 	f.mu.Lock()
+	for _, n := range f.notes {
+		n.signal(events)
+	}
 	for _, s := range f.subs {
 		for _, ev := range events {
 			s.add(ev)
