@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	toolkit "github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/model"
 	"github.com/llmkit/toolkit/tool"
@@ -79,3 +81,38 @@ func CheckSent(t testing.TB, tk model.Lister, f model.Format, sent []any, name f
 
 // Name returns the "name" member of a tool object, for CheckSent.
 func Name(tool any) string { return Str(tool, "name") }
+
+// Untyped returns the set_level tool, whose schema says the type of most
+// of its properties only through their values or keywords (an enum of
+// numbers, a const, an unconstrained value, a bare minimum, an array
+// without items), as remote servers' schemas often do: Gemini needs a type
+// on each.
+func Untyped() toolkit.Tool {
+	var s jsonschema.Schema
+	if err := json.Unmarshal([]byte(`{"type":"object","properties":{
+		"level":{"enum":[1,2,3],"description":"How loud"},
+		"ratio":{"enum":[0.5,1]},
+		"flag":{"const":true},
+		"mode":{"enum":["auto",0,null]},
+		"anything":{},
+		"width":{"description":"Width in pixels","minimum":0},
+		"labels":{"type":"array"}
+	},"required":["level"]}`), &s); err != nil {
+		panic(err)
+	}
+	return &schemaTool{name: "set_level", desc: "Sets a level.", schema: &s}
+}
+
+// schemaTool is a tool with a given input schema that echoes its input.
+type schemaTool struct {
+	tool.Base
+	name, desc string
+	schema     *jsonschema.Schema
+}
+
+func (s *schemaTool) Name() string                             { return s.name }
+func (s *schemaTool) Description() string                      { return s.desc }
+func (s *schemaTool) InputSchema() (*jsonschema.Schema, error) { return s.schema, nil }
+func (s *schemaTool) Run(_ context.Context, in json.RawMessage) (any, error) {
+	return in, nil
+}
