@@ -436,10 +436,33 @@ func TestIsStrictSchema(t *testing.T) {
 		`{"type":"object","properties":{"a":{"type":"object","properties":{}}},"required":["a"],"additionalProperties":false}`: false,
 		`{"type":"object","properties":{},"additionalProperties":false,"allOf":[]}`:                                            false,
 		`not json`: false,
+		// Keywords strict mode refuses.
+		`{"type":"object","properties":{"a":{"type":"string","default":"x"}},"required":["a"],"additionalProperties":false}`:  false,
+		`{"type":"object","properties":{"a":{"const":"x"}},"required":["a"],"additionalProperties":false}`:                    false,
+		`{"type":"object","properties":{"a":{"type":"string","minLength":1}},"required":["a"],"additionalProperties":false}`:  false,
+		`{"type":"object","properties":{"a":{"type":"string","format":"uri"}},"required":["a"],"additionalProperties":false}`: false,
+		`{"type":"object","properties":{"a":{}},"required":["a"],"additionalProperties":false}`:                               false,
+		`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false,"$schema":"x"}`:  false,
+		`{"type":"object","properties":{"a":{"$ref":"https://x/s"}},"required":["a"],"additionalProperties":false}`:           false,
+		`{"type":"object","properties":{"a":{"type":"text"}},"required":["a"],"additionalProperties":false}`:                  false,
+		`{"type":"object","anyOf":[{"type":"object"}],"properties":{},"additionalProperties":false}`:                          false,
+		// What it accepts.
+		`{"type":"object","properties":{"a":{"type":"string","format":"date-time","pattern":"^2"},"n":{"type":["integer","null"],"minimum":1},"l":{"type":"array","items":{"type":"string","enum":["x","y"]},"maxItems":3},"r":{"$ref":"#/$defs/p"},"u":{"anyOf":[{"type":"string"},{"type":"null"}]}},"required":["a","n","l","r","u"],"additionalProperties":false,"$defs":{"p":{"type":"object","properties":{"q":{"type":"boolean"}},"required":["q"],"additionalProperties":false}}}`: true,
 	} {
 		if got := IsStrictSchema(json.RawMessage(s)); got != want {
 			t.Errorf("IsStrictSchema(%s) = %v, want %v", s, got, want)
 		}
+	}
+	// Objects nest at most 10 deep.
+	nest := func(n int) string {
+		s := `{"type":"string"}`
+		for range n {
+			s = `{"type":"object","properties":{"p":` + s + `},"required":["p"],"additionalProperties":false}`
+		}
+		return s
+	}
+	if !IsStrictSchema(json.RawMessage(nest(10))) || IsStrictSchema(json.RawMessage(nest(11))) {
+		t.Error("nesting limit")
 	}
 }
 
@@ -492,6 +515,7 @@ func FuzzAdapt(f *testing.F) {
 		if err != nil {
 			return
 		}
+		IsStrictSchema(p)
 		for _, format := range []Format{OpenAIChat, OpenAIResponses, Anthropic, Gemini} {
 			out, err := EncodeTool(format, Definition{Name: "f", Parameters: p})
 			if err != nil {

@@ -52,6 +52,11 @@ type Config struct {
 	// multimodal tool results for the multimodal ones (see
 	// eino.WithMultimodal); the other adapters ignore it.
 	Multimodal bool
+	// Strict, when set, says whether an adapter whose provider has a strict
+	// mode sends the tools whose schema qualifies in it (see
+	// openai.WithStrict); nil leaves the adapter's default. The other
+	// adapters ignore it.
+	Strict *bool
 }
 
 // NewConfig returns the configuration opts make, applied in order over the

@@ -10,6 +10,14 @@
 // toolkit is in the next request. Conversions are cached per tool and
 // rebuilt only for tools that changed.
 //
+// Strict mode is on by default: a tool whose input schema qualifies for
+// OpenAI's strict function calling (see model.IsStrictSchema: every object
+// closed with additionalProperties false and all its properties required,
+// only keywords strict mode supports, as the schema of a Go struct without
+// optional fields is) is sent with "strict": true, so the model's
+// arguments always match it; every other tool is sent with "strict":
+// false, never rejected. [WithStrict](false) sends every tool non-strict.
+//
 // [Tools.RunChat] runs the function calls of an assistant message and
 // returns the tool messages to append to the conversation;
 // [Tools.RunResponse] does the same for the function_call items of a

@@ -21,6 +21,18 @@ const MaxImageBytes = 20 << 20
 // images are the image types OpenAI models accept.
 var images = adapt.WebImages(MaxImageBytes)
 
+// WithStrict sets whether tools go in OpenAI's strict mode (Structured
+// Outputs for function calling: the model's arguments always match the
+// schema). It is on by default, for every tool whose schema qualifies
+// (see model.IsStrictSchema: typically a Go struct's schema with every
+// field required); the others are sent with "strict": false, as are all
+// tools with WithStrict(false). A definition that already has Strict set
+// (model.WithStrict on a catalog of one's own) stays strict unless
+// WithStrict(false) is given.
+func WithStrict(on bool) adapter.Option {
+	return func(c *adapter.Config) { c.Strict = &on }
+}
+
 // Tools offers a toolkit's tools to OpenAI models and runs the calls they
 // make. It is safe for concurrent use.
 type Tools struct {
@@ -30,10 +42,26 @@ type Tools struct {
 }
 
 // New returns Tools over tk, configured by opts (the options of package
-// [adapter]).
+// [adapter], and [WithStrict]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 	core := adapt.NewCore(tk, opts...)
-	return &Tools{core: core, chat: adapt.NewConverter(core, chatTool), resps: adapt.NewConverter(core, responseTool)}
+	strict := true
+	if s := adapter.NewConfig(opts...).Strict; s != nil {
+		strict = *s
+	}
+	chat := func(d model.Definition) (openai.ChatCompletionToolUnionParam, error) {
+		return chatTool(strictness(d, strict))
+	}
+	resps := func(d model.Definition) (responses.ToolUnionParam, error) {
+		return responseTool(strictness(d, strict))
+	}
+	return &Tools{core: core, chat: adapt.NewConverter(core, chat), resps: adapt.NewConverter(core, resps)}
+}
+
+// strictness returns d with Strict set as WithStrict says.
+func strictness(d model.Definition, on bool) model.Definition {
+	d.Strict = on && (d.Strict || model.IsStrictSchema(d.Parameters))
+	return d
 }
 
 // Catalog returns the catalog Tools reads, for searching (see

@@ -39,11 +39,11 @@ func Trip() toolkit.Tool {
 
 // Expected returns, by model name, the tool objects model.EncodeTool
 // writes in format f for the tools of tk (decoded): what an adapter's SDK
-// must send. The names are those of a fresh catalog, which are the same
-// as any other catalog's for the same builtins.
-func Expected(t testing.TB, tk model.Lister, f model.Format) map[string]any {
+// must send. The names are those of a fresh catalog (made with opts),
+// which are the same as any other catalog's for the same builtins.
+func Expected(t testing.TB, tk model.Lister, f model.Format, opts ...model.CatalogOption) map[string]any {
 	t.Helper()
-	defs, err := model.NewCatalog(tk).Definitions(context.Background(), model.Filter{})
+	defs, err := model.NewCatalog(tk, opts...).Definitions(context.Background(), model.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +64,11 @@ func Expected(t testing.TB, tk model.Lister, f model.Format) map[string]any {
 
 // CheckSent checks that the tool objects an SDK sent (sent, decoded from
 // the request) are exactly what model.EncodeTool writes in format f for
-// the tools of tk (see Expected), one each; name returns a sent object's
-// model name.
-func CheckSent(t testing.TB, tk model.Lister, f model.Format, sent []any, name func(any) string) {
+// the tools of tk (see Expected, which opts configure), one each; name
+// returns a sent object's model name.
+func CheckSent(t testing.TB, tk model.Lister, f model.Format, sent []any, name func(any) string, opts ...model.CatalogOption) {
 	t.Helper()
-	want := Expected(t, tk, f)
+	want := Expected(t, tk, f, opts...)
 	if len(sent) != len(want) {
 		t.Fatalf("%s: %d tools sent, want %d", f, len(sent), len(want))
 	}
