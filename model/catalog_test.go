@@ -2,11 +2,13 @@ package model
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 
 	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/resource"
 )
 
 // defNames returns the model names of the catalog's definitions.
@@ -190,5 +192,70 @@ func (l *failingNotifier) signal() {
 	select {
 	case l.c <- struct{}{}:
 	default:
+	}
+}
+
+// NameFor gives the model name a tool choice must name, for a key the
+// toolkit resolves, and refuses keys that name nothing offered.
+func TestCatalogNameFor(t *testing.T) {
+	ctx := context.Background()
+	d := &delegate{remote: &remote{started: make(chan struct{})}, events: make(chan toolkit.ConnectorEvent, 64)}
+	tk, err := toolkit.New(toolkit.WithDelegate(d), toolkit.WithTool(text("search", "builtin")),
+		toolkit.WithPrompt(&testPrompt{name: "summarize", title: "Summarize"}),
+		toolkit.WithResource(resource.WithURI("file:///r", resource.Must("r", "data"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runWithRemote(t, tk, d)
+	d.setTools(t, true, text("search", "remote"), text("get.page", "page"))
+	c := NewCatalog(tk)
+	dotted, err := c.NameFor(ctx, "srv.get.page", Filter{})
+	if err != nil || !IsModelName(dotted) || dotted == "get.page" {
+		t.Fatalf("srv.get.page: %q, %v", dotted, err)
+	}
+	for key, want := range map[string]string{
+		"search":         "search",
+		"builtin.search": "search",
+		"srv.search":     "srv__search",
+	} {
+		if got, err := c.NameFor(ctx, key, Filter{}); err != nil || got != want {
+			t.Errorf("NameFor(%q) = %q, %v; want %q", key, got, err, want)
+		}
+	}
+	if got, err := c.NameFor(ctx, "summarize", Filter{Prompts: true}); err != nil || got != "summarize" {
+		t.Errorf("prompt: %q, %v", got, err)
+	}
+	for key, f := range map[string]Filter{
+		"nothing":          {},
+		"summarize":        {}, // prompts are not offered by default
+		"file:///r":        {}, // a resource
+		"srv.search":       {Namespaces: []string{"builtin"}},
+		"builtin.search":   {Exclude: []string{"search"}},
+		"srv.nothing":      {},
+		"builtin.get.page": {},
+	} {
+		if got, err := c.NameFor(ctx, key, f); !errors.Is(err, toolkit.ErrNotFound) {
+			t.Errorf("NameFor(%q, %+v) = %q, %v; want ErrNotFound", key, f, got, err)
+		}
+	}
+
+	// A tool added a moment ago is found at once.
+	if err := tk.AddTool(text("fresh", "new")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.NameFor(ctx, "fresh", Filter{}); err != nil || got != "fresh" {
+		t.Errorf("fresh tool: %q, %v", got, err)
+	}
+
+	// Over a Lister without LookupItem, keys and bare names are matched in
+	// List order.
+	sc := NewCatalog(&staticLister{items: []toolkit.Item{toolItem("a", "x"), toolItem("b", "x"), promptItem("b", "p")}})
+	for key, want := range map[string]string{"x": "x", "a.x": "x", "b.x": "b__x"} {
+		if got, err := sc.NameFor(ctx, key, Filter{Prompts: true}); err != nil || got != want {
+			t.Errorf("static NameFor(%q) = %q, %v; want %q", key, got, err, want)
+		}
+	}
+	if _, err := sc.NameFor(ctx, "y", Filter{}); !errors.Is(err, toolkit.ErrNotFound) {
+		t.Errorf("static unknown: %v", err)
 	}
 }

@@ -51,6 +51,20 @@ func (t *Tools) ToolParamsOf(defs []model.Definition) ([]anthropic.ToolUnionPara
 	return t.params.Of(defs)
 }
 
+// ToolChoice returns the tool choice (MessageNewParams.ToolChoice) that
+// makes Claude call the tool key stands for: a toolkit key ("ns.name",
+// toolkit.Item.Key) or a bare name, as toolkit Lookup resolves it, under
+// the model-safe name the tool is offered as. An error wrapping
+// toolkit.ErrNotFound says that key names no tool offered to the model
+// (unknown, or left out by the filter).
+func (t *Tools) ToolChoice(ctx context.Context, key string) (anthropic.ToolChoiceUnionParam, error) {
+	name, err := t.core.NameFor(ctx, key)
+	if err != nil {
+		return anthropic.ToolChoiceUnionParam{}, err
+	}
+	return anthropic.ToolChoiceParamOfTool(name), nil
+}
+
 func toolParam(d model.Definition) (anthropic.ToolUnionParam, error) {
 	e, err := adapt.Encode(model.Anthropic, d)
 	if err != nil {

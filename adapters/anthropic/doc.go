@@ -8,6 +8,10 @@
 // removed or changed in the toolkit is in the next request. Conversions are
 // cached per tool and rebuilt only for tools that changed.
 //
+// To make Claude call one tool, [Tools.ToolChoice] gives the tool choice
+// for a toolkit key ("github.create_issue", or a bare name): the tool is
+// named as it is offered, model-safe name and all.
+//
 // [Tools.Run] runs the tool_use blocks of an assistant message and returns
 // the user message that carries one tool_result block per call, in call
 // order, as the Messages API requires; [Tools.Results] returns just the

@@ -14,6 +14,11 @@
 // of its name, and answers that it is no longer available once the item is
 // gone.
 //
+// To make the model call one tool, [Tools.ToolChoice] gives the chat model
+// option (model.WithToolChoice, forced, that one tool allowed) for a
+// toolkit key ("github.create_issue", or a bare name): the tool is named
+// as it is offered, model-safe name and all.
+//
 // InvokableRun runs the call through a model.Dispatcher (the optional
 // timeout, argument repair with adapter.WithDispatch and model.WithRepair), under
 // the id Eino gives the call. A call that fails (bad arguments, tool error,

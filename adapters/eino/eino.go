@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 
+	einomodel "github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
@@ -78,6 +79,22 @@ func (t *Tools) Infos(ctx context.Context) ([]*schema.ToolInfo, error) {
 		out[i], _ = v.Info(ctx)
 	}
 	return out, err
+}
+
+// ToolChoice returns the chat model option that makes the model call the
+// tool key stands for (einomodel.WithToolChoice with
+// schema.ToolChoiceForced and that one tool allowed, for a chat model's
+// Generate or Stream, or react.WithChatModelOptions): key is a toolkit
+// key ("ns.name", toolkit.Item.Key) or a bare name, as toolkit Lookup
+// resolves it, and the option names the model-safe name the tool is
+// offered as. An error wrapping toolkit.ErrNotFound says that key names no
+// tool offered to the model (unknown, or left out by the filter).
+func (t *Tools) ToolChoice(ctx context.Context, key string) (einomodel.Option, error) {
+	name, err := t.core.NameFor(ctx, key)
+	if err != nil {
+		return einomodel.Option{}, err
+	}
+	return einomodel.WithToolChoice(schema.ToolChoiceForced, name), nil
 }
 
 // newTool returns the Eino tool of d, which runs through core: an

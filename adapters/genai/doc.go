@@ -10,6 +10,11 @@
 // changed in the toolkit is in the next request. Conversions are cached
 // per tool and rebuilt only for tools that changed.
 //
+// To make Gemini call one tool, [Tools.ToolConfig] gives the tool config
+// (function calling in ANY mode, that one function allowed) for a toolkit
+// key ("github.create_issue", or a bare name): the function is named as it
+// is offered, model-safe name and all.
+//
 // [Tools.Run] runs the function calls of a response and returns the user
 // content that carries one function response per call, in call order,
 // each with the call's id and name; [Tools.Responses] returns just the

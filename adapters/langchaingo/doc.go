@@ -9,6 +9,11 @@
 // added, removed or changed in the toolkit is in the next request.
 // Conversions are cached per tool and rebuilt only for tools that changed.
 //
+// To make the model call one tool, [Tools.ToolChoice] gives the tool
+// choice for llms.WithToolChoice for a toolkit key ("github.create_issue",
+// or a bare name): the tool is named as it is offered, model-safe name and
+// all.
+//
 // [Tools.Run] runs the tool calls of a response choice and returns the
 // messages to append to the conversation: the assistant message that
 // carries the calls, then one tool message per call, in call order, as

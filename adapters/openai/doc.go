@@ -18,6 +18,11 @@
 // arguments always match it; every other tool is sent with "strict":
 // false, never rejected. [WithStrict](false) sends every tool non-strict.
 //
+// To make the model call one tool, [Tools.ChatToolChoice] and
+// [Tools.ResponseToolChoice] give the tool choice for a toolkit key
+// ("github.create_issue", or a bare name): the tool is named as it is
+// offered, model-safe name and all.
+//
 // [Tools.RunChat] runs the function calls of an assistant message and
 // returns the tool messages to append to the conversation;
 // [Tools.RunResponse] does the same for the function_call items of a

@@ -94,6 +94,31 @@ func (t *Tools) ResponseToolsOf(defs []model.Definition) ([]responses.ToolUnionP
 	return t.resps.Of(defs)
 }
 
+// ChatToolChoice returns the Chat Completions tool choice
+// (ChatCompletionNewParams.ToolChoice) that makes the model call the tool
+// key stands for: a toolkit key ("ns.name", toolkit.Item.Key) or a bare
+// name, as toolkit Lookup resolves it, under the model-safe name the
+// tool is offered as. An error wrapping toolkit.ErrNotFound says that key
+// names no tool offered to the model (unknown, or left out by the filter).
+func (t *Tools) ChatToolChoice(ctx context.Context, key string) (openai.ChatCompletionToolChoiceOptionUnionParam, error) {
+	name, err := t.core.NameFor(ctx, key)
+	if err != nil {
+		return openai.ChatCompletionToolChoiceOptionUnionParam{}, err
+	}
+	return openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: name}), nil
+}
+
+// ResponseToolChoice returns the Responses API tool choice
+// (ResponseNewParams.ToolChoice) that makes the model call the tool key
+// stands for, like ChatToolChoice.
+func (t *Tools) ResponseToolChoice(ctx context.Context, key string) (responses.ResponseNewParamsToolChoiceUnion, error) {
+	name, err := t.core.NameFor(ctx, key)
+	if err != nil {
+		return responses.ResponseNewParamsToolChoiceUnion{}, err
+	}
+	return responses.ResponseNewParamsToolChoiceUnion{OfFunctionTool: &responses.ToolChoiceFunctionParam{Name: name}}, nil
+}
+
 // function encodes d in format f and reads it as a function definition.
 func function(f model.Format, d model.Definition) (shared.FunctionDefinitionParam, error) {
 	fn, err := adapt.OpenAIFunction(f, d)

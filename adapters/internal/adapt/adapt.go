@@ -54,6 +54,13 @@ func (c *Core) Definitions(ctx context.Context) ([]model.Definition, error) {
 	return c.Catalog.Definitions(ctx, c.Filter)
 }
 
+// NameFor returns the model name of the tool key stands for among those
+// the filter keeps (see model.Catalog.NameFor), for an adapter's tool
+// choice.
+func (c *Core) NameFor(ctx context.Context, key string) (string, error) {
+	return c.Catalog.NameFor(ctx, key, c.Filter)
+}
+
 // Converter pairs a [Cache] with the conversion it caches, over a [Core]:
 // it gives an adapter's two ways of asking for tools in a provider's terms
 // (ChatTools and ChatToolsOf, ToolParams and ToolParamsOf, ...): the
