@@ -16,8 +16,12 @@ import (
 // limit per image); a larger one is described in text instead.
 const MaxImageBytes = 5 << 20
 
-// images are the image types a tool_result accepts.
-var images = adapt.WebImages(MaxImageBytes)
+// MaxDocumentBytes bounds a PDF document sent to the model (the Messages
+// API's limit per request); a larger one is described in text instead.
+const MaxDocumentBytes = 32 << 20
+
+// media are the types a tool_result accepts: images and PDF documents.
+var media = adapt.WebImages(MaxImageBytes).WithPDF(MaxDocumentBytes)
 
 // Tools offers a toolkit's tools to Claude and runs the calls it makes. It
 // is safe for concurrent use.
@@ -131,9 +135,16 @@ func (t *Tools) Results(ctx context.Context, content []anthropic.ContentBlockUni
 		if r.IsError {
 			tr.IsError = anthropic.Bool(true)
 		}
-		for _, p := range adapt.Parts(ctx, r, images) {
+		for _, p := range adapt.Parts(ctx, r, media) {
 			var c anthropic.ToolResultBlockParamContentUnion
-			if p.IsMedia() {
+			if p.IsMedia() && p.MIME == adapt.PDF {
+				c.OfDocument = &anthropic.DocumentBlockParam{
+					Source: anthropic.DocumentBlockParamSourceUnion{OfBase64: &anthropic.Base64PDFSourceParam{
+						Data: base64.StdEncoding.EncodeToString(p.Data),
+					}},
+					Title: anthropic.String(p.FileName()),
+				}
+			} else if p.IsMedia() {
 				c.OfImage = &anthropic.ImageBlockParam{Source: anthropic.ImageBlockParamSourceUnion{
 					OfBase64: &anthropic.Base64ImageSourceParam{
 						Data:      base64.StdEncoding.EncodeToString(p.Data),

@@ -22,8 +22,12 @@
 //
 // A tool_result keeps what Anthropic can carry: text and JSON outputs as
 // text, image outputs (JPEG, PNG, GIF, WebP, up to MaxImageBytes) as image
-// blocks after their description, and any other binary output as a text
-// that says what it was. A call that fails (unknown tool, bad arguments,
+// blocks after their description, PDF documents (up to MaxDocumentBytes)
+// as document blocks titled with their file name, and any other binary
+// output as a text that says what it was. A remote tool's content goes
+// block by block; when it also returns structuredContent, the model gets
+// both, its content first and then the structured value's JSON (once,
+// when the content is that JSON). A call that fails (unknown tool, bad arguments,
 // tool error, timeout) gets a tool_result with is_error set and a text that
 // tells the model what went wrong, so the conversation goes on.
 package anthropic

@@ -24,7 +24,8 @@
 // the id Eino gives the call. A call that fails (bad arguments, tool error,
 // timeout) returns a nil error and a text that tells the model what went
 // wrong, so the agent goes on rather than stopping its graph. Text and
-// JSON outputs are returned as they are; an InvokableTool returns a string,
+// JSON outputs are returned as they are (a remote tool's content and
+// structuredContent both, content first); an InvokableTool returns a string,
 // so a binary output (an image) is described in text. With WithMultimodal
 // the tools are EnhancedInvokableTools instead, and an image output travels
 // as an image part of the schema.ToolResult.

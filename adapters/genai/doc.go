@@ -24,7 +24,9 @@
 // the toolkit's items.
 //
 // A function response's "output" holds the result: a JSON output as JSON,
-// a text output as a string. An image or PDF output (PNG, JPEG, WebP or
+// a text output as a string; a remote tool that returns both content and
+// structuredContent gives both, as one string, its content first and then
+// the structured value's JSON (a structured value alone stays JSON). An image or PDF output (PNG, JPEG, WebP or
 // PDF, up to MaxMediaBytes) travels as inline data in the response's
 // parts, after its description in "output"; any other binary output is
 // described in text. A call that fails (unknown function, bad arguments,

@@ -24,7 +24,9 @@
 // items. A call that fails (unknown tool, bad arguments, tool error,
 // timeout) gets a tool message whose text tells the model what went wrong,
 // so the conversation goes on. A tool response is text: JSON outputs are
-// their JSON, and binary outputs (images) are described in text.
+// their JSON, a remote tool's content and structuredContent are both
+// there (content first), and binary outputs (images, PDFs) are described
+// in text.
 //
 // [Tools.AgentTools] offers the same tools to LangChainGo's agents, which
 // call a tool with one input string: the description says which JSON the

@@ -35,11 +35,15 @@
 // the conversation goes on.
 //
 // Results keep what the API can carry. Text and JSON outputs are the
-// message text. The Responses API takes images in a function call's
-// output, so an image output (PNG, JPEG, GIF or WebP, up to MaxImageBytes)
-// is sent there, after its description. Chat Completions tool messages
-// carry text only: there the tool message describes the image and RunChat
-// appends one user message that shows the images of the turn, each after
-// a line naming its call. Other binary outputs are described in text and
-// not sent.
+// message text; a remote tool that returns both content and
+// structuredContent gives both, its content first and then the structured
+// value's JSON (once, when the content is that JSON). The Responses API
+// takes images and files in a function call's output, so an image output
+// (PNG, JPEG, GIF or WebP, up to MaxImageBytes) is sent there as an
+// input_image after its description, and a PDF document (up to
+// MaxDocumentBytes) as an input_file with its file name. Chat Completions
+// tool messages carry text only: there the tool message describes the
+// image and RunChat appends one user message that shows the images of the
+// turn, each after a line naming its call; a PDF is described. Other
+// binary outputs are described in text and not sent.
 package openai

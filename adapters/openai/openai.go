@@ -18,8 +18,16 @@ import (
 // described in text instead.
 const MaxImageBytes = 20 << 20
 
-// images are the image types OpenAI models accept.
-var images = adapt.WebImages(MaxImageBytes)
+// MaxDocumentBytes bounds a PDF document sent to the model in a Responses
+// function call output; a larger one is described in text instead.
+const MaxDocumentBytes = 32 << 20
+
+// images are the image types OpenAI models accept; documents adds the PDF
+// documents a Responses function call output takes.
+var (
+	images    = adapt.WebImages(MaxImageBytes)
+	documents = images.WithPDF(MaxDocumentBytes)
+)
 
 // WithStrict sets whether tools go in OpenAI's strict mode (Structured
 // Outputs for function calling: the model's arguments always match the
@@ -221,14 +229,18 @@ func (t *Tools) RunResponse(ctx context.Context, output []responses.ResponseOutp
 	}
 	out := make([]responses.ResponseInputItemUnionParam, 0, len(results))
 	for _, r := range results {
-		parts := adapt.Parts(ctx, r, images)
+		parts := adapt.Parts(ctx, r, documents)
 		var item responses.ResponseInputItemUnionParam
 		if len(parts) == 1 && !parts[0].IsMedia() {
 			item = responses.ResponseInputItemParamOfFunctionCallOutput(parts[0].Text)
 		} else {
 			list := make(responses.ResponseFunctionCallOutputItemListParam, 0, len(parts))
 			for _, p := range parts {
-				if p.IsMedia() {
+				if p.IsMedia() && p.MIME == adapt.PDF {
+					list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{
+						OfInputFile: &responses.ResponseInputFileContentParam{FileData: openai.String(dataURL(p)), Filename: openai.String(p.FileName())},
+					})
+				} else if p.IsMedia() {
 					list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{
 						OfInputImage: &responses.ResponseInputImageContentParam{ImageURL: openai.String(dataURL(p))},
 					})
