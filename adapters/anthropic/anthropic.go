@@ -28,13 +28,15 @@ var media = adapt.WebImages(MaxImageBytes).WithPDF(MaxDocumentBytes)
 type Tools struct {
 	core   *adapt.Core
 	params *adapt.Converter[anthropic.ToolUnionParam]
+	beta   *adapt.Converter[anthropic.BetaTool]
 }
 
 // New returns Tools over tk, configured by opts (the options of package
 // [adapter]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 	core := adapt.NewCore(tk, opts...)
-	return &Tools{core: core, params: adapt.NewConverter(core, toolParam)}
+	beta := func(d model.Definition) (anthropic.BetaTool, error) { return newBetaTool(core, d) }
+	return &Tools{core: core, params: adapt.NewConverter(core, toolParam), beta: adapt.NewConverter(core, beta)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -70,21 +72,48 @@ func (t *Tools) ToolChoice(ctx context.Context, key string) (anthropic.ToolChoic
 }
 
 func toolParam(d model.Definition) (anthropic.ToolUnionParam, error) {
-	e, err := adapt.Encode(model.Anthropic, d)
+	in, err := encode(d)
 	if err != nil {
 		return anthropic.ToolUnionParam{}, err
+	}
+	tp := anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{
+		Properties: in.properties, Required: in.required, ExtraFields: in.extra,
+	}, in.name)
+	if in.description != "" {
+		tp.OfTool.Description = anthropic.String(in.description)
+	}
+	return tp, nil
+}
+
+// encoded is a definition as the Messages API takes it, in the terms of
+// the SDK's input schema types (ToolInputSchemaParam, and
+// BetaToolInputSchemaParam for the tool runner): the schema's properties
+// and required list, its other members (raw JSON, written unchanged), and
+// the tool's name and description.
+type encoded struct {
+	name, description string
+	properties        any
+	required          []string
+	extra             map[string]any
+}
+
+// encode encodes d as model.Encode does for Anthropic.
+func encode(d model.Definition) (encoded, error) {
+	e, err := adapt.Encode(model.Anthropic, d)
+	if err != nil {
+		return encoded{}, err
 	}
 	schema, err := e.Object("input_schema")
 	if err != nil {
-		return anthropic.ToolUnionParam{}, err
+		return encoded{}, err
 	}
-	var in anthropic.ToolInputSchemaParam
+	out := encoded{name: e.String("name"), description: e.String("description")}
 	if p, ok := schema["properties"]; ok {
-		in.Properties = p
+		out.properties = p
 	}
 	if r, ok := schema["required"]; ok {
-		if err := json.Unmarshal(r, &in.Required); err != nil {
-			return anthropic.ToolUnionParam{}, err
+		if err := json.Unmarshal(r, &out.required); err != nil {
+			return encoded{}, err
 		}
 	}
 	for k, v := range schema {
@@ -92,16 +121,12 @@ func toolParam(d model.Definition) (anthropic.ToolUnionParam, error) {
 		case "type", "properties", "required":
 			continue
 		}
-		if in.ExtraFields == nil {
-			in.ExtraFields = map[string]any{}
+		if out.extra == nil {
+			out.extra = map[string]any{}
 		}
-		in.ExtraFields[k] = v
+		out.extra[k] = v
 	}
-	tp := anthropic.ToolUnionParamOfTool(in, e.String("name"))
-	if desc := e.String("description"); desc != "" {
-		tp.OfTool.Description = anthropic.String(desc)
-	}
-	return tp, nil
+	return out, nil
 }
 
 // Run runs the tool_use blocks of msg (an assistant message) and returns

@@ -20,6 +20,48 @@
 // and model.WithRepair), the model's names mapped back to the toolkit's
 // items.
 //
+// Streaming: feed each event of a Messages.NewStreaming stream to
+// Message.Accumulate and, once the stream ends, hand the accumulated
+// message to [Tools.Run] as if it had come whole:
+//
+//	stream := client.Messages.NewStreaming(ctx, params)
+//	var msg anthropic.Message
+//	for stream.Next() {
+//		if err := msg.Accumulate(stream.Current()); err != nil { ... }
+//		// show text deltas as they come
+//	}
+//	if err := stream.Err(); err != nil { ... }
+//	params.Messages = append(params.Messages, msg.ToParam())
+//	if reply, ok := tools.Run(ctx, &msg); ok {
+//		params.Messages = append(params.Messages, reply) // and ask again
+//	}
+//
+// The SDK's tool runner (client.Beta.Messages.NewToolRunner, and
+// NewToolRunnerStreaming) runs that loop itself over anthropic.BetaTool
+// values: [Tools.BetaTools] gives the toolkit's tools as such, each
+// running its calls through the toolkit like Run does. A runner fixes its
+// tool list with its first request; to follow the toolkit during a run,
+// make a [RunnerTools] with [Tools.Follow] and call its Update before each
+// turn: tools added, changed or removed since reach the runner's AddTools
+// and RemoveToolsByNames, which tell the model with the next request
+// (tool_addition and tool_removal blocks, under the
+// anthropic.AnthropicBetaInlineTools2026_09_15 beta, which the runner's
+// Params.Betas must name):
+//
+//	bt, err := tools.BetaTools(ctx)
+//	runner := client.Beta.Messages.NewToolRunner(bt, anthropic.BetaToolRunnerParams{...})
+//	follow := tools.Follow(runner, bt)
+//	for {
+//		if err := follow.Update(ctx); err != nil { ... }
+//		msg, err := runner.NextMessage(ctx)
+//		if err != nil || msg == nil { break }
+//	}
+//
+// Without Update a runner keeps the tools it started with; a call still
+// runs the toolkit's current tool of its name, and a call of a tool removed
+// from the toolkit is answered that it is gone. [Tools.BetaToolChoice]
+// forces a tool in a runner's params.
+//
 // A tool_result keeps what Anthropic can carry: text and JSON outputs as
 // text, image outputs (JPEG, PNG, GIF, WebP, up to MaxImageBytes) as image
 // blocks after their description, PDF documents (up to MaxDocumentBytes)

@@ -34,6 +34,24 @@
 // still gets its result, whose text tells the model what went wrong, so
 // the conversation goes on.
 //
+// Streaming works the same way once a turn's stream has ended. In Chat
+// Completions, add each chunk to an openai.ChatCompletionAccumulator
+// (which joins the tool calls' argument deltas) and run its message:
+//
+//	stream := client.Chat.Completions.NewStreaming(ctx, params)
+//	var acc openai.ChatCompletionAccumulator
+//	for stream.Next() {
+//		acc.AddChunk(stream.Current()) // and show the content deltas
+//	}
+//	if err := stream.Err(); err != nil { ... }
+//	msg := acc.Choices[0].Message
+//	params.Messages = append(params.Messages, msg.ToParam())
+//	params.Messages = append(params.Messages, tools.RunChat(ctx, msg)...)
+//
+// In the Responses API the response.completed event carries the whole
+// response: run its output with RunResponse
+// (ev.AsResponseCompleted().Response.Output).
+//
 // Results keep what the API can carry. Text and JSON outputs are the
 // message text; a remote tool that returns both content and
 // structuredContent gives both, its content first and then the structured
