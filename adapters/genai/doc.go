@@ -23,6 +23,24 @@
 // (adapter.WithDispatch and model.WithRepair), the model's names mapped back to
 // the toolkit's items.
 //
+// Streaming: Models.GenerateContentStream hands out a response in chunks,
+// and a function call, or its arguments, may come in any of them. Add each
+// chunk to an [Accumulator]; once the stream ends, its Response is what a
+// non-streamed call would have returned: run it with [Tools.Run] and keep
+// its content (thought signatures and all) in the history:
+//
+//	var acc tkgenai.Accumulator
+//	for chunk, err := range client.Models.GenerateContentStream(ctx, model, contents, config) {
+//		if err != nil { ... }
+//		if err := acc.Add(chunk); err != nil { ... }
+//		// show chunk.Text() as it comes
+//	}
+//	resp := acc.Response()
+//	contents = append(contents, resp.Candidates[0].Content)
+//	if reply, ok := tools.Run(ctx, resp); ok {
+//		contents = append(contents, reply) // and ask again
+//	}
+//
 // A function response's "output" holds the result: a JSON output as JSON,
 // a text output as a string; a remote tool that returns both content and
 // structuredContent gives both, as one string, its content first and then
