@@ -7,9 +7,18 @@
 // (see model.Namer), each Info holding its input schema (with the
 // object-root adaptation model.Encode applies for OpenAI, which every
 // provider accepts); [Tools.Infos] returns just the infos, for a chat
-// model's WithTools. Call them when building an agent or graph for a
-// request: a tool added, removed or changed in the toolkit is then in it.
-// Conversions are cached per tool and rebuilt only for tools that changed.
+// model's WithTools. Conversions are cached per tool and rebuilt only for
+// tools that changed.
+//
+// A ReAct agent (flow/agent/react) binds its tools when it is built, and
+// so does a graph's tools node. To keep an agent built once in step with
+// the toolkit, pass [Tools.AgentOptions] to each of its Generate or Stream
+// calls: they offer the model the toolkit's current tools and make the
+// tools node run them (react.WithTools for the current tools), so a tool
+// added to the toolkit is offered and runs, and a removed one is no longer
+// offered. [Tools.ComposeOptions] does the same for one run of a graph of
+// one's own. Otherwise, build the agent or graph again when the tools
+// should change.
 // A tool kept from an earlier list still runs the toolkit's current item
 // of its name, and answers that it is no longer available once the item is
 // gone.
