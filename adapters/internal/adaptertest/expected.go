@@ -110,9 +110,14 @@ type schemaTool struct {
 	schema     *jsonschema.Schema
 }
 
-func (s *schemaTool) Name() string                             { return s.name }
-func (s *schemaTool) Description() string                      { return s.desc }
+// Name returns the tool's name.
+func (s *schemaTool) Name() string { return s.name }
+
+// Description returns the tool's description.
+func (s *schemaTool) Description() string { return s.desc }
+
+// InputSchema returns the schema the tool was made with.
 func (s *schemaTool) InputSchema() (*jsonschema.Schema, error) { return s.schema, nil }
-func (s *schemaTool) Run(_ context.Context, in json.RawMessage) (any, error) {
-	return in, nil
-}
+
+// Run returns the input.
+func (s *schemaTool) Run(_ context.Context, in json.RawMessage) (any, error) { return in, nil }
