@@ -48,7 +48,9 @@ const (
 // A panic in fn is recovered and logged.
 //
 // Events are notifications: receivers read the current state (List,
-// Lookup, Connectors) when they get one. So an event that is still waiting
+// Lookup, Connectors) when they get one. A receiver that must know of a
+// change before the method that made it returns (a cache that reads its
+// own writes) uses Notify instead. So an event that is still waiting
 // for fn absorbs later ones of its sort: a list change of the same
 // namespace and kind, a resource update of the same namespace and URI, and
 // a state change of the same namespace (which carries the newer state)
@@ -110,6 +112,7 @@ type feed struct {
 
 	mu     sync.Mutex
 	subs   []*subscriber
+	notes  []*notifier   // see Toolkit.Notify
 	active int           // delivery goroutines running
 	idle   chan struct{} // closed when active drops to zero
 }
@@ -159,6 +162,9 @@ func (f *feed) push(events []ConnectorEvent) {
 	}
 	var reports []report
 	f.mu.Lock()
+	for _, n := range f.notes {
+		n.signal(events)
+	}
 	for _, s := range f.subs {
 		for _, ev := range events {
 			s.add(ev)

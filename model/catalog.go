@@ -6,7 +6,6 @@ import (
 	"hash/maphash"
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	toolkit "github.com/llmkit/toolkit"
 )
@@ -17,9 +16,19 @@ type Lister interface {
 	List(ctx context.Context, req toolkit.ListRequest) (*toolkit.ListResponse, error)
 }
 
+// Notifier is implemented by a Lister that signals its changes as it
+// makes them, as [toolkit.Toolkit.Notify] does. A Catalog over such a
+// Lister lists again only after a tool or prompt list changed, and a
+// change made through the toolkit's own methods (AddTool, RemoveBuiltin,
+// ...) is in the catalog's next answer once the method has returned.
+type Notifier interface {
+	Notify(c chan<- struct{}, kinds ...toolkit.ConnectorEventKind) (stop func())
+}
+
 // Subscriber is implemented by a Lister that publishes its changes, as
-// [toolkit.Toolkit.Subscribe] does. A Catalog over such a Lister lists
-// again only after a tool or prompt list changed.
+// [toolkit.Toolkit.Subscribe] does. A Catalog over a Subscriber that is
+// not a [Notifier] lists again only after a tool or prompt list changed,
+// as of the delivery of the change's event.
 type Subscriber interface {
 	Subscribe(fn func(toolkit.ConnectorEvent)) (cancel func())
 }
@@ -29,32 +38,44 @@ type Subscriber interface {
 // model as Definitions. It is safe for concurrent use.
 //
 // Every Definitions, Search or Refresh call reads the toolkit's current
-// items with List (which does no network I/O); over a [Subscriber] (a
-// *toolkit.Toolkit) it does so only after the toolkit reported a change of
-// its tools or prompts, so an unchanged toolkit costs one atomic read. A
-// change is seen once its event is delivered ([toolkit.Toolkit.WaitEvents]
-// waits for that); the subscription ends when the Catalog is garbage
-// collected. The items listed
-// replace those of the last snapshot whenever any of them differs, even
-// under the same identity (kind, namespace and name): a builtin removed and
-// added again, a store prompt edited or a remote tool redefined is the new
-// value from then on, for definitions, search and dispatch alike. What is
-// rebuilt depends on what changed: new identities extend the names; any
-// changed value rebuilds the index; definitions are rebuilt only for the
-// changed values. An item that mutates its own description or schema in
-// place (same value) is not noticed; call Invalidate to force a rebuild.
+// items with List (which does no network I/O); over a [Notifier] (a
+// *toolkit.Toolkit) it does so only after the toolkit signalled a change
+// of its tools or prompts, so an unchanged toolkit costs a lock and a
+// channel check. A change made through the toolkit's methods is seen as
+// soon as the method returns, by every goroutine that calls the catalog
+// after that; a connector's change as soon as the toolkit has published
+// it. The signals stop when the Catalog is garbage collected. The items
+// listed replace those of the last snapshot whenever any of them differs,
+// even under the same identity (kind, namespace and name): a builtin
+// removed and added again, a store prompt edited or a remote tool
+// redefined is the new value from then on, for definitions, search and
+// dispatch alike. What is rebuilt depends on what changed, and only that:
+// new identities get names, the keyword index is rebuilt on the next
+// Search, and a definition is built for each new or changed value while
+// the definitions of the others are kept. An item that mutates its own
+// description or schema in place (same value) is not noticed; call
+// Invalidate to force a rebuild.
 type Catalog struct {
 	tk     Lister
 	namer  *Namer
 	strict bool
+	seed   maphash.Seed
 
 	building sync.Mutex // held by refresh while it lists and builds
-	mu       sync.Mutex // guards snap
-	snap     *snapshot
-	seed     maphash.Seed
-	// stale, over a Subscriber, is set by the toolkit's list-change events
-	// and cleared when a refresh starts listing; nil over another Lister.
-	stale *atomic.Bool
+	// mu guards snap, dirty and listing, and every receive from changed.
+	mu   sync.Mutex
+	snap *snapshot
+	// changed receives the toolkit's change signals, over a Notifier or a
+	// Subscriber; it is nil over another Lister, which is listed on every
+	// query.
+	changed chan struct{}
+	// dirty is set when a signal is taken from changed and cleared when a
+	// refresh starts listing; listing is set from then until that refresh
+	// has stored its snapshot or failed. A query that finds either set
+	// lists, or waits for the listing under way, so that it never answers
+	// from a snapshot older than a change signalled before it started.
+	dirty   bool
+	listing bool
 }
 
 // snapshot is an immutable view of the toolkit's items.
@@ -62,8 +83,16 @@ type snapshot struct {
 	sum   uint64
 	items []toolkit.Item // tools then prompts, List order
 	names []string       // model names, parallel to items
-	index *Index
 	cache *defCache
+
+	indexOnce sync.Once
+	index     *Index // built by the first Search
+}
+
+// searchIndex returns the keyword index of s's items, building it once.
+func (s *snapshot) searchIndex() *Index {
+	s.indexOnce.Do(func() { s.index = NewIndex(s.items) })
+	return s.index
 }
 
 // defCache holds the definitions built for a snapshot, by item position.
@@ -97,18 +126,27 @@ func NewCatalog(tk Lister, opts ...CatalogOption) *Catalog {
 	if c.namer == nil {
 		c.namer = NewNamer()
 	}
-	if sub, ok := tk.(Subscriber); ok {
-		// The subscription holds the flag, not the catalog, so that the
-		// catalog can be collected; its cleanup ends the subscription.
-		stale := new(atomic.Bool)
-		stale.Store(true)
-		cancel := sub.Subscribe(func(ev toolkit.ConnectorEvent) {
+	// The toolkit holds the channel, not the catalog, so that the catalog
+	// can be collected; its cleanup stops the signals.
+	var stop func()
+	switch v := tk.(type) {
+	case Notifier:
+		c.changed = make(chan struct{}, 1)
+		stop = v.Notify(c.changed, toolkit.ConnectorEventToolListChanged, toolkit.ConnectorEventPromptListChanged)
+	case Subscriber:
+		changed := make(chan struct{}, 1)
+		c.changed = changed
+		stop = v.Subscribe(func(ev toolkit.ConnectorEvent) {
 			if ev.Kind == toolkit.ConnectorEventToolListChanged || ev.Kind == toolkit.ConnectorEventPromptListChanged {
-				stale.Store(true)
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
 			}
 		})
-		c.stale = stale
-		runtime.AddCleanup(c, func(cancel func()) { cancel() }, cancel)
+	}
+	if stop != nil {
+		runtime.AddCleanup(c, func(stop func()) { stop() }, stop)
 	}
 	return c
 }
@@ -117,22 +155,22 @@ func NewCatalog(tk Lister, opts ...CatalogOption) *Catalog {
 func (c *Catalog) Namer() *Namer { return c.namer }
 
 // Refresh brings the catalog up to date with the toolkit now. Definitions,
-// Search and, over a Subscriber, Resolve do it themselves; over another
+// Search and, over a Notifier or a Subscriber, Resolve do it themselves; over another
 // Lister call Refresh before dispatching.
 func (c *Catalog) Refresh(ctx context.Context) error {
 	_, err := c.refresh(ctx)
 	return err
 }
 
-// Resolve returns the item a model name stands for. Over a Subscriber the
-// catalog first catches up with the toolkit if it reported a change since
-// the last snapshot, so the item returned is the toolkit's current one as
-// of its last delivered event; otherwise the answer is as of the latest
-// Definitions, Search or Refresh. (A Dispatcher over a *toolkit.Toolkit
+// Resolve returns the item a model name stands for. Over a Notifier or a
+// Subscriber the catalog first catches up with the toolkit if it signalled
+// a change since the last snapshot, so the item returned is the toolkit's
+// current one; otherwise the answer is as of the latest Definitions,
+// Search or Refresh. (A Dispatcher over a *toolkit.Toolkit
 // looks the item up again by key anyway, so it never runs a replaced
 // item.) It implements Resolver.
 func (c *Catalog) Resolve(name string) (toolkit.Item, bool) {
-	if c.stale != nil {
+	if c.changed != nil {
 		// List does no network I/O; on a failure the last names still hold.
 		_, _ = c.refresh(context.Background())
 	}
@@ -149,36 +187,53 @@ func (c *Catalog) Invalidate() {
 	c.mu.Unlock()
 }
 
-// latest returns the last snapshot built (nil before the first).
-func (c *Catalog) latest() *snapshot {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// current returns the last snapshot when it is known to be current: the
+// toolkit signals its changes and none was signalled since the snapshot's
+// listing started. c.mu is held.
+func (c *Catalog) current() *snapshot {
+	if c.changed == nil || c.snap == nil {
+		return nil
+	}
+	select {
+	case <-c.changed:
+		c.dirty = true
+	default:
+	}
+	if c.dirty || c.listing {
+		return nil
+	}
 	return c.snap
 }
 
 // refresh returns an up-to-date snapshot.
 func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
-	if s := c.latest(); s != nil && c.stale != nil && !c.stale.Load() {
+	c.mu.Lock()
+	s := c.current()
+	c.mu.Unlock()
+	if s != nil {
 		return s, nil
 	}
 	// One refresh at a time, so that a slower one never replaces the
 	// snapshot of a later one with older items.
 	c.building.Lock()
 	defer c.building.Unlock()
-	if c.stale != nil {
-		if s := c.latest(); s != nil && !c.stale.Load() {
-			return s, nil // another refresh just caught up
-		}
-		// Cleared before listing: a change from now on marks it again.
-		c.stale.Store(false)
+	c.mu.Lock()
+	if s := c.current(); s != nil {
+		c.mu.Unlock()
+		return s, nil // another refresh just caught up
 	}
+	// Every change signalled so far is covered by the listing below; one
+	// signalled from now on marks the catalog dirty again.
+	c.dirty, c.listing = false, true
+	c.mu.Unlock()
+
 	var items []toolkit.Item
 	for _, t := range []toolkit.ListType{toolkit.ListTypeTools, toolkit.ListTypePrompts} {
 		resp, err := c.tk.List(ctx, toolkit.ListRequest{Type: t})
 		if err != nil {
-			if c.stale != nil {
-				c.stale.Store(true)
-			}
+			c.mu.Lock()
+			c.dirty, c.listing = true, false
+			c.mu.Unlock()
 			return nil, err
 		}
 		items = append(items, resp.Items...)
@@ -197,6 +252,7 @@ func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.listing = false
 	old := c.snap
 	if old != nil && old.sum == sum && len(old.items) == len(items) {
 		changed := false
@@ -213,7 +269,7 @@ func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 		// must hand out the new values, the index must see their
 		// descriptions and hints, and their definitions must be rebuilt.
 		// Definitions of unchanged values are kept.
-		cache := &defCache{defs: make(map[int]defResult)}
+		cache := &defCache{defs: make(map[int]defResult, len(old.cache.defs))}
 		old.cache.mu.Lock()
 		for i, r := range old.cache.defs {
 			if sameValue(items[i].Value, old.items[i].Value) {
@@ -221,19 +277,48 @@ func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 			}
 		}
 		old.cache.mu.Unlock()
-		s := &snapshot{sum: sum, items: items, names: c.namer.Names(items), index: NewIndex(items), cache: cache}
+		s := &snapshot{sum: sum, items: items, names: c.namer.Names(items), cache: cache}
 		c.snap = s
 		return s, nil
 	}
-	s := &snapshot{
+	s = &snapshot{
 		sum:   sum,
 		items: items,
 		names: c.namer.Names(items),
-		index: NewIndex(items),
 		cache: &defCache{defs: make(map[int]defResult)},
+	}
+	if old != nil {
+		s.cache.keep(old, s)
 	}
 	c.snap = s
 	return s, nil
+}
+
+// itemKey is the identity of an item within one listing.
+type itemKey struct {
+	typ      toolkit.ListType
+	ns, name string
+}
+
+// keep copies into c the definitions of from's items that are in to with
+// the same value and model name, at their positions in to.
+func (c *defCache) keep(from, to *snapshot) {
+	from.cache.mu.Lock()
+	defer from.cache.mu.Unlock()
+	if len(from.cache.defs) == 0 {
+		return
+	}
+	pos := make(map[itemKey]int, len(from.cache.defs))
+	for i := range from.cache.defs {
+		it := from.items[i]
+		pos[itemKey{it.Type, it.Namespace, it.Name}] = i
+	}
+	for i, it := range to.items {
+		j, ok := pos[itemKey{it.Type, it.Namespace, it.Name}]
+		if ok && from.names[j] == to.names[i] && sameValue(it.Value, from.items[j].Value) {
+			c.defs[i] = from.cache.defs[j]
+		}
+	}
 }
 
 // sameValue reports whether two item values are the same value. Values
@@ -298,7 +383,7 @@ func (c *Catalog) Search(ctx context.Context, query string, k int, f Filter) ([]
 	if err != nil {
 		return nil, err
 	}
-	hits := s.index.Search(query, k, f.Match)
+	hits := s.searchIndex().Search(query, k, f.Match)
 	var defs []Definition
 	var errList []error
 	for _, h := range hits {

@@ -3,7 +3,6 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -75,64 +74,4 @@ func NewDefinition(name string, it toolkit.Item) (Definition, error) {
 		return Definition{}, fmt.Errorf("%s %q: %w", it.Type, it.Key(), err)
 	}
 	return d, nil
-}
-
-// IsStrictSchema reports whether an object schema qualifies for OpenAI's
-// strict mode as it stands: every object in it forbids additional
-// properties and requires all of its properties, and it uses no
-// combinator but anyOf.
-func IsStrictSchema(params json.RawMessage) bool {
-	v, err := decodeSchema(params)
-	if err != nil {
-		return false
-	}
-	return strictNode(v, 0)
-}
-
-func strictNode(v any, depth int) bool {
-	if depth > 64 {
-		return false
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	for _, kw := range []string{"allOf", "oneOf", "not", "if", "then", "else", "patternProperties"} {
-		if _, ok := m[kw]; ok {
-			return false
-		}
-	}
-	if props, ok := m["properties"].(map[string]any); ok || m["type"] == "object" {
-		if m["additionalProperties"] != false {
-			return false
-		}
-		req := stringList(m["required"])
-		for name, p := range props {
-			if !slices.Contains(req, name) || !strictNode(p, depth+1) {
-				return false
-			}
-		}
-	}
-	if it, ok := m["items"]; ok && !strictNode(it, depth+1) {
-		return false
-	}
-	for _, kw := range []string{"anyOf"} {
-		if l, ok := m[kw].([]any); ok {
-			for _, b := range l {
-				if !strictNode(b, depth+1) {
-					return false
-				}
-			}
-		}
-	}
-	for _, kw := range []string{"$defs", "definitions"} {
-		if d, ok := m[kw].(map[string]any); ok {
-			for _, s := range d {
-				if !strictNode(s, depth+1) {
-					return false
-				}
-			}
-		}
-	}
-	return true
 }

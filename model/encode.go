@@ -133,9 +133,21 @@ func EncodeTool(f Format, d Definition) (json.RawMessage, error) {
 // $refs inlined included); allOf branches
 // are merged; oneOf becomes anyOf; a {"type":"null"} branch or a "null" in
 // a type array becomes "nullable"; other type arrays become anyOf; const
-// becomes a one-value enum; enums of anything but strings are dropped and
-// their values listed in the description; formats Gemini does not know are
-// dropped; types are upper-cased; required names that are not properties
+// becomes a one-value enum; an enum of strings stays on a STRING or untyped
+// node (a null among its values makes the node nullable), any other enum
+// is dropped and its values listed in the description ("Allowed values:
+// 1, 2, 3."); every node gets a type or anyOf, as Gemini requires: an
+// untyped enum's values type it (INTEGER when every number is whole,
+// NUMBER, BOOLEAN, ARRAY, OBJECT; for values of several types an anyOf
+// with a branch per type, the STRING branch keeping the strings as its
+// enum), else the keywords it uses (properties and the other object
+// keywords make an OBJECT, items and the other array keywords an ARRAY,
+// minLength, maxLength and pattern a STRING, minimum and maximum a
+// NUMBER, a format or a default or example value its type), and a node
+// that says nothing of its type ({}, true, a dangling $ref) is a STRING;
+// formats Gemini does not know for the node's type are dropped, and so are
+// string keywords on other types, minimum and maximum on non-numbers, and
+// keyword values of the wrong JSON type; types are upper-cased; required names that are not properties
 // are dropped; examples become one example; a tuple (items as a list, or
 // prefixItems) becomes an array of its first position's schema;
 // properties, required and the other object keywords are kept only on
@@ -143,8 +155,8 @@ func EncodeTool(f Format, d Definition) (json.RawMessage, error) {
 // moved into its object branches), and never as an empty "properties": a
 // free-form object stays a bare OBJECT, with the type of its values, when
 // known, in its description; items and the other array keywords are kept
-// only on ARRAY nodes, and every ARRAY has items ({} when none is given);
-// a function without parameters has none.
+// only on ARRAY nodes, and every ARRAY has items (of type STRING when none
+// is given); a function without parameters has none.
 //
 // Parameters are untrusted: their JSON may be at most 1 MiB and nest
 // about 170 levels (twice the 64 levels of subschemas the toolkit accepts,

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/testing/geminicheck"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -241,54 +242,13 @@ func TestAdaptRoot(t *testing.T) {
 	}
 }
 
-// geminiAllowed lists the keywords a Gemini schema may hold.
-var geminiAllowed = geminiKeep
-
 // walkGemini checks every node of a converted schema.
+// walkGemini checks a converted schema against Gemini's documented schema
+// subset (see package geminicheck).
 func walkGemini(t *testing.T, path string, v any) {
 	t.Helper()
-	m, ok := v.(map[string]any)
-	if !ok {
-		t.Errorf("%s: not an object: %v", path, v)
-		return
-	}
-	// Rules Gemini enforces beyond its keyword list.
-	typ, _ := m["type"].(string)
-	if props, ok := m["properties"].(map[string]any); ok && (typ != "OBJECT" || len(props) == 0) {
-		t.Errorf("%s: properties %v on a %q node", path, props, typ)
-	}
-	if _, ok := m["required"]; ok && m["properties"] == nil {
-		t.Errorf("%s: required without properties", path)
-	}
-	if _, ok := m["items"]; ok != (typ == "ARRAY") {
-		t.Errorf("%s: items on a %q node, or an array without items", path, typ)
-	}
-	for k, val := range m {
-		if !geminiAllowed[k] {
-			t.Errorf("%s: keyword %q survived", path, k)
-		}
-		switch k {
-		case "type":
-			if s, _ := val.(string); s != strings.ToUpper(s) || s == "" {
-				t.Errorf("%s: type %v", path, val)
-			}
-		case "enum":
-			for _, e := range val.([]any) {
-				if _, ok := e.(string); !ok {
-					t.Errorf("%s: non-string enum %v", path, val)
-				}
-			}
-		case "properties":
-			for name, p := range val.(map[string]any) {
-				walkGemini(t, path+"."+name, p)
-			}
-		case "items":
-			walkGemini(t, path+"[]", val)
-		case "anyOf":
-			for i, b := range val.([]any) {
-				walkGemini(t, path+"|"+string(rune('0'+i)), b)
-			}
-		}
+	if err := geminicheck.Schema(v); err != nil {
+		t.Errorf("%s: %v", path, err)
 	}
 }
 
@@ -380,9 +340,10 @@ func TestAdaptGemini(t *testing.T) {
 	if m := adapt(t, adaptGemini, `{}`); m != nil {
 		t.Errorf("empty parameters kept: %v", m)
 	}
-	// Unknown refs do not break the conversion.
+	// Unknown refs do not break the conversion; what they leave says
+	// nothing of its type, so it is a STRING (Gemini wants a type).
 	m = adapt(t, adaptGemini, `{"properties":{"x":{"$ref":"https://example.com/s","description":"d"}}}`)
-	if !reflect.DeepEqual(prop(m, "x"), map[string]any{"description": "d"}) {
+	if !reflect.DeepEqual(prop(m, "x"), map[string]any{"type": "STRING", "description": "d"}) {
 		t.Errorf("remote ref: %v", m)
 	}
 }
@@ -401,7 +362,7 @@ func TestAdaptGeminiNodes(t *testing.T) {
 		{"prefixItems, untyped", `{"prefixItems":[{"type":"boolean"}]}`, `{"type":"ARRAY","items":{"type":"BOOLEAN"}}`},
 		{"items schema wins over prefixItems", `{"type":"array","prefixItems":[{"type":"integer"}],"items":{"type":"string"}}`,
 			`{"type":"ARRAY","items":{"type":"STRING"}}`},
-		{"array without items", `{"type":"array","minItems":1}`, `{"type":"ARRAY","items":{},"minItems":1}`},
+		{"array without items", `{"type":"array","minItems":1}`, `{"type":"ARRAY","items":{"type":"STRING"},"minItems":1}`},
 		{"free-form object", `{"type":"object"}`, `{"type":"OBJECT"}`},
 		{"empty properties", `{"type":"object","properties":{},"required":["x"],"propertyOrdering":[]}`, `{"type":"OBJECT"}`},
 		{"map of strings", `{"type":"object","additionalProperties":{"type":"string"},"description":"Headers"}`,
@@ -423,6 +384,31 @@ func TestAdaptGeminiNodes(t *testing.T) {
 		{"anyOf: properties joined with a branch's own",
 			`{"anyOf":[{"type":"object","properties":{"b":{"type":"number"}},"maxProperties":3},{"type":"null"},{"type":"boolean"}],"properties":{"a":{"type":"string"}},"maxProperties":1}`,
 			`{"anyOf":[{"type":"OBJECT","properties":{"a":{"type":"STRING"},"b":{"type":"NUMBER"}},"maxProperties":3},{"type":"BOOLEAN"}],"nullable":true}`},
+		{"integer enum typed", `{"enum":[1,2,3]}`, `{"type":"INTEGER","description":"Allowed values: 1, 2, 3."}`},
+		{"whole and fractional numbers", `{"enum":[1.5,2,3e2]}`, `{"type":"NUMBER","description":"Allowed values: 1.5, 2, 3e2."}`},
+		{"boolean enum typed", `{"description":"Mode.","enum":[true,false]}`, `{"type":"BOOLEAN","description":"Mode. Allowed values: true, false."}`},
+		{"string enum with null", `{"enum":["a",null]}`, `{"type":"STRING","enum":["a"],"nullable":true}`},
+		{"mixed enum: a branch per type", `{"enum":[1,"a",true,"b"]}`,
+			`{"anyOf":[{"type":"STRING","enum":["a","b"]},{"type":"INTEGER"},{"type":"BOOLEAN"}],"description":"Allowed values: 1, \"a\", true, \"b\"."}`},
+		{"integer const", `{"const":3}`, `{"type":"INTEGER","description":"Allowed values: 3."}`},
+		{"enum of arrays", `{"enum":[[1,2],[3]]}`, `{"type":"ARRAY","items":{"type":"INTEGER"},"description":"Allowed values: [1,2], [3]."}`},
+		{"enum of objects", `{"enum":[{"a":1}]}`, `{"type":"OBJECT","description":"Allowed values: {\"a\":1}."}`},
+		{"string enum on an integer", `{"type":"integer","enum":["1"]}`, `{"type":"INTEGER","description":"Allowed values: \"1\"."}`},
+		{"empty enum", `{"enum":[]}`, `{"type":"STRING"}`},
+		{"null enum", `{"enum":[null]}`, `{"type":"STRING","nullable":true}`},
+		{"unconstrained", `{}`, `{"type":"STRING"}`},
+		{"true", `true`, `{"type":"STRING"}`},
+		{"description only", `{"description":"Width"}`, `{"type":"STRING","description":"Width"}`},
+		{"string keywords", `{"minLength":1}`, `{"type":"STRING","minLength":1}`},
+		{"number keywords", `{"maximum":5}`, `{"type":"NUMBER","maximum":5}`},
+		{"format tells the type", `{"format":"int64"}`, `{"type":"INTEGER","format":"int64"}`},
+		{"default tells the type", `{"default":true}`, `{"type":"BOOLEAN","default":true}`},
+		{"array of anything", `{"type":"array","items":true}`, `{"type":"ARRAY","items":{"type":"STRING"}}`},
+		{"keywords of another type dropped", `{"type":"integer","minLength":3,"pattern":"x","format":"date-time","minimum":1}`,
+			`{"type":"INTEGER","minimum":1}`},
+		{"keyword values of the wrong type dropped", `{"type":"string","minLength":"x","pattern":1}`, `{"type":"STRING"}`},
+		{"propertyOrdering names properties only", `{"type":"object","properties":{"a":{"type":"string"}},"propertyOrdering":["b","a","a"]}`,
+			`{"type":"OBJECT","properties":{"a":{"type":"STRING"}},"propertyOrdering":["a"]}`},
 		{"single branch merged with the node's properties",
 			`{"anyOf":[{"type":"object","properties":{"b":{"type":"number"}},"required":["b"]},{"type":"null"}],"properties":{"a":{"type":"string"}},"required":["a","zz"]}`,
 			`{"type":"OBJECT","nullable":true,"properties":{"a":{"type":"STRING"},"b":{"type":"NUMBER"}},"required":["b","a"]}`},
@@ -450,10 +436,33 @@ func TestIsStrictSchema(t *testing.T) {
 		`{"type":"object","properties":{"a":{"type":"object","properties":{}}},"required":["a"],"additionalProperties":false}`: false,
 		`{"type":"object","properties":{},"additionalProperties":false,"allOf":[]}`:                                            false,
 		`not json`: false,
+		// Keywords strict mode refuses.
+		`{"type":"object","properties":{"a":{"type":"string","default":"x"}},"required":["a"],"additionalProperties":false}`:  false,
+		`{"type":"object","properties":{"a":{"const":"x"}},"required":["a"],"additionalProperties":false}`:                    false,
+		`{"type":"object","properties":{"a":{"type":"string","minLength":1}},"required":["a"],"additionalProperties":false}`:  false,
+		`{"type":"object","properties":{"a":{"type":"string","format":"uri"}},"required":["a"],"additionalProperties":false}`: false,
+		`{"type":"object","properties":{"a":{}},"required":["a"],"additionalProperties":false}`:                               false,
+		`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false,"$schema":"x"}`:  false,
+		`{"type":"object","properties":{"a":{"$ref":"https://x/s"}},"required":["a"],"additionalProperties":false}`:           false,
+		`{"type":"object","properties":{"a":{"type":"text"}},"required":["a"],"additionalProperties":false}`:                  false,
+		`{"type":"object","anyOf":[{"type":"object"}],"properties":{},"additionalProperties":false}`:                          false,
+		// What it accepts.
+		`{"type":"object","properties":{"a":{"type":"string","format":"date-time","pattern":"^2"},"n":{"type":["integer","null"],"minimum":1},"l":{"type":"array","items":{"type":"string","enum":["x","y"]},"maxItems":3},"r":{"$ref":"#/$defs/p"},"u":{"anyOf":[{"type":"string"},{"type":"null"}]}},"required":["a","n","l","r","u"],"additionalProperties":false,"$defs":{"p":{"type":"object","properties":{"q":{"type":"boolean"}},"required":["q"],"additionalProperties":false}}}`: true,
 	} {
 		if got := IsStrictSchema(json.RawMessage(s)); got != want {
 			t.Errorf("IsStrictSchema(%s) = %v, want %v", s, got, want)
 		}
+	}
+	// Objects nest at most 10 deep.
+	nest := func(n int) string {
+		s := `{"type":"string"}`
+		for range n {
+			s = `{"type":"object","properties":{"p":` + s + `},"required":["p"],"additionalProperties":false}`
+		}
+		return s
+	}
+	if !IsStrictSchema(json.RawMessage(nest(10))) || IsStrictSchema(json.RawMessage(nest(11))) {
+		t.Error("nesting limit")
 	}
 }
 
@@ -500,11 +509,16 @@ func FuzzAdapt(f *testing.F) {
 	for _, s := range hostileSchemas() {
 		f.Add(s)
 	}
+	f.Add(`{"properties":{"a":{"enum":[1,2,3]},"b":{"enum":[1,"a",null,true,[1,[2,{}]],{"x":1}]},"c":{"const":1.5},"d":{}}}`)
+	f.Add(`{"properties":{"a":{"type":"integer","enum":["x"],"minLength":"1","format":"enum"},"b":true,"c":false,"d":{"$ref":"#/nowhere"}}}`)
+	f.Add(`{"properties":{"a":{"anyOf":[{"type":"null"}]},"b":{"oneOf":[]},"c":{"type":["null","array"]},"d":{"type":"array","items":[]}}}`)
+	f.Add(`{"properties":{"a":{"type":"object","properties":{"b":{}},"propertyOrdering":[1,"b","c"],"required":"b"}}}`)
 	f.Fuzz(func(t *testing.T, schema string) {
 		p, err := normalizeParameters(json.RawMessage(schema))
 		if err != nil {
 			return
 		}
+		IsStrictSchema(p)
 		for _, format := range []Format{OpenAIChat, OpenAIResponses, Anthropic, Gemini} {
 			out, err := EncodeTool(format, Definition{Name: "f", Parameters: p})
 			if err != nil {
@@ -514,9 +528,31 @@ func FuzzAdapt(f *testing.F) {
 			if err := json.Unmarshal(out, &v); err != nil {
 				t.Fatalf("%s: invalid JSON %s", format, out)
 			}
-			if params, ok := v["parameters"]; ok && format == Gemini {
-				walkGemini(t, "f", params)
+			if format == Gemini {
+				if err := geminicheck.Declaration(out); err != nil {
+					t.Fatalf("gemini declaration %s\nfrom %s:\n%v", out, schema, err)
+				}
 			}
 		}
 	})
+}
+
+// Every declaration of the Gemini golden file passes Gemini's documented
+// schema subset.
+func TestGeminiGoldenValid(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "golden", "gemini.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []struct {
+		FunctionDeclarations []json.RawMessage `json:"functionDeclarations"`
+	}
+	if err := json.Unmarshal(b, &tools); err != nil || len(tools) != 1 || len(tools[0].FunctionDeclarations) == 0 {
+		t.Fatalf("golden file: %d tools, %v", len(tools), err)
+	}
+	for _, d := range tools[0].FunctionDeclarations {
+		if err := geminicheck.Declaration(d); err != nil {
+			t.Errorf("%s:\n%v", d, err)
+		}
+	}
 }

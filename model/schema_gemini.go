@@ -73,12 +73,19 @@ type geminiConv struct {
 	nodes   int            // nodes converted so far
 }
 
-// conv converts one schema node, depth conversions deep.
-func (c *geminiConv) conv(v any, depth int) map[string]any {
+// conv converts one schema node, depth conversions deep, which always
+// gets a type or anyOf.
+func (c *geminiConv) conv(v any, depth int) map[string]any { return c.node(v, true, depth) }
+
+// node converts one schema node, depth conversions deep. When typed is
+// false (the siblings of a $ref, merged with its target afterwards) a node
+// whose type cannot be told from its structure is left untyped.
+func (c *geminiConv) node(v any, typed bool, depth int) map[string]any {
 	s, ok := v.(map[string]any)
 	if !ok {
-		// true, false or junk: an unconstrained value.
-		return map[string]any{}
+		// true, false or junk: an unconstrained value (see
+		// inferGeminiType).
+		return map[string]any{"type": "STRING"}
 	}
 	c.nodes++
 	if depth > maxGeminiDepth {
@@ -106,7 +113,7 @@ func (c *geminiConv) conv(v any, depth int) map[string]any {
 			c.inlined++
 			inlined := c.conv(tm, depth+1)
 			c.seen[ref]--
-			s = c.conv(s, depth+1)
+			s = c.node(s, false, depth+1)
 			mergeSchema(s, inlined)
 			return s
 		}
@@ -186,17 +193,14 @@ func (c *geminiConv) conv(v any, depth int) map[string]any {
 		}
 	}
 	if e, ok := s["enum"].([]any); ok {
-		if allStrings(e) {
-			out["enum"] = e
-			if out["type"] == nil && out["anyOf"] == nil {
-				out["type"] = "STRING"
-			}
-		} else {
-			desc = appendSentence(desc, "Allowed values: "+listValues(e)+".")
-		}
+		var null bool
+		desc, null = geminiEnum(out, e, desc)
+		nullable = nullable || null
 	}
 	if out["type"] == nil && out["anyOf"] == nil {
 		switch {
+		case typed:
+			out["type"] = inferGeminiType(s)
 		case s["properties"] != nil:
 			out["type"] = "OBJECT"
 		case s["items"] != nil || s["prefixItems"] != nil:
@@ -295,8 +299,13 @@ var (
 //     where the tool expects an object, and the call would fail validation.
 //   - "required" may only name properties of the same node.
 //   - "items" is only allowed for ARRAY, and an ARRAY without "items" is a
-//     "missing field": one gets the unconstrained schema {}.
+//     "missing field": one gets items of type STRING (an untyped schema is
+//     refused too; see inferGeminiType).
+//   - the keywords of strings, numbers and enums, and formats, only on
+//     nodes of their type, with values of the right JSON type (see
+//     tidyGeminiKeywords).
 func tidyGemini(out map[string]any) {
+	tidyGeminiKeywords(out)
 	if out["type"] != "OBJECT" {
 		for _, k := range geminiObjectOnly {
 			delete(out, k)
@@ -324,7 +333,7 @@ func tidyGemini(out map[string]any) {
 			delete(out, k)
 		}
 	} else if out["items"] == nil {
-		out["items"] = map[string]any{}
+		out["items"] = map[string]any{"type": "STRING"}
 	}
 }
 
@@ -415,6 +424,9 @@ func bareGemini(s map[string]any) map[string]any {
 	out := map[string]any{}
 	if t, ok := s["type"].(string); ok && geminiTypes[strings.ToLower(t)] != "" {
 		out["type"] = geminiTypes[strings.ToLower(t)]
+	} else {
+		// Gemini refuses a node without a type.
+		out["type"] = inferGeminiType(s)
 	}
 	if d, ok := s["description"].(string); ok {
 		out["description"] = d

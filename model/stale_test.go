@@ -236,7 +236,7 @@ func TestCatalogKeepsUnchangedDefinitions(t *testing.T) {
 		t.Errorf("Resolve after b was replaced: %v, %v", it, ok)
 	}
 	s2, _ := c.refresh(ctx)
-	if s2 == s1 || s2.index == s1.index {
+	if s2 == s1 || s2.searchIndex() == s1.searchIndex() {
 		t.Error("a replaced value did not rebuild the snapshot and index")
 	}
 	if _, ok := s2.cache.defs[0]; !ok {

@@ -19,11 +19,13 @@ import (
 
 // Toolkit is what an adapter needs of a toolkit: listing its items and
 // calling them. *toolkit.Toolkit implements it, and also the optional
-// [model.Subscriber] (Subscribe(func(toolkit.ConnectorEvent)) func()) that
-// lets the adapter's [model.Catalog] list the toolkit again only after it
-// reported a change of its tools or prompts, so that an unchanged toolkit
-// costs one atomic read, and the optional LookupItem method that makes each
-// call run the toolkit's current item.
+// [model.Notifier] (Notify(chan<- struct{}, ...toolkit.ConnectorEventKind)
+// func()) that lets the adapter's [model.Catalog] list the toolkit again
+// only after it signalled a change of its tools or prompts, so that an
+// unchanged toolkit costs a channel check and a change made through the
+// toolkit's methods is in the adapter's next tool list once the method has
+// returned, and the optional LookupItem method that makes each call run
+// the toolkit's current item.
 type Toolkit interface {
 	model.Lister
 	model.Caller
@@ -50,6 +52,11 @@ type Config struct {
 	// multimodal tool results for the multimodal ones (see
 	// eino.WithMultimodal); the other adapters ignore it.
 	Multimodal bool
+	// Strict, when set, says whether an adapter whose provider has a strict
+	// mode sends the tools whose schema qualifies in it (see
+	// openai.WithStrict); nil leaves the adapter's default. The other
+	// adapters ignore it.
+	Strict *bool
 }
 
 // NewConfig returns the configuration opts make, applied in order over the

@@ -16,21 +16,27 @@ import (
 // limit per image); a larger one is described in text instead.
 const MaxImageBytes = 5 << 20
 
-// images are the image types a tool_result accepts.
-var images = adapt.WebImages(MaxImageBytes)
+// MaxDocumentBytes bounds a PDF document sent to the model (the Messages
+// API's limit per request); a larger one is described in text instead.
+const MaxDocumentBytes = 32 << 20
+
+// media are the types a tool_result accepts: images and PDF documents.
+var media = adapt.WebImages(MaxImageBytes).WithPDF(MaxDocumentBytes)
 
 // Tools offers a toolkit's tools to Claude and runs the calls it makes. It
 // is safe for concurrent use.
 type Tools struct {
 	core   *adapt.Core
 	params *adapt.Converter[anthropic.ToolUnionParam]
+	beta   *adapt.Converter[anthropic.BetaTool]
 }
 
 // New returns Tools over tk, configured by opts (the options of package
 // [adapter]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 	core := adapt.NewCore(tk, opts...)
-	return &Tools{core: core, params: adapt.NewConverter(core, toolParam)}
+	beta := func(d model.Definition) (anthropic.BetaTool, error) { return newBetaTool(core, d) }
+	return &Tools{core: core, params: adapt.NewConverter(core, toolParam), beta: adapt.NewConverter(core, beta)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -51,22 +57,63 @@ func (t *Tools) ToolParamsOf(defs []model.Definition) ([]anthropic.ToolUnionPara
 	return t.params.Of(defs)
 }
 
+// ToolChoice returns the tool choice (MessageNewParams.ToolChoice) that
+// makes Claude call the tool key stands for: a toolkit key ("ns.name",
+// toolkit.Item.Key) or a bare name, as toolkit Lookup resolves it, under
+// the model-safe name the tool is offered as. An error wrapping
+// toolkit.ErrNotFound says that key names no tool offered to the model
+// (unknown, or left out by the filter).
+func (t *Tools) ToolChoice(ctx context.Context, key string) (anthropic.ToolChoiceUnionParam, error) {
+	name, err := t.core.NameFor(ctx, key)
+	if err != nil {
+		return anthropic.ToolChoiceUnionParam{}, err
+	}
+	return anthropic.ToolChoiceParamOfTool(name), nil
+}
+
 func toolParam(d model.Definition) (anthropic.ToolUnionParam, error) {
-	e, err := adapt.Encode(model.Anthropic, d)
+	in, err := encode(d)
 	if err != nil {
 		return anthropic.ToolUnionParam{}, err
+	}
+	tp := anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{
+		Properties: in.properties, Required: in.required, ExtraFields: in.extra,
+	}, in.name)
+	if in.description != "" {
+		tp.OfTool.Description = anthropic.String(in.description)
+	}
+	return tp, nil
+}
+
+// encoded is a definition as the Messages API takes it, in the terms of
+// the SDK's input schema types (ToolInputSchemaParam, and
+// BetaToolInputSchemaParam for the tool runner): the schema's properties
+// and required list, its other members (raw JSON, written unchanged), and
+// the tool's name and description.
+type encoded struct {
+	name, description string
+	properties        any
+	required          []string
+	extra             map[string]any
+}
+
+// encode encodes d as model.Encode does for Anthropic.
+func encode(d model.Definition) (encoded, error) {
+	e, err := adapt.Encode(model.Anthropic, d)
+	if err != nil {
+		return encoded{}, err
 	}
 	schema, err := e.Object("input_schema")
 	if err != nil {
-		return anthropic.ToolUnionParam{}, err
+		return encoded{}, err
 	}
-	var in anthropic.ToolInputSchemaParam
+	out := encoded{name: e.String("name"), description: e.String("description")}
 	if p, ok := schema["properties"]; ok {
-		in.Properties = p
+		out.properties = p
 	}
 	if r, ok := schema["required"]; ok {
-		if err := json.Unmarshal(r, &in.Required); err != nil {
-			return anthropic.ToolUnionParam{}, err
+		if err := json.Unmarshal(r, &out.required); err != nil {
+			return encoded{}, err
 		}
 	}
 	for k, v := range schema {
@@ -74,16 +121,12 @@ func toolParam(d model.Definition) (anthropic.ToolUnionParam, error) {
 		case "type", "properties", "required":
 			continue
 		}
-		if in.ExtraFields == nil {
-			in.ExtraFields = map[string]any{}
+		if out.extra == nil {
+			out.extra = map[string]any{}
 		}
-		in.ExtraFields[k] = v
+		out.extra[k] = v
 	}
-	tp := anthropic.ToolUnionParamOfTool(in, e.String("name"))
-	if desc := e.String("description"); desc != "" {
-		tp.OfTool.Description = anthropic.String(desc)
-	}
-	return tp, nil
+	return out, nil
 }
 
 // Run runs the tool_use blocks of msg (an assistant message) and returns
@@ -117,9 +160,16 @@ func (t *Tools) Results(ctx context.Context, content []anthropic.ContentBlockUni
 		if r.IsError {
 			tr.IsError = anthropic.Bool(true)
 		}
-		for _, p := range adapt.Parts(ctx, r, images) {
+		for _, p := range adapt.Parts(ctx, r, media) {
 			var c anthropic.ToolResultBlockParamContentUnion
-			if p.IsMedia() {
+			if p.IsMedia() && p.MIME == adapt.PDF {
+				c.OfDocument = &anthropic.DocumentBlockParam{
+					Source: anthropic.DocumentBlockParamSourceUnion{OfBase64: &anthropic.Base64PDFSourceParam{
+						Data: base64.StdEncoding.EncodeToString(p.Data),
+					}},
+					Title: anthropic.String(p.FileName()),
+				}
+			} else if p.IsMedia() {
 				c.OfImage = &anthropic.ImageBlockParam{Source: anthropic.ImageBlockParamSourceUnion{
 					OfBase64: &anthropic.Base64ImageSourceParam{
 						Data:      base64.StdEncoding.EncodeToString(p.Data),

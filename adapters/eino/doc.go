@@ -7,19 +7,34 @@
 // (see model.Namer), each Info holding its input schema (with the
 // object-root adaptation model.Encode applies for OpenAI, which every
 // provider accepts); [Tools.Infos] returns just the infos, for a chat
-// model's WithTools. Call them when building an agent or graph for a
-// request: a tool added, removed or changed in the toolkit is then in it.
-// Conversions are cached per tool and rebuilt only for tools that changed.
+// model's WithTools. Conversions are cached per tool and rebuilt only for
+// tools that changed.
+//
+// A ReAct agent (flow/agent/react) binds its tools when it is built, and
+// so does a graph's tools node. To keep an agent built once in step with
+// the toolkit, pass [Tools.AgentOptions] to each of its Generate or Stream
+// calls: they offer the model the toolkit's current tools and make the
+// tools node run them (react.WithTools for the current tools), so a tool
+// added to the toolkit is offered and runs, and a removed one is no longer
+// offered. [Tools.ComposeOptions] does the same for one run of a graph of
+// one's own. Otherwise, build the agent or graph again when the tools
+// should change.
 // A tool kept from an earlier list still runs the toolkit's current item
 // of its name, and answers that it is no longer available once the item is
 // gone.
+//
+// To make the model call one tool, [Tools.ToolChoice] gives the chat model
+// option (model.WithToolChoice, forced, that one tool allowed) for a
+// toolkit key ("github.create_issue", or a bare name): the tool is named
+// as it is offered, model-safe name and all.
 //
 // InvokableRun runs the call through a model.Dispatcher (the optional
 // timeout, argument repair with adapter.WithDispatch and model.WithRepair), under
 // the id Eino gives the call. A call that fails (bad arguments, tool error,
 // timeout) returns a nil error and a text that tells the model what went
 // wrong, so the agent goes on rather than stopping its graph. Text and
-// JSON outputs are returned as they are; an InvokableTool returns a string,
+// JSON outputs are returned as they are (a remote tool's content and
+// structuredContent both, content first); an InvokableTool returns a string,
 // so a binary output (an image) is described in text. With WithMultimodal
 // the tools are EnhancedInvokableTools instead, and an image output travels
 // as an image part of the schema.ToolResult.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 
+	einomodel "github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
+	"github.com/cloudwego/eino/flow/agent"
 	"github.com/cloudwego/eino/schema"
 	"github.com/eino-contrib/jsonschema"
 
@@ -78,6 +80,67 @@ func (t *Tools) Infos(ctx context.Context) ([]*schema.ToolInfo, error) {
 		out[i], _ = v.Info(ctx)
 	}
 	return out, err
+}
+
+// ToolChoice returns the chat model option that makes the model call the
+// tool key stands for (einomodel.WithToolChoice with
+// schema.ToolChoiceForced and that one tool allowed, for a chat model's
+// Generate or Stream, or react.WithChatModelOptions): key is a toolkit
+// key ("ns.name", toolkit.Item.Key) or a bare name, as toolkit Lookup
+// resolves it, and the option names the model-safe name the tool is
+// offered as. An error wrapping toolkit.ErrNotFound says that key names no
+// tool offered to the model (unknown, or left out by the filter).
+func (t *Tools) ToolChoice(ctx context.Context, key string) (einomodel.Option, error) {
+	name, err := t.core.NameFor(ctx, key)
+	if err != nil {
+		return einomodel.Option{}, err
+	}
+	return einomodel.WithToolChoice(schema.ToolChoiceForced, name), nil
+}
+
+// ComposeOptions returns the options that make one run of a graph offer
+// the toolkit's current tools to its chat models (model.WithTools with
+// their infos) and run them in its tools nodes (compose.WithToolList):
+// pass them to the run's Invoke or Stream, and a graph built once follows
+// the toolkit. Tools that cannot be converted are left out and reported in
+// the error; the options hold the others.
+func (t *Tools) ComposeOptions(ctx context.Context) ([]compose.Option, error) {
+	ts, err := t.tools.Current(ctx)
+	if ts == nil && err != nil {
+		return nil, err
+	}
+	infos := make([]*schema.ToolInfo, len(ts))
+	for i, v := range ts {
+		// Info of the tools here never fails.
+		infos[i], _ = v.Info(ctx)
+	}
+	return []compose.Option{
+		compose.WithChatModelOption(einomodel.WithTools(infos)),
+		compose.WithToolsNodeOption(compose.WithToolList(ts...)),
+	}, err
+}
+
+// AgentOptions returns the options that make one Generate or Stream of a
+// ReAct agent (flow/agent/react) offer the toolkit's current tools to its
+// chat model and run them in its tools node, whatever tools the agent was
+// built with: a ReAct agent binds its tools when it is built, so an agent
+// built once follows the toolkit only with these options on each call:
+//
+//	opts, err := tools.AgentOptions(ctx)
+//	if err != nil { ... }
+//	msg, err := agent.Generate(ctx, messages, opts...)
+//
+// They are the options react.WithTools gives for the toolkit's current
+// tools. The chat model must take its tools from the call's options
+// (model.WithTools), as Eino's chat models do. Tools that cannot be
+// converted are left out and reported in the error; the options hold the
+// others.
+func (t *Tools) AgentOptions(ctx context.Context) ([]agent.AgentOption, error) {
+	opts, err := t.ComposeOptions(ctx)
+	if opts == nil {
+		return nil, err
+	}
+	return []agent.AgentOption{agent.WithComposeOptions(opts...)}, err
 }
 
 // newTool returns the Eino tool of d, which runs through core: an

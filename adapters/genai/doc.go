@@ -10,6 +10,11 @@
 // changed in the toolkit is in the next request. Conversions are cached
 // per tool and rebuilt only for tools that changed.
 //
+// To make Gemini call one tool, [Tools.ToolConfig] gives the tool config
+// (function calling in ANY mode, that one function allowed) for a toolkit
+// key ("github.create_issue", or a bare name): the function is named as it
+// is offered, model-safe name and all.
+//
 // [Tools.Run] runs the function calls of a response and returns the user
 // content that carries one function response per call, in call order,
 // each with the call's id and name; [Tools.Responses] returns just the
@@ -18,8 +23,28 @@
 // (adapter.WithDispatch and model.WithRepair), the model's names mapped back to
 // the toolkit's items.
 //
+// Streaming: Models.GenerateContentStream hands out a response in chunks,
+// and a function call, or its arguments, may come in any of them. Add each
+// chunk to an [Accumulator]; once the stream ends, its Response is what a
+// non-streamed call would have returned: run it with [Tools.Run] and keep
+// its content (thought signatures and all) in the history:
+//
+//	var acc tkgenai.Accumulator
+//	for chunk, err := range client.Models.GenerateContentStream(ctx, model, contents, config) {
+//		if err != nil { ... }
+//		if err := acc.Add(chunk); err != nil { ... }
+//		// show chunk.Text() as it comes
+//	}
+//	resp := acc.Response()
+//	contents = append(contents, resp.Candidates[0].Content)
+//	if reply, ok := tools.Run(ctx, resp); ok {
+//		contents = append(contents, reply) // and ask again
+//	}
+//
 // A function response's "output" holds the result: a JSON output as JSON,
-// a text output as a string. An image or PDF output (PNG, JPEG, WebP or
+// a text output as a string; a remote tool that returns both content and
+// structuredContent gives both, as one string, its content first and then
+// the structured value's JSON (a structured value alone stays JSON). An image or PDF output (PNG, JPEG, WebP or
 // PDF, up to MaxMediaBytes) travels as inline data in the response's
 // parts, after its description in "output"; any other binary output is
 // described in text. A call that fails (unknown function, bad arguments,

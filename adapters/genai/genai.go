@@ -65,6 +65,24 @@ func (t *Tools) DeclarationsOf(defs []model.Definition) ([]*genai.FunctionDeclar
 	return t.decls.Of(defs)
 }
 
+// ToolConfig returns the tool config (GenerateContentConfig.ToolConfig)
+// that makes Gemini call the tool key stands for: function calling in ANY
+// mode with that one function allowed. key is a toolkit key ("ns.name",
+// toolkit.Item.Key) or a bare name, as toolkit Lookup resolves it; the
+// config names the model-safe name the tool is offered as. An error
+// wrapping toolkit.ErrNotFound says that key names no tool offered to the
+// model (unknown, or left out by the filter).
+func (t *Tools) ToolConfig(ctx context.Context, key string) (*genai.ToolConfig, error) {
+	name, err := t.core.NameFor(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
+		Mode:                 genai.FunctionCallingConfigModeAny,
+		AllowedFunctionNames: []string{name},
+	}}, nil
+}
+
 func declaration(d model.Definition) (*genai.FunctionDeclaration, error) {
 	b, err := model.EncodeTool(model.Gemini, d)
 	if err != nil {

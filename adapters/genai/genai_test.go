@@ -13,6 +13,7 @@ import (
 	"github.com/llmkit/toolkit/adapters/adapter"
 	gg "github.com/llmkit/toolkit/adapters/genai"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
+	"github.com/llmkit/toolkit/internal/testing/geminicheck"
 )
 
 const modelName = "gemini-test"
@@ -28,6 +29,24 @@ func client(t *testing.T, p *at.Provider) *genai.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// gemini starts a fake Gemini API that first checks every function
+// declaration of every request against Gemini's documented schema subset
+// (a declaration outside it is a 400 from the real API), then answers
+// with turn.
+func gemini(t *testing.T, turn func(at.Request) (any, error)) *at.Provider {
+	t.Helper()
+	return at.NewProvider(t, func(r at.Request) (any, error) {
+		for _, tl := range at.List(r.Body, "tools") {
+			for _, d := range at.List(tl, "functionDeclarations") {
+				if err := geminicheck.Declaration([]byte(at.JSON(d))); err != nil {
+					return nil, fmt.Errorf("declaration outside Gemini's schema: %v", err)
+				}
+			}
+		}
+		return turn(r)
+	})
 }
 
 func candidate(parts ...any) map[string]any {
@@ -107,7 +126,7 @@ func TestLoop(t *testing.T) {
 	tools := gg.New(tk)
 	var remoteSeen string
 
-	prov := at.NewProvider(t, func(r at.Request) (any, error) {
+	prov := gemini(t, func(r at.Request) (any, error) {
 		if r.Method != "POST" || r.Path != "/v1beta/models/"+modelName+":generateContent" {
 			return nil, fmt.Errorf("unexpected %s %s", r.Method, r.Path)
 		}
@@ -160,7 +179,7 @@ func TestResultKinds(t *testing.T) {
 	tk := at.Toolkit(t)
 	tools := gg.New(tk)
 
-	prov := at.NewProvider(t, func(r at.Request) (any, error) {
+	prov := gemini(t, func(r at.Request) (any, error) {
 		if len(at.List(r.Body, "contents")) == 1 {
 			return candidate(
 				call("c_chart", "render_chart", nil),

@@ -9,6 +9,11 @@
 // added, removed or changed in the toolkit is in the next request.
 // Conversions are cached per tool and rebuilt only for tools that changed.
 //
+// To make the model call one tool, [Tools.ToolChoice] gives the tool
+// choice for llms.WithToolChoice for a toolkit key ("github.create_issue",
+// or a bare name): the tool is named as it is offered, model-safe name and
+// all.
+//
 // [Tools.Run] runs the tool calls of a response choice and returns the
 // messages to append to the conversation: the assistant message that
 // carries the calls, then one tool message per call, in call order, as
@@ -19,7 +24,9 @@
 // items. A call that fails (unknown tool, bad arguments, tool error,
 // timeout) gets a tool message whose text tells the model what went wrong,
 // so the conversation goes on. A tool response is text: JSON outputs are
-// their JSON, and binary outputs (images) are described in text.
+// their JSON, a remote tool's content and structuredContent are both
+// there (content first), and binary outputs (images, PDFs) are described
+// in text.
 //
 // [Tools.AgentTools] offers the same tools to LangChainGo's agents, which
 // call a tool with one input string: the description says which JSON the

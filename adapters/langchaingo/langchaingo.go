@@ -46,6 +46,20 @@ func (t *Tools) LLMToolsOf(defs []model.Definition) ([]llms.Tool, error) {
 	return t.llm.Of(defs)
 }
 
+// ToolChoice returns the tool choice (for llms.WithToolChoice) that makes
+// the model call the tool key stands for: a toolkit key ("ns.name",
+// toolkit.Item.Key) or a bare name, as toolkit Lookup resolves it, under
+// the model-safe name the tool is offered as. An error wrapping
+// toolkit.ErrNotFound says that key names no tool offered to the model
+// (unknown, or left out by the filter).
+func (t *Tools) ToolChoice(ctx context.Context, key string) (llms.ToolChoice, error) {
+	name, err := t.core.NameFor(ctx, key)
+	if err != nil {
+		return llms.ToolChoice{}, err
+	}
+	return llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: name}}, nil
+}
+
 func llmTool(d model.Definition) (llms.Tool, error) {
 	fn, err := adapt.OpenAIFunction(model.OpenAIChat, d)
 	if err != nil {

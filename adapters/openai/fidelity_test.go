@@ -44,6 +44,7 @@ func TestFidelity(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := prov.Requests()
-	at.CheckSent(t, tk, model.OpenAIChat, at.List(reqs[0].Body, "tools"), func(v any) string { return at.Str(v, "function", "name") })
-	at.CheckSent(t, tk, model.OpenAIResponses, at.List(reqs[1].Body, "tools"), at.Name)
+	// Strict mode is on by default: the same as a strict catalog's.
+	at.CheckSent(t, tk, model.OpenAIChat, at.List(reqs[0].Body, "tools"), func(v any) string { return at.Str(v, "function", "name") }, model.WithStrict(true))
+	at.CheckSent(t, tk, model.OpenAIResponses, at.List(reqs[1].Body, "tools"), at.Name, model.WithStrict(true))
 }

@@ -18,8 +18,28 @@ import (
 // described in text instead.
 const MaxImageBytes = 20 << 20
 
-// images are the image types OpenAI models accept.
-var images = adapt.WebImages(MaxImageBytes)
+// MaxDocumentBytes bounds a PDF document sent to the model in a Responses
+// function call output; a larger one is described in text instead.
+const MaxDocumentBytes = 32 << 20
+
+// images are the image types OpenAI models accept; documents adds the PDF
+// documents a Responses function call output takes.
+var (
+	images    = adapt.WebImages(MaxImageBytes)
+	documents = images.WithPDF(MaxDocumentBytes)
+)
+
+// WithStrict sets whether tools go in OpenAI's strict mode (Structured
+// Outputs for function calling: the model's arguments always match the
+// schema). It is on by default, for every tool whose schema qualifies
+// (see model.IsStrictSchema: typically a Go struct's schema with every
+// field required); the others are sent with "strict": false, as are all
+// tools with WithStrict(false). A definition that already has Strict set
+// (model.WithStrict on a catalog of one's own) stays strict unless
+// WithStrict(false) is given.
+func WithStrict(on bool) adapter.Option {
+	return func(c *adapter.Config) { c.Strict = &on }
+}
 
 // Tools offers a toolkit's tools to OpenAI models and runs the calls they
 // make. It is safe for concurrent use.
@@ -30,10 +50,26 @@ type Tools struct {
 }
 
 // New returns Tools over tk, configured by opts (the options of package
-// [adapter]).
+// [adapter], and [WithStrict]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 	core := adapt.NewCore(tk, opts...)
-	return &Tools{core: core, chat: adapt.NewConverter(core, chatTool), resps: adapt.NewConverter(core, responseTool)}
+	strict := true
+	if s := adapter.NewConfig(opts...).Strict; s != nil {
+		strict = *s
+	}
+	chat := func(d model.Definition) (openai.ChatCompletionToolUnionParam, error) {
+		return chatTool(strictness(d, strict))
+	}
+	resps := func(d model.Definition) (responses.ToolUnionParam, error) {
+		return responseTool(strictness(d, strict))
+	}
+	return &Tools{core: core, chat: adapt.NewConverter(core, chat), resps: adapt.NewConverter(core, resps)}
+}
+
+// strictness returns d with Strict set as WithStrict says.
+func strictness(d model.Definition, on bool) model.Definition {
+	d.Strict = on && (d.Strict || model.IsStrictSchema(d.Parameters))
+	return d
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -64,6 +100,31 @@ func (t *Tools) ResponseTools(ctx context.Context) ([]responses.ToolUnionParam, 
 // ResponseToolsOf converts definitions to Responses API function tools.
 func (t *Tools) ResponseToolsOf(defs []model.Definition) ([]responses.ToolUnionParam, error) {
 	return t.resps.Of(defs)
+}
+
+// ChatToolChoice returns the Chat Completions tool choice
+// (ChatCompletionNewParams.ToolChoice) that makes the model call the tool
+// key stands for: a toolkit key ("ns.name", toolkit.Item.Key) or a bare
+// name, as toolkit Lookup resolves it, under the model-safe name the
+// tool is offered as. An error wrapping toolkit.ErrNotFound says that key
+// names no tool offered to the model (unknown, or left out by the filter).
+func (t *Tools) ChatToolChoice(ctx context.Context, key string) (openai.ChatCompletionToolChoiceOptionUnionParam, error) {
+	name, err := t.core.NameFor(ctx, key)
+	if err != nil {
+		return openai.ChatCompletionToolChoiceOptionUnionParam{}, err
+	}
+	return openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: name}), nil
+}
+
+// ResponseToolChoice returns the Responses API tool choice
+// (ResponseNewParams.ToolChoice) that makes the model call the tool key
+// stands for, like ChatToolChoice.
+func (t *Tools) ResponseToolChoice(ctx context.Context, key string) (responses.ResponseNewParamsToolChoiceUnion, error) {
+	name, err := t.core.NameFor(ctx, key)
+	if err != nil {
+		return responses.ResponseNewParamsToolChoiceUnion{}, err
+	}
+	return responses.ResponseNewParamsToolChoiceUnion{OfFunctionTool: &responses.ToolChoiceFunctionParam{Name: name}}, nil
 }
 
 // function encodes d in format f and reads it as a function definition.
@@ -168,14 +229,18 @@ func (t *Tools) RunResponse(ctx context.Context, output []responses.ResponseOutp
 	}
 	out := make([]responses.ResponseInputItemUnionParam, 0, len(results))
 	for _, r := range results {
-		parts := adapt.Parts(ctx, r, images)
+		parts := adapt.Parts(ctx, r, documents)
 		var item responses.ResponseInputItemUnionParam
 		if len(parts) == 1 && !parts[0].IsMedia() {
 			item = responses.ResponseInputItemParamOfFunctionCallOutput(parts[0].Text)
 		} else {
 			list := make(responses.ResponseFunctionCallOutputItemListParam, 0, len(parts))
 			for _, p := range parts {
-				if p.IsMedia() {
+				if p.IsMedia() && p.MIME == adapt.PDF {
+					list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{
+						OfInputFile: &responses.ResponseInputFileContentParam{FileData: openai.String(dataURL(p)), Filename: openai.String(p.FileName())},
+					})
+				} else if p.IsMedia() {
 					list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{
 						OfInputImage: &responses.ResponseInputImageContentParam{ImageURL: openai.String(dataURL(p))},
 					})

@@ -61,7 +61,7 @@ func TestChatLoop(t *testing.T) {
 				return nil, fmt.Errorf("no get_weather among %v", names)
 			}
 			if at.Str(w, "parameters", "type") != "object" || at.Get(w, "parameters", "properties", "city") == nil ||
-				at.Get(w, "strict") != false || at.Str(w, "description") != "Current weather for a city." {
+				at.Get(w, "strict") != true || at.Str(w, "description") != "Current weather for a city." {
 				return nil, fmt.Errorf("get_weather definition: %s", at.JSON(w))
 			}
 			if remote == "" {
@@ -148,7 +148,7 @@ func TestResponsesLoop(t *testing.T) {
 					remote = at.Str(tl, "name")
 				}
 			}
-			if fn == nil || at.Get(fn, "strict") != false || at.Get(fn, "parameters", "properties", "city") == nil || remote == "" {
+			if fn == nil || at.Get(fn, "strict") != true || at.Get(fn, "parameters", "properties", "city") == nil || remote == "" {
 				return nil, fmt.Errorf("tools: %s", at.JSON(at.Get(r.Body, "tools")))
 			}
 			return response("resp_1",

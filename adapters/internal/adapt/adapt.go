@@ -11,11 +11,16 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"net/url"
+	"path"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	toolkit "github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/adapters/adapter"
 	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/model"
@@ -52,6 +57,13 @@ func NewCore(tk adapter.Toolkit, opts ...adapter.Option) *Core {
 // out and reported in the error; the others are returned.
 func (c *Core) Definitions(ctx context.Context) ([]model.Definition, error) {
 	return c.Catalog.Definitions(ctx, c.Filter)
+}
+
+// NameFor returns the model name of the tool key stands for among those
+// the filter keeps (see model.Catalog.NameFor), for an adapter's tool
+// choice.
+func (c *Core) NameFor(ctx context.Context, key string) (string, error) {
+	return c.Catalog.NameFor(ctx, key, c.Filter)
 }
 
 // Converter pairs a [Cache] with the conversion it caches, over a [Core]:
@@ -295,19 +307,52 @@ type Part struct {
 	// MIME and Data are the type and bytes of a media part.
 	MIME string
 	Data []byte
+	// Name names a media part's source (the output's name or URI), for
+	// providers that want a file name (see [Part.FileName]).
+	Name string
 }
 
 // IsMedia reports whether p is a media part.
 func (p Part) IsMedia() bool { return p.Data != nil }
+
+// FileName returns a file name for a media part: the last element of its
+// name, with the extension of its type added when it has none of its own
+// ("report" of a PDF is "report.pdf"); "document.pdf" and the like when
+// the part has no name.
+func (p Part) FileName() string {
+	name := p.Name
+	if u, err := url.Parse(name); err == nil && u.Scheme != "" {
+		name = u.Path
+	}
+	name = path.Base(strings.TrimRight(name, "/"))
+	if name == "." || name == "/" || name == "" {
+		name = "document"
+	}
+	if path.Ext(name) == "" {
+		if exts, _ := mime.ExtensionsByType(p.MIME); len(exts) > 0 {
+			name += exts[0]
+		} else if i := strings.IndexByte(p.MIME, '/'); i > 0 {
+			name += "." + p.MIME[i+1:]
+		}
+	}
+	return name
+}
 
 // Media tells which media a provider takes inline in the place a result
 // goes.
 type Media struct {
 	// Types lists the accepted MIME types ("image/png", ...).
 	Types []string
-	// MaxBytes bounds one media part; larger ones are described instead.
+	// MaxBytes bounds one media part of those types; larger ones are
+	// described instead.
 	MaxBytes int
+	// Documents lists further accepted types, each with its own bound
+	// (PDF documents, which a provider takes larger than images).
+	Documents map[string]int
 }
+
+// PDF is the MIME type of PDF documents.
+const PDF = "application/pdf"
 
 // WebImages returns the image types every model API here accepts in a
 // tool result (PNG, JPEG, GIF, WebP), up to maxBytes each.
@@ -315,17 +360,33 @@ func WebImages(maxBytes int) Media {
 	return Media{Types: []string{"image/png", "image/jpeg", "image/gif", "image/webp"}, MaxBytes: maxBytes}
 }
 
+// WithPDF returns m also accepting PDF documents up to maxBytes each.
+func (m Media) WithPDF(maxBytes int) Media {
+	docs := make(map[string]int, len(m.Documents)+1)
+	for t, n := range m.Documents {
+		docs[t] = n
+	}
+	docs[PDF] = maxBytes
+	m.Documents = docs
+	return m
+}
+
+// limit returns the bound of media of type mt; ok is false when mt is not
+// accepted at all.
+func (m Media) limit(mt string) (maxBytes int, ok bool) {
+	if n, ok := m.Documents[mt]; ok {
+		return n, true
+	}
+	if slices.Contains(m.Types, mt) {
+		return m.MaxBytes, true
+	}
+	return 0, false
+}
+
 // accepts reports whether media of type mt and n bytes can be sent.
 func (m Media) accepts(mt string, n int) bool {
-	if m.MaxBytes > 0 && n > m.MaxBytes {
-		return false
-	}
-	for _, t := range m.Types {
-		if t == mt {
-			return true
-		}
-	}
-	return false
+	maxBytes, ok := m.limit(mt)
+	return ok && (maxBytes <= 0 || n <= maxBytes)
 }
 
 // Parts splits a result into what the model reads: the error message of a
@@ -335,10 +396,18 @@ func (m Media) accepts(mt string, n int) bool {
 // not shown. An output made of MCP content blocks (a remote tool's mix of
 // text and images) is split block by block the same way when it holds any
 // media, and so is an bridge.ToolContent a builtin returns, whose blocks are
-// what the tool meant the model to read.
+// what the tool meant the model to read. An output that carries both
+// content blocks and a structured value (an MCP tool's content and
+// structuredContent) gives both: the blocks first, as written for the
+// model, then the structured value's JSON (see [StructuredParts]).
 func Parts(ctx context.Context, r model.Result, m Media) []Part {
 	if r.IsError || r.Resource == nil {
 		return []Part{{Text: r.Content}}
+	}
+	if sc, ok := r.Resource.(bridge.StructuredCarrier); ok {
+		if v := sc.MCPStructuredContent(); v != nil {
+			return StructuredParts(r.Resource, v, m)
+		}
 	}
 	if cc, ok := r.Resource.(bridge.ContentCarrier); ok && (carriesMedia(r) || r.Resource.Type() == bridge.ToolContentType) {
 		return blockParts(cc.MCPContent(), m)
@@ -354,7 +423,45 @@ func Parts(ctx context.Context, r model.Result, m Media) []Part {
 	if !m.accepts(mt, len(data)) {
 		return []Part{{Text: notShown(mt, resName(r), len(data), m)}}
 	}
-	return []Part{{Text: r.Content}, {MIME: mt, Data: data}}
+	return []Part{{Text: r.Content}, {MIME: mt, Data: data, Name: resName(r)}}
+}
+
+// StructuredParts returns the parts of an output whose structured value
+// is v: its content blocks (as [Parts] splits them) then v's JSON. A text
+// block that is v's JSON itself (as the MCP specification advises servers
+// to add for older clients) is left out, so the JSON comes once.
+func StructuredParts(res toolkit.Resource, v any, m Media) []Part {
+	js, err := json.Marshal(v)
+	if err != nil {
+		js = []byte(fmt.Sprintf("[structured output that is not JSON: %v]", err))
+	}
+	var blocks []sdk.Content
+	if cc, ok := res.(bridge.ContentCarrier); ok {
+		for _, b := range cc.MCPContent() {
+			if t, ok := b.(*sdk.TextContent); ok && sameJSON(t.Text, js) {
+				continue
+			}
+			blocks = append(blocks, b)
+		}
+	}
+	var out []Part
+	if len(blocks) > 0 {
+		out = blockParts(blocks, m)
+	}
+	return append(out, Part{Text: string(js)})
+}
+
+// sameJSON reports whether text is a JSON document equal to js, an
+// object.
+func sameJSON(text string, js []byte) bool {
+	if t := strings.TrimSpace(text); !strings.HasPrefix(t, "{") {
+		return false
+	}
+	var a, b any
+	if json.Unmarshal([]byte(text), &a) != nil || json.Unmarshal(js, &b) != nil {
+		return false
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // Text returns r as text for models that take only text in a tool result:
@@ -396,7 +503,7 @@ func blockParts(blocks []sdk.Content, m Media) []Part {
 	media := func(mt string, data []byte, name string) {
 		mt = mediaType(mt)
 		if m.accepts(mt, len(data)) {
-			out = append(out, Part{MIME: mt, Data: data})
+			out = append(out, Part{MIME: mt, Data: data, Name: name})
 		} else {
 			out = append(out, Part{Text: notShown(mt, name, len(data), m)})
 		}
@@ -446,8 +553,8 @@ func notShown(mt, name string, n int, m Media) string {
 		mt = "unknown type"
 	}
 	why := "this model does not accept " + mt + " here"
-	if m.MaxBytes > 0 && n > m.MaxBytes && m.accepts(mt, 0) {
-		why = fmt.Sprintf("larger than the %d bytes this model accepts", m.MaxBytes)
+	if maxBytes, ok := m.limit(mt); ok && maxBytes > 0 && n > maxBytes {
+		why = fmt.Sprintf("larger than the %d bytes this model accepts", maxBytes)
 	}
 	return fmt.Sprintf("[%s output %q: %s, %d bytes; not shown: %s]", kind, name, mt, n, why)
 }

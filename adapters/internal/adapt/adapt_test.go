@@ -65,6 +65,13 @@ func TestParts(t *testing.T) {
 			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///t", Text: "embedded"}},
 		), `a chart:|<image/png 8>|[image output "image": image/gif, 8 bytes; not shown: this model does not accept image/gif here]|[resource "doc": file:///doc]|embedded`},
 		{"MCP text only", bridge.NewToolContent(&sdk.TextContent{Text: "x"}, &sdk.TextContent{Text: "y"}), `x|y`},
+		{"text and structured content", &bridge.ToolContent{Content: []sdk.Content{&sdk.TextContent{Text: "3 matches"}},
+			Structured: map[string]any{"n": 3}}, `3 matches|{"n":3}`},
+		{"structured content and its JSON as text", &bridge.ToolContent{Content: []sdk.Content{&sdk.TextContent{Text: ` { "n" : 3 } `}},
+			Structured: map[string]any{"n": 3}}, `{"n":3}`},
+		{"structured content alone", &bridge.ToolContent{Structured: map[string]any{"n": 3}}, `{"n":3}`},
+		{"structured content with an image", &bridge.ToolContent{Content: []sdk.Content{&sdk.TextContent{Text: "see"},
+			&sdk.ImageContent{MIMEType: "image/png", Data: img}}, Structured: []int{1}}, `see|<image/png 8>|[1]`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,7 +88,7 @@ func TestParts(t *testing.T) {
 				}
 			}
 			s := strings.Join(got, "|")
-			if !strings.Contains(s, c.want) {
+			if !strings.Contains(s, c.want) || strings.HasPrefix(c.name, "structured") && s != c.want {
 				t.Errorf("parts = %s\nwant %s", s, c.want)
 			}
 		})

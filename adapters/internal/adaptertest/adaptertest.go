@@ -34,6 +34,20 @@ const (
 	RemoteNS       = "kb"
 	RemoteTool     = "docs.search"
 	RemoteSnapshot = "snapshot"
+	// RemoteStats answers with a text for the model and the same facts as
+	// structuredContent; RemoteStatsJSON with structuredContent and, as
+	// the MCP specification advises for older clients, its JSON as the
+	// text; RemoteManual with a PDF document, embedded.
+	RemoteStats     = "stats"
+	RemoteStatsJSON = "stats_json"
+	RemoteManual    = "manual"
+)
+
+// StatsText and StatsJSON are what RemoteStats returns as content and as
+// structuredContent.
+const (
+	StatsText = "3 documents match; the newest is from 2024."
+	StatsJSON = `{"matches":3,"newest":2024}`
 )
 
 // WeatherIn is the input of the builtin get_weather tool.
@@ -47,7 +61,8 @@ type SearchIn struct {
 }
 
 // Builtins returns the builtin tools: get_weather (text), render_chart (a
-// PNG image), get_forecast (JSON) and explode (always fails).
+// PNG image), get_forecast (JSON) and explode (always fails). Report is
+// not among them: it is added where a test needs a PDF.
 func Builtins() []toolkit.Tool {
 	return []toolkit.Tool{
 		tool.Must("get_weather", "Current weather for a city.",
@@ -69,6 +84,21 @@ func Builtins() []toolkit.Tool {
 	}
 }
 
+// Report returns the export_report tool, whose output is a PDF document
+// (PDF).
+func Report() toolkit.Tool {
+	return tool.Must("export_report", "Exports the report as a PDF.",
+		func(_ context.Context, _ struct{}) (toolkit.Resource, error) {
+			return resource.Blob("report", "application/pdf", PDF())
+		})
+}
+
+// PDF returns a small PDF document.
+func PDF() []byte {
+	return []byte("%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n" +
+		"2 0 obj << /Type /Pages /Kids [] /Count 0 >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n")
+}
+
 // PNG returns a small PNG image.
 func PNG() []byte {
 	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
@@ -88,6 +118,22 @@ func NewRemote() *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: RemoteTool, Description: "Searches the documentation."},
 		func(_ context.Context, _ *sdk.CallToolRequest, in SearchIn) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "found: " + in.Query}}}, nil, nil
+		})
+	stats := map[string]any{"matches": 3, "newest": 2024}
+	sdk.AddTool(s, &sdk.Tool{Name: RemoteStats, Description: "Counts the matching documents."},
+		func(_ context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: StatsText}}, StructuredContent: stats}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: RemoteStatsJSON, Description: "Counts the matching documents, as JSON."},
+		func(_ context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: StatsJSON}}, StructuredContent: stats}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: RemoteManual, Description: "Returns the manual."},
+		func(_ context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{
+				&sdk.TextContent{Text: "the manual:"},
+				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///manual.pdf", MIMEType: "application/pdf", Blob: PDF()}},
+			}}, nil, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: RemoteSnapshot, Description: "Shows the documentation's chart."},
 		func(_ context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {

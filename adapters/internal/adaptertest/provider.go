@@ -24,7 +24,8 @@ type Request struct {
 
 // Provider is a fake model provider: a loopback HTTP server that decodes
 // each request's JSON body and answers with what its turn function
-// returns, encoded as JSON with status 200. A turn that returns an error
+// returns, encoded as JSON with status 200, or as server-sent events when
+// it is a [Stream]. A turn that returns an error
 // fails the test and answers 400 with the error's text, which the SDK
 // reports as an API error.
 type Provider struct {
@@ -59,6 +60,10 @@ func NewProvider(t testing.TB, turn func(Request) (any, error)) *Provider {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": err.Error(), "type": "invalid_request_error"}})
+			return
+		}
+		if s, ok := resp.(Stream); ok {
+			s.write(w)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -23,8 +23,8 @@ func Local(t testing.TB, extra ...toolkit.Tool) *toolkit.Toolkit {
 // Live checks that an adapter's tool list follows tk, a toolkit of
 // Builtins: names lists the model names of the adapter's current tools, in
 // order (see [NamesOf]). They are the four builtins first; then a tool
-// "translate" is added and "explode" removed, and once the toolkit has
-// delivered its change events, the next list shows the change.
+// "translate" is added and "explode" removed, and the very next list shows
+// the change: nothing waits for the toolkit's events.
 func Live(t testing.TB, tk *toolkit.Toolkit, names func(context.Context) ([]string, error)) {
 	t.Helper()
 	list := func() string {
@@ -48,7 +48,6 @@ func Live(t testing.TB, tk *toolkit.Toolkit, names func(context.Context) ([]stri
 	if err := tk.RemoveBuiltin("explode"); err != nil {
 		t.Fatal(err)
 	}
-	tk.WaitEvents()
 	if got := list(); got != "get_forecast,get_weather,render_chart,translate" {
 		t.Fatalf("tools after the change = %s", got)
 	}
@@ -97,6 +96,39 @@ func BenchmarkList[T any](b *testing.B, list func(tk adapter.Toolkit) func(conte
 		b.ReportAllocs()
 		for b.Loop() {
 			run(b, cached)
+		}
+	})
+	// One change before each list: a 1,001st tool added, then removed
+	// again. Only that tool's name, definition and conversion are new.
+	b.Run("changed", func(b *testing.B) {
+		live := list(tk)
+		run(b, live)
+		extra := Many(1001)[1000]
+		added := false
+		b.ReportAllocs()
+		for b.Loop() {
+			var err error
+			if added {
+				err = tk.RemoveBuiltin(extra.Name())
+			} else {
+				err = tk.AddTool(extra)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			added = !added
+			want := 1000
+			if added {
+				want = 1001
+			}
+			if l, err := live(ctx); err != nil || len(l) != want {
+				b.Fatal(len(l), want, err)
+			}
+		}
+		if added {
+			if err := tk.RemoveBuiltin(extra.Name()); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
