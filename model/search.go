@@ -29,7 +29,7 @@ type Index struct {
 	items   []toolkit.Item
 	pos     []int // by document id: the item's position in items
 	eng     *engine
-	scratch sync.Pool // *[]float32, one score per document
+	scratch sync.Pool // *searchScratch
 }
 
 // Hit is one search result.
@@ -57,8 +57,7 @@ func NewIndex(items []toolkit.Item) *Index {
 		x.eng.add(tf, n, nameStems(d.Name))
 		x.pos = append(x.pos, i)
 	}
-	n := len(x.pos)
-	x.scratch.New = func() any { s := make([]float32, n); return &s }
+	x.scratch.New = func() any { return new(searchScratch) }
 	return x
 }
 
@@ -81,9 +80,9 @@ func (x *Index) Search(query string, k int, keep func(toolkit.Item) bool) []Hit 
 	if keep != nil {
 		keepDoc = func(d int32) bool { return keep(x.items[x.pos[d]]) }
 	}
-	sp := x.scratch.Get().(*[]float32)
-	found := x.eng.search(q, k, keepDoc, *sp)
-	x.scratch.Put(sp)
+	sc := x.scratch.Get().(*searchScratch)
+	found := x.eng.search(q, k, keepDoc, sc)
+	x.scratch.Put(sc)
 	out := make([]Hit, len(found))
 	for i, s := range found {
 		p := x.pos[s.doc]

@@ -21,7 +21,8 @@ const (
 // concurrent use.
 type engine struct {
 	docs  []edoc
-	alive []bool // by document id
+	lens  []float32 // by document id: the length (apart, for the search loop)
+	alive []bool    // by document id
 	terms map[string]*term
 	live  int
 	dead  int
@@ -67,6 +68,7 @@ func (e *engine) add(tf map[string]float32, n float32, name []string) int32 {
 		ts = append(ts, t)
 	}
 	e.docs = append(e.docs, edoc{n: n, terms: ts, name: name})
+	e.lens = append(e.lens, n)
 	e.alive = append(e.alive, true)
 	e.live++
 	e.total += float64(n)
@@ -115,9 +117,11 @@ func (e *engine) compact() []int32 {
 		}
 	}
 	docs := make([]edoc, 0, next)
+	lens := make([]float32, 0, next)
 	for i, d := range e.docs {
 		if e.alive[i] {
 			docs = append(docs, d)
+			lens = append(lens, d.n)
 		}
 	}
 	for w, t := range e.terms {
@@ -133,7 +137,7 @@ func (e *engine) compact() []int32 {
 		}
 		t.postings = ps
 	}
-	e.docs = docs
+	e.docs, e.lens = docs, lens
 	e.alive = make([]bool, len(docs))
 	for i := range e.alive {
 		e.alive[i] = true
@@ -148,38 +152,48 @@ type scored struct {
 	score float64
 }
 
+// searchScratch is what one search needs per document, kept between
+// searches: scores must hold a zero for each document and is left so.
+type searchScratch struct {
+	scores  []float32
+	touched []int32
+}
+
 // search returns the k live documents that best match the query terms,
 // best first (ties by id), keeping only those keep accepts (nil keeps
-// all). scores must hold at least len(e.docs) zeros; it is left zeroed.
-// Documents that match no term are never returned.
-func (e *engine) search(q []queryTerm, k int, keep func(int32) bool, scores []float32) []scored {
+// all). Documents that match no term are never returned.
+func (e *engine) search(q []queryTerm, k int, keep func(int32) bool, sc *searchScratch) []scored {
 	if k <= 0 || e.live == 0 || len(q) == 0 {
 		return nil
 	}
+	if len(sc.scores) < len(e.docs) {
+		sc.scores = make([]float32, len(e.docs)+len(e.docs)/4)
+	}
+	scores, touched := sc.scores, sc.touched[:0]
+	defer func() { sc.touched = touched[:0] }()
 	n := float64(e.live)
-	avg := e.total / n
+	avg := float32(e.total / n)
 	if avg <= 0 {
 		avg = 1
 	}
-	var touched []int32
+	lens, alive := e.lens, e.alive
+	const k1, b = float32(bm25K1), float32(bm25B)
 	for _, qt := range q {
 		t := e.terms[qt.term]
 		if t == nil || t.df == 0 {
 			continue
 		}
 		df := float64(t.df)
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		w := float64(qt.w) * idf
+		w := qt.w * float32(math.Log(1+(n-df+0.5)/(df+0.5)))
 		for _, p := range t.postings {
-			if !e.alive[p.doc] {
+			if !alive[p.doc] {
 				continue
 			}
-			tf := float64(p.tf)
-			norm := tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(e.docs[p.doc].n)/avg))
+			norm := p.tf * (k1 + 1) / (p.tf + k1*(1-b+b*lens[p.doc]/avg))
 			if scores[p.doc] == 0 {
 				touched = append(touched, p.doc)
 			}
-			scores[p.doc] += float32(w * norm)
+			scores[p.doc] += w * norm
 		}
 	}
 	// The best r by BM25 are ranked again by how much of their name the

@@ -3,6 +3,8 @@ package model
 import (
 	"slices"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -203,7 +205,7 @@ func queryTerms(query string) []queryTerm {
 // but still part of phrases: raw is the word's stem, whatever it is.
 func indexWord(word string) (term string, ok bool, raw string) {
 	w := strings.ToLower(word)
-	raw = stem(w)
+	raw = stems.get(w)
 	if len(w) < 2 || searchStopWords[w] {
 		return "", false, raw
 	}
@@ -233,32 +235,36 @@ var searchStopWords = map[string]bool{
 
 // splitWords calls emit with each word of text: runs of letters and
 // digits, split again at camelCase boundaries ("getHTTPStatus" is get,
-// HTTP, Status).
+// HTTP, Status). Bytes that are not UTF-8 separate words.
 func splitWords(text string, emit func(string)) {
 	start := -1
-	rs := []rune(text)
-	for i, r := range rs {
+	var prev rune
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
 		if !isAlnumRune(r) {
 			if start >= 0 {
-				emit(string(rs[start:i]))
+				emit(text[start:i])
 				start = -1
 			}
-			continue
-		}
-		if start < 0 {
+		} else if start < 0 {
 			start = i
-			continue
+		} else if isUpperRune(r) {
+			// camelCase: aB splits before B; ABc splits before B; a1 does not.
+			split := isLowerRune(prev) || isDigitRune(prev)
+			if !split && isUpperRune(prev) {
+				next, _ := utf8.DecodeRuneInString(text[i+size:])
+				split = isLowerRune(next)
+			}
+			if split {
+				emit(text[start:i])
+				start = i
+			}
 		}
-		prev := rs[i-1]
-		// camelCase: aB splits before B; ABc splits before B; a1 does not.
-		if isUpperRune(r) && (isLowerRune(prev) || isDigitRune(prev) ||
-			(isUpperRune(prev) && i+1 < len(rs) && isLowerRune(rs[i+1]))) {
-			emit(string(rs[start:i]))
-			start = i
-		}
+		prev = r
+		i += size
 	}
 	if start >= 0 {
-		emit(string(rs[start:]))
+		emit(text[start:])
 	}
 }
 
@@ -289,4 +295,33 @@ func nameStems(name string) []string {
 		}
 	})
 	return out
+}
+
+// stemCache remembers the stems of the words seen, up to maxStems of them
+// (then it starts again): a catalogue's vocabulary is small and stemming
+// is most of the cost of indexing a tool.
+type stemCache struct {
+	mu sync.RWMutex
+	m  map[string]string
+}
+
+const maxStems = 1 << 16
+
+var stems stemCache
+
+func (c *stemCache) get(w string) string {
+	c.mu.RLock()
+	s, ok := c.m[w]
+	c.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = stem(w)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxStems {
+		c.m = make(map[string]string, 1024)
+	}
+	c.m[strings.Clone(w)] = s
+	c.mu.Unlock()
+	return s
 }
