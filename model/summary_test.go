@@ -9,17 +9,17 @@ import (
 func TestSummary(t *testing.T) {
 	long := strings.Repeat("word ", 60)
 	for in, want := range map[string]string{
-		"Read a file. Then more.":                               "Read a file.",
+		"Read a file. Then more.":                              "Read a file.",
 		"   Get the configuration\n   as JSON.  Config has...": "Get the configuration as JSON.",
-		"Use e.g. this tool. Second.":                           "Use e.g. this tool.",
-		"Release v1.2. notes":                                   "Release v1.2. notes",
-		"Notion | Retrieve a user Error Responses: 400: 400":    "Notion | Retrieve a user Error Responses: 400: 400",
-		"First paragraph without stop\n\nSecond paragraph.":     "First paragraph without stop",
-		"Is it done? Yes.":                                      "Is it done?",
-		"":                                                      "",
-		"\xff\xfebad bytes.":                                    "bad bytes.",
-		long:                                                    strings.TrimSpace(strings.Repeat("word ", 32)) + "…",
-		strings.Repeat("x", 500):                                strings.Repeat("x", SummaryLength-1) + "…",
+		"Use e.g. this tool. Second.":                          "Use e.g. this tool.",
+		"Release v1.2. notes":                                  "Release v1.2. notes",
+		"Notion | Retrieve a user Error Responses: 400: 400":   "Notion | Retrieve a user Error Responses: 400: 400",
+		"First paragraph without stop\n\nSecond paragraph.":    "First paragraph without stop",
+		"Is it done? Yes.":                                     "Is it done?",
+		"":                                                     "",
+		"\xff\xfebad bytes.":                                   "bad bytes.",
+		long:                                                   strings.TrimSpace(strings.Repeat("word ", 32)) + "…",
+		strings.Repeat("x", 500):                               strings.Repeat("x", SummaryLength-1) + "…",
 	} {
 		got := Summary(in)
 		if got != want {
