@@ -52,6 +52,7 @@ type Server struct {
 	unmeter func()        // unregisters WithMeterProvider's instruments
 	calls   *callTracker  // calls.go
 	subs    subscriptions // what each session follows (subscriptions.go)
+	search  *toolSearch   // WithToolSearch; nil without it (toolsearch.go)
 }
 
 // New returns a server that exposes tk. impl names the server to
@@ -122,6 +123,10 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 	if d := cfg.gateway.startupWait; d > 0 {
 		s.startup = newStartupGate(d)
 		s.server.AddReceivingMiddleware(s.startupMiddleware)
+	}
+	if cfg.search != nil {
+		s.search = newToolSearch(*cfg.search)
+		s.addMetaTools()
 	}
 	// Subscribe first and list second, so no change falls in between.
 	s.unfollow = tk.Subscribe(s.onEvent)
