@@ -95,7 +95,7 @@ func (tk *Toolkit) Call(ctx context.Context, item any, resources ...Resource) (R
 	case string:
 		var err error
 		if e, err = tk.snap.Load().lookup(v); err != nil {
-			return nil, err
+			return nil, tk.explainMiss(v, err)
 		}
 		item = e.item.Value
 	case nil:

@@ -126,9 +126,15 @@ const (
 	StatusConnecting ConnectorStatus = iota
 	// StatusReady: connected; the item lists are current.
 	StatusReady
-	// StatusReconnecting: the connection was lost; retrying with backoff.
+	// StatusReconnecting: a connection attempt failed or the connection
+	// was lost, and the connector is retrying with backoff; LastError says
+	// why. A server that never answers (a stdio program that exits at
+	// once, an HTTP server that is down) stays here, not in
+	// StatusConnecting.
 	StatusReconnecting
-	// StatusFailed: the connector gave up (for example a permanent error).
+	// StatusFailed: the connector gave up (for example a stdio program
+	// that is not found); the toolkit's Run restarts it with backoff, and
+	// WaitConnectors returns at once for it until it is ready.
 	StatusFailed
 	// StatusStopped: the connector was removed or the toolkit stopped.
 	StatusStopped

@@ -3,6 +3,31 @@
 // the application's own persistent store — behind one small surface:
 // List, Lookup and Call.
 //
+// A Go function becomes a tool, and Call runs it with Go values as its
+// input ([Input]):
+//
+//	type addIn struct {
+//		A int `json:"a"`
+//		B int `json:"b"`
+//	}
+//
+//	add := func(_ context.Context, in addIn) (int, error) { return in.A + in.B, nil }
+//	tk, err := toolkit.New(toolkit.WithTool(tool.Must("add", "Adds two integers.", add)))
+//	...
+//	out, err := tk.Call(ctx, "add", toolkit.Input(addIn{A: 2, B: 3}))
+//	data, err := out.Read(ctx) // 5
+//
+// Remote MCP servers join through a delegate that makes their connectors
+// (mcp.NewDelegate, in package mcp), each under a namespace; Run keeps
+// them connected, and their tools are called like the builtins:
+//
+//	delegate, err := mcp.NewDelegate("my-app", "1.0.0")
+//	tk, err := toolkit.New(toolkit.WithDelegate(delegate))
+//	err = tk.AddConnectorNS("everything", "stdio:npx?arg=-y&arg=@modelcontextprotocol/server-everything")
+//	go tk.Run(ctx)
+//	_, err = tk.WaitConnectors(ctx, "everything") // bound ctx: a server may never come
+//	out, err := tk.Call(ctx, "everything.echo", toolkit.Input(map[string]any{"message": "hi"}))
+//
 // A Toolkit holds builtins (registered with AddTool, AddPrompt,
 // AddResource and AddResourceTemplate, served under the namespace
 // "builtin") and connectors (added

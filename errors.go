@@ -2,29 +2,42 @@ package toolkit
 
 import "github.com/llmkit/toolkit/internal/errs"
 
-// Sentinel errors. Every error the toolkit returns wraps one of these and
-// names the item it is about; test with errors.Is.
+// Sentinel errors. Every error the toolkit and its subpackages return wraps
+// one of these and names the item it is about. Test with errors.Is:
+// errors.Is(err, ErrNotFound) holds for every error that wraps ErrNotFound,
+// whichever package of the module made it (they share one value). Each
+// sentinel's message, quoted below, begins the text of the errors that
+// wrap it: "not found: no tool named \"x\"".
 var (
-	// ErrNotFound reports that a tool, prompt, resource or namespace does not exist.
+	// ErrNotFound, message "not found": a tool, prompt, resource or
+	// namespace does not exist.
 	ErrNotFound = errs.ErrNotFound
-	// ErrBadParameter reports invalid input: a bad name, key, schema or argument.
+	// ErrBadParameter, message "bad parameter": invalid input, such as a
+	// bad name, key, schema, argument or option.
 	ErrBadParameter = errs.ErrBadParameter
-	// ErrNotImplemented reports that an operation is not supported.
+	// ErrNotImplemented, message "not implemented": an operation is not
+	// supported.
 	ErrNotImplemented = errs.ErrNotImplemented
-	// ErrConflict reports a duplicate registration or a state conflict.
+	// ErrConflict, message "conflict": a duplicate registration or a state
+	// conflict.
 	ErrConflict = errs.ErrConflict
-	// ErrUnavailable reports that a source is down and did not come back in time.
+	// ErrUnavailable, message "unavailable": a source is not connected and
+	// did not come back in time.
 	ErrUnavailable = errs.ErrUnavailable
-	// ErrDepthExceeded reports that nested calls exceeded the call-depth limit.
+	// ErrDepthExceeded, message "call depth exceeded": nested calls
+	// exceeded the call-depth limit (WithMaxCallDepth).
 	ErrDepthExceeded = errs.ErrDepthExceeded
-	// ErrToolFailed reports that a tool ran and reported failure, or
-	// panicked. [Toolkit.Call] adds it to the error of a tool's Run unless
-	// that error says the tool did not run: it wraps ErrUnavailable,
-	// ErrClosed, ErrNotFound, ErrBadParameter, [context.Canceled] or
-	// [context.DeadlineExceeded] (and not ErrToolFailed).
+	// ErrToolFailed, message "tool failed": a tool ran and reported
+	// failure, or panicked. [Toolkit.Call] adds it to the error of a tool's
+	// Run unless that error says the tool did not run: it wraps
+	// ErrUnavailable, ErrClosed, ErrNotFound, ErrBadParameter,
+	// [context.Canceled] or [context.DeadlineExceeded] (and not
+	// ErrToolFailed).
 	ErrToolFailed = errs.ErrToolFailed
-	// ErrSchema reports that input or output does not satisfy a JSON Schema.
+	// ErrSchema, message "schema violation": input or output does not
+	// satisfy a JSON Schema.
 	ErrSchema = errs.ErrSchema
-	// ErrClosed reports use of a toolkit or connector after it was closed.
+	// ErrClosed, message "closed": use of a toolkit or connector after it
+	// was closed.
 	ErrClosed = errs.ErrClosed
 )

@@ -46,7 +46,11 @@ func ExampleToolkit_WaitConnectors() {
 	hs := httptest.NewServer(mux)
 	defer hs.Close()
 
-	tk, err := toolkit.New(toolkit.WithDelegate(mcp.NewDelegate("my-app", "1.0.0")))
+	delegate, err := mcp.NewDelegate("my-app", "1.0.0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	tk, err := toolkit.New(toolkit.WithDelegate(delegate))
 	if err != nil {
 		log.Fatal(err)
 	}

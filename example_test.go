@@ -3,6 +3,7 @@ package toolkit_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 
@@ -21,6 +22,24 @@ type addOut struct {
 }
 
 func add(_ context.Context, in addIn) (addOut, error) { return addOut{Sum: in.A + in.B}, nil }
+
+// A Go function as a tool, called with Go values.
+func Example() {
+	add := func(_ context.Context, in addIn) (int, error) { return in.A + in.B, nil }
+	tk, err := toolkit.New(toolkit.WithTool(tool.Must("add", "Adds two integers.", add)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	out, err := tk.Call(ctx, "add", toolkit.Input(addIn{A: 2, B: 3}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	data, _ := out.Read(ctx)
+	fmt.Println(string(data))
+	// Output:
+	// 5
+}
 
 func ExampleNew() {
 	tk, err := toolkit.New(
@@ -80,16 +99,40 @@ func ExampleToolkit_Call() {
 	tk, _ := toolkit.New(toolkit.WithTool(tool.Must("add", "Adds two integers.", add)))
 	ctx := context.Background()
 
-	out, err := tk.Call(ctx, "add", resource.Must("input", json.RawMessage(`{"a": 2, "b": 3}`)))
+	out, err := tk.Call(ctx, "add", toolkit.Input(map[string]any{"a": 2, "b": 3}))
 	if err != nil {
 		log.Fatal(err)
 	}
 	data, _ := out.Read(ctx)
 	fmt.Println(out.Type(), string(data))
 
-	_, err = tk.Call(ctx, "add", resource.Must("input", json.RawMessage(`{"a": "two"}`)))
-	fmt.Println(err != nil)
+	// JSON text works as well; the input is checked against the schema.
+	_, err = tk.Call(ctx, "add", toolkit.Input(json.RawMessage(`{"a": "two"}`)))
+	fmt.Println(errors.Is(err, toolkit.ErrSchema))
 	// Output:
 	// application/json {"sum":5}
 	// true
+}
+
+func ExampleInput() {
+	tk, _ := toolkit.New(toolkit.WithTool(tool.Must("add", "Adds two integers.", add)))
+	ctx := context.Background()
+
+	// Any value encoding/json marshals: a map, or the tool's own input type.
+	for _, in := range []any{map[string]any{"a": 2, "b": 3}, addIn{A: 40, B: 2}} {
+		out, err := tk.Call(ctx, "add", toolkit.Input(in))
+		if err != nil {
+			log.Fatal(err)
+		}
+		data, _ := out.Read(ctx)
+		fmt.Println(string(data))
+	}
+
+	// A value that has no JSON form fails the call, before the tool runs.
+	_, err := tk.Call(ctx, "add", toolkit.Input(map[string]any{"a": make(chan int)}))
+	fmt.Println(err)
+	// Output:
+	// {"sum":5}
+	// {"sum":42}
+	// bad parameter: tool "add": reading input: bad parameter: resource "input": json: unsupported type: chan int
 }

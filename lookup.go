@@ -43,7 +43,7 @@ const maxKey = 8192
 func (tk *Toolkit) Lookup(ctx context.Context, key string) (any, error) {
 	e, err := tk.snap.Load().lookup(key)
 	if err != nil {
-		return nil, err
+		return nil, tk.explainMiss(key, err)
 	}
 	return e.item.Value, nil
 }
@@ -52,7 +52,7 @@ func (tk *Toolkit) Lookup(ctx context.Context, key string) (any, error) {
 func (tk *Toolkit) LookupItem(ctx context.Context, key string) (Item, error) {
 	e, err := tk.snap.Load().lookup(key)
 	if err != nil {
-		return Item{}, err
+		return Item{}, tk.explainMiss(key, err)
 	}
 	return e.item, nil
 }
@@ -75,7 +75,7 @@ func (tk *Toolkit) LookupType(ctx context.Context, t ListType, key string) (Item
 	}
 	e, err := tk.snap.Load().lookupKind(k, key)
 	if err != nil {
-		return Item{}, err
+		return Item{}, tk.explainMiss(key, err)
 	}
 	return e.item, nil
 }

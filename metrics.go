@@ -60,7 +60,8 @@ const (
 //   - toolkit.connector.status (gauge): 1 for the current status of each
 //     connector and 0 for the others, by namespace and status;
 //   - toolkit.connector.reconnects (counter): connections lost (a
-//     connector entering StatusReconnecting), by namespace.
+//     connector entering StatusReconnecting, but from StatusConnecting:
+//     a first attempt that failed lost nothing), by namespace.
 //
 // Calls are counted once the tool is resolved: a call by a name that
 // reaches no tool is not, so clients cannot add series by inventing names.

@@ -153,3 +153,31 @@ func TestMetricsOutcome(t *testing.T) {
 		}
 	}
 }
+
+// A connector whose first attempts fail is reconnecting, but it lost no
+// connection: the reconnect counter counts connections lost only.
+func TestMetricsFailedFirstAttemptIsNoReconnect(t *testing.T) {
+	mp := oteltest.NewMeterProvider()
+	d := newDelegate()
+	tk := mustNew(t, WithDelegate(d), WithMeterProvider(mp))
+	running(t, tk)
+	if err := tk.AddConnectorNS("down", "test://down"); err != nil {
+		t.Fatal(err)
+	}
+	c := d.conn("test://down")
+	<-c.started
+	c.onEvent(StateChangeEvent(ConnectorState{Status: StatusReconnecting, LastError: "refused"}))
+	c.onEvent(StateChangeEvent(ConnectorState{Status: StatusReconnecting, LastError: "refused again"}))
+	down := AttrNamespace.String("down")
+	if v, _ := mp.Sum(MetricConnectorReconnect, down); v != 0 {
+		t.Errorf("reconnects before any connection: %d, want 0", v)
+	}
+	c.onEvent(StateChangeEvent(ConnectorState{Status: StatusReady}))
+	if _, err := tk.WaitConnectors(context.Background(), "down"); err != nil {
+		t.Fatal(err)
+	}
+	c.onEvent(StateChangeEvent(ConnectorState{Status: StatusReconnecting, LastError: "lost"}))
+	if v, _ := mp.Sum(MetricConnectorReconnect, down); v != 1 {
+		t.Errorf("reconnects after one loss: %d, want 1", v)
+	}
+}

@@ -2,42 +2,46 @@ package toolkit
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/llmkit/toolkit/internal/testing/readme"
 )
 
-// TestReadmeQuickStartCompiles builds the first Go block of README.md, so
-// the quick start never drifts from the API.
-func TestReadmeQuickStartCompiles(t *testing.T) {
+// TestReadmeGoBlocksCompile compiles every Go block of README.md (whole
+// programs as they are, fragments as the body of a function whose
+// parameters the comment above them declares: see package
+// internal/testing/readme), so the README never drifts from the API. A
+// block that imports a module of its own (an adapter) is compiled by that
+// module's readme_test.go, which this test checks is there.
+func TestReadmeGoBlocksCompile(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a program")
+		t.Skip("builds programs")
 	}
-	readme, err := os.ReadFile("README.md")
+	md, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "```go\n")
-	if !ok {
+	blocks, err := readme.Blocks("README.md", string(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) == 0 {
 		t.Fatal("README.md has no Go block")
 	}
-	code, _, ok := strings.Cut(rest, "```")
-	if !ok {
-		t.Fatal("README.md's Go block is not closed")
+	var here []readme.Block
+	for _, b := range blocks {
+		mod, err := b.Module(".")
+		switch {
+		case err != nil:
+			t.Error(err)
+		case mod == ".":
+			here = append(here, b)
+		default:
+			if _, err := os.Stat(filepath.Join(mod, "readme_test.go")); err != nil {
+				t.Errorf("README.md:%d imports module %s, which has no readme_test.go to compile the block", b.Line, mod)
+			}
+		}
 	}
-	// A directory whose name starts with '_' is inside the module but out
-	// of ./... patterns.
-	dir, err := os.MkdirTemp(".", "_readme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(code), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "build", "-o", os.DevNull, "./"+filepath.Base(dir))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the README quick start does not compile: %v\n%s", err, out)
-	}
+	readme.Compile(t, ".", here)
 }

@@ -40,7 +40,8 @@ func (tk *Toolkit) setState(cn *conn, st ConnectorState) {
 	if st == cn.state {
 		return
 	}
-	if tk.metrics != nil && st.Status == StatusReconnecting && cn.state.Status != StatusReconnecting {
+	// A connection lost; not a first attempt that failed.
+	if tk.metrics != nil && st.Status == StatusReconnecting && cn.state.Status != StatusReconnecting && cn.state.Status != StatusConnecting {
 		tk.metrics.reconnected(cn.ns)
 	}
 	cn.state = st
@@ -64,11 +65,15 @@ func (tk *Toolkit) setState(cn *conn, st ConnectorState) {
 // Connectors start only while Run is active, so WaitConnectors is called
 // alongside Run (typically after AddConnector). A connector that never
 // reports StatusReady or StatusFailed through its onEvent keeps it waiting
-// until ctx ends. When ctx ends first, WaitConnectors returns the current
-// states with an error that wraps ctx.Err() and names the connectors still
-// waited for. An unknown namespace wraps ErrNotFound (and nothing is
-// waited for), and so does a connector removed during the wait; a toolkit
-// whose Run has stopped wraps ErrClosed.
+// until ctx ends: a server that refuses every attempt is retried, and is
+// StatusReconnecting meanwhile. When ctx ends first, WaitConnectors returns
+// the current states with an error that wraps ctx.Err() and names each
+// connector still waited for with its status and last error
+// (`waiting for connectors: connector "docs" is not ready (reconnecting;
+// last error: ...): context deadline exceeded`). An unknown namespace
+// wraps ErrNotFound (and nothing is waited for), and so does a connector
+// removed during the wait; a toolkit whose Run has stopped wraps
+// ErrClosed.
 //
 // It never polls: it sleeps until a connector's state changes.
 func (tk *Toolkit) WaitConnectors(ctx context.Context, namespaces ...string) ([]ConnectorState, error) {
@@ -100,7 +105,7 @@ func (tk *Toolkit) WaitConnectors(ctx context.Context, namespaces ...string) ([]
 			case cn.track.last.Status == StatusFailed:
 				states[i] = cn.track.last
 			default:
-				pending = append(pending, cn.ns)
+				pending = append(pending, notReady(cn.state))
 			}
 		}
 		closed, changed := tk.closed, tk.changed
@@ -111,15 +116,33 @@ func (tk *Toolkit) WaitConnectors(ctx context.Context, namespaces ...string) ([]
 		case len(pending) == 0:
 			return states, nil
 		case closed:
-			return states, fmt.Errorf("%w: the toolkit has stopped; connectors not ready: %s", ErrClosed, strings.Join(pending, ", "))
+			return states, fmt.Errorf("%w: the toolkit has stopped; %s", ErrClosed, strings.Join(pending, "; "))
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return states, fmt.Errorf("waiting for connectors %s: %w", strings.Join(pending, ", "), ctx.Err())
+			return states, fmt.Errorf("waiting for connectors: %s: %w", strings.Join(pending, "; "), ctx.Err())
 		}
 		tk.mu.Lock()
 	}
+}
+
+// maxErrorText bounds the text of a connector's last error quoted in the
+// errors of the toolkit.
+const maxErrorText = 512
+
+// notReady describes a connector that is not ready, with its last error:
+// `connector "docs" is not ready (reconnecting; last error: ...)`.
+func notReady(st ConnectorState) string {
+	s := fmt.Sprintf("connector %q is not ready (%s", st.Namespace, st.Status)
+	if st.LastError == "" {
+		return s + ")"
+	}
+	e := st.LastError
+	if len(e) > maxErrorText {
+		e = strings.ToValidUTF8(e[:maxErrorText], "") + "..."
+	}
+	return s + "; last error: " + e + ")"
 }
 
 // connNS returns the connector serving namespace ns, or nil. tk.mu must be

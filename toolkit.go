@@ -9,7 +9,6 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/llmkit/toolkit/internal/names"
 	"github.com/llmkit/toolkit/prompt"
 	"github.com/llmkit/toolkit/resource"
 	"github.com/llmkit/toolkit/tool"
@@ -34,14 +33,20 @@ type ResourceTemplate = resource.Template
 
 // Reserved namespaces and the URI of the user connector.
 const (
-	BuiltinNamespace = names.BuiltinNamespace
-	UserNamespace    = names.UserNamespace
-	UserConnectorURI = "connector:" + UserNamespace
+	// BuiltinNamespace is the namespace of the items added to the toolkit
+	// itself (AddTool, WithTool, ...).
+	BuiltinNamespace = "builtin"
+	// UserNamespace is the namespace the delegate's user connector serves.
+	UserNamespace = "user"
+	// UserConnectorURI is the URL the toolkit gives the delegate's
+	// CreateConnector for the user connector.
+	UserConnectorURI = "connector:user"
 )
 
 // ReservedNames are item names no ordinary builtin may take (the
-// structured-output tool made by tool.NewOutputTool may).
-var ReservedNames = []string{names.OutputToolName}
+// structured-output tool made by tool.NewOutputTool, named
+// tool.OutputToolName, may).
+var ReservedNames = []string{"submit_output"}
 
 // ReservedNamespaces are namespaces no connector may take.
 var ReservedNamespaces = []string{BuiltinNamespace, UserNamespace}

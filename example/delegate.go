@@ -85,7 +85,11 @@ func (d *delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEve
 	}
 
 	// mcp.Delegate makes MCP connectors wired to report their events.
-	return mcp.NewDelegate(clientName, version, mcp.OptLogger(d.logger)).CreateConnector(url, report)
+	md, err := mcp.NewDelegate(clientName, version, mcp.OptLogger(d.logger))
+	if err != nil {
+		return nil, err
+	}
+	return md.CreateConnector(url, report)
 }
 
 // namespace returns the namespace of the connector for url. It remembers

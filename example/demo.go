@@ -175,14 +175,19 @@ func runDemo(ctx context.Context, cfg demoConfig) error {
 	// The session in ctx is what tools report to; the console session
 	// prints progress. Remote progress arrives as MCP notifications.
 	callCtx := toolkit.ContextWithSession(ctx, &consoleSession{out: out, logger: cfg.logger})
-	for _, c := range []struct{ key, input string }{
-		{"word_count", `{"text":"one surface for every tool"}`},
-		{"echo", `{"text":"hello"}`},
-		{remoteNamespace + ".echo", `{"text":"hello"}`},
-		{remoteNamespace + ".countdown", `{"from":3}`},
+	// toolkit.Input hands Go values to a tool as its JSON input.
+	for _, c := range []struct {
+		key   string
+		input any
+	}{
+		{"word_count", map[string]any{"text": "one surface for every tool"}},
+		{"echo", map[string]any{"text": "hello"}},
+		{remoteNamespace + ".echo", map[string]any{"text": "hello"}},
+		{remoteNamespace + ".countdown", map[string]any{"from": 3}},
 	} {
-		out.Printf("call %s %s\n", c.key, c.input)
-		res, err := tk.Call(callCtx, c.key, resource.Must("input", json.RawMessage(c.input)))
+		in := toolkit.Input(c.input)
+		out.Printf("call %s %s\n", c.key, textOf(ctx, in))
+		res, err := tk.Call(callCtx, c.key, in)
 		if err != nil {
 			return err
 		}
@@ -190,7 +195,7 @@ func runDemo(ctx context.Context, cfg demoConfig) error {
 	}
 	// Input is checked against the tool's schema before the tool runs.
 	out.Printf("call word_count {\"txt\":1}\n")
-	_, err = tk.Call(callCtx, "word_count", resource.Must("input", json.RawMessage(`{"txt":1}`)))
+	_, err = tk.Call(callCtx, "word_count", toolkit.Input(map[string]any{"txt": 1}))
 	if !errors.Is(err, toolkit.ErrSchema) {
 		return fmt.Errorf("bad input was not refused: %v", err)
 	}
@@ -284,7 +289,7 @@ func showPrompts(ctx context.Context, out *console, tk *toolkit.Toolkit) error {
 		return err
 	}
 	summarize := v.(*prompt.Agent)
-	req, err := summarize.Prepare(ctx, resource.Must("input", json.RawMessage(`{"text":"Toolkits gather tools from everywhere.","points":2}`)))
+	req, err := summarize.Prepare(ctx, toolkit.Input(map[string]any{"text": "Toolkits gather tools from everywhere.", "points": 2}))
 	if err != nil {
 		return err
 	}
@@ -322,11 +327,11 @@ func showPrompts(ctx context.Context, out *console, tk *toolkit.Toolkit) error {
 		keys[i] = it.Key()
 	}
 	out.Printf("builtin.launch_check may use: %s\n", strings.Join(keys, ", "))
-	res, err := tk.Call(ctx, v, resource.Must("input", json.RawMessage(`{"from":2}`)))
+	res, err := tk.Call(ctx, v, toolkit.Input(map[string]any{"from": 2}))
 	switch {
 	case errors.Is(err, toolkit.ErrNotImplemented):
 		out.Println("  not run: no model endpoint configured. It would be sent as:")
-		req, err := v.(*prompt.Agent).Prepare(ctx, resource.Must("input", json.RawMessage(`{"from":2}`)))
+		req, err := v.(*prompt.Agent).Prepare(ctx, toolkit.Input(map[string]any{"from": 2}))
 		if err != nil {
 			return err
 		}

@@ -90,27 +90,27 @@ var (
 // New returns a connector for the MCP server at url (see the package
 // documentation for the URL forms), identifying itself as clientName and
 // clientVersion. Nothing is contacted before Run.
+//
+// A URL New cannot use, an empty clientName and each invalid option are
+// reported together, in that order, each wrapping toolkit.ErrBadParameter
+// (errors.Join), so a bad option never hides what is wrong with the URL.
 func New(url, clientName, clientVersion string, opts ...Option) (*Connector, error) {
-	o := defaultOptions()
-	for _, opt := range opts {
-		if err := opt(&o); err != nil {
-			return nil, err
-		}
-	}
-	if clientName == "" {
-		return nil, fmt.Errorf("%w: connector %q: empty client name", errs.ErrBadParameter, toolkit.RedactURL(url))
-	}
+	o, optErr := applyOptions(opts)
 	var ep *endpoint
+	var urlErr, nameErr error
 	if o.dialer != nil {
 		if url == "" {
-			return nil, fmt.Errorf("%w: empty connector URL", errs.ErrBadParameter)
+			urlErr = fmt.Errorf("%w: empty connector URL", errs.ErrBadParameter)
 		}
 		ep = &endpoint{kind: -1, display: url}
 	} else {
-		var err error
-		if ep, err = parseEndpoint(url); err != nil {
-			return nil, err
-		}
+		ep, urlErr = parseEndpoint(url)
+	}
+	if clientName == "" {
+		nameErr = fmt.Errorf("%w: connector %q: empty client name", errs.ErrBadParameter, toolkit.RedactURL(url))
+	}
+	if err := errors.Join(urlErr, nameErr, optErr); err != nil {
+		return nil, err
 	}
 	c := &Connector{
 		url:     url,
@@ -271,6 +271,15 @@ func (c *Connector) setState(f func(s *toolkit.ConnectorState)) toolkit.Connecto
 	defer c.mu.Unlock()
 	f(&c.state)
 	return c.state
+}
+
+// changeState is setState that also reports whether the state changed.
+func (c *Connector) changeState(f func(s *toolkit.ConnectorState)) (toolkit.ConnectorState, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	prev := c.state
+	f(&c.state)
+	return c.state, c.state != prev
 }
 
 // report hands a state to the state callback.

@@ -17,7 +17,8 @@ import (
 func benchToolkit(b *testing.B, url string, opts ...Option) *toolkit.Toolkit {
 	b.Helper()
 	events := &eventLog{notify: make(chan struct{}, 1)}
-	d := NewDelegate("bench", "1", append([]Option{OptLogger(quietLogger())}, opts...)...)
+	d, err := NewDelegate("bench", "1", append([]Option{OptLogger(quietLogger())}, opts...)...)
+	mustNotErr(b, err)
 	d.Events = events.add
 	tk, err := toolkit.New(toolkit.WithDelegate(d))
 	mustNotErr(b, err)

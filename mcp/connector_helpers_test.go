@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +40,22 @@ func (s *states) record(_ context.Context, st *toolkit.ConnectorState) {
 	case s.notify <- struct{}{}:
 	default:
 	}
+}
+
+// snapshot returns the states reported so far.
+func (s *states) snapshot() []toolkit.ConnectorState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.all)
+}
+
+// statuses returns the statuses reported so far, space separated.
+func (s *states) statuses() string {
+	var b []string
+	for _, st := range s.snapshot() {
+		b = append(b, st.Status.String())
+	}
+	return strings.Join(b, " ")
 }
 
 // count returns how many states with status were reported.
@@ -303,4 +320,13 @@ func leakCheck(t *testing.T) {
 	t.Helper()
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+}
+
+// mustDelegate returns NewDelegate(name, version, opts...), failing the
+// test on an error.
+func mustDelegate(t testing.TB, name, version string, opts ...Option) *Delegate {
+	t.Helper()
+	d, err := NewDelegate(name, version, opts...)
+	mustNotErr(t, err)
+	return d
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // Protocol versions a connector may ask for.
@@ -35,7 +37,10 @@ const (
 	DefaultLogLevel         = "info"
 )
 
-// Option configures a Connector in New.
+// Option configures a Connector in New, or every connector of a Delegate
+// in NewDelegate. An option given an invalid value makes New (or
+// NewDelegate) fail with an error that wraps toolkit.ErrBadParameter and
+// names the option.
 type Option func(*options) error
 
 type options struct {
@@ -67,7 +72,8 @@ type options struct {
 	elicitation        ElicitationFunc // OptElicitationHandler
 	roots              *RootSet        // OptRoots, OptRootSet
 	dialer             func(context.Context) (sdk.Transport, error)
-	oauth              *oauthSetup // OptOAuth and its kin (oauth.go)
+	oauth              *oauthSetup      // OptOAuth and its kin (oauth.go)
+	oauthAllow         *oauth.AllowList // OptOAuthAllow
 
 	// Hooks for tests: each backoff delay, the end of each refresh, and a
 	// call starting to wait for a session.
@@ -87,6 +93,22 @@ type options struct {
 	maxItems, maxListBytes int
 	// now is the clock of the rate limits (nil: time.Now) but in tests.
 	now func() time.Time
+}
+
+// applyOptions returns the default options with opts applied in order
+// (nil ones skipped), and the errors of the invalid ones joined.
+func applyOptions(opts []Option) (options, error) {
+	o := defaultOptions()
+	var bad []error
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&o); err != nil {
+			bad = append(bad, err)
+		}
+	}
+	return o, errors.Join(bad...)
 }
 
 func defaultOptions() options {

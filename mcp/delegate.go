@@ -11,12 +11,15 @@ import (
 // Delegate is a ready toolkit.ToolkitDelegate for applications without one
 // of their own: CreateConnector makes MCP connectors wired to the toolkit's
 // events, there is no "user" namespace, and prompts are not run (Call
-// reports toolkit.ErrNotImplemented).
+// reports toolkit.ErrNotImplemented). Make it with NewDelegate, which
+// checks the options.
 type Delegate struct {
 	// ClientName and ClientVersion identify the application to servers.
 	ClientName    string
 	ClientVersion string
 	// Options are given to every connector, before the event wiring.
+	// NewDelegate has checked those it was given; options set here
+	// directly are checked by each CreateConnector (New).
 	Options []Option
 	// Events, if set, receives the events the toolkit forwards to OnEvent.
 	Events func(toolkit.ConnectorEvent)
@@ -25,9 +28,16 @@ type Delegate struct {
 var _ toolkit.ToolkitDelegate = (*Delegate)(nil)
 
 // NewDelegate returns a Delegate whose connectors identify themselves as
-// clientName and clientVersion and use opts.
-func NewDelegate(clientName, clientVersion string, opts ...Option) *Delegate {
-	return &Delegate{ClientName: clientName, ClientVersion: clientVersion, Options: opts}
+// clientName and clientVersion and are made with opts, the options of New,
+// given to every connector. The options are checked here, once: an invalid
+// one makes NewDelegate fail with an error that wraps
+// toolkit.ErrBadParameter and names the option, so that AddConnector only
+// ever reports what is wrong with its URL.
+func NewDelegate(clientName, clientVersion string, opts ...Option) (*Delegate, error) {
+	if _, err := applyOptions(opts); err != nil {
+		return nil, err
+	}
+	return &Delegate{ClientName: clientName, ClientVersion: clientVersion, Options: opts}, nil
 }
 
 // OnEvent hands the event to d.Events, if set.

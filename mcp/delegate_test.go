@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,7 +82,7 @@ func TestToolkitWithDelegate(t *testing.T) {
 	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
 
 	events := &eventLog{notify: make(chan struct{}, 1)}
-	d := &capturingDelegate{Delegate: NewDelegate("app", "1.0", OptLogger(quietLogger())), conns: map[string]*Connector{}}
+	d := &capturingDelegate{Delegate: mustDelegate(t, "app", "1.0", OptLogger(quietLogger())), conns: map[string]*Connector{}}
 	d.Events = events.add
 	tk, err := toolkit.New(toolkit.WithDelegate(d))
 	mustNotErr(t, err)
@@ -159,7 +161,7 @@ func TestToolkitWithDelegate(t *testing.T) {
 }
 
 func TestDelegate(t *testing.T) {
-	d := NewDelegate("app", "1.0")
+	d := mustDelegate(t, "app", "1.0")
 	if c, err := d.CreateConnector(toolkit.UserConnectorURI, nil); !errors.Is(err, toolkit.ErrNotImplemented) || c != nil {
 		t.Errorf("user connector: %v, %v", c, err)
 	}
@@ -176,4 +178,59 @@ func TestDelegate(t *testing.T) {
 func findPrompt(t *testing.T) toolkit.Prompt {
 	r, _, _ := memoryConnector(t, testserver.Options{})
 	return mustList(r.ListPrompts(context.Background()))[0]
+}
+
+// NewDelegate checks the connector options it is given, so an invalid one
+// is reported where it is given and not by every later AddConnector.
+func TestNewDelegateReportsInvalidOptions(t *testing.T) {
+	for name, o := range map[string]Option{
+		"OptMaxConcurrency": OptMaxConcurrency(-1),
+		"OptConnectTimeout": OptConnectTimeout(0),
+		"OptBackoff":        OptBackoff(time.Second, time.Millisecond),
+		"OptDialer":         OptDialer(nil),
+	} {
+		d, err := NewDelegate("app", "1.0", OptLogger(quietLogger()), o)
+		if d != nil || !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: NewDelegate = %v, %v; want ErrBadParameter naming the option", name, d, err)
+		}
+	}
+	// Every invalid option is named, not only the first.
+	_, err := NewDelegate("app", "1.0", OptMaxConcurrency(-1), OptStableAfter(0))
+	if !strings.Contains(err.Error(), "OptMaxConcurrency") || !strings.Contains(err.Error(), "OptStableAfter") {
+		t.Errorf("two invalid options: %v", err)
+	}
+
+	// With valid options, AddConnector reports only what is wrong with the
+	// URL.
+	d := mustDelegate(t, "app", "1.0", OptMaxConcurrency(2), OptLogger(quietLogger()))
+	tk, err := toolkit.New(toolkit.WithDelegate(d))
+	mustNotErr(t, err)
+	if err := tk.AddConnectorNS("ftp", "ftp://files.example.com/mcp"); !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "want an http, https or stdio URL") {
+		t.Errorf("ftp URL: %v", err)
+	}
+}
+
+// New reports a URL it cannot use before invalid options, and names both:
+// an option's fault never hides the URL's.
+func TestNewReportsTheURLFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		new  func() error
+	}{
+		{"New", func() error {
+			_, err := New("ftp://files.example.com/mcp", "app", "1", OptMaxConcurrency(-1))
+			return err
+		}},
+		{"a Delegate made without NewDelegate", func() error {
+			d := &Delegate{ClientName: "app", Options: []Option{OptMaxConcurrency(-1)}}
+			_, err := d.CreateConnector("ftp://files.example.com/mcp", nil)
+			return err
+		}},
+	} {
+		err := tc.new()
+		first, rest, _ := strings.Cut(fmt.Sprint(err), "\n")
+		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(first, "want an http, https or stdio URL") || !strings.Contains(rest, "OptMaxConcurrency(-1)") {
+			t.Errorf("%s: %v; want the URL's fault, then the option's", tc.name, err)
+		}
+	}
 }

@@ -7,12 +7,19 @@
 //
 // # Connectors
 //
-// New returns a Connector: a toolkit.Connector that keeps a session with one
+// New returns a *Connector (or an error for a URL it cannot use or an
+// invalid option): a toolkit.Connector that keeps a session with one
 // remote MCP server, caches its tools, prompts and resources, and serves
 // them to the toolkit from memory. Run supervises the session: it connects,
 // lists every item (following pagination), reports each state change
 // (connecting, ready, reconnecting, failed, stopped) and reconnects when the
-// session is lost. The first attempt after a lost session is made at once
+// session is lost. The state is connecting during the first attempt only:
+// an attempt that fails (a server that is down, a stdio program that exits
+// before the handshake) or a session that is lost makes it reconnecting,
+// with the reason in LastError, until it is ready again, and attempts go on
+// for as long as Run lasts; a stdio program that is not found or not
+// executable, or OptMaxAttempts failures in a row, make it failed and Run
+// returns. The first attempt after a lost session is made at once
 // (at most one loss a second is retried so); further failures back off
 // exponentially with jitter, and the backoff starts over once a connection
 // stayed up for OptStableAfter. Lists are
@@ -21,9 +28,12 @@
 // or annotations).
 //
 // NewDelegate returns a ready toolkit.ToolkitDelegate that creates such
-// connectors for the toolkit:
+// connectors for the toolkit, with the options it was given (checked by
+// NewDelegate, so a bad one is reported there):
 //
-//	tk, err := toolkit.New(toolkit.WithDelegate(mcp.NewDelegate("app", "1.0")))
+//	delegate, err := mcp.NewDelegate("app", "1.0", mcp.OptCallTimeout(time.Minute))
+//	...
+//	tk, err := toolkit.New(toolkit.WithDelegate(delegate))
 //	...
 //	err = tk.AddConnectorNS("files", "stdio:///usr/local/bin/files-server?arg=--root&arg=/srv")
 //
@@ -278,16 +288,23 @@
 // identifies itself by client ID metadata document, pre-registration or
 // dynamic registration, and runs the authorization code flow with PKCE and
 // the resource indicator, all through the go-sdk's
-// auth.AuthorizationCodeHandler. The application supplies how the user
-// authorizes (OAuthConfig.Authorize); LoopbackAuthorizer is one for
-// command-line programs. Tokens are refreshed when they expire and, with
-// OAuthConfig.Store (NewFileTokenStore), survive restarts, stored by the
-// authorization server's issuer and the resource (see TokenStore). While the user
+// auth.AuthorizationCodeHandler. The mechanisms live in package
+// mcp/oauth; the connector only wires them in. The application supplies
+// how the user authorizes (oauth.Config.Authorize);
+// oauth.LoopbackAuthorizer is one for command-line programs. Tokens are
+// refreshed when they expire and, with oauth.Config.Store
+// (oauth.NewFileTokenStore), survive restarts, stored by the authorization
+// server's issuer and the resource (see oauth.TokenStore). While the user
 // is asked, the connector's LastError says so and calls fail at once with
 // ErrAuthorizationPending. OptOAuthClientCredentials uses the client
-// credentials grant instead; OptOAuthHandler takes any SDK handler. Tokens
-// never appear in logs, errors or the state. Connectors on the legacy SSE
-// transport authorize the same way.
+// credentials grant instead (OptOAuthClientCredentialsJWT with a private
+// key), OptOAuthEnterprise enterprise-managed authorization, and
+// OptOAuthHandler takes any SDK handler. Tokens never appear in logs,
+// errors or the state. Connectors on the legacy SSE transport authorize
+// the same way. The flow's requests go only to public https destinations
+// or to the server's own origin, whatever the server's metadata names;
+// OptOAuthAllow allows others (an authorization server on a private
+// network).
 //
 // # Names in logs and errors
 //

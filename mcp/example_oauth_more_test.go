@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // A service authenticates with a private key registered with the
@@ -16,7 +17,7 @@ func ExampleOptOAuthClientCredentialsJWT() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	key, err := mcp.ParsePrivateKeyPEM(pemData)
+	key, err := oauth.ParsePrivateKeyPEM(pemData)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func ExampleOptOAuthEnterprise() {
 		return os.Getenv("MY_APP_ID_TOKEN"), nil // from the app's OIDC login
 	}
 	c, err := mcp.New("https://mcp.example.com/mcp", "my-app", "1.0",
-		mcp.OptOAuthEnterprise(mcp.EnterpriseConfig{
+		mcp.OptOAuthEnterprise(oauth.EnterpriseConfig{
 			IDToken:      idToken,
 			IdPIssuer:    "https://acme.okta.example",
 			IdPClientID:  "my-app-at-the-idp",

@@ -48,7 +48,7 @@ func ExampleOptSamplingHandler() {
 		return &sdk.CreateMessageResult{Model: "app-model", Role: "assistant", Content: &sdk.TextContent{Text: "teal"}}, nil
 	}
 	server := askingServer()
-	d := mcp.NewDelegate("app", "1.0",
+	d, err := mcp.NewDelegate("app", "1.0",
 		mcp.OptRootSet(roots),
 		mcp.OptSamplingHandler(model),
 		// The server runs in this process for the example.
@@ -60,6 +60,9 @@ func ExampleOptSamplingHandler() {
 			return ct, nil
 		}),
 	)
+	if err != nil {
+		log.Fatal(err)
+	}
 	events := make(chan toolkit.ConnectorEvent, 16)
 	d.Events = func(e toolkit.ConnectorEvent) { events <- e }
 	tk, err := toolkit.New(toolkit.WithDelegate(d))

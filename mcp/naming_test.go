@@ -58,7 +58,7 @@ func TestConnectorNamedByNamespace(t *testing.T) {
 	m := testserver.NewMemory(up)
 	t.Cleanup(m.Close)
 	down := closedURL(t)
-	d := NewDelegate("test", "1", OptLogger(slog.New(logs)), OptBackoff(time.Millisecond, 10*time.Millisecond))
+	d := mustDelegate(t, "test", "1", OptLogger(slog.New(logs)), OptBackoff(time.Millisecond, 10*time.Millisecond))
 	tk, err := toolkit.New(toolkit.WithDelegate(&dialDelegate{Delegate: d, dial: map[string]Option{"memory://up": OptDialer(m.Dial)}}))
 	mustNotErr(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // enterpriseServer is an IdP, an MCP server's authorization server (under
@@ -73,7 +74,7 @@ func newEnterpriseServer(t *testing.T, idpIssuer string) *enterpriseServer {
 			s.refused = append(s.refused, "AS: no client_secret_basic authentication")
 			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "invalid_client"})
 			return
-		case r.PostForm.Get("grant_type") != grantTypeJWTBearer || !s.jags[r.PostForm.Get("assertion")]:
+		case r.PostForm.Get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" || !s.jags[r.PostForm.Get("assertion")]:
 			s.refused = append(s.refused, "AS: grant "+r.PostForm.Get("grant_type"))
 			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
 			return
@@ -85,8 +86,8 @@ func newEnterpriseServer(t *testing.T, idpIssuer string) *enterpriseServer {
 	return s
 }
 
-func (s *enterpriseServer) config() EnterpriseConfig {
-	return EnterpriseConfig{
+func (s *enterpriseServer) config() oauth.EnterpriseConfig {
+	return oauth.EnterpriseConfig{
 		IDToken:      func(context.Context) (string, error) { return "secret-id-token", nil },
 		IdPIssuer:    s.URL + "/idp",
 		IdPClientID:  "idp-client",
@@ -144,7 +145,7 @@ func TestOAuthEnterpriseIdPIssuer(t *testing.T) {
 
 // TestOAuthEnterpriseOptions: an incomplete configuration is refused.
 func TestOAuthEnterpriseOptions(t *testing.T) {
-	cfg := EnterpriseConfig{IdPIssuer: "https://idp.example", IdPClientID: "a", ClientID: "b"}
+	cfg := oauth.EnterpriseConfig{IdPIssuer: "https://idp.example", IdPClientID: "a", ClientID: "b"}
 	_, err := New("http://127.0.0.1/mcp", "c", "1", OptOAuthEnterprise(cfg))
 	if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptOAuthEnterprise") {
 		t.Fatalf("New = %v, want ErrBadParameter naming the option", err)

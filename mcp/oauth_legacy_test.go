@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // legacyServer is an MCP server behind bearer tokens whose authorization
@@ -85,7 +87,7 @@ func TestOAuthLegacyIssuer(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := newLegacyTestServer(t, tc.issuer, tc.prm)
 			var asked atomic.Int32
-			cfg := OAuthConfig{Authorize: s.consentAt(&asked), RedirectURL: "http://127.0.0.1:9/callback"}
+			cfg := oauth.Config{Authorize: s.consentAt(&asked), RedirectURL: "http://127.0.0.1:9/callback"}
 			r := start(t, s.URL+"/mcp", !tc.ok, OptOAuth(cfg), OptMaxAttempts(1), OptConnectTimeout(10*time.Second))
 			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 			defer cancel()

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,8 +23,11 @@ type protectedServer struct {
 	mux *http.ServeMux
 	mcp *sdk.Server
 
-	tokMu sync.Mutex
-	valid map[string]bool
+	hits atomic.Int32 // requests received
+
+	tokMu  sync.Mutex
+	valid  map[string]bool
+	issuer *protectedServer // when set, the tokens it granted pass instead
 }
 
 func newProtectedServer(t *testing.T, name string) *protectedServer {
@@ -34,7 +38,10 @@ func newProtectedServer(t *testing.T, name string) *protectedServer {
 		func(context.Context, *sdk.CallToolRequest, map[string]any) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "hi"}}}, nil, nil
 		})
-	s.Server = httptest.NewServer(s.mux)
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.hits.Add(1)
+		s.mux.ServeHTTP(w, r)
+	}))
 	t.Cleanup(s.Close)
 	return s
 }
@@ -78,6 +85,9 @@ func (s *protectedServer) grant(tok string) {
 
 // granted reports whether the MCP server accepts tok.
 func (s *protectedServer) granted(tok string) bool {
+	if s.issuer != nil {
+		return s.issuer.granted(tok)
+	}
 	s.tokMu.Lock()
 	defer s.tokMu.Unlock()
 	return s.valid[tok]

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // TestOAuthSSE: a connector on the legacy SSE transport authorizes itself
@@ -17,7 +18,7 @@ func TestOAuthSSE(t *testing.T) {
 	s := newOAuthServer(t)
 	var asked atomic.Int32
 	logs := newLogCapture()
-	cfg := OAuthConfig{Authorize: s.consent(&asked, nil, 0, nil), RedirectURL: "http://127.0.0.1:9/callback"}
+	cfg := oauth.Config{Authorize: s.consent(&asked, nil, 0, nil), RedirectURL: "http://127.0.0.1:9/callback"}
 	ctx := context.Background()
 	r := start(t, s.URL+"/sse", false, OptOAuth(cfg), OptLogger(slogNew(logs)))
 	if got := r.State().ProtocolVersion; got == "" {

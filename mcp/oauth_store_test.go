@@ -1,25 +1,22 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"golang.org/x/oauth2"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // fileKeys returns the keys of the token file at path.
@@ -40,95 +37,11 @@ func fileKeys(t *testing.T, path string) []string {
 	return keys
 }
 
-var safeKey = regexp.MustCompile(`^t-[0-9a-f]{32}$`)
-
-// TestFileTokenStoreKeys: tokens are kept by issuer and resource, under
-// keys safe as file names; one resource with tokens of two issuers keeps
-// both, and LoadToken returns the one saved last.
-func TestFileTokenStoreKeys(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "tokens.json")
-	s := NewFileTokenStore(path)
-	tok := func(res, iss, access string) *StoredToken {
-		return &StoredToken{Resource: res, Issuer: iss, TokenURL: iss + "/token", ClientID: "c", Token: &oauth2.Token{AccessToken: access}}
-	}
-	const r1, r2 = "https://one.example/mcp?tenant=a/b", "https://two.example/mcp"
-	const i1, i2 = "https://as.example", "https://other-as.example/tenant"
-	for _, st := range []*StoredToken{tok(r1, i1, "a1"), tok(r2, i1, "a2"), tok(r1, i2, "b1")} {
-		mustNotErr(t, s.SaveToken(ctx, st))
-	}
-	keys := fileKeys(t, path)
-	if len(keys) != 3 {
-		t.Fatalf("file holds %d tokens, want 3: %v", len(keys), keys)
-	}
-	for _, k := range keys {
-		if !safeKey.MatchString(k) {
-			t.Errorf("key %q is not safe as a file name", k)
-		}
-	}
-	load := func(res string) *StoredToken {
-		t.Helper()
-		st, err := s.LoadToken(ctx, res)
-		if err != nil || st == nil {
-			t.Fatalf("LoadToken(%s) = %v, %v", res, st, err)
-		}
-		return st
-	}
-	if got := load(r2); got.Token.AccessToken != "a2" || got.Issuer != i1 {
-		t.Errorf("r2: %+v", got)
-	}
-	// r1 has tokens of both issuers: the one saved last.
-	if got := load(r1); got.Token.AccessToken != "b1" || got.Issuer != i2 {
-		t.Errorf("r1: %+v", got)
-	}
-	// Saving for the first issuer again replaces its token only.
-	mustNotErr(t, s.SaveToken(ctx, tok(r1, i1, "a1-refreshed")))
-	if got := load(r1); got.Token.AccessToken != "a1-refreshed" {
-		t.Errorf("r1 after a save for i1: %+v", got)
-	}
-	if n := len(fileKeys(t, path)); n != 3 {
-		t.Errorf("file holds %d tokens after a replacement, want 3", n)
-	}
-}
-
-// TestFileTokenStoreMigration: a file of the earlier shape (keyed by
-// resource) is read, and the first save for the resource replaces its
-// token with one under the new key.
-func TestFileTokenStoreMigration(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "tokens.json")
-	const res = "https://old.example/mcp"
-	legacy := fmt.Sprintf(`{%q: {"resource": %q, "token_url": "https://as.example/token", "client_id": "c", "token": {"access_token": "old-access", "refresh_token": "old-refresh"}},
-		"https://other.example/mcp": {"resource": "https://other.example/mcp", "token_url": "https://as.example/token", "client_id": "c", "token": {"access_token": "other"}}}`, res, res)
-	if err := os.WriteFile(path, []byte(legacy), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := NewFileTokenStore(path)
-	st, err := s.LoadToken(ctx, res)
-	if err != nil || st == nil || st.Token.RefreshToken != "old-refresh" || st.Resource != res || st.Issuer != "" {
-		t.Fatalf("legacy LoadToken = %+v, %v", st, err)
-	}
-	st.Issuer = "https://as.example"
-	st.Token = &oauth2.Token{AccessToken: "new-access"}
-	mustNotErr(t, s.SaveToken(ctx, st))
-	keys := fileKeys(t, path)
-	var migrated, other bool
-	for _, k := range keys {
-		migrated = migrated || k == storeKey("https://as.example", res)
-		other = other || k == "https://other.example/mcp"
-		if k == res {
-			t.Errorf("the legacy entry of %s is still there", res)
-		}
-	}
-	if !migrated || !other || len(keys) != 2 {
-		t.Errorf("keys after the migration: %v", keys)
-	}
-	if got, _ := s.LoadToken(ctx, res); got == nil || got.Token.AccessToken != "new-access" {
-		t.Errorf("LoadToken after the migration = %+v", got)
-	}
-	if got, _ := s.LoadToken(ctx, "https://other.example/mcp"); got == nil || got.Token.AccessToken != "other" {
-		t.Errorf("the other legacy token: %+v", got)
-	}
+// tokenFileKey is the key under which an oauth.FileTokenStore keeps the
+// token of issuer for resource: a hash of both.
+func tokenFileKey(issuer, resource string) string {
+	sum := sha256.Sum256([]byte(issuer + "\x00" + resource))
+	return "t-" + hex.EncodeToString(sum[:16])
 }
 
 // TestOAuthStoreIssuer: through a full authorization, the token is stored
@@ -138,7 +51,7 @@ func TestFileTokenStoreMigration(t *testing.T) {
 func TestOAuthStoreIssuer(t *testing.T) {
 	s := newOAuthServer(t)
 	path := filepath.Join(t.TempDir(), "tokens.json")
-	store := NewFileTokenStore(path)
+	store := oauth.NewFileTokenStore(path)
 	var asked atomic.Int32
 	consent := s.consent(&asked, nil, 0, nil)
 	var refuse atomic.Bool
@@ -149,7 +62,7 @@ func TestOAuthStoreIssuer(t *testing.T) {
 		return consent(ctx, args)
 	}
 	logs := newLogCapture()
-	cfg := OAuthConfig{Authorize: authorize, RedirectURL: "http://127.0.0.1:9/callback", Store: store}
+	cfg := oauth.Config{Authorize: authorize, RedirectURL: "http://127.0.0.1:9/callback", Store: store}
 	ctx := context.Background()
 	r := start(t, s.URL+"/mcp", false, OptOAuth(cfg), OptLogger(slogNew(logs)), OptNamespace("guarded"))
 	if err := callEcho(t, ctx, r); err != nil {
@@ -160,7 +73,7 @@ func TestOAuthStoreIssuer(t *testing.T) {
 		t.Fatalf("stored %v, %v; want issuer %s", st, err, s.URL)
 	}
 	for _, k := range fileKeys(t, path) {
-		if k != storeKey(s.URL, s.URL+"/mcp") {
+		if k != tokenFileKey(s.URL, s.URL+"/mcp") {
 			t.Errorf("key %q", k)
 		}
 	}
@@ -186,110 +99,4 @@ func TestOAuthStoreIssuer(t *testing.T) {
 			t.Errorf("a token leaked: %s", text)
 		}
 	}
-}
-
-// TestIssuerRecorder: the issuer of fetched authorization server metadata
-// is noted (the token endpoint's origin is only the fallback), and the
-// body still reaches the SDK whole.
-func TestIssuerRecorder(t *testing.T) {
-	const meta = `{"issuer":"https://login.example/tenant-7","token_endpoint":"https://login.example/oauth/token"}`
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-authorization-server") {
-			io.WriteString(w, meta)
-			return
-		}
-		io.WriteString(w, `{"issuer":"https://elsewhere.example"}`)
-	}))
-	defer hs.Close()
-	h := &oauthHandler{}
-	cfg := &oauth2.Config{Endpoint: oauth2.Endpoint{TokenURL: "https://login.example/oauth/token"}}
-	if got := h.issuerOf(cfg); got != "https://login.example" {
-		t.Errorf("issuer before any metadata: %q", got)
-	}
-	hc := h.recordIssuer(hs.Client())
-	resp, err := hc.Get(hs.URL + "/other")
-	mustNotErr(t, err)
-	resp.Body.Close()
-	if h.issuer.Load() != nil {
-		t.Errorf("issuer noted from a document that is no metadata: %q", *h.issuer.Load())
-	}
-	resp, err = hc.Get(hs.URL + "/.well-known/oauth-authorization-server/tenant-7")
-	mustNotErr(t, err)
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	mustNotErr(t, err)
-	if string(body) != meta {
-		t.Errorf("body passed on: %q", body)
-	}
-	if got := h.issuerOf(cfg); got != "https://login.example/tenant-7" {
-		t.Errorf("issuer: %q", got)
-	}
-}
-
-// FuzzFileTokenStore checks that no content of the token file makes the
-// store panic or quote the file in an error, that LoadToken returns only
-// a token of the resource asked for, and that SaveToken either refuses the
-// file without touching it or leaves a file (mode 0600) from which its
-// token loads.
-func FuzzFileTokenStore(f *testing.F) {
-	const resource = "https://mcp.example/mcp"
-	saved := func(m map[string]*StoredToken) []byte {
-		b, err := json.Marshal(m)
-		if err != nil {
-			f.Fatal(err)
-		}
-		return b
-	}
-	tok := &StoredToken{Resource: resource, Issuer: "https://as.example", TokenURL: "https://as.example/token", ClientID: "c", Token: &oauth2.Token{AccessToken: "secret-a"}}
-	f.Add(saved(map[string]*StoredToken{storeKey(tok.Issuer, tok.Resource): tok}))
-	f.Add(saved(map[string]*StoredToken{resource: tok}))
-	f.Add(saved(map[string]*StoredToken{"x": nil, "y": {Resource: resource}}))
-	f.Add([]byte(`null`))
-	f.Add([]byte(`[]`))
-	f.Add([]byte(`{"a":{"token":null,"resource":"https://mcp.example/mcp"}}`))
-	f.Add([]byte(`{"https://mcp.example/mcp":{"token":{"access_token":"secret-b"},"saved":"9999-01-01T00:00:00Z"}} trailing`))
-	f.Add([]byte(`{"a":`))
-	f.Add([]byte{})
-	ctx := context.Background()
-	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "tokens.json")
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		quoted := func(err error) bool {
-			q := strings.TrimSpace(string(data))
-			return len(q) >= 8 && strings.Contains(err.Error(), q)
-		}
-		s := NewFileTokenStore(path)
-		got, err := s.LoadToken(ctx, resource)
-		switch {
-		case err != nil && quoted(err):
-			t.Fatalf("LoadToken quotes the file: %v", err)
-		case err == nil && got != nil && (got.Resource != resource || got.Token == nil):
-			t.Fatalf("LoadToken(%q) = %+v", resource, got)
-		}
-		mine := *tok
-		mine.Issuer = "https://fuzz.example"
-		mine.Token = &oauth2.Token{AccessToken: "secret-mine"}
-		if err := s.SaveToken(ctx, &mine); err != nil {
-			if quoted(err) {
-				t.Fatalf("SaveToken quotes the file: %v", err)
-			}
-			if after, rerr := os.ReadFile(path); rerr != nil || !bytes.Equal(after, data) {
-				t.Fatalf("SaveToken failed (%v) and changed the file", err)
-			}
-			return
-		}
-		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
-			t.Fatalf("token file after SaveToken: %v, %v", fi, err)
-		}
-		m, err := s.read()
-		if err != nil || m[storeKey(mine.Issuer, resource)] == nil || m[storeKey(mine.Issuer, resource)].Token.AccessToken != "secret-mine" {
-			t.Fatalf("the saved token is not in the file: %v", err)
-		}
-		if got, err := s.LoadToken(ctx, resource); err != nil || got == nil || got.Resource != resource {
-			t.Fatalf("LoadToken after SaveToken = %+v, %v", got, err)
-		}
-	})
 }

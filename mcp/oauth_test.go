@@ -16,9 +16,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
-	"golang.org/x/oauth2"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // oauthServer is an MCP server behind bearer tokens with its own small
@@ -128,10 +128,10 @@ func callEcho(t *testing.T, ctx context.Context, r *running) error {
 func TestOAuthStoredTokens(t *testing.T) {
 	s := newOAuthServer(t)
 	path := t.TempDir() + "/tokens.json"
-	store := NewFileTokenStore(path)
+	store := oauth.NewFileTokenStore(path)
 	var asked atomic.Int32
 	logs := newLogCapture()
-	cfg := OAuthConfig{Authorize: s.consent(&asked, nil, 0, nil), RedirectURL: "http://127.0.0.1:9/callback", Store: store}
+	cfg := oauth.Config{Authorize: s.consent(&asked, nil, 0, nil), RedirectURL: "http://127.0.0.1:9/callback", Store: store}
 	ctx := context.Background()
 
 	r := start(t, s.URL+"/mcp", false, OptOAuth(cfg), OptLogger(slogNew(logs)))
@@ -196,7 +196,7 @@ func TestOAuthPending(t *testing.T) {
 	s := newOAuthServer(t)
 	var asked atomic.Int32
 	gate, entered := make(chan struct{}), make(chan struct{}, 1)
-	cfg := OAuthConfig{Authorize: s.consent(&asked, gate, 2, entered), RedirectURL: "http://127.0.0.1:9/callback"}
+	cfg := oauth.Config{Authorize: s.consent(&asked, gate, 2, entered), RedirectURL: "http://127.0.0.1:9/callback"}
 	r := start(t, s.URL+"/mcp", false, OptOAuth(cfg))
 	// Run after start's cleanup: nothing waits for the gate then.
 	var once sync.Once
@@ -249,7 +249,7 @@ func TestOAuthPendingConnect(t *testing.T) {
 	s := newOAuthServer(t)
 	var asked atomic.Int32
 	gate, entered := make(chan struct{}), make(chan struct{}, 1)
-	cfg := OAuthConfig{Authorize: s.consent(&asked, gate, 1, entered), RedirectURL: "http://127.0.0.1:9/callback"}
+	cfg := oauth.Config{Authorize: s.consent(&asked, gate, 1, entered), RedirectURL: "http://127.0.0.1:9/callback"}
 	r := start(t, s.URL+"/mcp", true, OptOAuth(cfg))
 	var once sync.Once
 	release := func() { once.Do(func() { close(gate) }) }
@@ -266,33 +266,12 @@ func TestOAuthPendingConnect(t *testing.T) {
 	r.states.wait(t, toolkit.StatusReady, 1)
 }
 
-// TestOAuthCleanError: a token endpoint's answer is not quoted in errors.
-func TestOAuthCleanError(t *testing.T) {
-	re := &oauth2.RetrieveError{
-		Response:         &http.Response{Status: "400 Bad Request", StatusCode: 400},
-		Body:             []byte(`{"error":"invalid_grant","access_token":"secret-x"}`),
-		ErrorCode:        "invalid_grant",
-		ErrorDescription: "expired",
-	}
-	got := cleanOAuthError(fmt.Errorf("token exchange failed: %w", re)).Error()
-	if got != "token endpoint answered 400 Bad Request: invalid_grant (expired)" {
-		t.Fatalf("cleanOAuthError = %q", got)
-	}
-	if cleanOAuthError(nil) != nil {
-		t.Fatal("cleanOAuthError(nil) != nil")
-	}
-	other := errors.New("other")
-	if cleanOAuthError(other) != other {
-		t.Fatal("cleanOAuthError changed an unrelated error")
-	}
-}
-
 // TestOAuthOptions: invalid configurations make New fail with
 // ErrBadParameter naming the option.
 func TestOAuthOptions(t *testing.T) {
 	for name, opt := range map[string]Option{
-		"OptOAuth":                  OptOAuth(OAuthConfig{RedirectURL: "http://127.0.0.1/cb"}),
-		"OptOAuth ":                 OptOAuth(OAuthConfig{Authorize: func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) { return nil, nil }}),
+		"OptOAuth":                  OptOAuth(oauth.Config{RedirectURL: "http://127.0.0.1/cb"}),
+		"OptOAuth ":                 OptOAuth(oauth.Config{Authorize: func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) { return nil, nil }}),
 		"OptOAuthClientCredentials": OptOAuthClientCredentials("", ""),
 		"OptOAuthHandler":           OptOAuthHandler(nil),
 	} {
@@ -300,5 +279,44 @@ func TestOAuthOptions(t *testing.T) {
 		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), strings.TrimSpace(name)) {
 			t.Errorf("%s: New = %v, want ErrBadParameter naming the option", name, err)
 		}
+	}
+}
+
+// TestOAuthAllow: the resource metadata of a server cannot send the
+// connector's OAuth requests to a loopback authorization server on
+// another origin: the connection fails saying so, and nothing reaches
+// it; OptOAuthAllow lets them through.
+func TestOAuthAllow(t *testing.T) {
+	as := newOAuthServer(t) // its MCP endpoints unused
+	p := newProtectedServer(t, "elsewhere")
+	p.issuer = as.protectedServer
+	p.serve("/mcp", false, nil)
+	p.mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource: p.URL + "/mcp", AuthorizationServers: []string{as.URL},
+	}))
+	var asked atomic.Int32
+	cfg := oauth.Config{Authorize: as.consent(&asked, nil, 0, nil), RedirectURL: "http://127.0.0.1:9/callback"}
+
+	r := start(t, p.URL+"/mcp", true, OptOAuth(cfg), OptMaxAttempts(1))
+	r.states.wait(t, toolkit.StatusFailed, 1)
+	state := r.State()
+	runErr := r.stop(t)
+	host := strings.TrimPrefix(as.URL, "http://")
+	// (The SDK's transport keeps the text of the handler's error, not
+	// the error.)
+	want := "OAuth request refused: " + as.URL + ": not https"
+	if runErr == nil || !strings.Contains(runErr.Error(), want) || !strings.Contains(state.LastError, want) {
+		t.Fatalf("Run = %v, state %+v; want the refusal of %s", runErr, state, host)
+	}
+	if n := as.hits.Load(); n != 0 || asked.Load() != 0 {
+		t.Fatalf("%d requests reached the authorization server, the user was asked %d times", n, asked.Load())
+	}
+
+	r = start(t, p.URL+"/mcp", false, OptOAuth(cfg), OptOAuthAllow(as.URL))
+	if err := callEcho(t, context.Background(), r); err != nil {
+		t.Fatalf("call with the authorization server allowed: %v", err)
+	}
+	if _, err := New(p.URL+"/mcp", "c", "1", OptOAuthAllow("http://x/path")); !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptOAuthAllow") {
+		t.Errorf("a bad entry: %v, want ErrBadParameter naming the option", err)
 	}
 }

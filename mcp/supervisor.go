@@ -18,7 +18,15 @@ import (
 // Run connects to the server and keeps the connection alive until ctx is
 // cancelled, reconnecting with backoff whenever it is lost. It returns nil
 // when ctx is cancelled, and an error when the connector gives up
-// (OptMaxAttempts, or a stdio program that cannot be started). Only one Run
+// (OptMaxAttempts, or a stdio program that cannot be started: not found,
+// or not executable). Its state is StatusConnecting during the first
+// attempt and StatusReconnecting, with LastError saying why, once an
+// attempt failed or a session was lost, until it is ready again; a
+// server that refuses every attempt (a stdio program that exits before
+// the handshake, an HTTP server that is down) is retried with backoff
+// for as long as Run lasts, and stays StatusReconnecting with the latest
+// failure in LastError. When the connector gives up its state is
+// StatusFailed; a Run after that starts as StatusReconnecting. Only one Run
 // may be active at a time; when it returns, the session is closed, any
 // child process is reaped and no goroutine of the connector remains.
 func (c *Connector) Run(ctx context.Context) error {
@@ -37,25 +45,32 @@ func (c *Connector) Run(ctx context.Context) error {
 		}
 	}()
 
-	status := toolkit.StatusConnecting
+	// The first attempt is "connecting"; once one has failed, or a
+	// session was lost, the connector is "reconnecting" with the reason in
+	// LastError until it is ready again. A connector run again after it
+	// gave up (the toolkit restarts it) is retrying too, and keeps saying
+	// why it gave up until the next attempt fails or succeeds.
+	status, errText := toolkit.StatusConnecting, ""
+	if st := c.State(); st.Status == toolkit.StatusFailed {
+		status, errText = toolkit.StatusReconnecting, st.LastError
+	}
 	// attempt counts the consecutive failures since the last connection
 	// that stayed up for OptStableAfter: failed connection attempts, and
 	// sessions lost less than kickFloor after a loss retried at once.
 	attempt := 0
 	var lastQuick time.Time // the last loss retried at once
-	var lastErr error
-	for {
+	for first := true; ; first = false {
 		if ctx.Err() != nil {
 			c.stop(ctx)
 			return nil
 		}
-		errText := ""
-		if lastErr != nil {
-			errText = lastErr.Error()
-		}
-		c.report(ctx, c.setState(func(s *toolkit.ConnectorState) {
+		// The state before an attempt; after a failure or a loss it was
+		// reported already.
+		if st, changed := c.changeState(func(s *toolkit.ConnectorState) {
 			s.Status, s.LastError, s.ConnectedSince = status, errText, time.Time{}
-		}))
+		}); first || changed {
+			c.report(ctx, st)
+		}
 		l, err := c.connect(ctx)
 		// net/http quotes the request URL, whose query may hold a secret.
 		err = toolkit.RedactError(err)
@@ -64,7 +79,6 @@ func (c *Connector) Run(ctx context.Context) error {
 				c.stop(ctx)
 				return nil
 			}
-			lastErr = err
 			attempt++
 			c.logger.Warn("connection attempt failed", "attempt", attempt, "error", err)
 			if permanent(err) || (c.o.maxAttempts > 0 && attempt >= c.o.maxAttempts) {
@@ -74,6 +88,11 @@ func (c *Connector) Run(ctx context.Context) error {
 				c.markStopped()
 				return fmt.Errorf("%w: server %s: giving up after %d attempts: %v", errs.ErrUnavailable, c.label(), attempt, err)
 			}
+			// Retrying: said at once, not after the backoff.
+			status, errText = toolkit.StatusReconnecting, err.Error()
+			c.report(ctx, c.setState(func(s *toolkit.ConnectorState) {
+				s.Status, s.LastError, s.ConnectedSince = status, errText, time.Time{}
+			}))
 			if !c.backoff(ctx, attempt) {
 				c.stop(ctx)
 				return nil
@@ -90,8 +109,7 @@ func (c *Connector) Run(ctx context.Context) error {
 			return nil
 		}
 		c.logger.Warn("connection lost", "error", lostErr)
-		lastErr = lostErr
-		status = toolkit.StatusReconnecting
+		status, errText = toolkit.StatusReconnecting, lostErr.Error()
 		// The first attempt after a loss is made at once: a crashed server
 		// that is back (or restarted by its own supervisor) is reached as
 		// soon as it listens. At most one loss a kickFloor (a second) is
@@ -109,7 +127,7 @@ func (c *Connector) Run(ctx context.Context) error {
 			lastQuick = now
 		}
 		c.report(ctx, c.setState(func(s *toolkit.ConnectorState) {
-			s.Status, s.LastError, s.ConnectedSince = status, lostErr.Error(), time.Time{}
+			s.Status, s.LastError, s.ConnectedSince = status, errText, time.Time{}
 		}))
 		if !c.backoff(ctx, delay) {
 			c.stop(ctx)

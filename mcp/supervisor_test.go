@@ -3,11 +3,15 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
@@ -439,4 +443,47 @@ func TestFirstAttemptAfterLossImmediate(t *testing.T) {
 		t.Errorf("backoff steps %v, want the second loss to back off", got)
 	}
 	mustNotErr(t, r.stop(t))
+}
+
+// A failed connection attempt makes the state "reconnecting", with why,
+// at once, not when the backoff ends.
+func TestFailedAttemptIsReconnectingAtOnce(t *testing.T) {
+	leakCheck(t)
+	refused := OptDialer(func(context.Context) (sdk.Transport, error) { return nil, errors.New("connection refused") })
+	// The backoff outlasts the test: the state cannot wait for it.
+	r := start(t, "memory://refused", true, refused, OptBackoff(time.Hour, time.Hour))
+	st := r.states.wait(t, toolkit.StatusReconnecting, 1)
+	if st.LastError != "connection refused" {
+		t.Errorf("reconnecting state %+v, want the attempt's error", st)
+	}
+	mustNotErr(t, r.stop(t))
+	if got := r.states.statuses(); got != "connecting reconnecting stopped" {
+		t.Errorf("states %s", got)
+	}
+}
+
+// A connector that gave up and is run again (as the toolkit's Run does)
+// starts as "reconnecting", still saying why it gave up.
+func TestRunAfterFailingIsReconnecting(t *testing.T) {
+	leakCheck(t)
+	missing := OptDialer(func(context.Context) (sdk.Transport, error) {
+		return nil, fmt.Errorf("no server program: %w", fs.ErrNotExist) // permanent
+	})
+	r := start(t, "memory://missing", true, missing)
+	if err := <-r.done; !errors.Is(err, toolkit.ErrUnavailable) {
+		t.Fatalf("Run: %v", err)
+	}
+	close(r.done)
+	failed := r.states.last()
+	if failed.Status != toolkit.StatusFailed || !strings.Contains(failed.LastError, "no server program") {
+		t.Fatalf("state %+v, want failed", failed)
+	}
+	n := len(r.states.snapshot())
+	if err := r.Run(context.Background()); !errors.Is(err, toolkit.ErrUnavailable) {
+		t.Fatalf("Run again: %v", err)
+	}
+	again := r.states.snapshot()[n:]
+	if len(again) != 2 || again[0].Status != toolkit.StatusReconnecting || again[0].LastError != failed.LastError || again[1].Status != toolkit.StatusFailed {
+		t.Errorf("states of the second run %+v, want reconnecting with the last error, then failed", again)
+	}
 }

@@ -42,9 +42,11 @@ const (
 	TaskRequired TaskSupport = "required"
 )
 
-// ErrTaskRequired is wrapped by the error of a call to a tool whose server
-// requires it to run as a task (TaskRequired), which the connector does not
-// support. Such a call never reaches the server. It also wraps
+// ErrTaskRequired, message "not implemented: the tool requires
+// task-augmented execution, which this client does not support", is wrapped
+// by the error of a call to a tool whose server requires it to run as a
+// task (TaskRequired), which the connector does not support. Such a call
+// never reaches the server. Test with errors.Is; it also matches
 // [toolkit.ErrNotImplemented].
 var ErrTaskRequired = fmt.Errorf("%w: the tool requires task-augmented execution, which this client does not support", errs.ErrNotImplemented)
 

@@ -23,7 +23,10 @@ func TestTaskSupportThroughGateway(t *testing.T) {
 	m := testserver.NewMemory(up)
 	t.Cleanup(m.Close)
 	events := make(chan toolkit.ConnectorEvent, 16)
-	d := mcp.NewDelegate("gateway", "1", mcp.OptDialer(m.Dial), mcp.OptLogger(slog.New(slog.DiscardHandler)))
+	d, err := mcp.NewDelegate("gateway", "1", mcp.OptDialer(m.Dial), mcp.OptLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	d.Events = func(e toolkit.ConnectorEvent) {
 		select {
 		case events <- e:

@@ -25,7 +25,7 @@ type hookDelegate struct {
 
 func newHookDelegate(events *eventLog, opts ...Option) *hookDelegate {
 	d := &hookDelegate{
-		Delegate: NewDelegate("app", "1.0", append([]Option{OptLogger(quietLogger())}, opts...)...),
+		Delegate: &Delegate{ClientName: "app", ClientVersion: "1.0", Options: append([]Option{OptLogger(quietLogger())}, opts...)},
 		hooks:    map[string]func(*Connector) error{},
 		made:     map[string][]*Connector{},
 	}

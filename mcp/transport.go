@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // endpointKind is the transport family a URL selects.
@@ -243,9 +244,9 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 func (c *Connector) dialSSE(ctx context.Context) (*live, error) {
 	hc := c.httpClientWith(nil)
 	if h := c.oauthHandler(ctx); h != nil {
-		bt := &bearerTransport{h: h, base: hc.Transport}
+		bt := &oauth.Transport{Handler: h, Base: hc.Transport}
 		if u, err := url.Parse(c.ep.url); err == nil {
-			bt.resource = u
+			bt.Resource = u
 		}
 		hc.Transport = bt
 	}

@@ -67,8 +67,8 @@
 //
 // # Errors
 //
-// Every error returned here wraps errs.ErrBadParameter, which the toolkit
-// package re-exports as toolkit.ErrBadParameter, and names the resource.
+// Every error returned here wraps toolkit.ErrBadParameter (message "bad
+// parameter"; test with errors.Is) and names the resource.
 //
 // # URIs
 //

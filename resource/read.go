@@ -31,7 +31,7 @@ type readConfig struct {
 }
 
 // WithMaxSize sets the most bytes [Read] accepts; a reader with more content
-// makes Read fail with an error wrapping [errs.ErrBadParameter]. n <= 0
+// makes Read fail with an error wrapping toolkit.ErrBadParameter. n <= 0
 // means [DefaultMaxSize].
 func WithMaxSize(n int64) ReadOption {
 	return func(c *readConfig) {

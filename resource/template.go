@@ -38,13 +38,13 @@ const maxTemplateName = 128
 // gets the resource's URI and the values of the template's variables in
 // it (see [URITemplate.Match] for how they are decoded). Each resource's
 // name, description and MIME type are the template's. Open refuses a URI
-// that does not match the template (wrapping [errs.ErrNotFound]) or that
-// is not an absolute URI ([CheckURI], wrapping [errs.ErrBadParameter]).
+// that does not match the template (wrapping toolkit.ErrNotFound) or that
+// is not an absolute URI ([CheckURI], wrapping toolkit.ErrBadParameter).
 //
 // uriTemplate must parse with [ParseURITemplate]; name must be non-empty
 // printable text of at most 128 bytes; mimeType must be "" or a
 // "type/subtype" that [mime.ParseMediaType] accepts; read must not be nil.
-// Otherwise the error wraps [errs.ErrBadParameter] and names the template.
+// Otherwise the error wraps toolkit.ErrBadParameter and names the template.
 func NewTemplate(uriTemplate, name, description, mimeType string, read func(ctx context.Context, uri string, vars map[string]string) ([]byte, error)) (Template, error) {
 	tmpl, err := ParseURITemplate(uriTemplate)
 	if err != nil {

@@ -47,7 +47,7 @@ func newURI(name string) string {
 	return string(b)
 }
 
-// CheckURI returns an error wrapping [errs.ErrBadParameter] unless uri is an
+// CheckURI returns an error wrapping toolkit.ErrBadParameter unless uri is an
 // absolute URI: a scheme, a colon and something after it, parsed by
 // [net/url.Parse], with no whitespace, control or format characters and only
 // valid UTF-8.

@@ -96,7 +96,7 @@ func opInfo(op byte) tmplOp {
 // ParseURITemplate parses an RFC 6570 URI template for a resource. Resource
 // URIs are absolute, so the template must start with a literal scheme and
 // ':' ("file:///{+path}", not "{+uri}"). It refuses, with an error wrapping
-// [errs.ErrBadParameter] that names the template, a syntax error (an
+// toolkit.ErrBadParameter that names the template, a syntax error (an
 // unclosed or empty expression, a reserved operator, an invalid variable
 // name or modifier, a character RFC 6570 does not allow in a literal,
 // invalid UTF-8), a template longer than [MaxURITemplateLen] bytes and more

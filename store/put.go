@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/llmkit/toolkit/internal/errs"
@@ -28,23 +30,28 @@ func (d *Dir) Put(name string, data []byte) error {
 			return err
 		}
 	}
-	tmp, err := os.CreateTemp(d.dir, "."+name+".*.tmp")
+	root, err := d.confined.root()
 	if err != nil {
 		return fmt.Errorf("%w: store %q: %w", errs.ErrUnavailable, name, err)
 	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
+	defer root.Close()
+	tmp, f, err := createTemp(root, name)
+	if err != nil {
+		return fmt.Errorf("%w: store %q: %w", errs.ErrUnavailable, name, err)
 	}
-	if cerr := tmp.Close(); err == nil {
+	defer root.Remove(tmp) // after a successful rename there is nothing to remove
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644) // on the descriptor: the umask does not narrow it
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+		err = root.Rename(tmp, name)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: store %q: %w", errs.ErrUnavailable, name, err)
@@ -59,7 +66,12 @@ func (d *Dir) Remove(name string) error {
 	if err := checkFileName(name); err != nil {
 		return err
 	}
-	if err := os.Remove(filepath.Join(d.dir, name)); err != nil {
+	root, err := d.confined.root()
+	if err != nil {
+		return fmt.Errorf("%w: store %q: %w", errs.ErrUnavailable, name, err)
+	}
+	defer root.Close()
+	if err := root.Remove(name); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%w: store %q: %w", errs.ErrNotFound, name, err)
 		}
@@ -67,6 +79,19 @@ func (d *Dir) Remove(name string) error {
 	}
 	d.reload(true, false, name)
 	return nil
+}
+
+// createTemp creates a new hidden file in root for writing name, and
+// returns its name.
+func createTemp(root *os.Root, name string) (string, *os.File, error) {
+	for try := 0; ; try++ {
+		tmp := "." + name + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+		f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		return tmp, f, err
+	}
 }
 
 // checkFileName accepts plain file names the store would serve.

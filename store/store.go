@@ -16,6 +16,18 @@
 // files (".name", which is also how Put names its temporary files) and
 // editor backups ("name~", "#name#"). A file that is not a valid prompt is
 // logged and skipped; it never hides the others.
+//
+// The store is confined to its directory. Every scan and every read goes
+// through an [os.Root] opened on it, so no symbolic link, rename or swap
+// can make it list or serve a file outside the directory: a link to a
+// file elsewhere (or to /proc/self/environ) is refused with one log line,
+// and a served file replaced by such a link after a scan is refused at the
+// next read with an error wrapping [ErrOutside]. Links that stay inside
+// work, relative or absolute; a linked directory is never walked. Only
+// regular files are served, and opening one never waits (a named pipe is
+// refused at once). The store serves only the directory Open found: when
+// another is put at its path, reads and writes fail with ErrUnavailable
+// and Run returns.
 package store
 
 import (
@@ -80,8 +92,11 @@ type Dir struct {
 	poll    time.Duration
 	running atomic.Bool
 
-	update  sync.Mutex       // serialises batches of reloads
-	pending map[string]stamp // poll mode: changed files seen once; guarded by update
+	confined *confinement // every access to the directory goes through it
+
+	update  sync.Mutex        // serialises batches of reloads
+	pending map[string]stamp  // poll mode: changed files seen once; guarded by update
+	skipped map[string]string // files skipped, with why, logged once; guarded by update
 
 	mu        sync.RWMutex // guards the fields below
 	entries   map[string]*entry
@@ -120,12 +135,18 @@ func Open(dir string, onEvent func(toolkit.ConnectorEvent), opts ...Option) (*Di
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: store %q: %w", errs.ErrUnavailable, dir, err)
 	}
+	confined, err := confine(abs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: store %q: %w", errs.ErrUnavailable, dir, err)
+	}
 	d := &Dir{
-		dir:     abs,
-		onEvent: func(toolkit.ConnectorEvent) {}, // the first scan fires nothing
-		logger:  slog.Default(),
-		entries: make(map[string]*entry),
-		pending: make(map[string]stamp),
+		dir:      abs,
+		onEvent:  func(toolkit.ConnectorEvent) {}, // the first scan fires nothing
+		logger:   slog.Default(),
+		confined: confined,
+		entries:  make(map[string]*entry),
+		pending:  make(map[string]stamp),
+		skipped:  make(map[string]string),
 	}
 	for _, opt := range opts {
 		opt(d)
@@ -244,7 +265,7 @@ func (d *Dir) fire(c changes) {
 // is read only once a second scan finds the same size and time, so a file
 // being written is not read half done.
 func (d *Dir) rescan(force, settle bool) (changes, error) {
-	list, err := os.ReadDir(d.dir)
+	list, err := d.readDir()
 	if err != nil {
 		return changes{}, fmt.Errorf("%w: store %q: %w", errs.ErrUnavailable, d.dir, err)
 	}
@@ -261,16 +282,43 @@ func (d *Dir) rescan(force, settle bool) (changes, error) {
 		}
 	}
 	d.mu.RUnlock()
+	d.update.Lock()
+	for name := range d.skipped {
+		if !seen[name] {
+			delete(d.skipped, name) // gone: log it again if it comes back
+		}
+	}
+	d.update.Unlock()
 	return d.reload(force, settle, all...), nil
+}
+
+// readDir lists the directory.
+func (d *Dir) readDir() ([]fs.DirEntry, error) {
+	root, err := d.confined.root()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
 }
 
 // reload brings the entries for the named files up to date with the disk,
 // rebuilds the lists and fires the events of what changed.
 func (d *Dir) reload(force, settle bool, files ...string) changes {
 	d.update.Lock()
+	// Without the directory (gone or replaced), every file is gone.
+	root, err := d.confined.root()
+	if err == nil {
+		defer root.Close()
+	}
 	var c changes
 	for _, name := range files {
-		d.reloadOne(name, force, settle, &c)
+		d.reloadOne(root, name, force, settle, &c)
 	}
 	if c.prompts || c.resources {
 		d.rebuild()
@@ -289,15 +337,16 @@ func ignored(name string) bool {
 		strings.ContainsRune(name, filepath.Separator)
 }
 
-// reloadOne updates the entry of one file. d.update is held.
-func (d *Dir) reloadOne(name string, force, settle bool, c *changes) {
+// reloadOne updates the entry of one file, read through root (nil when
+// the directory is gone). d.update is held.
+func (d *Dir) reloadOne(root *os.Root, name string, force, settle bool, c *changes) {
 	d.mu.RLock()
 	old := d.entries[name]
 	d.mu.RUnlock()
 
 	var next *entry
-	if !ignored(name) {
-		next = d.load(name, old, force, settle)
+	if !ignored(name) && root != nil {
+		next = d.load(root, name, old, force, settle)
 	}
 	if next == old {
 		return
@@ -331,15 +380,32 @@ func (d *Dir) reloadOne(name string, force, settle bool, c *changes) {
 	}
 }
 
+// skip logs why the file name is skipped, once until that changes.
+// d.update is held.
+func (d *Dir) skip(name string, err error) {
+	if d.skipped[name] == err.Error() {
+		return
+	}
+	d.skipped[name] = err.Error()
+	if errors.Is(err, ErrOutside) {
+		d.logRefused("store: refusing a file that leads outside the directory", name, err)
+		return
+	}
+	d.logRefused("store: skipping file", name, err)
+}
+
 // load reads one file and returns its new entry: old itself when nothing
-// changed, nil when the file is gone or not a regular file.
-func (d *Dir) load(name string, old *entry, force, settle bool) *entry {
+// changed, nil when the file is gone, not a regular file or leads outside
+// the directory. d.update is held.
+func (d *Dir) load(root *os.Root, name string, old *entry, force, settle bool) *entry {
 	path := filepath.Join(d.dir, name)
-	fi, err := os.Stat(path)
+	fi, err := d.confined.stat(root, name)
 	if err != nil || !fi.Mode().IsRegular() {
 		delete(d.pending, name)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			d.logger.Warn("store: skipping file", "path", path, "err", err)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrOutside) {
+			d.skip(name, err)
+		} else {
+			delete(d.skipped, name)
 		}
 		return nil
 	}
@@ -355,14 +421,15 @@ func (d *Dir) load(name string, old *entry, force, settle bool) *entry {
 		}
 	}
 	delete(d.pending, name)
-	f, err := os.Open(path)
+	f, err := d.confined.open(root, name)
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			d.logger.Warn("store: skipping file", "path", path, "err", err)
+		if !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrOutside) {
+			d.skip(name, err)
 		}
 		return nil
 	}
 	defer f.Close()
+	delete(d.skipped, name)
 	e := &entry{size: fi.Size(), mod: fi.ModTime()}
 
 	if strings.EqualFold(filepath.Ext(name), PromptExt) {
@@ -405,7 +472,7 @@ func (d *Dir) load(name string, old *entry, force, settle bool) *entry {
 	if old != nil && old.sum == e.sum {
 		return sameContent(old, e)
 	}
-	e.res = newFileResource(path, name, head)
+	e.res = newFileResource(d, name, head)
 	if old != nil && old.res != nil && old.res.typ == e.res.typ {
 		e.res = old.res // same resource, new content
 	}
@@ -464,12 +531,24 @@ type namedReader struct {
 
 func (r namedReader) Name() string { return r.name }
 
-// fileResource is a file of the store served as a resource.
-type fileResource struct {
-	uri, name, typ, path string
+// open opens the file name of the directory for reading.
+func (d *Dir) open(name string) (*os.File, error) {
+	root, err := d.confined.root()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close() // the file stays open
+	return d.confined.open(root, name)
 }
 
-func newFileResource(path, base string, head []byte) *fileResource {
+// fileResource is a file of the store served as a resource.
+type fileResource struct {
+	uri, name, typ string
+	d              *Dir
+	file           string // its name in the directory
+}
+
+func newFileResource(d *Dir, base string, head []byte) *fileResource {
 	// The type is what package resource gives the same content (sniffed,
 	// then the extension), so store files and resource.Read agree.
 	typ := "application/octet-stream"
@@ -480,7 +559,7 @@ func newFileResource(path, base string, head []byte) *fileResource {
 	if stem == "" {
 		stem = base
 	}
-	p := filepath.ToSlash(path)
+	p := filepath.ToSlash(filepath.Join(d.dir, base))
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p // a drive letter: file:///C:/dir/file
 	}
@@ -488,7 +567,8 @@ func newFileResource(path, base string, head []byte) *fileResource {
 		uri:  (&url.URL{Scheme: "file", Path: p}).String(),
 		name: names.Sanitize(stem),
 		typ:  typ,
-		path: path,
+		d:    d,
+		file: base,
 	}
 }
 
@@ -506,20 +586,27 @@ func (r *fileResource) Description() string { return "" }
 func (r *fileResource) Type() string { return r.typ }
 
 // Read returns the file's current content; text in another encoding
-// (Latin-1, UTF-16) is converted to UTF-8, as resource.Read does.
+// (Latin-1, UTF-16) is converted to UTF-8, as resource.Read does. The file
+// is opened inside the directory at each read: when it has become a link
+// leading outside, the error wraps [ErrOutside] (and so ErrNotFound), and
+// the refusal is logged.
 func (r *fileResource) Read(ctx context.Context) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(r.path)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, err := r.d.open(r.file)
+	if errors.Is(err, ErrOutside) {
+		r.d.logRefused("store: refusing to read a file that leads outside the directory", r.file, err)
+		return nil, fmt.Errorf("resource %q: %w", r.uri, err)
+	}
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errs.ErrNotFound) {
 		return nil, fmt.Errorf("%w: resource %q: %w", errs.ErrNotFound, r.uri, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: resource %q: %w", errs.ErrUnavailable, r.uri, err)
 	}
 	defer f.Close()
-	res, err := resource.Read(f, resource.WithFileName(filepath.Base(r.path)))
+	res, err := resource.Read(f, resource.WithFileName(r.file))
 	if err != nil {
 		return nil, fmt.Errorf("%w: resource %q: %w", errs.ErrUnavailable, r.uri, err)
 	}

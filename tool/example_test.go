@@ -3,12 +3,14 @@ package tool_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/tool"
 )
 
@@ -62,5 +64,45 @@ func ExampleNewOutputTool() {
 	fmt.Println(err != nil)
 	// Output:
 	// submit_output {"city":"Paris","country":"France"} <nil>
+	// true
+}
+
+// A typed tool in a toolkit, called with Go values.
+func Example() {
+	type weatherIn struct {
+		City string `json:"city" jsonschema:"the city to report on"`
+	}
+	type weatherOut struct {
+		TempC float64 `json:"temp_c"`
+	}
+	weather, err := tool.New("weather", "Reports the weather in a city.",
+		func(ctx context.Context, in weatherIn) (weatherOut, error) {
+			if in.City == "" {
+				return weatherOut{}, errors.New("no city")
+			}
+			return weatherOut{TempC: 21.5}, nil
+		},
+		tool.WithReadOnly(true))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	tk, err := toolkit.New(toolkit.WithTool(weather))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	out, err := tk.Call(ctx, "weather", toolkit.Input(weatherIn{City: "Oslo"}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	data, _ := out.Read(ctx)
+	fmt.Println(string(data))
+
+	// Input the schema refuses never reaches the function.
+	_, err = tk.Call(ctx, "weather", toolkit.Input(map[string]any{"town": "Oslo"}))
+	fmt.Println(errors.Is(err, toolkit.ErrSchema))
+	// Output:
+	// {"temp_c":21.5}
 	// true
 }

@@ -9,12 +9,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/llmkit/toolkit/internal/errs"
-	"github.com/llmkit/toolkit/internal/names"
 )
 
 // OutputToolName is the name of the structured-output tool. No other
 // builtin may take it.
-const OutputToolName = names.OutputToolName
+const OutputToolName = "submit_output"
 
 // OutputToolInstruction is an addition to a system prompt for models that
 // return structured output through the output tool rather than through a

@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/internal/names"
 	"github.com/llmkit/toolkit/tool"
 )
 
@@ -121,5 +122,13 @@ func TestOutputToolRunCopiesInput(t *testing.T) {
 	in[13] = 'X'
 	if string(got.(json.RawMessage)) != `{"summary":"ok"}` {
 		t.Errorf("result shares memory with the input: %s", got)
+	}
+}
+
+// OutputToolName is declared with its value, so that go doc shows it; it
+// must stay the name the rules reserve.
+func TestOutputToolNameIsTheReservedName(t *testing.T) {
+	if tool.OutputToolName != names.OutputToolName {
+		t.Errorf("OutputToolName = %q, the rules reserve %q", tool.OutputToolName, names.OutputToolName)
 	}
 }

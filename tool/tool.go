@@ -1,6 +1,3 @@
-// Package tool defines the Tool contract of the toolkit and helpers to
-// build tools: Base for boilerplate, typed tools from Go functions, and the
-// structured-output tool.
 package tool
 
 import (

@@ -22,8 +22,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // Auth is how MCP clients authenticate to the gateway's HTTP endpoint:
@@ -55,7 +57,7 @@ type BearerAuth struct {
 }
 
 // JWTAuth accepts the JWT access tokens of an OAuth authorization server
-// (see mcpserver.JWTVerifier), and serves the gateway's protected
+// (see oauth.JWTVerifier), and serves the gateway's protected
 // resource metadata (RFC 9728) at /.well-known/oauth-protected-resource
 // and its path-based form, named in the WWW-Authenticate challenge of
 // every 401.
@@ -83,7 +85,7 @@ type JWTAuth struct {
 	Leeway time.Duration `yaml:"leeway"`
 	// RequireAccessTokenType refuses tokens not typed at+jwt (RFC 9068);
 	// by default tokens typed JWT or untyped pass too (see
-	// mcpserver.JWTConfig.RequireAccessTokenType).
+	// oauth.JWTConfig.RequireAccessTokenType).
 	RequireAccessTokenType bool `yaml:"require_access_token_type"`
 }
 
@@ -111,7 +113,7 @@ type OAuth struct {
 	// (authorization_code): a loopback http URL on which the gateway
 	// listens, any path (default http://127.0.0.1:0/callback, any free
 	// port; a pre-registered client needs a fixed one). It is checked when
-	// the gateway starts the upstream (see mcp.NewLoopbackAuthorizer).
+	// the gateway starts the upstream (see oauth.NewLoopbackAuthorizer).
 	RedirectURL string `yaml:"redirect_url"`
 	// ClientName is sent in a dynamic registration.
 	ClientName string `yaml:"client_name"`
@@ -120,6 +122,11 @@ type OAuth struct {
 	ClientMetadataURL string `yaml:"client_metadata_url"`
 	// NoDynamicRegistration forbids dynamic client registration.
 	NoDynamicRegistration bool `yaml:"no_dynamic_registration"`
+	// Allow names the destinations the OAuth requests may reach although
+	// they are not public https ones (the upstream's own origin needs no
+	// entry): origins ("http://127.0.0.1:9000") or hosts ("10.1.2.3"),
+	// see mcp.OptOAuthAllow.
+	Allow []string `yaml:"allow"`
 
 	secret string
 }
@@ -278,14 +285,14 @@ func (v *validator) checkJWT(j *JWTAuth) {
 	}
 	algsOK := true
 	for i, a := range j.Algorithms {
-		if !slices.Contains(mcpserver.DefaultJWTAlgorithms, a) {
-			v.fail(fmt.Sprintf("%q is not accepted: use %s", a, strings.Join(mcpserver.DefaultJWTAlgorithms, ", ")), "auth", "jwt", "algorithms", i)
+		if !slices.Contains(oauth.DefaultJWTAlgorithms, a) {
+			v.fail(fmt.Sprintf("%q is not accepted: use %s", a, strings.Join(oauth.DefaultJWTAlgorithms, ", ")), "auth", "jwt", "algorithms", i)
 			algsOK = false
 		}
 	}
 	if j.JWKSURL != "" && j.Issuer != "" && j.Audience != "" && algsOK {
 		// What the verifier refuses then is the URL.
-		if _, err := mcpserver.NewJWTVerifier(j.verifierConfig(nil)); err != nil {
+		if _, err := oauth.NewJWTVerifier(j.verifierConfig(nil)); err != nil {
 			v.fail(strings.TrimPrefix(err.Error(), "bad parameter: JWTConfig: JWKSURL: "), at("jwks_url")...)
 		}
 	}
@@ -302,7 +309,7 @@ func (v *validator) checkJWT(j *JWTAuth) {
 		j.Resource, key = j.Audience, "audience"
 	}
 	if j.Resource != "" {
-		if _, err := mcpserver.ProtectedResourceMetadataURL(j.Resource); err != nil {
+		if _, err := oauth.ProtectedResourceMetadataURL(j.Resource); err != nil {
 			v.fail(fmt.Sprintf("the resource identifier must be the absolute URL of the MCP endpoint: %v", err), at(key)...)
 		}
 	}
@@ -317,8 +324,8 @@ func (v *validator) checkJWT(j *JWTAuth) {
 }
 
 // verifierConfig is the configuration of the JWT verifier.
-func (j *JWTAuth) verifierConfig(logger *slog.Logger) mcpserver.JWTConfig {
-	return mcpserver.JWTConfig{
+func (j *JWTAuth) verifierConfig(logger *slog.Logger) oauth.JWTConfig {
+	return oauth.JWTConfig{
 		JWKSURL: j.JWKSURL, Issuer: j.Issuer, Audience: j.Audience,
 		Algorithms: j.Algorithms, Leeway: j.Leeway, Logger: logger,
 		RequireAccessTokenType: j.RequireAccessTokenType,
@@ -350,6 +357,11 @@ func (v *validator) checkOAuth(s *Server, i int) {
 	for k := range s.Headers {
 		if strings.EqualFold(k, "Authorization") {
 			v.fail("an Authorization header and oauth exclude each other", "servers", i, "headers", k)
+		}
+	}
+	for j, e := range o.Allow {
+		if _, err := oauth.NewAllowList(e); err != nil {
+			v.fail(strings.TrimPrefix(err.Error(), toolkit.ErrBadParameter.Error()+": "), at("allow", j)...)
 		}
 	}
 	switch o.Grant {
@@ -426,7 +438,7 @@ func (v *validator) checkOAuth(s *Server, i int) {
 type authenticator struct {
 	logger *slog.Logger
 	tokens atomic.Pointer[[]tokenHash]
-	jwt    *mcpserver.JWTVerifier
+	jwt    *oauth.JWTVerifier
 	scopes []string // granted to a configured token
 	meta   *oauthex.ProtectedResourceMetadata
 }
@@ -442,7 +454,7 @@ func newAuthenticator(a *Auth, logger *slog.Logger) (*authenticator, error) {
 		au.setTokens(a.Bearer.tokens)
 	}
 	if j := a.JWT; j != nil {
-		v, err := mcpserver.NewJWTVerifier(j.verifierConfig(logger))
+		v, err := oauth.NewJWTVerifier(j.verifierConfig(logger))
 		if err != nil {
 			return nil, err
 		}
@@ -463,7 +475,7 @@ func (a *authenticator) options(leeway time.Duration) []mcpserver.HTTPOption {
 		// Configured tokens do not expire; a JWT without exp is refused
 		// by the verifier, which also allows the clock skew.
 		AllowMissingExpiration: true,
-		ClockSkew:              max(leeway, mcpserver.DefaultJWTLeeway),
+		ClockSkew:              max(leeway, oauth.DefaultJWTLeeway),
 	})}
 	if a.meta != nil {
 		opts = append(opts, mcpserver.WithProtectedResource(a.meta))
@@ -509,39 +521,39 @@ func (a *authenticator) verify(ctx context.Context, token string, req *http.Requ
 type authorizers struct {
 	logger *slog.Logger
 	mu     sync.Mutex
-	m      map[string]*mcp.LoopbackAuthorizer
-	stores map[string]*mcp.FileTokenStore
+	m      map[string]*oauth.LoopbackAuthorizer
+	stores map[string]*oauth.FileTokenStore
 }
 
 // get returns the authorizer of redirect, starting it if needed.
-func (a *authorizers) get(redirect string) (*mcp.LoopbackAuthorizer, error) {
+func (a *authorizers) get(redirect string) (*oauth.LoopbackAuthorizer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if l, ok := a.m[redirect]; ok {
 		return l, nil
 	}
-	l, err := mcp.NewLoopbackAuthorizer(redirect, promptWriter{a.logger, os.Stderr})
+	l, err := oauth.NewLoopbackAuthorizer(redirect, promptWriter{a.logger, os.Stderr})
 	if err != nil {
 		return nil, err
 	}
 	if a.m == nil {
-		a.m = map[string]*mcp.LoopbackAuthorizer{}
+		a.m = map[string]*oauth.LoopbackAuthorizer{}
 	}
 	a.m[redirect] = l
 	return l, nil
 }
 
 // store returns the token store in file, one per file.
-func (a *authorizers) store(file string) *mcp.FileTokenStore {
+func (a *authorizers) store(file string) *oauth.FileTokenStore {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if s, ok := a.stores[file]; ok {
 		return s
 	}
 	if a.stores == nil {
-		a.stores = map[string]*mcp.FileTokenStore{}
+		a.stores = map[string]*oauth.FileTokenStore{}
 	}
-	s := mcp.NewFileTokenStore(file)
+	s := oauth.NewFileTokenStore(file)
 	a.stores[file] = s
 	return s
 }
@@ -577,14 +589,18 @@ func (g *gateway) oauthOptions(s Server) ([]mcp.Option, error) {
 	if o == nil {
 		return nil, nil
 	}
+	var opts []mcp.Option
+	if len(o.Allow) > 0 {
+		opts = append(opts, mcp.OptOAuthAllow(o.Allow...))
+	}
 	if o.Grant == grantClientCredentials {
-		return []mcp.Option{mcp.OptOAuthClientCredentials(o.ClientID, o.secret)}, nil
+		return append(opts, mcp.OptOAuthClientCredentials(o.ClientID, o.secret)), nil
 	}
 	login, err := g.logins.get(o.RedirectURL)
 	if err != nil {
 		return nil, err
 	}
-	cfg := mcp.OAuthConfig{
+	cfg := oauth.Config{
 		Authorize:             login.Authorize,
 		RedirectURL:           login.RedirectURL(),
 		ClientMetadataURL:     o.ClientMetadataURL,
@@ -602,7 +618,7 @@ func (g *gateway) oauthOptions(s Server) ([]mcp.Option, error) {
 	if dir := g.config().TokenDir; dir != "" {
 		cfg.Store = g.logins.store(tokenFile(dir, s.Name))
 	}
-	opts := []mcp.Option{mcp.OptOAuth(cfg)}
+	opts = append(opts, mcp.OptOAuth(cfg))
 	if s.Timeouts.Connect == 0 {
 		opts = append(opts, mcp.OptConnectTimeout(authorizeTimeout))
 	}

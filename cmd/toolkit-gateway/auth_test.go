@@ -132,7 +132,7 @@ func TestParseAuthConfigErrors(t *testing.T) {
 		{"negative leeway", jwt + "    leeway: -1s\n", []string{"gw.yaml:6: auth.jwt.leeway: must not be negative"}},
 		{"leeway type", jwt + "    leeway: [1s]\n", []string{"gw.yaml:6: auth.jwt.leeway: cannot use a list as a duration"}},
 		{"bad authorization server", jwt + "    authorization_servers: [ftp://x]\n", []string{`gw.yaml:6: auth.jwt.authorization_servers[0]: "ftp://x" is not an http(s) URL`}},
-		{"unknown oauth field", srv + "    oauth:\n      client_secret: hunter2\n", []string{"gw.yaml:5: servers[0].oauth.client_secret: unknown field (known: grant, client_id, client_secret_env, client_secret_file, scopes, redirect_url, client_name, client_metadata_url, no_dynamic_registration)"}},
+		{"unknown oauth field", srv + "    oauth:\n      client_secret: hunter2\n", []string{"gw.yaml:5: servers[0].oauth.client_secret: unknown field (known: grant, client_id, client_secret_env, client_secret_file, scopes, redirect_url, client_name, client_metadata_url, no_dynamic_registration, allow)"}},
 		{"bad grant", srv + "    oauth:\n      grant: password\n", []string{`gw.yaml:5: servers[0].oauth.grant: "password" is not a grant`}},
 		{"oauth on stdio", "servers:\n  - name: up\n    command: [x]\n    oauth: {}\n", []string{"gw.yaml:4: servers[0].oauth: OAuth is for http(s) servers"}},
 		{"oauth and Authorization", srv + "    headers: {Authorization: Bearer x}\n    oauth: {}\n", []string{"gw.yaml:4: servers[0].headers.Authorization: an Authorization header and oauth exclude each other"}},
@@ -143,6 +143,7 @@ func TestParseAuthConfigErrors(t *testing.T) {
 		{"secret without client", srv + "    oauth:\n      client_secret_env: GW_TEST_SHORT\n", []string{"gw.yaml:4: servers[0].oauth.client_id: a client secret needs its client_id"}},
 		{"missing secret file", srv + "    oauth:\n      client_id: gw\n      client_secret_file: nowhere\n", []string{"gw.yaml:6: servers[0].oauth.client_secret_file: open "}},
 		{"no way to register", srv + "    oauth:\n      no_dynamic_registration: true\n", []string{"gw.yaml:5: servers[0].oauth.no_dynamic_registration: without client_id"}},
+		{"bad allowed destination", srv + "    oauth:\n      allow: [localhost, \"http://x/path\"]\n", []string{`gw.yaml:5: servers[0].oauth.allow[1]: allowed destination "http://x/path": want an origin`}},
 		{"metadata URL", srv + "    oauth:\n      client_metadata_url: http://x/c.json\n", []string{`gw.yaml:5: servers[0].oauth.client_metadata_url: "http://x/c.json" is not an https URL`}},
 		{"token_dir a file", "token_dir: empty\n", []string{"gw.yaml:1: token_dir: " + filepath.Join(dir, "empty") + " is not a directory"}},
 	} {

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/llmkit/toolkit/mcp/mcpserver"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -32,6 +34,20 @@ type Config struct {
 	// SessionTimeout closes a client's session after this long without a
 	// request (default 30m; a negative duration keeps idle sessions).
 	SessionTimeout time.Duration `yaml:"session_timeout"`
+	// IdleTimeout closes a keep-alive connection idle this long (default
+	// 2m; mcpserver.WithIdleTimeout).
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// ReadTimeout ends a request whose body has not arrived in this long
+	// (default 30s; mcpserver.WithReadTimeout). Event streams are never
+	// cut by it.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// MaxSessions bounds the client sessions open at once (default 1000;
+	// mcpserver.WithMaxSessions): the next initialize gets 503 with
+	// Retry-After.
+	MaxSessions int `yaml:"max_sessions"`
+	// MaxSessionsPerPrincipal bounds the sessions of one authenticated
+	// client (default 100; mcpserver.WithMaxSessionsPerPrincipal).
+	MaxSessionsPerPrincipal int `yaml:"max_sessions_per_principal"`
 	// MaxSessionCalls is how many calls one client session may have in
 	// flight; more are refused (default 64; -1 for no limit; at most
 	// maxSessionCallsLimit).
@@ -207,3 +223,22 @@ var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
 // unknownField matches yaml.v3's message for a field KnownFields refused.
 var unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
+
+// ceilings are the HTTP face's limits the configuration sets; the others
+// keep mcpserver's defaults.
+func (c *Config) ceilings() []mcpserver.HTTPOption {
+	var opts []mcpserver.HTTPOption
+	if c.IdleTimeout > 0 {
+		opts = append(opts, mcpserver.WithIdleTimeout(c.IdleTimeout))
+	}
+	if c.ReadTimeout > 0 {
+		opts = append(opts, mcpserver.WithReadTimeout(c.ReadTimeout))
+	}
+	if c.MaxSessions > 0 {
+		opts = append(opts, mcpserver.WithMaxSessions(c.MaxSessions))
+	}
+	if c.MaxSessionsPerPrincipal > 0 {
+		opts = append(opts, mcpserver.WithMaxSessionsPerPrincipal(c.MaxSessionsPerPrincipal))
+	}
+	return opts
+}

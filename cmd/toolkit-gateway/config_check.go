@@ -113,6 +113,7 @@ func (v *validator) check(c *Config) {
 // mistake (a typo, a unit confused), not a wish.
 const (
 	maxSessionCallsLimit = 10_000
+	maxSessionsLimit     = 1 << 20
 	maxConcurrencyLimit  = 10_000
 	maxResultBytesLimit  = 1 << 30 // 1 GiB
 	maxDuration          = 7 * 24 * time.Hour
@@ -138,6 +139,24 @@ func isLoopback(addr string) bool {
 func (v *validator) checkServing(c *Config) {
 	if c.MaxSessionCalls < -1 || c.MaxSessionCalls > maxSessionCallsLimit {
 		v.fail(fmt.Sprintf("%d is out of range: use 1 to %d, or -1 for no limit", c.MaxSessionCalls, maxSessionCallsLimit), "max_session_calls")
+	}
+	for _, d := range []struct {
+		key string
+		val time.Duration
+	}{{"idle_timeout", c.IdleTimeout}, {"read_timeout", c.ReadTimeout}} {
+		if d.val < 0 || d.val > 24*time.Hour {
+			v.fail(fmt.Sprintf("%v is out of range: use 1ms to 24h (0 or absent: the default)", d.val), d.key)
+		} else if d.val > 0 && d.val < time.Millisecond {
+			v.fail(fmt.Sprintf("%v is out of range: use 1ms to 24h (0 or absent: the default)", d.val), d.key)
+		}
+	}
+	for _, n := range []struct {
+		key string
+		val int
+	}{{"max_sessions", c.MaxSessions}, {"max_sessions_per_principal", c.MaxSessionsPerPrincipal}} {
+		if n.val < 0 || n.val > maxSessionsLimit {
+			v.fail(fmt.Sprintf("%d is out of range: use 1 to %d (0 or absent: the default)", n.val, maxSessionsLimit), n.key)
+		}
 	}
 	if c.SessionTimeout > maxDuration {
 		v.fail(fmt.Sprintf("%v is out of range: at most %v", c.SessionTimeout, maxDuration), "session_timeout")

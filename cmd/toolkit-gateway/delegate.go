@@ -81,7 +81,11 @@ func (d *delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEve
 	if d.options != nil {
 		opts = append(opts, d.options(url)...)
 	}
-	c, err := mcp.NewDelegate(clientName, version, opts...).CreateConnector(url, report)
+	md, err := mcp.NewDelegate(clientName, version, opts...)
+	if err != nil {
+		return nil, err
+	}
+	c, err := md.CreateConnector(url, report)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // gatewayName identifies the gateway to its MCP clients.
@@ -128,6 +129,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithStateless()))
 	}
 	opts = append(opts, mcpserver.WithHTTP(mcpserver.WithSessionTimeout(cfg.SessionTimeout)))
+	opts = append(opts, mcpserver.WithHTTP(cfg.ceilings()...))
 	if cfg.MaxSessionCalls != 0 {
 		opts = append(opts, mcpserver.WithMaxSessionCalls(max(cfg.MaxSessionCalls, 0)))
 	}
@@ -212,15 +214,23 @@ func (g *gateway) run(ctx context.Context) error {
 			}
 		}
 	default:
+		h, err := g.srv.Handler()
+		if err != nil {
+			return err
+		}
 		mux := http.NewServeMux()
-		mux.Handle(cfg.Path, g.srv.Handler())
+		mux.Handle(cfg.Path, h)
 		if cfg.SSEPath != "" {
-			mux.Handle(cfg.SSEPath, g.srv.SSEHandler())
+			sse, err := g.srv.SSEHandler()
+			if err != nil {
+				return err
+			}
+			mux.Handle(cfg.SSEPath, sse)
 		}
 		mountHealth(mux, health)
 		g.mountMetrics(mux)
 		if g.auth != nil && g.auth.meta != nil {
-			if err := mcpserver.HandleProtectedResourceMetadata(mux, g.auth.meta); err != nil {
+			if err := oauth.HandleProtectedResourceMetadata(mux, g.auth.meta); err != nil {
 				return err
 			}
 		}
@@ -262,7 +272,7 @@ func (g *gateway) listen(ctx context.Context, addr string, handler http.Handler,
 		attrs = append(attrs, "mcp", base+g.config().Path)
 	}
 	g.logger.Info("serving", attrs...)
-	serve(func() error { return mcpserver.ServeHTTP(ctx, ln, handler) })
+	serve(func() error { return mcpserver.ServeHTTP(ctx, ln, handler, g.config().ceilings()...) })
 	return nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/oauthtest"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
+	"github.com/llmkit/toolkit/mcp/oauth"
 	"github.com/llmkit/toolkit/tool"
 )
 
@@ -46,7 +47,7 @@ func startProtectedCalc(t *testing.T, iss *oauthtest.Issuer) string {
 		t.Fatal(err)
 	}
 	resource := "http://" + ln.Addr().String() + "/mcp"
-	v, err := mcpserver.NewJWTVerifier(mcpserver.JWTConfig{JWKSURL: iss.JWKSURL(), Issuer: iss.URL, Audience: resource})
+	v, err := oauth.NewJWTVerifier(oauth.JWTConfig{JWKSURL: iss.JWKSURL(), Issuer: iss.URL, Audience: resource})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,8 @@ servers:
       grant: client_credentials
       client_id: gateway
       client_secret_file: client-secret
-`, iss.JWKSURL(), iss.URL, resource, calcURL))
+      allow: [%s]
+`, iss.JWKSURL(), iss.URL, resource, calcURL, iss.URL))
 	g := startGateway(t, config)
 	g.waitLog(t, 0, upstreamReady("calc"))
 	if iss.TokensIssued() == 0 {
@@ -256,7 +258,8 @@ servers:
     url: %s
     oauth:
       scopes: [calc]
-`, calcURL))
+      allow: [%s]
+`, calcURL, iss.URL))
 
 	g := startGateway(t, config)
 	g.waitLog(t, 0, func(r map[string]any) bool {

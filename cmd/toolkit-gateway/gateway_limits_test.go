@@ -5,6 +5,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -53,5 +55,40 @@ servers:
 	}
 	if text, _ := res.Content[0].(*sdk.TextContent); text == nil || !strings.Contains(text.Text, "limit of 100 bytes") {
 		t.Errorf("error %+v does not name the limit", res.Content[0])
+	}
+}
+
+// TestGatewayMaxSessions: max_sessions reaches the HTTP face: with one
+// session open, the next initialize is refused with 503 and Retry-After,
+// and closing the first makes room.
+func TestGatewayMaxSessions(t *testing.T) {
+	config := writeConfig(t, t.TempDir(), "listen: 127.0.0.1:0\nmax_sessions: 1\nidle_timeout: 1m\nread_timeout: 10s\n")
+	g := startGateway(t, config)
+	first := connectGateway(t, g)
+	initialize := func() *http.Response {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+		req, err := http.NewRequest(http.MethodPost, g.mcpURL, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	if resp := initialize(); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("second session: %s, Retry-After %q; want 503 with Retry-After", resp.Status, resp.Header.Get("Retry-After"))
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if resp := initialize(); resp.StatusCode != http.StatusOK {
+		t.Errorf("after the first session closed: %s, want 200", resp.Status)
 	}
 }

@@ -3,78 +3,19 @@ package mcpserver
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
-
-// ProtectedResourceMetadataPath is the well-known path of the metadata of
-// an OAuth protected resource (RFC 9728).
-const ProtectedResourceMetadataPath = "/.well-known/oauth-protected-resource"
-
-// ProtectedResourceMetadataURL returns where the metadata of the protected
-// resource identified by resource (the absolute URL of an MCP endpoint)
-// is served: the well-known path inserted between the host and the
-// resource's path (RFC 9728 §3.1), as in
-// https://mcp.example.com/.well-known/oauth-protected-resource/mcp.
-func ProtectedResourceMetadataURL(resource string) (string, error) {
-	u, err := url.Parse(resource)
-	if err != nil {
-		return "", err
-	}
-	if u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
-		return "", fmt.Errorf("%q is not an absolute http(s) URL", resource)
-	}
-	if u.Fragment != "" {
-		return "", fmt.Errorf("%q has a fragment", resource)
-	}
-	u.Path = ProtectedResourceMetadataPath + strings.TrimSuffix(u.Path, "/")
-	u.RawPath = ""
-	return u.String(), nil
-}
-
-// HandleProtectedResourceMetadata serves meta (with the go-sdk's
-// auth.ProtectedResourceMetadataHandler, CORS allowed) on mux at the
-// well-known path and at its form with the resource's path appended
-// (RFC 9728 §3.1), so that clients find it either way. meta.Resource must
-// be the absolute URL of the protected resource.
-func HandleProtectedResourceMetadata(mux *http.ServeMux, meta *oauthex.ProtectedResourceMetadata) error {
-	if meta == nil {
-		return fmt.Errorf("%w: nil protected resource metadata", toolkit.ErrBadParameter)
-	}
-	paths, err := metadataPaths(meta)
-	if err != nil {
-		return err
-	}
-	h := auth.ProtectedResourceMetadataHandler(meta)
-	for _, p := range paths {
-		mux.Handle(p, h)
-	}
-	return nil
-}
-
-// metadataPaths returns the URL paths the metadata of meta is served at.
-func metadataPaths(meta *oauthex.ProtectedResourceMetadata) ([]string, error) {
-	full, err := ProtectedResourceMetadataURL(meta.Resource)
-	if err != nil {
-		return nil, fmt.Errorf("%w: protected resource metadata: %v", toolkit.ErrBadParameter, err)
-	}
-	u, _ := url.Parse(full)
-	if u.Path == ProtectedResourceMetadataPath {
-		return []string{u.Path}, nil
-	}
-	return []string{ProtectedResourceMetadataPath, u.Path}, nil
-}
 
 // serveMetadata serves meta on mux unless a path of the MCP endpoints is
 // one of its own.
 func serveMetadata(mux *http.ServeMux, meta *oauthex.ProtectedResourceMetadata, taken ...string) error {
-	paths, err := metadataPaths(meta)
+	paths, err := oauth.ProtectedResourceMetadataPaths(meta.Resource)
 	if err != nil {
 		return err
 	}
@@ -83,24 +24,24 @@ func serveMetadata(mux *http.ServeMux, meta *oauthex.ProtectedResourceMetadata, 
 			return fmt.Errorf("%w: WithProtectedResource: the metadata path %s is an MCP endpoint's", toolkit.ErrBadParameter, p)
 		}
 	}
-	return HandleProtectedResourceMetadata(mux, meta)
+	return oauth.HandleProtectedResourceMetadata(mux, meta)
 }
 
 // WithProtectedResource makes the HTTP face an OAuth 2.1 protected
 // resource described by meta (RFC 9728): ServeListener serves meta at the
-// well-known paths (see HandleProtectedResourceMetadata; with a mux of
-// your own, call that function), and the 401 and 403 answers of
+// well-known paths (see [oauth.HandleProtectedResourceMetadata]; with a mux
+// of your own, call that function), and the 401 and 403 answers of
 // WithBearerAuth carry a WWW-Authenticate challenge whose
 // resource_metadata parameter points at it, unless its options name
 // another ResourceMetadataURL. Give WithBearerAuth too (for JWT access
-// tokens, with a JWTVerifier's Verify); meta.Resource must be the absolute
-// URL of the MCP endpoint.
+// tokens, with an [oauth.JWTVerifier]'s Verify); meta.Resource must be the
+// absolute URL of the MCP endpoint.
 func WithProtectedResource(meta *oauthex.ProtectedResourceMetadata) HTTPOption {
 	return func(c *httpConfig) error {
 		if meta == nil {
 			return fmt.Errorf("%w: WithProtectedResource: nil metadata", toolkit.ErrBadParameter)
 		}
-		u, err := ProtectedResourceMetadataURL(meta.Resource)
+		u, err := oauth.ProtectedResourceMetadataURL(meta.Resource)
 		if err != nil {
 			return fmt.Errorf("%w: WithProtectedResource: Resource: %v", toolkit.ErrBadParameter, err)
 		}

@@ -140,7 +140,10 @@ func BenchmarkServerGateway(b *testing.B) {
 			go func() { _ = upstream.Run(ctx, st); close(done) }()
 			return ct, nil
 		}
-		inner := mcp.NewDelegate("gateway", "1", mcp.OptDialer(dial), mcp.OptLogger(quietLogger()))
+		inner, err := mcp.NewDelegate("gateway", "1", mcp.OptDialer(dial), mcp.OptLogger(quietLogger()))
+		if err != nil {
+			b.Fatal(err)
+		}
 		tk, err := toolkit.New(toolkit.WithDelegate(inner))
 		if err != nil {
 			b.Fatal(err)

@@ -14,7 +14,8 @@
 //	srv, err := mcpserver.New(tk, &sdk.Implementation{Name: "app", Version: "1.0"})
 //	...
 //	err = srv.ServeStdio(ctx)                        // one client on stdin/stdout
-//	http.Handle("/mcp", srv.Handler())               // streamable HTTP, stateful
+//	h, err := srv.Handler()                          // streamable HTTP, stateful
+//	http.Handle("/mcp", h)
 //	err = mcpserver.Serve(ctx, tk, "127.0.0.1:8080") // or all of it in one call
 //
 // [Server.Run] serves one client over any go-sdk transport; [Server.Handler]
@@ -167,9 +168,12 @@
 // Every exposed name maps back to exactly one item (the toolkit key
 // "namespace.name", "uri#namespace" for resources, "uriTemplate#namespace"
 // for templates), and the server never parses an exposed name: it looks it
-// up in the table these rules build. A URI read through a template is
-// resolved by the server (Server.readTemplated), which knows each exposed
-// template's suffix.
+// up in the table these rules build. A resources/read of a URI that an
+// exposed template matches is resolved by the server itself, which knows
+// the suffix it gave each template: a URI ending with a template's
+// "#namespace" is read in that namespace (suffix stripped), any other in
+// the namespace of the first matching template in toolkit order, through
+// [toolkit.Toolkit.LookupType], so the read takes the same path as Lookup.
 //
 // [Server.ExposedName] tells the exposed name of a toolkit item.
 //
@@ -242,13 +246,55 @@
 // Options of type [HTTPOption] configure the HTTP face: DNS-rebinding
 // protection (Host and Origin checks, on by default), bearer-token
 // authentication ([WithBearerAuth]), a body limit, stateless mode, session
-// idle timeout, event-store resumption and the legacy SSE path. The
-// checks apply to [Server.SSEHandler] as to [Server.Handler]. Give them to [Server.Handler] or
+// idle timeout, event-store resumption, the legacy SSE path and the
+// ceilings below. The checks apply to [Server.SSEHandler] as to
+// [Server.Handler]. Give them to [Server.Handler], [Server.SSEHandler] or
 // [Server.ServeListener], or to [New] and [Serve] through [WithHTTP]. An
-// invalid option is an error, never silently ignored.
+// invalid option makes the function it is given to return an error naming
+// it: never a handler that fails at request time, never an option silently
+// ignored.
+//
+// # Ceilings of the HTTP face
+//
+// No client, authenticated or not, can hold the server's connections or
+// memory without bound. Each ceiling has a default and an option; a value
+// out of range is an error naming the option, from New (through
+// [WithHTTP]), [Server.ServeListener], [Serve] and [ServeHTTP]:
+//
+//	ceiling                         default  option                           beyond it
+//	headers of a request            10s      ReadHeaderTimeout (constant)     connection closed
+//	keep-alive connection, idle     2 min    WithIdleTimeout (1ms–24h)        connection closed
+//	request body arriving           30s      WithReadTimeout (1ms–24h)        400, connection closed
+//	request body size               4 MiB    WithMaxBodyBytes                 413
+//	sessions of a handler           1,000    WithMaxSessions (1–1,048,576)    503, Retry-After: 10
+//	sessions of one principal       100      WithMaxSessionsPerPrincipal      503, Retry-After: 10
+//	idle stateful session           30 min   WithSessionTimeout               session closed
+//	calls in flight of a session    64       WithMaxSessionCalls              JSON-RPC error -32029
+//	resources a session follows     1,024    (constant)                       JSON-RPC error
+//
+// The idle timeout is the http.Server's, so it applies where this package
+// runs the server ([ServeHTTP] and what is built on it); an application
+// that runs its own http.Server sets its IdleTimeout there. The read
+// timeout bounds only the arrival of a request's body (through the
+// request's read deadline, cleared once the body is in): the responses,
+// event streams of POSTs and of the standalone GET, last as long as they
+// need. A request that would open a session (a stateful POST without
+// Mcp-Session-Id, a legacy SSE GET; a stateless handler keeps none) is
+// refused with 503 Service
+// Unavailable and a Retry-After header when the handler has
+// [WithMaxSessions] sessions, or its principal (the UserID of the
+// verified token's auth.TokenInfo) has [WithMaxSessionsPerPrincipal];
+// requests of open sessions are never refused for it. A DELETE frees its
+// session's slot before it is answered; sessions that expire or are
+// closed otherwise free theirs when the ceiling is next reached. Each
+// refusal is logged (at most 10 lines at once, then one a second, the
+// next line saying how many were dropped) and counted in
+// [MetricSessionsRefused]. An idle session costs the server about 5 KB
+// of heap and one goroutine (about 2 KB of stack), as a session of a
+// plain go-sdk server does.
 //
 // To be an OAuth 2.1 resource server, check JWT access tokens against the
-// authorization server's key set with a [JWTVerifier] given to
+// authorization server's key set with an [oauth.JWTVerifier] given to
 // [WithBearerAuth] (required scopes in its options: 403
 // insufficient_scope), and describe the server with
 // [WithProtectedResource]: its metadata (RFC 9728) is served at the

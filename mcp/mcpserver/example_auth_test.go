@@ -12,15 +12,16 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // A toolkit served as an OAuth 2.1 protected resource: clients present JWT
 // access tokens issued by an authorization server, checked against its key
 // set; a client without one is pointed at the resource metadata, which
 // names the authorization server to get one from.
-func ExampleNewJWTVerifier() {
+func ExampleWithProtectedResource() {
 	const resource = "https://mcp.example.com/mcp" // where clients reach the server
-	verifier, err := mcpserver.NewJWTVerifier(mcpserver.JWTConfig{
+	verifier, err := oauth.NewJWTVerifier(oauth.JWTConfig{
 		JWKSURL:  "https://auth.example.com/.well-known/jwks.json",
 		Issuer:   "https://auth.example.com",
 		Audience: resource,
@@ -55,16 +56,4 @@ func ExampleNewJWTVerifier() {
 	fmt.Println(err)
 	// Output:
 	// <nil>
-}
-
-// The metadata of a protected resource is served at the well-known path
-// with the resource's own path appended.
-func ExampleProtectedResourceMetadataURL() {
-	u, err := mcpserver.ProtectedResourceMetadataURL("https://mcp.example.com/mcp")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(u)
-	// Output:
-	// https://mcp.example.com/.well-known/oauth-protected-resource/mcp
 }

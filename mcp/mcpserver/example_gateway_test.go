@@ -24,7 +24,11 @@ func ExampleWithStartupWait() {
 
 	mp := otel.GetMeterProvider() // the program's, set with otel.SetMeterProvider
 
-	tk, err := toolkit.New(toolkit.WithDelegate(mcp.NewDelegate("gateway", "1.0")), toolkit.WithMeterProvider(mp))
+	delegate, err := mcp.NewDelegate("gateway", "1.0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	tk, err := toolkit.New(toolkit.WithDelegate(delegate), toolkit.WithMeterProvider(mp))
 	if err != nil {
 		log.Fatal(err)
 	}

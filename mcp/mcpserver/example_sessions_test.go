@@ -29,9 +29,17 @@ func ExampleServer_SSEHandler() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
+	h, err := srv.Handler()
+	if err != nil {
+		log.Fatal(err)
+	}
+	sse, err := srv.SSEHandler()
+	if err != nil {
+		log.Fatal(err)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler())
-	mux.Handle("/sse", srv.SSEHandler())
+	mux.Handle("/mcp", h)
+	mux.Handle("/sse", sse)
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
 
@@ -65,8 +73,12 @@ func ExampleWithMaxSessionCalls() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
+	h, err := srv.Handler()
+	if err != nil {
+		log.Fatal(err)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler())
+	mux.Handle("/mcp", h)
 	fmt.Println("ready")
 	// Output: ready
 }

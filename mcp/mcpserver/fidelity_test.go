@@ -83,7 +83,7 @@ func newGateway(t *testing.T, m *testserver.Memory, copts *sdk.ClientOptions, co
 func newGatewayFixture(t *testing.T, m *testserver.Memory, conn []mcp.Option, opts ...toolkit.Option) (*fixture, context.Context) {
 	t.Helper()
 	events := make(chan toolkit.ConnectorEvent, 16)
-	d := mcp.NewDelegate("gateway", "1", append([]mcp.Option{mcp.OptLogger(quietLogger()), mcp.OptDialer(m.Dial)}, conn...)...)
+	d := mustDelegate(t, append([]mcp.Option{mcp.OptLogger(quietLogger()), mcp.OptDialer(m.Dial)}, conn...)...)
 	d.Events = func(e toolkit.ConnectorEvent) {
 		select {
 		case events <- e:

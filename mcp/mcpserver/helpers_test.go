@@ -235,3 +235,12 @@ func recvString(t testing.TB, ch <-chan string) string {
 		return ""
 	}
 }
+
+// mustDelegate returns the delegate of a gateway ("gateway", version "1")
+// with opts, failing the test on an error.
+func mustDelegate(t testing.TB, opts ...mcp.Option) *mcp.Delegate {
+	t.Helper()
+	d, err := mcp.NewDelegate("gateway", "1", opts...)
+	mustNotErr(t, err)
+	return d
+}

@@ -12,8 +12,9 @@ import (
 
 // Handler returns an http.Handler serving the MCP streamable HTTP transport
 // for s, stateful unless WithStateless is given. opts add to (and win over)
-// the options given to New with WithHTTP. An invalid option makes every
-// request fail with 500 and the option's error.
+// the options given to New with WithHTTP. An invalid option among opts
+// makes Handler fail with an error that wraps toolkit.ErrBadParameter and
+// names the option (those given to New were checked there).
 //
 // Security, in the order the checks run:
 //   - DNS-rebinding protection (on unless WithoutRebindingProtection): a
@@ -26,12 +27,18 @@ import (
 //     that points at the resource metadata of WithProtectedResource). The
 //     token's info reaches handlers through the SDK request.
 //   - A request body limit (WithMaxBodyBytes, 4 MiB by default; 413).
-func (s *Server) Handler(opts ...HTTPOption) http.Handler {
+//
+// Ceilings: a body must arrive within WithReadTimeout (30s by default), and
+// a stateful handler keeps at most WithMaxSessions sessions (1,000 by
+// default), WithMaxSessionsPerPrincipal (100) for one authenticated
+// principal; beyond them a new session is refused with 503 and
+// Retry-After.
+func (s *Server) Handler(opts ...HTTPOption) (http.Handler, error) {
 	h, _, err := s.handler(opts)
 	if err != nil {
-		return errorHandler(err)
+		return nil, err
 	}
-	return h
+	return h, nil
 }
 
 // handler builds the HTTP handler for the options of New followed by opts,
@@ -56,7 +63,10 @@ func (s *Server) handler(opts []HTTPOption) (http.Handler, *httpConfig, error) {
 	// With an event store a client may resume the stream of a request it
 	// hung up, so its calls go on.
 	h = s.calls.wrap(h, cfg.eventStore == nil)
-	return cfg.secure(h), cfg, nil
+	if !cfg.stateless {
+		h = newSessionGate(cfg.ceilings, s.logger, s.countRefusedSession, s.server.Sessions).wrap(h)
+	}
+	return bodyTimeout(cfg.secure(h), cfg.ceilings.read(), s.logger), cfg, nil
 }
 
 // httpConfig returns the HTTP configuration of the options of New followed
@@ -91,26 +101,28 @@ func (cfg *httpConfig) secure(h http.Handler) http.Handler {
 // POSTs its messages to. Mount it at a path of its own, beside Handler
 // (WithSSEPath does that for ServeListener and Serve). opts add to the
 // options given to New with WithHTTP; the security checks, the body limit
-// and the per-session call limit are those of Handler. A session lasts
-// as long as its GET request: when the client goes away, the calls still
-// running are cancelled.
-func (s *Server) SSEHandler(opts ...HTTPOption) http.Handler {
+// and the per-session call limit are those of Handler, and so are the
+// ceilings (WithReadTimeout, WithMaxSessions, WithMaxSessionsPerPrincipal),
+// counted apart from Handler's. A session lasts as long as its GET
+// request: when the client goes away, the calls still running are
+// cancelled. An invalid option among opts makes SSEHandler fail, as
+// Handler does.
+func (s *Server) SSEHandler(opts ...HTTPOption) (http.Handler, error) {
 	cfg, err := s.httpConfig(opts)
 	if err != nil {
-		return errorHandler(err)
+		return nil, err
 	}
-	return cfg.secure(wrapSSE(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.SSEOptions{
-		DisableLocalhostProtection: cfg.noRebinding || len(cfg.hosts) > 0, // the guard checks
-		MaxRequestBodyBytes:        cfg.maxBody,
-	})))
+	return cfg.sseHandler(s), nil
 }
 
-// errorHandler answers every request with 500: the handler was
-// misconfigured.
-func errorHandler(err error) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		http.Error(w, "misconfigured MCP handler: "+err.Error(), http.StatusInternalServerError)
-	})
+// sseHandler returns the legacy SSE handler of s for cfg.
+func (cfg *httpConfig) sseHandler(s *Server) http.Handler {
+	gate := newSessionGate(cfg.ceilings, s.logger, s.countRefusedSession, s.server.Sessions)
+	h := cfg.secure(gate.wrapSSE(wrapSSE(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.SSEOptions{
+		DisableLocalhostProtection: cfg.noRebinding || len(cfg.hosts) > 0, // the guard checks
+		MaxRequestBodyBytes:        cfg.maxBody,
+	}))))
+	return bodyTimeout(h, cfg.ceilings.read(), s.logger)
 }
 
 // originGuard refuses requests whose Host or Origin header points

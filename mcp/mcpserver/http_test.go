@@ -20,7 +20,11 @@ import (
 // serveHTTP serves the fixture over loopback HTTP.
 func (f *fixture) serveHTTP(t *testing.T, opts ...HTTPOption) *httptest.Server {
 	t.Helper()
-	ts := httptest.NewServer(f.srv.Handler(opts...))
+	h, err := f.srv.Handler(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts
 }
@@ -222,8 +226,12 @@ func TestServeHTTP(t *testing.T) {
 	}
 	defer srv.Close()
 	entered, ended := make(chan struct{}), make(chan struct{})
+	h, err := srv.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler())
+	mux.Handle("/mcp", h)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
 	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
 		close(entered)
@@ -269,4 +277,29 @@ func TestServeHTTP(t *testing.T) {
 		t.Fatal("ServeHTTP did not return after its context was cancelled")
 	}
 	<-ended
+}
+
+// An invalid HTTP option is reported by the function it is given to,
+// naming the option, instead of a handler answering 500 at request time.
+func TestHandlersReportInvalidOptions(t *testing.T) {
+	leakCheck(t)
+	f := newFixture(t, nil)
+	for name, o := range map[string]HTTPOption{
+		"WithMaxBodyBytes": WithMaxBodyBytes(-1),
+		"WithPath":         WithPath("mcp"),
+		"WithBearerAuth":   WithBearerAuth(nil, nil),
+	} {
+		if h, err := f.srv.Handler(WithStateless(), o); h != nil || !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), name) {
+			t.Errorf("Handler(%s): %v, %v; want ErrBadParameter naming the option", name, h, err)
+		}
+		if h, err := f.srv.SSEHandler(o); h != nil || !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), name) {
+			t.Errorf("SSEHandler(%s): %v, %v; want ErrBadParameter naming the option", name, h, err)
+		}
+		if _, err := New(f.tk, nil, WithHTTP(o)); !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), name) {
+			t.Errorf("New(WithHTTP(%s)): %v; want ErrBadParameter naming the option", name, err)
+		}
+	}
+	if h, err := f.srv.Handler(WithStateless(), WithMaxBodyBytes(1<<10)); h == nil || err != nil {
+		t.Errorf("valid options: %v, %v", h, err)
+	}
 }

@@ -33,6 +33,22 @@ const (
 	MetricRequestDuration = "toolkit.mcp.server.request.duration"
 )
 
+// MetricSessionsRefused is the name of the counter of the requests refused
+// because they would open a session beyond a ceiling (WithMaxSessions,
+// WithMaxSessionsPerPrincipal), by [AttrCeiling]. A Prometheus exporter
+// writes toolkit_mcp_server_sessions_refused_total.
+const MetricSessionsRefused = "toolkit.mcp.server.sessions.refused"
+
+// AttrCeiling is the attribute of MetricSessionsRefused that names the
+// ceiling reached: CeilingMaxSessions or CeilingMaxSessionsPerPrincipal.
+const AttrCeiling = attribute.Key("toolkit.ceiling")
+
+// Values of AttrCeiling.
+const (
+	CeilingMaxSessions             = "max_sessions"
+	CeilingMaxSessionsPerPrincipal = "max_sessions_per_principal"
+)
+
 // AttrKind is the attribute of the request metrics that tells what the
 // request reached: KindPrompt (prompts/get) or KindResource
 // (resources/read). The other attributes are the toolkit's:
@@ -73,6 +89,10 @@ func (s *Server) recordMetrics(mp metric.MeterProvider) (func(), error) {
 		return nil, fmt.Errorf("%w: WithMeterProvider: %w", toolkit.ErrBadParameter, err)
 	}
 	rm, err := newRequestMetrics(meter)
+	if err == nil {
+		s.refusals, err = meter.Int64Counter(MetricSessionsRefused, metric.WithUnit("{request}"),
+			metric.WithDescription("Requests refused because they would open a session beyond a ceiling, by ceiling."))
+	}
 	if err != nil {
 		reg.Unregister()
 		return nil, fmt.Errorf("%w: WithMeterProvider: %w", toolkit.ErrBadParameter, err)
@@ -91,6 +111,24 @@ func (s *Server) recordMetrics(mp metric.MeterProvider) (func(), error) {
 		}
 	})
 	return func() { reg.Unregister() }, nil
+}
+
+// Attribute sets of MetricSessionsRefused.
+var (
+	refusedTotal        = metric.WithAttributeSet(attribute.NewSet(AttrCeiling.String(CeilingMaxSessions)))
+	refusedPerPrincipal = metric.WithAttributeSet(attribute.NewSet(AttrCeiling.String(CeilingMaxSessionsPerPrincipal)))
+)
+
+// countRefusedSession counts a request refused by a session ceiling.
+func (s *Server) countRefusedSession(ctx context.Context, perPrincipal bool) {
+	if s.refusals == nil {
+		return
+	}
+	if perPrincipal {
+		s.refusals.Add(ctx, 1, refusedPerPrincipal)
+	} else {
+		s.refusals.Add(ctx, 1, refusedTotal)
+	}
 }
 
 // requestMetrics holds the instruments of prompts/get and resources/read.

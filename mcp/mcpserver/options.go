@@ -19,10 +19,10 @@ import (
 // names the option.
 type Option func(*config) error
 
-// HTTPOption configures the streamable HTTP face of a Server (Handler,
-// ServeListener, or WithHTTP for Serve). An invalid value makes Handler
-// answer every request with 500 and the error, and ServeListener and Serve
-// fail with it.
+// HTTPOption configures the HTTP face of a Server (Handler, SSEHandler,
+// ServeListener, ServeHTTP, or WithHTTP for New and Serve). An option given
+// an invalid value makes the function it is given to fail with an error
+// that wraps toolkit.ErrBadParameter and names the option.
 type HTTPOption func(*httpConfig) error
 
 type staticTemplate struct {
@@ -62,7 +62,8 @@ type httpConfig struct {
 	noRebinding    bool
 	path           string
 	eventStore     sdk.EventStore
-	sse            sseConfig // options_sessions.go
+	sse            sseConfig     // options_sessions.go
+	ceilings       ceilingConfig // options_ceilings.go
 }
 
 // WithLogger sets the server's logger (the default discards everything).

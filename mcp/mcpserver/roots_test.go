@@ -78,7 +78,7 @@ func askingServer(t *testing.T, meet, after *meeting) *testserver.Server {
 func httpGateway(t *testing.T, url string, conn ...mcp.Option) *fixture {
 	t.Helper()
 	events := make(chan toolkit.ConnectorEvent, 16)
-	d := mcp.NewDelegate("gateway", "1", append([]mcp.Option{mcp.OptLogger(quietLogger())}, conn...)...)
+	d := mustDelegate(t, append([]mcp.Option{mcp.OptLogger(quietLogger())}, conn...)...)
 	d.Events = func(e toolkit.ConnectorEvent) {
 		select {
 		case events <- e:

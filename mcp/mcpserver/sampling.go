@@ -24,7 +24,7 @@ type samplingConfig struct {
 }
 
 // WithSamplingMaxTokens sets the maxTokens of sampling requests for prompts
-// that do not set their own.
+// that do not set their own. n <= 0 leaves it unset, the default.
 func WithSamplingMaxTokens(n int64) SamplingOption {
 	return func(c *samplingConfig) {
 		if n > 0 {

@@ -140,7 +140,7 @@ type scaleGateway struct {
 func newScaleGateway(tb testing.TB, upstreams, tools int) *scaleGateway {
 	tb.Helper()
 	g := &scaleGateway{r: newScaleRunner(tb), changed: make(chan struct{}, 1)}
-	d := &scaleDelegate{Delegate: mcp.NewDelegate("gateway", "1", mcp.OptLogger(quietLogger())), r: g.r, ups: map[string]*sdk.Server{}}
+	d := &scaleDelegate{Delegate: mustDelegate(tb, mcp.OptLogger(quietLogger())), r: g.r, ups: map[string]*sdk.Server{}}
 	for i := range upstreams {
 		up := scaleUpstream(i, tools)
 		g.ups = append(g.ups, up)

@@ -55,14 +55,18 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, opts ...HTT
 			ln.Close()
 			return fmt.Errorf("%w: WithSSEPath(%q): the streamable HTTP endpoint is already there", toolkit.ErrBadParameter, cfg.sse.path)
 		}
-		mux.Handle(cfg.sse.path, s.SSEHandler(opts...))
+		mux.Handle(cfg.sse.path, cfg.sseHandler(s))
 	}
-	return ServeHTTP(ctx, ln, mux)
+	return serveHTTP(ctx, ln, mux, cfg)
 }
 
 // ShutdownGrace is how long ServeHTTP gives open requests to finish once
 // its context is cancelled.
 const ShutdownGrace = 5 * time.Second
+
+// ReadHeaderTimeout is how long ServeHTTP gives a request's headers to
+// arrive.
+const ReadHeaderTimeout = 10 * time.Second
 
 // ServeHTTP serves h on ln until ctx is cancelled, then shuts down. An MCP
 // handler keeps event streams open for as long as a session lives, so a
@@ -71,12 +75,28 @@ const ShutdownGrace = 5 * time.Second
 // ShutdownGrace to finish and closes what is left. Use it to serve a mux
 // that holds Handler beside routes of the application's own (a health
 // check, say). It closes ln.
-func ServeHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
+//
+// Headers must arrive within ReadHeaderTimeout, and a keep-alive
+// connection waiting for its next request is closed after WithIdleTimeout
+// (DefaultIdleTimeout); of opts only WithIdleTimeout counts, the others
+// are the handler's. An invalid option is returned at once.
+func ServeHTTP(ctx context.Context, ln net.Listener, h http.Handler, opts ...HTTPOption) error {
+	var cfg httpConfig
+	if err := cfg.apply(opts); err != nil {
+		ln.Close()
+		return err
+	}
+	return serveHTTP(ctx, ln, h, &cfg)
+}
+
+// serveHTTP is ServeHTTP with the configuration of its options.
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, cfg *httpConfig) error {
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
 	hs := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		IdleTimeout:       cfg.ceilings.idle(),
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	errc := make(chan error, 1)

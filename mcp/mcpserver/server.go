@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp/bridge"
@@ -53,6 +54,8 @@ type Server struct {
 	calls   *callTracker  // calls.go
 	subs    subscriptions // what each session follows (subscriptions.go)
 	search  *toolSearch   // WithToolSearch; nil without it (toolsearch.go)
+
+	refusals metric.Int64Counter // sessions refused by a ceiling (metrics.go); nil without metrics
 }
 
 // New returns a server that exposes tk. impl names the server to
@@ -106,7 +109,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		},
 	})
 	s.calls = newCallTracker(cfg.sessions.limit())
-	s.server.AddReceivingMiddleware(s.calls.middleware)
+	s.server.AddReceivingMiddleware(s.calls.middleware, sessionSlotMiddleware)
 	for _, t := range cfg.templates {
 		if err := safely(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
 			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)

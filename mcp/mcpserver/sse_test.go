@@ -24,9 +24,13 @@ func TestSSEHandler(t *testing.T) {
 			return "hello", nil
 		}),
 	)})
+	h, err := f.srv.Handler()
+	mustNotErr(t, err)
+	sse, err := f.srv.SSEHandler()
+	mustNotErr(t, err)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", f.srv.Handler())
-	mux.Handle("/sse", f.srv.SSEHandler())
+	mux.Handle("/mcp", h)
+	mux.Handle("/sse", sse)
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 
@@ -110,7 +114,9 @@ func TestSSEHangUpCancelsCalls(t *testing.T) {
 	b := newBlocker(t)
 	defer b.free()
 	f := newFixture(t, []toolkit.Option{b.option()})
-	ts := httptest.NewServer(f.srv.SSEHandler())
+	sse, err := f.srv.SSEHandler()
+	mustNotErr(t, err)
+	ts := httptest.NewServer(sse)
 	t.Cleanup(ts.Close)
 	// The client's connections, to cut them as a vanishing client would.
 	var (

@@ -114,7 +114,10 @@ func Toolkit(t testing.TB) *toolkit.Toolkit {
 	}
 	changed := make(chan struct{}, 1)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d := mcp.NewDelegate("adaptertest", "1.0", mcp.OptDialer(dial), mcp.OptLogger(quiet))
+	d, err := mcp.NewDelegate("adaptertest", "1.0", mcp.OptDialer(dial), mcp.OptLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
 	d.Events = func(toolkit.ConnectorEvent) {
 		select {
 		case changed <- struct{}{}:

@@ -190,6 +190,32 @@ func (i *Issuer) SignTyped(key, kid, typ string, claims map[string]any) string {
 	return tok
 }
 
+// SignHeader returns claims as a JWT signed with the key named key, with
+// kid and the extra header parameters of header (of any JSON type: a
+// "typ" that is a number, say).
+func (i *Issuer) SignHeader(key, kid string, header map[string]any, claims map[string]any) string {
+	i.t.Helper()
+	i.mu.Lock()
+	k, ok := i.keys[key]
+	i.mu.Unlock()
+	if !ok {
+		i.t.Fatalf("oauthtest: no key %q", key)
+	}
+	opts := (&jose.SignerOptions{}).WithHeader(jose.HeaderKey("kid"), kid)
+	for name, v := range header {
+		opts = opts.WithHeader(jose.HeaderKey(name), v)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: k.alg, Key: k.key}, opts)
+	if err != nil {
+		i.t.Fatal(err)
+	}
+	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
+	if err != nil {
+		i.t.Fatal(err)
+	}
+	return tok
+}
+
 func (i *Issuer) sign(key, kid, typ string, claims map[string]any) (string, error) {
 	i.mu.Lock()
 	k, ok := i.keys[key]

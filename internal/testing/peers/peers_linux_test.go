@@ -305,7 +305,10 @@ func TestProcessProbe(t *testing.T) {
 	t.Run("probe never succeeds", func(t *testing.T) {
 		p := nodeProcess(t, `console.log("ready"); setInterval(() => {}, 1000)`)
 		probes := 0
-		err := p.waitReady(t.Context(), 200*time.Millisecond, func(context.Context) error {
+		// Long enough for Node to start and the probe to run on a loaded
+		// machine: the probe never succeeds, so the wait always ends at
+		// the deadline.
+		err := p.waitReady(t.Context(), 3*time.Second, func(context.Context) error {
 			probes++
 			return errors.New("nobody home")
 		})

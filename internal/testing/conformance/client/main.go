@@ -9,7 +9,8 @@
 // mcp.OptOAuth, or, for the client credentials grant, with
 // mcp.OptOAuthClientCredentials when the context holds a client secret and
 // mcp.OptOAuthClientCredentialsJWT when it holds a private key, and
-// mcp.OptOAuthEnterprise for cross-app access; the user's
+// mcp.OptOAuthEnterprise for cross-app access, with the suite's loopback
+// authorization servers allowed (mcp.OptOAuthAllow); the user's
 // authorization is simulated by following the authorization server's
 // redirect without a browser.
 //
@@ -34,6 +35,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // clientMetadataURL is the client ID metadata document URL the suite's
@@ -77,6 +79,9 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 		mcp.OptLogger(logger),
 		mcp.OptMaxAttempts(1),
 		mcp.OptConnectTimeout(20 * time.Second),
+		// The suite's authorization servers listen on the loopback
+		// interface, on other ports than the server.
+		mcp.OptOAuthAllow("localhost", "127.0.0.1", "::1"),
 	}
 	var steps []step
 	switch {
@@ -91,7 +96,7 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 	case scenario == "auth/cross-app-access-complete-flow":
 		str := func(k string) string { v, _ := cctx[k].(string); return v }
 		idToken := str("idp_id_token")
-		opts = append(opts, mcp.OptOAuthEnterprise(mcp.EnterpriseConfig{
+		opts = append(opts, mcp.OptOAuthEnterprise(oauth.EnterpriseConfig{
 			IDToken:      func(context.Context) (string, error) { return idToken, nil },
 			IdPIssuer:    str("idp_issuer"),
 			IdPClientID:  str("idp_client_id"),
@@ -105,7 +110,7 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 		keyPEM, _ := cctx["private_key_pem"].(string)
 		switch {
 		case keyPEM != "":
-			key, err := mcp.ParsePrivateKeyPEM([]byte(keyPEM))
+			key, err := oauth.ParsePrivateKeyPEM([]byte(keyPEM))
 			if err != nil {
 				return err
 			}
@@ -118,7 +123,7 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 		}
 		steps = []step{{"test-tool", map[string]any{}}}
 	case strings.HasPrefix(scenario, "auth/"):
-		cfg := mcp.OAuthConfig{
+		cfg := oauth.Config{
 			Authorize:         followRedirect,
 			RedirectURL:       redirectURL,
 			ClientMetadataURL: clientMetadataURL,

@@ -82,8 +82,11 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 			toolkit.WithResourceTemplate(templates()...),
 		)
 	} else {
-		tkOpts = append(tkOpts, toolkit.WithDelegate(
-			mcp.NewDelegate("toolkit-gateway", "1.0.0", mcp.OptLogger(logger), mcp.OptForwardServerRequests())))
+		d, err := mcp.NewDelegate("toolkit-gateway", "1.0.0", mcp.OptLogger(logger), mcp.OptForwardServerRequests())
+		if err != nil {
+			return err
+		}
+		tkOpts = append(tkOpts, toolkit.WithDelegate(d))
 	}
 	tk, err := toolkit.New(tkOpts...)
 	if err != nil {

@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"context"
@@ -15,15 +15,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
-
-	"github.com/llmkit/toolkit/internal/errs"
 )
 
 // grantTypeJWTBearer is the grant type of RFC 7523 §2.1.
 const grantTypeJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 // EnterpriseConfig configures enterprise-managed authorization (the MCP
-// extension SEP-990, "cross-app access"), see OptOAuthEnterprise.
+// extension SEP-990, "cross-app access"), see [Enterprise].
 type EnterpriseConfig struct {
 	// IDToken returns an OpenID Connect ID token of the user, issued by the
 	// enterprise identity provider (IdP) to the client. Required.
@@ -45,29 +43,7 @@ type EnterpriseConfig struct {
 	Scopes []string
 }
 
-// OptOAuthEnterprise makes an HTTP connector authorize itself with
-// enterprise-managed authorization: when the server answers 401, the
-// connector finds the server's authorization server (protected resource
-// metadata, RFC 9728, and its metadata, with the MCP Go SDK), exchanges the
-// user's ID token at the IdP for an identity assertion grant (ID-JAG, with
-// RFC 8693 token exchange through the SDK's oauthex.ExchangeToken), and
-// presents it to the authorization server (the JWT bearer grant, RFC 7523),
-// authenticating with the client's secret as the server's metadata says
-// (client_secret_basic unless it supports only client_secret_post).
-//
-// Unlike the SDK's extauth.EnterpriseHandler, the IdP's metadata need not
-// advertise PKCE (no authorization code flow happens at the IdP here).
-func OptOAuthEnterprise(cfg EnterpriseConfig) Option {
-	return func(o *options) error {
-		if cfg.IDToken == nil || (cfg.IdPIssuer == "" && cfg.IdPTokenURL == "") || cfg.IdPClientID == "" || cfg.ClientID == "" {
-			return fmt.Errorf("%w: OptOAuthEnterprise: IDToken, IdPIssuer or IdPTokenURL, IdPClientID and ClientID are required", errs.ErrBadParameter)
-		}
-		o.oauth = &oauthSetup{enterprise: &cfg}
-		return nil
-	}
-}
-
-// enterpriseHandler implements auth.OAuthHandler for OptOAuthEnterprise.
+// enterpriseHandler implements auth.OAuthHandler for [Enterprise].
 type enterpriseHandler struct {
 	cfg *EnterpriseConfig
 	hc  *http.Client
@@ -138,7 +114,7 @@ func (h *enterpriseHandler) Authorize(ctx context.Context, req *http.Request, re
 		SubjectTokenType:   oauthex.TokenTypeIDToken,
 	}, idp, h.hc)
 	if err != nil {
-		return fmt.Errorf("token exchange at the IdP: %w", cleanOAuthError(err))
+		return fmt.Errorf("token exchange at the IdP: %w", cleanError(err))
 	}
 	style := oauth2.AuthStyleInHeader
 	if m := asm.TokenEndpointAuthMethodsSupported; len(m) > 0 && !slices.Contains(m, "client_secret_basic") && slices.Contains(m, "client_secret_post") {
@@ -149,7 +125,7 @@ func (h *enterpriseHandler) Authorize(ctx context.Context, req *http.Request, re
 		oauth2.SetAuthURLParam("grant_type", grantTypeJWTBearer),
 		oauth2.SetAuthURLParam("assertion", jag.AccessToken))
 	if err != nil {
-		return fmt.Errorf("JWT bearer grant: %w", cleanOAuthError(err))
+		return fmt.Errorf("JWT bearer grant: %w", cleanError(err))
 	}
 	h.mu.Lock()
 	h.ts = oauth2.StaticTokenSource(tok)

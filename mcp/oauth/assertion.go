@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"bytes"
@@ -22,7 +22,6 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/cryptosigner"
 	"github.com/go-jose/go-jose/v4/jwt"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/llmkit/toolkit/internal/errs"
 )
@@ -34,42 +33,12 @@ const clientAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bea
 // assertionLifetime is how long a client assertion is valid.
 const assertionLifetime = 5 * time.Minute
 
-// maxTokenRequest bounds the token request body the connector rewrites.
+// maxTokenRequest bounds the token request body a client assertion rewrites.
 const maxTokenRequest = 1 << 16
-
-// OptOAuthClientCredentialsJWT makes an HTTP connector authorize itself with
-// the OAuth client credentials grant, like OptOAuthClientCredentials, but
-// authenticates at the token endpoint with a JWT signed with the client's
-// private key instead of a secret (the private_key_jwt method, RFC 7523
-// §2.2): each token request carries a new assertion whose iss and sub are
-// clientID, whose aud is the authorization server's issuer identifier (its
-// token endpoint when it publishes no metadata), with a unique jti and an
-// expiry five minutes ahead.
-//
-// alg is the JWS algorithm (for example "ES256", "RS256", "PS256",
-// "EdDSA"); empty chooses it from the key: ES256, ES384 or ES512 for an
-// ECDSA key of the matching curve, RS256 for RSA, EdDSA for Ed25519.
-// ParsePrivateKeyPEM reads a key from PEM.
-func OptOAuthClientCredentialsJWT(clientID string, key crypto.Signer, alg string) Option {
-	return func(o *options) error {
-		if clientID == "" || key == nil {
-			return fmt.Errorf("%w: OptOAuthClientCredentialsJWT: a client ID and a key are required", errs.ErrBadParameter)
-		}
-		a, err := newClientAssertion(clientID, key, jose.SignatureAlgorithm(alg))
-		if err != nil {
-			return fmt.Errorf("%w: OptOAuthClientCredentialsJWT: %v", errs.ErrBadParameter, err)
-		}
-		// The SDK's handler wants a client secret; it gets a random
-		// stand-in that the transport replaces with an assertion.
-		creds := &oauthex.ClientCredentials{ClientID: clientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: a.standIn}}
-		o.oauth = &oauthSetup{clientCreds: creds, assertion: a}
-		return nil
-	}
-}
 
 // ParsePrivateKeyPEM returns the private key of the first PEM block of
 // data: PKCS #8 ("PRIVATE KEY"), SEC 1 ("EC PRIVATE KEY") or PKCS #1 ("RSA
-// PRIVATE KEY"), for OptOAuthClientCredentialsJWT.
+// PRIVATE KEY"), for [ClientCredentialsJWT].
 func ParsePrivateKeyPEM(data []byte) (crypto.Signer, error) {
 	block, _ := pem.Decode(data)
 	if block == nil {

@@ -1,7 +1,8 @@
-package mcp
+package oauth
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -17,11 +18,17 @@ import (
 	"github.com/llmkit/toolkit/internal/errs"
 )
 
-// LoopbackAuthorizer lets the user of a command-line program authorize a
-// connector: it prints the authorization URL for the user to open in a
+// LoopbackAuthorizer lets the user of a command-line program authorize
+// access: it prints the authorization URL for the user to open in a
 // browser and receives the authorization server's redirect on a loopback
-// HTTP listener (RFC 8252). Use its RedirectURL and Authorize method in an
-// OAuthConfig, and Close it when the program ends.
+// HTTP listener (RFC 8252). Use its RedirectURL and Authorize method in a
+// [Config], and Close it when the program ends.
+//
+// Only the redirect of the authorization in progress counts: one whose
+// state parameter is not that of the authorization URL (or is missing) is
+// answered 400 Bad Request and the authorizer keeps waiting, so that a
+// request forged by another local program, or by a web page when the port
+// is known, can neither end the login nor use up its redirect.
 type LoopbackAuthorizer struct {
 	out      io.Writer
 	ln       net.Listener
@@ -29,9 +36,16 @@ type LoopbackAuthorizer struct {
 	redirect string
 
 	mu      sync.Mutex
-	waiting chan loopbackResult // the authorization in progress
-	ask     sync.Mutex          // one authorization at a time
+	waiting *loopbackWait // the authorization in progress
+	ask     sync.Mutex    // one authorization at a time
 	done    chan struct{}
+}
+
+// loopbackWait is an authorization in progress: the state its redirect
+// must carry, and where its outcome goes.
+type loopbackWait struct {
+	state string
+	ch    chan loopbackResult
 }
 
 // loopbackResult is the outcome of one redirect.
@@ -85,13 +99,18 @@ func NewLoopbackAuthorizer(addr string, out io.Writer) (*LoopbackAuthorizer, err
 func (a *LoopbackAuthorizer) RedirectURL() string { return a.redirect }
 
 // Authorize is an auth.AuthorizationCodeFetcher: it writes the
-// authorization URL and waits for the redirect (or ctx).
+// authorization URL and waits for the redirect that carries the URL's
+// state parameter (or for ctx).
 func (a *LoopbackAuthorizer) Authorize(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 	a.ask.Lock()
 	defer a.ask.Unlock()
 	ch := make(chan loopbackResult, 1)
+	w := &loopbackWait{ch: ch}
+	if u, err := url.Parse(args.URL); err == nil {
+		w.state = u.Query().Get("state")
+	}
 	a.mu.Lock()
-	a.waiting = ch
+	a.waiting = w
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
@@ -115,12 +134,17 @@ func (a *LoopbackAuthorizer) Authorize(ctx context.Context, args *auth.Authoriza
 func (a *LoopbackAuthorizer) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	a.mu.Lock()
-	ch := a.waiting
+	wait := a.waiting
 	a.mu.Unlock()
-	if ch == nil {
+	if wait == nil {
 		http.Error(w, "No authorization is in progress.", http.StatusNotFound)
 		return
 	}
+	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(wait.state)) != 1 {
+		http.Error(w, "This redirect does not belong to the authorization in progress (its state is wrong or missing).", http.StatusBadRequest)
+		return
+	}
+	ch := wait.ch
 	if e := q.Get("error"); e != "" {
 		http.Error(w, "Authorization was refused: "+e, http.StatusForbidden)
 		select {
@@ -184,5 +208,5 @@ func loopbackAddress(addr string) (hostPort, path, escaped string, err error) {
 
 func isLoopbackHost(host string) bool {
 	ip := net.ParseIP(host)
-	return host == "localhost" || (ip != nil && ip.IsLoopback())
+	return strings.EqualFold(host, "localhost") || (ip != nil && ip.IsLoopback())
 }

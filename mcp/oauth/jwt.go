@@ -1,7 +1,8 @@
-package mcpserver
+package oauth
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
 )
 
 // Defaults of JWTConfig.
@@ -79,7 +80,8 @@ type JWTConfig struct {
 	// explicit type (an ID token typed for its use, a logout token, a
 	// DPoP proof, an ID-JAG) is refused either way, so that a JWT made
 	// for another purpose by the same issuer is never taken for an access
-	// token (RFC 8725, explicit typing).
+	// token (RFC 8725, explicit typing). A typ that is not a string is
+	// refused too: it is not "untyped".
 	RequireAccessTokenType bool
 	// Leeway is the clock skew allowed on exp, nbf and iat
 	// (DefaultJWTLeeway when 0; a negative value allows none).
@@ -106,8 +108,11 @@ type JWTConfig struct {
 
 // JWTVerifier checks JWT access tokens against the key set an
 // authorization server publishes: type, signature, issuer, audience,
-// expiry and not-before. Its Verify method is an auth.TokenVerifier for
-// WithBearerAuth; scopes are checked there, with the Scopes of
+// expiry and not-before, and that the token names its subject (a sub
+// claim that is not empty: the TokenInfo's UserID, whom a session
+// belongs to). Its Verify method is an auth.TokenVerifier, for
+// auth.RequireBearerToken (the server face's mcpserver.WithBearerAuth
+// takes one); scopes are checked there, with the Scopes of
 // auth.RequireBearerTokenOptions (403 insufficient_scope), against the
 // token's scope claim (or scp, as a list or a space-separated string).
 //
@@ -141,7 +146,7 @@ type jwksFetch struct {
 // error wrapping toolkit.ErrBadParameter.
 func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: JWTConfig: %s", toolkit.ErrBadParameter, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: JWTConfig: %s", errs.ErrBadParameter, fmt.Sprintf(format, args...))
 	}
 	if cfg.JWKSURL == "" || cfg.Issuer == "" || cfg.Audience == "" {
 		return nil, bad("JWKSURL, Issuer and Audience are required")
@@ -194,7 +199,7 @@ func httpsOrLoopback(raw string) error {
 		return fmt.Errorf("%q is not an absolute URL", raw)
 	case u.Scheme == "https":
 		return nil
-	case u.Scheme == "http" && isLoopback(u.Host):
+	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
 		return nil
 	}
 	return fmt.Errorf("%q: use https (http only on a loopback address)", raw)
@@ -240,7 +245,7 @@ func (v *JWTVerifier) verify(ctx context.Context, token string) (*auth.TokenInfo
 		return nil, errors.New("not exactly one signature")
 	}
 	hdr := tok.Headers[0]
-	if err := checkType(hdr, v.cfg.RequireAccessTokenType); err != nil {
+	if err := checkType(hdr, token, v.cfg.RequireAccessTokenType); err != nil {
 		return nil, err
 	}
 	keys, err := v.keysFor(ctx, hdr.KeyID)
@@ -275,6 +280,11 @@ func (v *JWTVerifier) verify(ctx context.Context, token string) (*auth.TokenInfo
 	if std.Expiry == nil {
 		return nil, errors.New("no exp claim")
 	}
+	if std.Subject == "" {
+		// The subject is who the token stands for: without one, a
+		// session would belong to nobody (and so to any token).
+		return nil, errors.New("no sub claim")
+	}
 	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: v.cfg.Issuer, Time: v.now()}, v.cfg.Leeway); err != nil {
 		if errors.Is(err, jwt.ErrInvalidIssuer) {
 			return nil, fmt.Errorf("issuer %.100q, want %q", std.Issuer, v.cfg.Issuer)
@@ -293,10 +303,19 @@ func (v *JWTVerifier) verify(ctx context.Context, token string) (*auth.TokenInfo
 }
 
 // checkType checks the typ header of a token (see
-// JWTConfig.RequireAccessTokenType). Media types compare without case and
-// with or without their "application/" prefix (RFC 7515).
-func checkType(h jose.Header, strict bool) error {
-	typ, _ := h.ExtraHeaders[jose.HeaderType].(string)
+// JWTConfig.RequireAccessTokenType), compact, whose header is h. Media
+// types compare without case and with or without their "application/"
+// prefix (RFC 7515). A typ that is not a string is refused: it is not
+// "untyped".
+func checkType(h jose.Header, compact string, strict bool) error {
+	raw, present := h.ExtraHeaders[jose.HeaderType]
+	typ, isString := raw.(string)
+	if present && !isString {
+		return fmt.Errorf("typ of JSON type %T, not a string", raw)
+	}
+	if !present && nullType(compact) {
+		return errors.New("typ null, not a string")
+	}
 	t := strings.ToLower(typ)
 	t = strings.TrimPrefix(t, "application/")
 	switch {
@@ -308,6 +327,26 @@ func checkType(h jose.Header, strict bool) error {
 		return nil
 	}
 	return fmt.Errorf("typ %.40q is not that of an access token", typ)
+}
+
+// nullType reports whether the protected header of the compact JWS
+// compact has a typ parameter whose value is null, which the JOSE library
+// drops.
+func nullType(compact string) bool {
+	seg, _, _ := strings.Cut(compact, ".")
+	if len(seg) > maxJWT {
+		return false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil {
+		return false
+	}
+	var hdr map[string]json.RawMessage
+	if json.Unmarshal(b, &hdr) != nil {
+		return false
+	}
+	t, ok := hdr[jose.HeaderType]
+	return ok && string(t) == "null"
 }
 
 // scopesOf returns the scopes of the scope claim (space-separated, RFC

@@ -1,4 +1,4 @@
-package mcpserver
+package oauth
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
-	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/internal/testing/oauthtest"
 )
 
@@ -145,6 +145,11 @@ func TestJWTVerifier(t *testing.T) {
 		{"untyped", iss.SignTyped("rsa-1", "rsa-1", "", claims(nil)), true},
 		{"typ of a logout token", iss.SignTyped("rsa-1", "rsa-1", "logout+jwt", claims(nil)), false},
 		{"typ of an ID-JAG", iss.SignTyped("rsa-1", "rsa-1", "oauth-id-jag+jwt", claims(nil)), false},
+		{"no sub", iss.Sign("rsa-1", claims(func(c map[string]any) { delete(c, "sub") })), false},
+		{"empty sub", iss.Sign("rsa-1", claims(func(c map[string]any) { c["sub"] = "" })), false},
+		{"typ a number", iss.SignHeader("rsa-1", "rsa-1", map[string]any{"typ": 5}, claims(nil)), false},
+		{"typ an object", iss.SignHeader("rsa-1", "rsa-1", map[string]any{"typ": map[string]any{"t": "at+jwt"}}, claims(nil)), false},
+		{"typ null", iss.SignHeader("rsa-1", "rsa-1", map[string]any{"typ": nil}, claims(nil)), false},
 		{"not a JWT", "opaque-token-0123456789", false},
 		{"too long", strings.Repeat("a", maxJWT+1), false},
 	} {
@@ -171,7 +176,7 @@ func TestJWTVerifier(t *testing.T) {
 	if strings.Contains(out, part[2]) || strings.Contains(out, part[1]) {
 		t.Error("a token reached the log")
 	}
-	for _, reason := range []string{"issuer", "audience", "bad signature", "no exp", "expired"} {
+	for _, reason := range []string{"issuer", "audience", "bad signature", "no exp", "expired", "no sub", "not a string"} {
 		if !strings.Contains(out, reason) {
 			t.Errorf("no refusal logged with %q:\n%s", reason, out)
 		}
@@ -203,6 +208,14 @@ func FuzzJWTVerifier(f *testing.F) {
 	sign(iss.SignTyped("rsa-1", "rsa-1", "JWT", claims), true)
 	sign(iss.SignTyped("rsa-1", "rsa-1", "logout+jwt", claims), false)
 	sign(iss.Forge("other", "rsa-1", claims), false)
+	noSub := iss.Claims(testAudience, "tools:read")
+	delete(noSub, "sub")
+	sign(iss.Sign("rsa-1", noSub), false)
+	emptySub := iss.Claims(testAudience, "tools:read")
+	emptySub["sub"] = ""
+	sign(iss.Sign("ec-1", emptySub), false)
+	sign(iss.SignHeader("rsa-1", "rsa-1", map[string]any{"typ": 5}, claims), false)
+	sign(iss.SignHeader("ec-1", "ec-1", map[string]any{"typ": []string{"at+jwt"}}, claims), false)
 	sign(iss.Sign("other", claims), false)
 	expired := iss.Claims(testAudience)
 	expired["exp"] = time.Now().Add(-time.Hour).Unix()
@@ -361,12 +374,14 @@ func TestNewJWTVerifierErrors(t *testing.T) {
 		"HS256":          {JWKSURL: "https://a.example.com/jwks", Issuer: "x", Audience: "x", Algorithms: []string{"HS256"}},
 		"none algorithm": {JWKSURL: "https://a.example.com/jwks", Issuer: "x", Audience: "x", Algorithms: []string{"none"}},
 	} {
-		if _, err := NewJWTVerifier(cfg); !errors.Is(err, toolkit.ErrBadParameter) {
+		if _, err := NewJWTVerifier(cfg); !errors.Is(err, errs.ErrBadParameter) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
 }
 
+// BenchmarkJWTVerifier measures the check of one access token, the key
+// set cached.
 func BenchmarkJWTVerifier(b *testing.B) {
 	iss := oauthtest.NewIssuer(b)
 	v, err := NewJWTVerifier(JWTConfig{JWKSURL: iss.JWKSURL(), Issuer: iss.URL, Audience: testAudience})

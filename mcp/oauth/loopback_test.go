@@ -1,20 +1,19 @@
-package mcp
+package oauth
 
 import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"golang.org/x/oauth2"
 
-	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
 )
 
 // printed collects what an authorizer writes, one Write a message.
@@ -41,12 +40,13 @@ type fetched struct {
 	err error
 }
 
-// authorizeAsync starts a.Authorize and waits until it printed the URL.
-func authorizeAsync(t *testing.T, ctx context.Context, a *LoopbackAuthorizer, out printed) <-chan fetched {
+// authorizeAsync starts a.Authorize for an authorization URL with state
+// and waits until it printed the URL.
+func authorizeAsync(t *testing.T, ctx context.Context, a *LoopbackAuthorizer, out printed, state string) <-chan fetched {
 	t.Helper()
 	ch := make(chan fetched, 1)
 	go func() {
-		r, err := a.Authorize(ctx, &auth.AuthorizationArgs{URL: "https://as.example/authorize?client_id=c"})
+		r, err := a.Authorize(ctx, &auth.AuthorizationArgs{URL: "https://as.example/authorize?client_id=c&state=" + state})
 		ch <- fetched{r, err}
 	}()
 	select {
@@ -91,8 +91,8 @@ func TestLoopbackAuthorizer(t *testing.T) {
 		t.Fatalf("redirect with no authorization in progress: %d, want 404", code)
 	}
 
-	ch := authorizeAsync(t, context.Background(), a, out)
-	if code := get(t, a.RedirectURL()+"?state=s"); code != http.StatusBadRequest {
+	ch := authorizeAsync(t, context.Background(), a, out, "s1")
+	if code := get(t, a.RedirectURL()+"?state=s1"); code != http.StatusBadRequest {
 		t.Fatalf("redirect without a code: %d, want 400", code)
 	}
 	if code := get(t, a.RedirectURL()+"?code=the-code&state=s1&iss=https%3A%2F%2Fas.example"); code != http.StatusOK {
@@ -104,7 +104,7 @@ func TestLoopbackAuthorizer(t *testing.T) {
 	}
 
 	// A refusal.
-	ch = authorizeAsync(t, context.Background(), a, out)
+	ch = authorizeAsync(t, context.Background(), a, out, "s2")
 	if code := get(t, a.RedirectURL()+"?error=access_denied&state=s2"); code != http.StatusForbidden {
 		t.Fatalf("refusal: %d, want 403", code)
 	}
@@ -114,14 +114,14 @@ func TestLoopbackAuthorizer(t *testing.T) {
 
 	// The context ends the wait.
 	ctx, cancel := context.WithCancel(context.Background())
-	ch = authorizeAsync(t, ctx, a, out)
+	ch = authorizeAsync(t, ctx, a, out, "s3")
 	cancel()
 	if f := result(t, ch); !errors.Is(f.err, context.Canceled) {
 		t.Fatalf("Authorize after cancel: %v", f.err)
 	}
 
 	// Close ends the wait.
-	ch = authorizeAsync(t, context.Background(), a, out)
+	ch = authorizeAsync(t, context.Background(), a, out, "s4")
 	a.Close()
 	if f := result(t, ch); f.err == nil {
 		t.Fatal("Authorize after Close succeeded")
@@ -142,7 +142,7 @@ func TestLoopbackAuthorizerRedirectURL(t *testing.T) {
 	if err != nil || u.Hostname() != "127.0.0.1" || u.Port() == "0" || u.Port() == "" || u.EscapedPath() != "/oauth/done%20here" {
 		t.Fatalf("RedirectURL = %q, want http://127.0.0.1:PORT/oauth/done%%20here", a.RedirectURL())
 	}
-	ch := authorizeAsync(t, context.Background(), a, out)
+	ch := authorizeAsync(t, context.Background(), a, out, "s")
 	base := "http://" + u.Host
 	if code := get(t, base+"/callback?code=c&state=s"); code != http.StatusNotFound {
 		t.Errorf("redirect to /callback: %d, want 404", code)
@@ -163,6 +163,34 @@ func TestLoopbackAuthorizerRedirectURL(t *testing.T) {
 	}
 }
 
+// TestLoopbackAuthorizerState: redirects whose state is missing or wrong
+// (forged by anyone who can reach the port) are answered 400, and neither
+// end the authorization nor use up its redirect: the genuine one that
+// follows completes it.
+func TestLoopbackAuthorizerState(t *testing.T) {
+	a, out := newLoopback(t)
+	ch := authorizeAsync(t, context.Background(), a, out, "the-state")
+	for _, forged := range []string{
+		"?code=evil",
+		"?code=evil&state=",
+		"?code=evil&state=other",
+		"?code=evil&state=the-stat",
+		"?code=evil&state=the-statex",
+		"?error=access_denied",
+		"?error=access_denied&state=other",
+	} {
+		if code := get(t, a.RedirectURL()+forged); code != http.StatusBadRequest {
+			t.Errorf("forged redirect %s: %d, want 400", forged, code)
+		}
+	}
+	if code := get(t, a.RedirectURL()+"?code=the-code&state=the-state"); code != http.StatusOK {
+		t.Fatalf("the genuine redirect: %d, want 200", code)
+	}
+	if f := result(t, ch); f.err != nil || f.res.Code != "the-code" || f.res.State != "the-state" {
+		t.Fatalf("Authorize = %+v, %v; want the genuine code", f.res, f.err)
+	}
+}
+
 func TestLoopbackAuthorizerAddress(t *testing.T) {
 	for _, addr := range []string{
 		"192.0.2.1:0", "example.com:80", "nonsense", "127.0.0.1",
@@ -170,60 +198,55 @@ func TestLoopbackAuthorizerAddress(t *testing.T) {
 		"http://127.0.0.1:0", "http://127.0.0.1:0/", "http://127.0.0.1:0/cb?x=1", "http://127.0.0.1:0/cb#f",
 		"http://u:p@127.0.0.1:0/cb", "http://127.0.0.1:0/cb?",
 	} {
-		if _, err := NewLoopbackAuthorizer(addr, os.Stderr); !errors.Is(err, toolkit.ErrBadParameter) {
+		if _, err := NewLoopbackAuthorizer(addr, os.Stderr); !errors.Is(err, errs.ErrBadParameter) {
 			t.Errorf("NewLoopbackAuthorizer(%q) = %v, want ErrBadParameter", addr, err)
 		}
 	}
 }
 
-func TestFileTokenStore(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sub", "tokens.json")
-	s := NewFileTokenStore(path)
-	if st, err := s.LoadToken(ctx, "https://a.example/mcp"); st != nil || err != nil {
-		t.Fatalf("LoadToken from no file = %v, %v", st, err)
+// FuzzLoopbackCallback checks that no redirect makes the authorizer panic
+// and that only one carrying the state of the authorization in progress
+// ends it: with its code (200) or the server's refusal (403).
+func FuzzLoopbackCallback(f *testing.F) {
+	for _, seed := range []string{
+		"code=c&state=the-state", "code=c", "code=c&state=other", "state=the-state",
+		"error=access_denied&state=the-state", "error=access_denied", "state=the-state&state=x&code=c",
+		"code=c&state=the-state&iss=https%3A%2F%2Fas.example", "%zz&state=the-state", "",
+	} {
+		f.Add(seed)
 	}
-	a := &StoredToken{Resource: "https://a.example/mcp", TokenURL: "https://as.example/token", ClientID: "ca",
-		Token: &oauth2.Token{AccessToken: "secret-a", RefreshToken: "secret-ra", Expiry: time.Now().Add(time.Hour).Round(time.Second)}}
-	b := &StoredToken{Resource: "https://b.example/mcp", TokenURL: "https://as.example/token", ClientID: "cb",
-		Token: &oauth2.Token{AccessToken: "secret-b"}}
-	for _, st := range []*StoredToken{a, b} {
-		if err := s.SaveToken(ctx, st); err != nil {
-			t.Fatal(err)
+	f.Fuzz(func(t *testing.T, query string) {
+		a := &LoopbackAuthorizer{}
+		ch := make(chan loopbackResult, 1)
+		a.waiting = &loopbackWait{state: "the-state", ch: ch}
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/callback", nil)
+		req.URL.RawQuery = query
+		a.callback(rec, req)
+		q := req.URL.Query()
+		var got *loopbackResult
+		select {
+		case r := <-ch:
+			got = &r
+		default:
 		}
-	}
-	fi, err := os.Stat(path)
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("token file: %v, %v; want mode 0600", fi, err)
-	}
-	// Another store on the same file (a restart) reads both.
-	s2 := NewFileTokenStore(path)
-	got, err := s2.LoadToken(ctx, a.Resource)
-	if err != nil || got.Token.AccessToken != "secret-a" || got.Token.RefreshToken != "secret-ra" || !got.Token.Expiry.Equal(a.Token.Expiry) || got.ClientID != "ca" {
-		t.Fatalf("LoadToken(a) = %+v, %v", got, err)
-	}
-	if got, _ := s2.LoadToken(ctx, b.Resource); got == nil || got.ClientID != "cb" {
-		t.Fatalf("LoadToken(b) = %v", got)
-	}
-	if strings.Contains(a.String(), "secret") || strings.Contains(a.LogValue().String(), "secret") {
-		t.Fatalf("String/LogValue show a token: %s", a)
-	}
-	if err := s.SaveToken(ctx, &StoredToken{}); err == nil {
-		t.Fatal("SaveToken without a resource succeeded")
-	}
-	// A broken file is reported without being quoted.
-	if err := os.WriteFile(path, []byte(`{"secret-broken`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.LoadToken(ctx, a.Resource); err == nil || strings.Contains(err.Error(), "secret") {
-		t.Fatalf("LoadToken from a broken file = %v", err)
-	}
-	if err := s.SaveToken(ctx, a); err == nil {
-		t.Fatal("SaveToken over a broken file succeeded")
-	}
-	// No temporary file is left behind.
-	entries, _ := os.ReadDir(filepath.Dir(path))
-	if len(entries) != 1 {
-		t.Fatalf("directory holds %d entries, want the token file only", len(entries))
-	}
+		switch {
+		case q.Get("state") != "the-state":
+			if rec.Code != http.StatusBadRequest || got != nil {
+				t.Fatalf("state %q: %d, result %v", q.Get("state"), rec.Code, got)
+			}
+		case q.Get("error") != "":
+			if rec.Code != http.StatusForbidden || got == nil || got.err == nil {
+				t.Fatalf("refusal: %d, result %v", rec.Code, got)
+			}
+		case q.Get("code") == "":
+			if rec.Code != http.StatusBadRequest || got != nil {
+				t.Fatalf("no code: %d, result %v", rec.Code, got)
+			}
+		default:
+			if rec.Code != http.StatusOK || got == nil || got.res.Code != q.Get("code") || got.res.State != "the-state" {
+				t.Fatalf("genuine: %d, result %v", rec.Code, got)
+			}
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 // well-known location of the MCP server's origin. Some of them name there
 // an issuer with a path (https://mcp.example.com/oauth), which the SDK's
 // discovery refuses: RFC 8414 §3.3 wants the issuer of the URL the
-// metadata was fetched for, the origin. The connector then authorizes with
+// metadata was fetched for, the origin. The Handler then authorizes with
 // a second SDK handler to which it presents what a current server would
 // publish: protected resource metadata naming that issuer, and the same
 // metadata at the issuer's own well-known location, where the SDK checks
@@ -49,7 +49,7 @@ type legacyDiscovery struct {
 	active atomic.Pointer[auth.OAuthHandler] // handler, once it authorized
 }
 
-// use makes h the handler of the connector's requests.
+// use makes h the handler of the requests to the resource.
 func (l *legacyDiscovery) use(h auth.OAuthHandler) { l.active.Store(&h) }
 
 // issuerOf returns the issuer of the fallback.

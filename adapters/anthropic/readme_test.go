@@ -1,0 +1,37 @@
+package anthropic_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/llmkit/toolkit/internal/testing/readme"
+)
+
+// TestReadmeGoBlocksCompile compiles the Go blocks of the repository's
+// README.md that use this module (the root module's test compiles the
+// others), so the README's example of this adapter never drifts from it.
+func TestReadmeGoBlocksCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a package")
+	}
+	md, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := readme.Blocks("README.md", string(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []readme.Block
+	for _, b := range blocks {
+		if mod, err := b.Module("../.."); err != nil {
+			t.Error(err)
+		} else if mod == "adapters/anthropic" {
+			mine = append(mine, b)
+		}
+	}
+	if len(mine) == 0 {
+		t.Fatal("README.md has no Go block that uses this module; remove this test with the block")
+	}
+	readme.Compile(t, ".", mine)
+}
