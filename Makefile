@@ -19,6 +19,12 @@
 #   make bench        benchmarks (BENCHTIME=1s by default)
 #   make fuzz         each fuzz target for FUZZTIME (20s by default)
 #   make example      run the example program
+#   make disclosure   the progressive-disclosure figures: tokens, finding
+#                     (recall@1, recall@5, MRR on the labelled corpus) and
+#                     search speed at 10,000 tools
+#   make corpus       regenerate the corpus of real tool definitions
+#                     (model/testdata/disclosure/tools.json) from the MCP
+#                     servers pinned in tools/corpus (a large npm install)
 #
 # Plain `go test ./...` works too; tests that need the peers (or haproxy)
 # then skip with a message saying how to install them.
@@ -45,7 +51,7 @@ SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := test
 
-.PHONY: test peers haproxy vet fmt-check unit gateway adapters conformance scaleout bench fuzz example
+.PHONY: test peers haproxy vet fmt-check unit gateway adapters conformance scaleout bench fuzz example disclosure corpus
 
 test:
 	@TEST_TIMEOUT=$(TEST_TIMEOUT) SCALEOUT_TIMEOUT=$(SCALEOUT_TIMEOUT) TEST_FLAGS='$(TEST_FLAGS)' bash scripts/test.sh
@@ -102,3 +108,11 @@ fuzz: peers
 
 example:
 	$(GO) run ./example
+
+disclosure:
+	$(GO) test -count=1 -run 'TestDisclosureFigures' -v ./model/ ./mcp/mcpserver/
+	$(GO) test -run '^$$' -bench 'ToolSearch' -benchmem -benchtime $(BENCHTIME) ./model/
+
+corpus: peers
+	cd tools/corpus && npm ci --no-audit --no-fund --ignore-scripts
+	$(GO) run ./internal/testing/toolcorpus -root .

@@ -11,6 +11,15 @@
 // turns every outcome, failures included, into a Result the model can
 // read. Repair mends argument strings that are almost JSON.
 //
+// A catalogue too large to send whole is disclosed a little at a time: a
+// Disclosure offers the model a search tool and the tools it always
+// needs, and the tools its searches find join the requests that follow
+// (a conversation's found tools are a Loaded). Search ranks tools by the
+// words of their names, namespaces, titles, descriptions and parameters,
+// stemmed, with synonyms a user would expect (Index, and ToolIndex for a
+// catalogue that changes one tool at a time); an application can add an
+// embedding model of its own (Embedder) for hybrid ranking.
+//
 // The package speaks the providers' JSON shapes directly and imports no
 // provider SDK.
 package model

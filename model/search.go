@@ -1,8 +1,6 @@
 package model
 
 import (
-	"container/heap"
-	"math"
 	"strings"
 	"sync"
 	"unicode"
@@ -10,33 +8,28 @@ import (
 	toolkit "github.com/llmkit/toolkit"
 )
 
-// BM25 parameters and the weight of a name's words against a
-// description's.
-const (
-	bm25K1     = 1.2
-	bm25B      = 0.75
-	nameWeight = 3
-)
-
-// Index is a keyword index (Okapi BM25) over the names and descriptions of
-// toolkit items. It is immutable once built and safe for concurrent use;
-// build it once per set of items and query it many times.
+// Index is a keyword index (Okapi BM25) over toolkit items. It is
+// immutable once built and safe for concurrent use; build it once per set
+// of items and query it many times. [ToolIndex] is the same ranking over
+// documents that come and go one by one.
 //
-// Text is split into words on anything that is not a letter or digit and
-// on camelCase boundaries ("getHTTPStatus" is get, http, status), lower-
-// cased, stripped of a plural "s" and of common English stop words. Words
-// of a name count nameWeight times as much as words of a description.
+// An item is indexed by the words of its name, namespace, title,
+// description and input parameters (names and descriptions), each part
+// weighted (a word of the name counts three times a word of the
+// description; a parameter's description a quarter). Text is split into
+// words on anything that is not a letter or digit and on camelCase
+// boundaries ("getHTTPStatus" is get, http, status), lower-cased, freed of
+// common English stop words and reduced to its stem (Porter's algorithm:
+// "deleting" and "deleted" are "delet"). A word also stands for the
+// concepts it belongs to in a small table of synonyms a user would expect
+// (remove and delete, fetch and get, folder and directory, ...): a query
+// word matches a tool that says the same thing another way, at half the
+// weight of the word itself.
 type Index struct {
-	items    []toolkit.Item
-	docLen   []float32
-	avgLen   float64
-	postings map[string][]posting
-	scratch  sync.Pool // *[]float64, one score per item
-}
-
-type posting struct {
-	doc int32
-	tf  float32
+	items   []toolkit.Item
+	pos     []int // by document id: the item's position in items
+	eng     *engine
+	scratch sync.Pool // *searchScratch
 }
 
 // Hit is one search result.
@@ -52,142 +45,53 @@ type Hit struct {
 // NewIndex indexes the tools and prompts of items (resources are skipped
 // but keep their positions).
 func NewIndex(items []toolkit.Item) *Index {
-	x := &Index{
-		items:    items,
-		docLen:   make([]float32, len(items)),
-		postings: make(map[string][]posting),
-	}
+	x := &Index{items: items, eng: newEngine()}
 	tf := map[string]float32{}
-	var total float64
 	for i, it := range items {
 		if it.Type == toolkit.ListTypeResources {
 			continue
 		}
 		clear(tf)
-		var n float32
-		for _, w := range Words(it.Name) {
-			tf[w] += nameWeight
-			n += nameWeight
-		}
-		for _, w := range Words(it.Description()) {
-			tf[w]++
-			n++
-		}
-		for w, f := range tf {
-			x.postings[w] = append(x.postings[w], posting{doc: int32(i), tf: f})
-		}
-		x.docLen[i] = n
-		total += float64(n)
+		d := SearchDocOf("", it)
+		n := docTerms(d, tf)
+		x.eng.add(tf, n, nameStems(d.Name))
+		x.pos = append(x.pos, i)
 	}
-	if len(items) > 0 {
-		x.avgLen = total / float64(len(items))
-	}
-	if x.avgLen == 0 {
-		x.avgLen = 1
-	}
-	n := len(items)
-	x.scratch.New = func() any { s := make([]float64, n); return &s }
+	x.scratch.New = func() any { return new(searchScratch) }
 	return x
 }
 
 // Len returns the number of items indexed (resources included).
 func (x *Index) Len() int { return len(x.items) }
 
-// Search returns up to k items that best match the words of query, best
-// first (ties in index order), keeping only items for which keep returns
-// true (nil keeps all). Items that share no word with the query are never
+// Search returns up to k items that best match query, best first (ties in
+// index order), keeping only items for which keep returns true (nil keeps
+// all). Items that share no word or concept with the query are never
 // returned.
 func (x *Index) Search(query string, k int, keep func(toolkit.Item) bool) []Hit {
-	if k <= 0 || len(x.items) == 0 {
+	if k <= 0 || len(x.pos) == 0 {
 		return nil
 	}
-	words := Words(query)
-	if len(words) == 0 {
+	q := queryTerms(query)
+	if len(q) == 0 {
 		return nil
 	}
-	sp := x.scratch.Get().(*[]float64)
-	scores := *sp
-	var touched []int32
-	n := float64(len(x.items))
-	seen := map[string]bool{}
-	for _, w := range words {
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		ps := x.postings[w]
-		if len(ps) == 0 {
-			continue
-		}
-		df := float64(len(ps))
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		for _, p := range ps {
-			tf := float64(p.tf)
-			norm := tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(x.docLen[p.doc])/x.avgLen))
-			if scores[p.doc] == 0 {
-				touched = append(touched, p.doc)
-			}
-			scores[p.doc] += idf * norm
-		}
+	var keepDoc func(int32) bool
+	if keep != nil {
+		keepDoc = func(d int32) bool { return keep(x.items[x.pos[d]]) }
 	}
-	h := &hitHeap{}
-	for _, d := range touched {
-		s := scores[d]
-		scores[d] = 0
-		if s <= 0 {
-			continue
-		}
-		cand := scored{d, s}
-		if h.Len() == k && !better(cand, (*h)[0]) {
-			continue
-		}
-		if keep != nil && !keep(x.items[d]) {
-			continue
-		}
-		if h.Len() < k {
-			heap.Push(h, cand)
-		} else {
-			(*h)[0] = cand
-			heap.Fix(h, 0)
-		}
-	}
-	x.scratch.Put(sp)
-	out := make([]Hit, h.Len())
-	for i := len(out) - 1; i >= 0; i-- {
-		s := heap.Pop(h).(scored)
-		out[i] = Hit{Item: x.items[s.doc], Pos: int(s.doc), Score: s.score}
+	sc := x.scratch.Get().(*searchScratch)
+	found := x.eng.search(q, k, keepDoc, sc)
+	x.scratch.Put(sc)
+	out := make([]Hit, len(found))
+	for i, s := range found {
+		p := x.pos[s.doc]
+		out[i] = Hit{Item: x.items[p], Pos: p, Score: s.score}
 	}
 	return out
 }
 
-type scored struct {
-	doc   int32
-	score float64
-}
-
-// better orders hits: higher score first, then lower index.
-func better(a, b scored) bool {
-	if a.score != b.score {
-		return a.score > b.score
-	}
-	return a.doc < b.doc
-}
-
-// hitHeap is a min-heap by better: the root is the worst kept hit.
-type hitHeap []scored
-
-func (h hitHeap) Len() int           { return len(h) }
-func (h hitHeap) Less(i, j int) bool { return better(h[j], h[i]) }
-func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *hitHeap) Push(v any)        { *h = append(*h, v.(scored)) }
-func (h *hitHeap) Pop() any {
-	old := *h
-	v := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return v
-}
-
-// stopWords are words too common to rank by.
+// stopWords are the words Words leaves out.
 var stopWords = map[string]bool{
 	"a": true, "an": true, "the": true, "and": true, "or": true, "of": true,
 	"to": true, "in": true, "on": true, "for": true, "with": true, "by": true,
@@ -197,12 +101,14 @@ var stopWords = map[string]bool{
 	"would": true, "will": true, "do": true, "does": true, "what": true,
 }
 
-// Words splits text into index words: runs of letters and digits, split
+// Words splits text into plain words: runs of letters and digits, split
 // again at camelCase boundaries, lower-cased, without stop words, with a
-// plural "s" removed from words longer than three letters (not "ss").
+// plural "s" removed from words longer than three letters (not "ss"). It
+// is the light analysis of a text; the index stems its words further (see
+// Index).
 func Words(text string) []string {
 	var out []string
-	emit := func(w string) {
+	splitWords(text, func(w string) {
 		w = strings.ToLower(w)
 		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
 			w = w[:len(w)-1]
@@ -210,33 +116,7 @@ func Words(text string) []string {
 		if w != "" && !stopWords[w] {
 			out = append(out, w)
 		}
-	}
-	start := -1
-	rs := []rune(text)
-	for i, r := range rs {
-		alnum := isAlnumRune(r)
-		if !alnum {
-			if start >= 0 {
-				emit(string(rs[start:i]))
-				start = -1
-			}
-			continue
-		}
-		if start < 0 {
-			start = i
-			continue
-		}
-		prev := rs[i-1]
-		// camelCase: aB splits before B; ABc splits before B; a1 does not.
-		if isUpperRune(r) && (isLowerRune(prev) || isDigitRune(prev) ||
-			(isUpperRune(prev) && i+1 < len(rs) && isLowerRune(rs[i+1]))) {
-			emit(string(rs[start:i]))
-			start = i
-		}
-	}
-	if start >= 0 {
-		emit(string(rs[start:]))
-	}
+	})
 	return out
 }
 

@@ -58,6 +58,11 @@ type Config struct {
 	// QualifiedNames exposes every item under namespace_name, even when its
 	// bare name is unique.
 	QualifiedNames bool `yaml:"qualified_names"`
+	// ToolSearch serves the tools through search (progressive disclosure,
+	// mcpserver.WithToolSearch): clients list three meta-tools
+	// (search_tools, describe_tools, call_tool) and the tools its Always
+	// patterns match, instead of every tool. Absent: every tool is listed.
+	ToolSearch *ToolSearch `yaml:"tool_search"`
 	// HealthListen is the address of the health endpoint when Transport is
 	// stdio ("" for none).
 	HealthListen string `yaml:"health_listen"`
@@ -85,6 +90,17 @@ type Config struct {
 	TokenDir string `yaml:"token_dir"`
 	// Servers are the upstream MCP servers.
 	Servers []Server `yaml:"servers"`
+}
+
+// ToolSearch configures tool search (config_toolsearch.go checks it).
+type ToolSearch struct {
+	// Always lists glob patterns of the tools listed as themselves: an
+	// exposed name ("local_whoami"), or with a '.' a namespace.name key
+	// ("github.get_*").
+	Always []string `yaml:"always"`
+	// Limit is how many tools a search returns when the client gives no
+	// limit (default 10; at most 50).
+	Limit int `yaml:"limit"`
 }
 
 // Server is one upstream MCP server.

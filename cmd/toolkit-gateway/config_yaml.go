@@ -62,7 +62,7 @@ func yamlError(file string, root *yaml.Node, err error) error {
 var configTypes = map[string]any{
 	"main.Config": Config{}, "main.Server": Server{}, "main.Timeouts": Timeouts{},
 	"main.ToolFilter": ToolFilter{}, "main.Auth": Auth{}, "main.BearerAuth": BearerAuth{},
-	"main.JWTAuth": JWTAuth{}, "main.OAuth": OAuth{},
+	"main.JWTAuth": JWTAuth{}, "main.OAuth": OAuth{}, "main.ToolSearch": ToolSearch{},
 }
 
 // yamlFields lists the fields of one of the configuration's types, by

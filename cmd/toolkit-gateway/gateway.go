@@ -122,6 +122,9 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	if cfg.QualifiedNames {
 		opts = append(opts, mcpserver.WithQualifiedNames())
 	}
+	if ts := cfg.ToolSearch; ts != nil {
+		opts = append(opts, mcpserver.WithToolSearch(mcpserver.ToolSearch{Always: ts.Always, Limit: ts.Limit}))
+	}
 	if cfg.Stateless {
 		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithStateless()))
 	}
@@ -342,6 +345,7 @@ func (g *gateway) reload() {
 		{"sse_path", cur.SSEPath, next.SSEPath},
 		{"health_listen", cur.HealthListen, next.HealthListen}, {"prompts", cur.Prompts, next.Prompts},
 		{"metrics", cur.Metrics, next.Metrics}, {"startup_wait", durationOf(cur.StartupWait), durationOf(next.StartupWait)},
+		{"tool_search", cur.ToolSearch.String(), next.ToolSearch.String()},
 	} {
 		if f.old != f.new {
 			g.logger.Warn("configuration change needs a restart; ignored", "field", f.name)

@@ -91,6 +91,23 @@
 // names collide (a suffix is needed somewhere), for resource templates,
 // and on Sync.
 //
+// # Tool search
+//
+// A gateway in front of many servers offers hundreds of tools, and every
+// client puts every definition in its model's context. [WithToolSearch]
+// serves them through search instead (progressive disclosure): tools/list
+// holds three meta-tools, search_tools (a query and a limit: the names,
+// titles and one-line descriptions of the best matching tools),
+// describe_tools (names: full definitions with schemas) and call_tool (a
+// name and arguments: the tool's own result, unchanged, errors included),
+// plus the tools the Always patterns match, served as themselves. Names
+// are the exposed names of the rules below. The search index follows the
+// toolkit's changes one source at a time; such a change sends no
+// list_changed, since the list a client holds did not change, while a
+// change of an Always tool does. A [ToolFilter] decides per request, from
+// the authenticated principal, which tools a client may find, describe and
+// call: the hook for per-principal tool lists and call policies.
+//
 // # Cold start
 //
 // A server made at the same time as its toolkit's connectors would answer

@@ -44,6 +44,7 @@ type config struct {
 	templates    []staticTemplate
 	http         []HTTPOption
 	sessions     sessionConfig // options_sessions.go
+	search       *ToolSearch   // options_toolsearch.go
 }
 
 // httpConfig is what HTTPOptions set.

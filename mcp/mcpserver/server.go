@@ -54,6 +54,7 @@ type Server struct {
 	unmeter func()        // unregisters WithMeterProvider's instruments
 	calls   *callTracker  // calls.go
 	subs    subscriptions // what each session follows (subscriptions.go)
+	search  *toolSearch   // WithToolSearch; nil without it (toolsearch.go)
 
 	refusals metric.Int64Counter // sessions refused by a ceiling (metrics.go); nil without metrics
 }
@@ -126,6 +127,10 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 	if d := cfg.gateway.startupWait; d > 0 {
 		s.startup = newStartupGate(d)
 		s.server.AddReceivingMiddleware(s.startupMiddleware)
+	}
+	if cfg.search != nil {
+		s.search = newToolSearch(*cfg.search)
+		s.addMetaTools()
 	}
 	// Subscribe first and list second, so no change falls in between.
 	s.unfollow = tk.Subscribe(s.onEvent)

@@ -39,29 +39,26 @@ type kindSpec struct {
 	// add registers a definition with the SDK server (which may panic).
 	add func(s *Server, key string, d definition)
 	// remove unregisters exposed names.
-	remove func(srv *sdk.Server, exposed ...string)
+	remove func(s *Server, exposed ...string)
 }
 
 // kinds describes the four kinds of item.
 var kinds = [toolkit.NumKinds]kindSpec{
 	toolkit.KindTool: {
 		define: defineAs(sdkTool),
-		add: func(s *Server, key string, d definition) {
-			st := d.sdk.(*sdk.Tool)
-			s.server.AddTool(st, s.toolHandler(key, st.OutputSchema != nil))
-		},
-		remove: (*sdk.Server).RemoveTools,
+		add:    func(s *Server, key string, d definition) { s.addTool(key, d.sdk.(*sdk.Tool)) },
+		remove: (*Server).removeTools, // toolsearch_sync.go
 	},
 	toolkit.KindPrompt: {
 		define: defineAs(sdkPrompt),
 		add:    addAs((*sdk.Server).AddPrompt, (*Server).promptHandler),
-		remove: (*sdk.Server).RemovePrompts,
+		remove: func(s *Server, e ...string) { s.server.RemovePrompts(e...) },
 	},
 	toolkit.KindResource: {
 		uris:   true,
 		define: defineResource,
 		add:    addAs((*sdk.Server).AddResource, (*Server).resourceHandler),
-		remove: (*sdk.Server).RemoveResources,
+		remove: func(s *Server, e ...string) { s.server.RemoveResources(e...) },
 	},
 	toolkit.KindTemplate: {
 		uris:   true,
@@ -69,7 +66,7 @@ var kinds = [toolkit.NumKinds]kindSpec{
 		add: func(s *Server, _ string, d definition) {
 			s.server.AddResourceTemplate(d.sdk.(*sdk.ResourceTemplate), s.readTemplated)
 		},
-		remove: (*sdk.Server).RemoveResourceTemplates,
+		remove: func(s *Server, e ...string) { s.server.RemoveResourceTemplates(e...) },
 	},
 }
 
@@ -287,7 +284,7 @@ func (s *Server) syncAll(ctx context.Context, k toolkit.Kind, force bool) error 
 		}
 	}
 	if len(remove) > 0 {
-		spec.remove(s.server, remove...)
+		spec.remove(s, remove...)
 	}
 	// The tables (and template routes) are published before the SDK
 	// announces the new items, so a client that sees one can use it at once.

@@ -281,7 +281,7 @@ func (s *Server) syncNames(ctx context.Context, k toolkit.Kind, ns string) bool 
 	}
 
 	if len(removeNames) > 0 {
-		spec.remove(s.server, removeNames...)
+		spec.remove(s, removeNames...)
 	}
 	s.mu.Lock()
 	for _, e := range removeNames {
