@@ -11,7 +11,8 @@ import (
 	toolkit "github.com/llmkit/toolkit"
 )
 
-func defNames(defs []Definition) []string {
+// definitionNames lists the names of defs.
+func definitionNames(defs []Definition) []string {
 	var out []string
 	for _, d := range defs {
 		out = append(out, d.Name)
@@ -35,8 +36,8 @@ func TestDisclosureTurns(t *testing.T) {
 	var l Loaded
 
 	defs, err := d.Definitions(ctx, &l)
-	if err != nil || !reflect.DeepEqual(defNames(defs), []string{"search_tools", "get_time"}) {
-		t.Fatalf("first request: %v, %v", defNames(defs), err)
+	if err != nil || !reflect.DeepEqual(definitionNames(defs), []string{"search_tools", "get_time"}) {
+		t.Fatalf("first request: %v, %v", definitionNames(defs), err)
 	}
 	if !json.Valid(defs[0].Parameters) || !strings.Contains(string(defs[0].Parameters), `"required":["query"]`) {
 		t.Errorf("search tool schema: %s", defs[0].Parameters)
@@ -64,8 +65,8 @@ func TestDisclosureTurns(t *testing.T) {
 	// The next request offers them; a call of one runs, alongside another
 	// search, results in call order.
 	defs, _ = d.Definitions(ctx, &l)
-	if !reflect.DeepEqual(defNames(defs), []string{"search_tools", "get_time", "delete_file", "read_file"}) {
-		t.Errorf("second request: %v", defNames(defs))
+	if !reflect.DeepEqual(definitionNames(defs), []string{"search_tools", "get_time", "delete_file", "read_file"}) {
+		t.Errorf("second request: %v", definitionNames(defs))
 	}
 	res = d.Dispatch(ctx, NewDispatcher(directCaller{}, cat), &l,
 		ToolCall{ID: "c2", Name: "delete_file", Arguments: `{"path":"x"}`},
@@ -132,7 +133,7 @@ func TestDisclosureLimits(t *testing.T) {
 	}
 	defs, _ := d.Definitions(ctx, &l)
 	if len(defs) != 4 || defs[0].Name != "find_tools" { // "x" is no tool
-		t.Errorf("definitions: %v", defNames(defs))
+		t.Errorf("definitions: %v", definitionNames(defs))
 	}
 	if d.IsSearch(ToolCall{Name: DefaultSearchToolName}) || !d.IsSearch(ToolCall{Name: "find_tools"}) {
 		t.Error("IsSearch ignores the name given")
@@ -143,7 +144,7 @@ func TestDisclosureSplit(t *testing.T) {
 	cat := NewCatalog(&staticLister{items: searchItems()})
 	d := NewDisclosure(cat, WithAlways(Filter{Namespaces: []string{"builtin"}}))
 	always, deferred, err := d.Split(context.Background())
-	if err != nil || !reflect.DeepEqual(defNames(always), []string{"get_weather", "get_time"}) || len(deferred) != 5 {
-		t.Errorf("split: %v / %v, %v", defNames(always), defNames(deferred), err)
+	if err != nil || !reflect.DeepEqual(definitionNames(always), []string{"get_weather", "get_time"}) || len(deferred) != 5 {
+		t.Errorf("split: %v / %v, %v", definitionNames(always), definitionNames(deferred), err)
 	}
 }
