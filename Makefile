@@ -1,9 +1,15 @@
 # Build, test, benchmark and fuzz github.com/llmkit/toolkit.
 #
-#   make test         install the pinned MCP peers, vet, check formatting and
-#                     run every test with the race detector, the adapter
-#                     modules' included; tests that need the peers fail
-#                     (rather than skip) when they are missing
+#   make test         everything CI runs (scripts/test.sh): no stray binary
+#                     tracked, the pinned MCP peers and haproxy installed,
+#                     then for every module (the library, the gateway in
+#                     cmd/toolkit-gateway, each adapters/X) vet, gofmt, a
+#                     tidy go.mod and every test with the race detector
+#                     (tests that need the peers fail rather than skip),
+#                     the gateway's scale-out tests last; quiet unless
+#                     something fails, ending with "N passed, M failed"
+#   make unit         only the library module's tests (verbose go test)
+#   make gateway      only the gateway module's tests, scale-out excluded
 #   make adapters     only the adapter modules (scripts/adapters.sh)
 #   make peers        install the peers only (scripts/peers.sh)
 #   make conformance  only the conformance tests against the real suite
@@ -29,19 +35,20 @@ PKGS         ?= ./...
 CONFORMANCE_PKGS := ./internal/testing/conformance/...
 CONFORMANCE_RUN  ?= Conformance
 
-# The scale-out tests start processes and measure a kill under load: `make
-# test` runs them on their own (in `scaleout`), not beside every other
-# package in `unit`.
-SCALEOUT_PKG     := ./internal/testing/scaleout
+# The gateway is a module of its own; its scale-out tests start processes
+# and measure a kill under load, so they run on their own.
+GATEWAY_DIR      := cmd/toolkit-gateway
+SCALEOUT_PKG     := ./internal/scaleout
 SCALEOUT_TIMEOUT ?= 5m
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := test
 
-.PHONY: test peers haproxy vet fmt-check unit adapters conformance scaleout bench fuzz example
+.PHONY: test peers haproxy vet fmt-check unit gateway adapters conformance scaleout bench fuzz example
 
-test: vet fmt-check unit adapters scaleout
+test:
+	@TEST_TIMEOUT=$(TEST_TIMEOUT) SCALEOUT_TIMEOUT=$(SCALEOUT_TIMEOUT) TEST_FLAGS='$(TEST_FLAGS)' bash scripts/test.sh
 
 peers:
 	@bash scripts/peers.sh >/dev/null
@@ -59,11 +66,13 @@ fmt-check:
 	bad="$$(gofmt -l $$files)"; \
 	if [[ -n "$$bad" ]]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
 
-unit conformance scaleout: export PEERS_REQUIRED := 1
+unit gateway conformance scaleout: export PEERS_REQUIRED := 1
 
 unit: peers
-	@pkgs="$$($(GO) list $(PKGS) | grep -v '/internal/testing/scaleout$$')"; \
-	echo "$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $(PKGS) (less $(SCALEOUT_PKG))"; \
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $(PKGS)
+
+gateway:
+	@cd $(GATEWAY_DIR) && pkgs="$$($(GO) list ./... | grep -v '/internal/scaleout$$')" && \
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $$pkgs
 
 # Each adapters/X is a module of its own (provider SDKs stay out of the
@@ -77,7 +86,7 @@ conformance: peers
 	else echo "no conformance tests yet (internal/testing/conformance)"; fi
 
 scaleout: haproxy
-	$(GO) test -race -count=1 -timeout $(SCALEOUT_TIMEOUT) -v $(TEST_FLAGS) $(SCALEOUT_PKG)
+	cd $(GATEWAY_DIR) && $(GO) test -race -count=1 -timeout $(SCALEOUT_TIMEOUT) -v $(TEST_FLAGS) $(SCALEOUT_PKG)
 
 bench: peers
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)

@@ -8,7 +8,8 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/llmkit/toolkit/internal/testing/oteltest"
 )
 
 // benchConns is the number of connectors benchToolkit spreads tools over.
@@ -170,16 +171,15 @@ func BenchmarkCall(b *testing.B) {
 		}
 	})
 	// The same call recording metrics (WithMeterProvider): through the
-	// no-op provider, and through the SDK's with a reader attached.
+	// no-op provider, and through one that keeps every measurement (the
+	// tests' in-memory recorder; an SDK's cost is its own).
 	// toolkit_call_by_name above is the call without a provider.
-	sdkProvider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	b.Cleanup(func() { sdkProvider.Shutdown(context.Background()) })
 	for _, p := range []struct {
 		name string
 		mp   metric.MeterProvider
 	}{
 		{"noop", noop.NewMeterProvider()},
-		{"sdk", sdkProvider},
+		{"recorder", oteltest.NewMeterProvider()},
 	} {
 		tk := mustNew(b, WithTool(t), WithMeterProvider(p.mp))
 		b.Run("toolkit_call_by_name/metrics="+p.name, func(b *testing.B) {

@@ -9,10 +9,9 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/llmkit/toolkit/internal/testing/oteltest"
 	"github.com/llmkit/toolkit/resource"
 )
 
@@ -248,35 +247,33 @@ func TestCallPrompt(t *testing.T) {
 }
 
 func TestCallTracing(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	defer tp.Shutdown(context.Background())
+	rec := oteltest.NewTracerProvider()
 	var inner trace.SpanContext
 	ok := &testTool{name: "ok", run: func(ctx context.Context, _ json.RawMessage) (any, error) {
 		inner = trace.SpanFromContext(ctx).SpanContext()
 		return "fine", nil
 	}}
 	bad := &testTool{name: "bad", run: func(context.Context, json.RawMessage) (any, error) { return nil, errToolOwn }}
-	tk := mustNew(t, WithTracer(tp.Tracer("test")), WithTool(ok, bad))
+	tk := mustNew(t, WithTracer(rec.Tracer("test")), WithTool(ok, bad))
 	if _, err := tk.Call(t.Context(), "ok"); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = tk.Call(t.Context(), "bad")
-	spans := rec.Ended()
-	if len(spans) != 2 {
-		t.Fatalf("%d spans", len(spans))
+	spans := rec.Spans()
+	if len(spans) != 2 || !spans[0].Ended || !spans[1].Ended {
+		t.Fatalf("%d spans, want 2 ended: %+v", len(spans), spans)
 	}
-	if spans[0].Name() != "ok" || spans[0].SpanContext().SpanID() != inner.SpanID() {
+	if spans[0].Name != "ok" || spans[0].SpanContext.SpanID() != inner.SpanID() {
 		t.Fatal("the tool did not run in its span")
 	}
 	attrs := map[string]string{}
-	for _, a := range spans[0].Attributes() {
+	for _, a := range spans[0].Attributes {
 		attrs[string(a.Key)] = a.Value.AsString()
 	}
 	if attrs["toolkit.namespace"] != "builtin" || attrs["toolkit.tool"] != "ok" {
 		t.Fatalf("attributes %v", attrs)
 	}
-	if spans[1].Status().Code != codes.Error {
+	if spans[1].Status.Code != codes.Error {
 		t.Fatal("a failing tool's span is not marked as an error")
 	}
 }

@@ -9,9 +9,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/llmkit/toolkit/internal/testing/oteltest"
 	"github.com/llmkit/toolkit/resource"
 )
 
@@ -35,22 +34,18 @@ func TestCallTracingCoversFailures(t *testing.T) {
 	d := newDelegate()
 	d.call = func(context.Context, Prompt, ...Resource) (Resource, error) { return nil, errPrompt }
 
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	defer tp.Shutdown(context.Background())
-	tk = mustNew(t, WithTracer(tp.Tracer("test")), WithMaxCallDepth(1), WithDelegate(d),
+	rec := oteltest.NewTracerProvider()
+	tk = mustNew(t, WithTracer(rec.Tracer("test")), WithMaxCallDepth(1), WithDelegate(d),
 		WithTool(needsX, fails, nilRes, badOut, leaf, nested),
 		WithPrompt(&testPrompt{name: "ask"}))
 	// A toolkit without a delegate, for the prompt it cannot run.
-	rec2 := tracetest.NewSpanRecorder()
-	tp2 := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec2))
-	defer tp2.Shutdown(context.Background())
-	noDelegate := mustNew(t, WithTracer(tp2.Tracer("test")), WithPrompt(&testPrompt{name: "orphan"}))
+	rec2 := oteltest.NewTracerProvider()
+	noDelegate := mustNew(t, WithTracer(rec2.Tracer("test")), WithPrompt(&testPrompt{name: "orphan"}))
 
 	tests := []struct {
 		name string
 		tk   *Toolkit
-		rec  *tracetest.SpanRecorder
+		rec  *oteltest.TracerProvider
 		item any // a key, or a tool the toolkit does not hold
 		in   []Resource
 		span string // the span that must fail ("" for the item's name)
@@ -73,7 +68,7 @@ func TestCallTracingCoversFailures(t *testing.T) {
 			if tt.tk != nil {
 				tk, rec = tt.tk, tt.rec
 			}
-			before := len(rec.Ended())
+			before := len(rec.Spans())
 			_, err := tk.Call(t.Context(), tt.item, tt.in...)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Call(%v) = %v, want %v", tt.item, err, tt.want)
@@ -83,20 +78,20 @@ func TestCallTracingCoversFailures(t *testing.T) {
 				name = tt.item.(string)
 			}
 			var found bool
-			for _, s := range rec.Ended()[before:] {
-				if s.Name() != name {
+			for _, s := range rec.Spans()[before:] {
+				if s.Name != name || !s.Ended {
 					continue
 				}
 				found = true
-				if s.Status().Code != codes.Error || !strings.Contains(s.Status().Description, name) {
-					t.Errorf("span %q status = %v %q, want an error naming it", name, s.Status().Code, s.Status().Description)
+				if s.Status.Code != codes.Error || !strings.Contains(s.Status.Description, name) {
+					t.Errorf("span %q status = %v %q, want an error naming it", name, s.Status.Code, s.Status.Description)
 				}
-				if len(s.Events()) == 0 || s.Events()[0].Name != "exception" {
+				if len(s.Events) == 0 || s.Events[0].Name != "exception" {
 					t.Errorf("span %q recorded no error", name)
 				}
 			}
 			if !found {
-				t.Fatalf("no span %q among %d spans", name, len(rec.Ended())-before)
+				t.Fatalf("no ended span %q among %d spans", name, len(rec.Spans())-before)
 			}
 		})
 	}
@@ -107,19 +102,17 @@ func TestCallTracingCoversFailures(t *testing.T) {
 func TestCallTracingPromptSuccess(t *testing.T) {
 	d := newDelegate()
 	d.call = func(context.Context, Prompt, ...Resource) (Resource, error) { return resource.Must("out", "done"), nil }
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	defer tp.Shutdown(context.Background())
-	tk := mustNew(t, WithTracer(tp.Tracer("test")), WithDelegate(d), WithPrompt(&testPrompt{name: "ask"}))
+	rec := oteltest.NewTracerProvider()
+	tk := mustNew(t, WithTracer(rec.Tracer("test")), WithDelegate(d), WithPrompt(&testPrompt{name: "ask"}))
 	if _, err := tk.Call(t.Context(), "ask"); err != nil {
 		t.Fatal(err)
 	}
-	spans := rec.Ended()
-	if len(spans) != 1 || spans[0].Name() != "ask" || spans[0].Status().Code == codes.Error {
-		t.Fatalf("spans = %v", spans)
+	spans := rec.Spans()
+	if len(spans) != 1 || !spans[0].Ended || spans[0].Name != "ask" || spans[0].Status.Code == codes.Error {
+		t.Fatalf("spans = %+v", spans)
 	}
 	attrs := map[string]string{}
-	for _, a := range spans[0].Attributes() {
+	for _, a := range spans[0].Attributes {
 		attrs[string(a.Key)] = a.Value.AsString()
 	}
 	if attrs["toolkit.namespace"] != "builtin" || attrs["toolkit.prompt"] != "ask" {

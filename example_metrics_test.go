@@ -6,49 +6,33 @@ import (
 	"fmt"
 	"log"
 
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/resource"
 	"github.com/llmkit/toolkit/tool"
 )
 
-// Metrics go to any OpenTelemetry meter provider; here the SDK's, read by
-// hand (a Prometheus exporter is another reader).
+// Metrics go to any OpenTelemetry meter provider. Here it is the global
+// one, which a program sets once with otel.SetMeterProvider (the
+// OpenTelemetry SDK's, with the exporter it uses: Prometheus, OTLP, ...);
+// until then it records nothing. Each call adds one to the series of
+// toolkit.MetricToolCalls of its namespace, tool and outcome, the outcome
+// being what toolkit.Outcome makes of the call's error.
 func ExampleWithMeterProvider() {
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(context.Background())
-
 	tk, err := toolkit.New(
 		toolkit.WithTool(tool.Must("add", "Adds two integers.", add)),
-		toolkit.WithMeterProvider(mp),
+		toolkit.WithMeterProvider(otel.GetMeterProvider()),
 	)
 	if err != nil {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
-	in := resource.Must("input", json.RawMessage(`{"a": 1, "b": 2}`))
-	tk.Call(ctx, "add", in)
-	tk.Call(ctx, "add", in)
-
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
-		log.Fatal(err)
-	}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != toolkit.MetricToolCalls {
-				continue
-			}
-			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
-				tool, _ := p.Attributes.Value(toolkit.AttrTool)
-				outcome, _ := p.Attributes.Value(toolkit.AttrOutcome)
-				fmt.Println(tool.AsString(), outcome.AsString(), p.Value)
-			}
-		}
+	for _, input := range []string{`{"a": 1, "b": 2}`, `{"a": "one"}`} {
+		_, err := tk.Call(ctx, "add", resource.Must("input", json.RawMessage(input)))
+		fmt.Printf("%s %s=%s %s=%s\n", toolkit.MetricToolCalls, toolkit.AttrTool, "add", toolkit.AttrOutcome, toolkit.Outcome(err))
 	}
 	// Output:
-	// add ok 2
+	// toolkit.tool.calls toolkit.tool=add toolkit.outcome=ok
+	// toolkit.tool.calls toolkit.tool=add toolkit.outcome=bad_input
 }

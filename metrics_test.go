@@ -7,59 +7,30 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/llmkit/toolkit/internal/testing/oteltest"
 	"github.com/llmkit/toolkit/resource"
 )
 
-// collect reads every metric of reader, by name.
-func collect(t *testing.T, reader sdkmetric.Reader) map[string]metricdata.Aggregation {
+// checkMeter checks that the instruments named names were made by the
+// toolkit's meter, MeterName.
+func checkMeter(t *testing.T, mp *oteltest.MeterProvider, names ...string) {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]metricdata.Aggregation{}
-	for _, sm := range rm.ScopeMetrics {
-		if sm.Scope.Name != MeterName {
-			continue
-		}
-		for _, m := range sm.Metrics {
-			out[m.Name] = m.Data
+	for _, name := range names {
+		if in, ok := mp.Instrument(name); !ok || in.Meter != MeterName {
+			t.Errorf("instrument %s: %+v (%v), want one of meter %s", name, in, ok, MeterName)
 		}
 	}
-	return out
-}
-
-// point returns the value of the int64 data point of a sum or gauge with
-// exactly the given attributes, and whether there is one.
-func point(data metricdata.Aggregation, attrs ...attribute.KeyValue) (int64, bool) {
-	want := attribute.NewSet(attrs...)
-	var pts []metricdata.DataPoint[int64]
-	switch d := data.(type) {
-	case metricdata.Sum[int64]:
-		pts = d.DataPoints
-	case metricdata.Gauge[int64]:
-		pts = d.DataPoints
-	}
-	for _, p := range pts {
-		if p.Attributes.Equals(&want) {
-			return p.Value, true
-		}
-	}
-	return 0, false
 }
 
 func TestMetricsCalls(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(context.Background())
-	inside := make(chan map[string]metricdata.Aggregation, 1)
+	mp := oteltest.NewMeterProvider()
+	builtin := AttrNamespace.String(BuiltinNamespace)
+	inside := make(chan int64, 1)
 	var tk *Toolkit
 	slow := &testTool{name: "slow", run: func(context.Context, json.RawMessage) (any, error) {
-		inside <- collect(t, reader)
+		v, _ := mp.Sum(MetricToolCallsActive, builtin, AttrTool.String("slow"))
+		inside <- v
 		return "ok", nil
 	}}
 	fails := &testTool{name: "fails", run: func(context.Context, json.RawMessage) (any, error) {
@@ -73,9 +44,7 @@ func TestMetricsCalls(t *testing.T) {
 	if _, err := tk.Call(ctx, "slow"); err != nil {
 		t.Fatal(err)
 	}
-	during := <-inside
-	builtin := AttrNamespace.String(BuiltinNamespace)
-	if v, _ := point(during[MetricToolCallsActive], builtin, AttrTool.String("slow")); v != 1 {
+	if v := <-inside; v != 1 {
 		t.Errorf("calls in flight during the call: %d, want 1", v)
 	}
 	for range 2 {
@@ -90,7 +59,7 @@ func TestMetricsCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got := collect(t, reader)
+	checkMeter(t, mp, MetricToolCalls, MetricToolCallDuration, MetricToolCallsActive, MetricConnectorStatus, MetricConnectorReconnect)
 	for _, c := range []struct {
 		tool, outcome string
 		want          int64
@@ -99,23 +68,22 @@ func TestMetricsCalls(t *testing.T) {
 		{"fails", OutcomeToolFailed, 2},
 		{"strict", OutcomeBadInput, 1},
 	} {
-		v, ok := point(got[MetricToolCalls], builtin, AttrTool.String(c.tool), AttrOutcome.String(c.outcome))
+		v, ok := mp.Sum(MetricToolCalls, builtin, AttrTool.String(c.tool), AttrOutcome.String(c.outcome))
 		if !ok || v != c.want {
 			t.Errorf("calls of %s with outcome %s: %d (%v), want %d", c.tool, c.outcome, v, ok, c.want)
 		}
 	}
-	if sum, ok := got[MetricToolCalls].(metricdata.Sum[int64]); !ok || len(sum.DataPoints) != 3 {
-		t.Errorf("call series: %+v, want 3 (an unknown name adds none)", got[MetricToolCalls])
+	if in, _ := mp.Instrument(MetricToolCalls); in.Kind != oteltest.Counter || len(mp.Points(MetricToolCalls)) != 3 {
+		t.Errorf("call series: %+v of a %s, want 3 of a counter (an unknown name adds none)", mp.Points(MetricToolCalls), in.Kind)
 	}
-	if v, ok := point(got[MetricToolCallsActive], builtin, AttrTool.String("slow")); !ok || v != 0 {
+	if v, ok := mp.Sum(MetricToolCallsActive, builtin, AttrTool.String("slow")); !ok || v != 0 {
 		t.Errorf("calls in flight after the call: %d (%v), want 0", v, ok)
 	}
-	hist, ok := got[MetricToolCallDuration].(metricdata.Histogram[float64])
-	if !ok {
-		t.Fatalf("duration: %T", got[MetricToolCallDuration])
+	if in, _ := mp.Instrument(MetricToolCallDuration); in.Kind != oteltest.Histogram {
+		t.Fatalf("duration: a %s", in.Kind)
 	}
 	counts := map[string]uint64{}
-	for _, p := range hist.DataPoints {
+	for _, p := range mp.Points(MetricToolCallDuration) {
 		tool, _ := p.Attributes.Value(AttrTool)
 		counts[tool.AsString()] = p.Count
 	}
@@ -125,9 +93,7 @@ func TestMetricsCalls(t *testing.T) {
 }
 
 func TestMetricsConnectors(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(context.Background())
+	mp := oteltest.NewMeterProvider()
 	d := newDelegate()
 	tk := mustNew(t, WithDelegate(d), WithMeterProvider(mp))
 	running(t, tk)
@@ -143,9 +109,8 @@ func TestMetricsConnectors(t *testing.T) {
 	up := AttrNamespace.String("up")
 	status := func(want ConnectorStatus) {
 		t.Helper()
-		got := collect(t, reader)
 		for _, s := range statuses {
-			v, ok := point(got[MetricConnectorStatus], up, AttrStatus.String(s.String()))
+			v, ok := mp.Gauge(MetricConnectorStatus, up, AttrStatus.String(s.String()))
 			if !ok || (v == 1) != (s == want) {
 				t.Errorf("status %s: %d (%v), want the current status %s only", s, v, ok, want)
 			}
@@ -162,7 +127,8 @@ func TestMetricsConnectors(t *testing.T) {
 	}
 	c.onEvent(StateChangeEvent(ConnectorState{Status: StatusFailed}))
 	status(StatusFailed)
-	if v, _ := point(collect(t, reader)[MetricConnectorReconnect], up); v != 2 {
+	checkMeter(t, mp, MetricConnectorStatus, MetricConnectorReconnect)
+	if v, _ := mp.Sum(MetricConnectorReconnect, up); v != 2 {
 		t.Errorf("reconnects: %d, want 2", v)
 	}
 }

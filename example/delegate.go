@@ -18,8 +18,7 @@ const clientName = "toolkit-example"
 // delegate connects a toolkit to the program: it creates the MCP
 // connectors the toolkit asks for, serves the "user" namespace from a
 // directory, runs prompts on a model when one is configured, and reports
-// what happens through its hooks. The demo and the gateway share it; only
-// the hooks differ.
+// what happens through its hooks.
 type delegate struct {
 	// logger receives the connectors' and the store's diagnostics.
 	logger *slog.Logger
@@ -28,11 +27,6 @@ type delegate struct {
 	// model runs prompts; nil means prompts are not run.
 	model *openAI
 
-	// options, if set, returns extra connector options for a URL.
-	options func(url string) []mcp.Option
-	// wrap, if set, wraps the connector made for a URL (the gateway filters
-	// tools this way).
-	wrap func(url string, c toolkit.Connector) toolkit.Connector
 	// onState, if set, is called with every connector state change as it
 	// happens. The toolkit keeps state changes to itself, so this is the
 	// place to see them.
@@ -60,8 +54,7 @@ func (d *delegate) OnEvent(ev toolkit.ConnectorEvent) {
 }
 
 // Call runs a prompt on the configured model. Without one it reports
-// toolkit.ErrNotImplemented: the demo then shows the rendered prompt, and
-// the gateway lets the MCP client's own model run it (sampling).
+// toolkit.ErrNotImplemented: the demo then shows the rendered prompt.
 func (d *delegate) Call(ctx context.Context, p toolkit.Prompt, resources ...toolkit.Resource) (toolkit.Resource, error) {
 	if d.model == nil {
 		return nil, fmt.Errorf("%w: prompt %q: no model endpoint configured (set %s, or %s for api.openai.com)",
@@ -91,27 +84,8 @@ func (d *delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEve
 		return store.Open(d.userDir, report, store.WithLogger(d.logger))
 	}
 
-	opts := []mcp.Option{mcp.OptLogger(d.logger)}
-	if d.options != nil {
-		opts = append(opts, d.options(url)...)
-	}
-	opts = append(opts,
-		mcp.OptOnStateChange(func(_ context.Context, st *toolkit.ConnectorState) {
-			report(toolkit.StateChangeEvent(*st))
-		}),
-		mcp.OptOnToolListChanged(func(context.Context) { report(toolkit.ToolListChangeEvent()) }),
-		mcp.OptOnPromptListChanged(func(context.Context) { report(toolkit.PromptListChangeEvent()) }),
-		mcp.OptOnResourceListChanged(func(context.Context) { report(toolkit.ResourceListChangeEvent()) }),
-		mcp.OptOnResourceUpdated(func(_ context.Context, uri string) { report(toolkit.ResourceUpdatedEvent(uri)) }),
-	)
-	c, err := mcp.New(url, clientName, version, opts...)
-	if err != nil {
-		return nil, err
-	}
-	if d.wrap != nil {
-		return d.wrap(url, c), nil
-	}
-	return c, nil
+	// mcp.Delegate makes MCP connectors wired to report their events.
+	return mcp.NewDelegate(clientName, version, mcp.OptLogger(d.logger)).CreateConnector(url, report)
 }
 
 // namespace returns the namespace of the connector for url. It remembers

@@ -1,10 +1,9 @@
 // Command example is the toolkit's example program: a guided demo of the
-// library and a ready MCP gateway.
+// library, written the way an application would use it.
 //
 // Usage:
 //
-//	go run ./example                                         # the demo
-//	go run ./example serve --config example/gateway.yaml     # the gateway
+//	go run ./example
 //
 // The demo needs no configuration and no network. It builds a toolkit
 // from typed Go tools, embedded markdown prompts and static resources,
@@ -23,13 +22,8 @@
 // Without OPENAI_BASE_URL or OPENAI_API_KEY, the demo shows the rendered
 // prompt instead.
 //
-// The gateway ("serve") reads a YAML file listing upstream MCP servers and
-// serves them, with a directory of prompts, as one MCP endpoint over
-// streamable HTTP or stdio; see gateway.yaml for the format. It logs with
-// log/slog, reports each upstream at /healthz (and, with metrics: true,
-// OpenTelemetry metrics in Prometheus text format at /metrics), holds its
-// first lists until the upstreams are ready (startup_wait), reloads its
-// configuration on SIGHUP and shuts down cleanly on SIGINT or SIGTERM.
+// The MCP gateway that serves many servers as one is a program of its own:
+// github.com/llmkit/toolkit/cmd/toolkit-gateway.
 package main
 
 import (
@@ -69,9 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "", "demo":
 		err = demoCommand(ctx, args, stdout, stderr)
-	case "serve":
-		err = serveCommand(ctx, args, stderr)
-	case serverSubcommand: // hidden: the demo's and the sample gateway's upstream
+	case serverSubcommand: // hidden: the demo's upstream, and the sample gateway's
 		err = serveStdio(ctx)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
@@ -98,7 +90,6 @@ var errUsage = errors.New("usage")
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   example [demo] [--log-level LEVEL]     run the guided demo
-  example serve --config FILE [flags]    run the MCP gateway (serve -h for flags)
 `)
 }
 
@@ -111,7 +102,7 @@ func demoCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := fs.Parse(args); err != nil {
 		return usageError(err)
 	}
-	logger, err := newLogger(stderr, "text", *level)
+	logger, err := newLogger(stderr, *level)
 	if err != nil {
 		return err
 	}
@@ -142,24 +133,16 @@ func selfURL() (string, error) {
 	return cmd.String(), nil
 }
 
-// newLogger returns a logger writing to w in the given format ("text" or
-// "json") at the given level.
-func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+// newLogger returns a text logger writing to w at the given level.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("bad log level %q: use debug, info, warn or error", level)
 	}
-	opts := &slog.HandlerOptions{Level: lvl}
-	// Every line the program logs goes through toolkit.RedactHandler, so
-	// no token in a connector URL (an env value, user information, a query
-	// key) reaches the log, whoever logs it.
-	switch format {
-	case "text":
-		return slog.New(toolkit.RedactHandler(slog.NewTextHandler(w, opts))), nil
-	case "json":
-		return slog.New(toolkit.RedactHandler(slog.NewJSONHandler(w, opts))), nil
-	}
-	return nil, fmt.Errorf("bad log format %q: use text or json", format)
+	// Every line goes through toolkit.RedactHandler, so no token in a
+	// connector URL (an env value, user information, a query key) reaches
+	// the log, whoever logs it.
+	return slog.New(toolkit.RedactHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))), nil
 }
 
 // usageError turns a flag parsing error into the command's result: help

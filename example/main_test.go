@@ -36,8 +36,8 @@ var (
 )
 
 // exampleProgram returns the path of the example program, built once for
-// the tests that need a real executable: the stdio server the demo and the
-// gateway start, and the gateway process itself.
+// the tests that need a real executable: the stdio server the demo starts,
+// and the demo itself.
 func exampleProgram(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(binDir, "example")
@@ -82,6 +82,27 @@ func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
+// TestLoggerRedactsSecrets: the demo's logger removes the secrets of
+// connector URLs from every line, whoever logs them.
+func TestLoggerRedactsSecrets(t *testing.T) {
+	var buf bytes.Buffer
+	l, err := newLogger(&buf, "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Info("connector added", "url", "stdio:github-server?env=GITHUB_TOKEN%3Dghp_secret&arg=--x")
+	l.Info("connector added", "url", "https://bot:hunter2@mcp.example/mcp?key=abc123")
+	out := buf.String()
+	for _, secret := range []string{"ghp_secret", "hunter2", "abc123"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the log leaks %q: %s", secret, out)
+		}
+	}
+	if !strings.Contains(out, "stdio:github-server") || !strings.Contains(out, "mcp.example/mcp") {
+		t.Errorf("the log lost the URLs themselves: %s", out)
+	}
+}
+
 // environWithout returns the environment without the variables whose
 // names start with prefix.
 func environWithout(prefix string) []string {
@@ -92,28 +113,4 @@ func environWithout(prefix string) []string {
 		}
 	}
 	return env
-}
-
-// TestLoggerRedactsSecrets: the program's logger removes the secrets of
-// connector URLs from every line, whoever logs them (the gateway's
-// "upstream added" line logged stdio env values and query tokens whole).
-func TestLoggerRedactsSecrets(t *testing.T) {
-	for _, format := range []string{"text", "json"} {
-		var buf bytes.Buffer
-		l, err := newLogger(&buf, format, "info")
-		if err != nil {
-			t.Fatal(err)
-		}
-		l.Info("upstream added", "namespace", "gh", "url", "stdio:github-server?env=GITHUB_TOKEN%3Dghp_secret&arg=--x")
-		l.Info("upstream added", "namespace", "web", "url", "https://bot:hunter2@mcp.example/mcp?key=abc123")
-		out := buf.String()
-		for _, secret := range []string{"ghp_secret", "hunter2", "abc123"} {
-			if strings.Contains(out, secret) {
-				t.Errorf("%s log leaks %q: %s", format, secret, out)
-			}
-		}
-		if !strings.Contains(out, "stdio:github-server") || !strings.Contains(out, "mcp.example/mcp") {
-			t.Errorf("%s log lost the URLs themselves: %s", format, out)
-		}
-	}
 }

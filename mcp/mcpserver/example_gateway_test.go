@@ -7,7 +7,7 @@ import (
 	"os/signal"
 	"time"
 
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp"
@@ -22,8 +22,7 @@ func ExampleWithStartupWait() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	mp := sdkmetric.NewMeterProvider() // add a reader, e.g. a Prometheus exporter
-	defer mp.Shutdown(context.Background())
+	mp := otel.GetMeterProvider() // the program's, set with otel.SetMeterProvider
 
 	tk, err := toolkit.New(toolkit.WithDelegate(mcp.NewDelegate("gateway", "1.0")), toolkit.WithMeterProvider(mp))
 	if err != nil {

@@ -6,24 +6,26 @@ import (
 	"log"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
 	"github.com/llmkit/toolkit/resource"
 )
 
-// Resource reads (and prompt gets) counted by kind, namespace, item and
-// outcome, read here with the OpenTelemetry SDK's manual reader.
+// Resource reads (and prompt gets) are counted by kind, namespace, item
+// and outcome with any OpenTelemetry meter provider. Here it is the global
+// one, which a program sets once with otel.SetMeterProvider (the
+// OpenTelemetry SDK's, with the exporter it uses: Prometheus, OTLP, ...);
+// until then it records nothing. The read below adds one to the series of
+// MetricRequests with the attributes toolkit.kind=resource,
+// toolkit.namespace=builtin, toolkit.item=(the URI) and
+// toolkit.outcome=ok, and its duration to MetricRequestDuration.
 func ExampleWithMeterProvider() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(ctx)
-
+	mp := otel.GetMeterProvider()
 	tk, err := toolkit.New(toolkit.WithResource(resource.Must("notes", []byte("remember the milk"))))
 	if err != nil {
 		log.Fatal(err)
@@ -45,25 +47,10 @@ func ExampleWithMeterProvider() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: res.Resources[0].URI}); err != nil {
+	read, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: res.Resources[0].URI})
+	if err != nil {
 		log.Fatal(err)
 	}
-
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
-		log.Fatal(err)
-	}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != mcpserver.MetricRequests {
-				continue
-			}
-			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
-				kind, _ := p.Attributes.Value(mcpserver.AttrKind)
-				outcome, _ := p.Attributes.Value(toolkit.AttrOutcome)
-				fmt.Println(kind.AsString(), outcome.AsString(), p.Value)
-			}
-		}
-	}
-	// Output: resource ok 1
+	fmt.Printf("%s: %s\n", res.Resources[0].Name, read.Contents[0].Text)
+	// Output: notes: remember the milk
 }

@@ -11,12 +11,11 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/testing/oteltest"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
 	"github.com/llmkit/toolkit/mcp"
 )
@@ -134,10 +133,8 @@ func TestGatewayTraceContext(t *testing.T) {
 	})
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	defer tp.Shutdown(context.Background())
-	gw, ctx := newGateway(t, m, nil, nil, toolkit.WithTracer(tp.Tracer("gateway")))
+	rec := oteltest.NewTracerProvider()
+	gw, ctx := newGateway(t, m, nil, nil, toolkit.WithTracer(rec.Tracer("gateway")))
 
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	res, err := gw.CallTool(ctx, &sdk.CallToolParams{Name: "meta", Meta: sdk.Meta{
@@ -154,11 +151,14 @@ func TestGatewayTraceContext(t *testing.T) {
 		t.Fatalf("upstream _meta %v: want traceparent in trace %s", meta, traceID)
 	}
 	var spans []string
-	for _, sp := range rec.Ended() {
-		spans = append(spans, sp.Name())
-		if sp.SpanContext().TraceID().String() == traceID && sp.SpanContext().SpanID().String() == parts[2] {
-			if sp.Parent().SpanID().String() != "00f067aa0ba902b7" {
-				t.Errorf("gateway span's parent %s, want the client's span", sp.Parent().SpanID())
+	for _, sp := range rec.Spans() {
+		if !sp.Ended {
+			continue
+		}
+		spans = append(spans, sp.Name)
+		if sp.SpanContext.TraceID().String() == traceID && sp.SpanContext.SpanID().String() == parts[2] {
+			if sp.Parent.SpanID().String() != "00f067aa0ba902b7" {
+				t.Errorf("gateway span's parent %s, want the client's span", sp.Parent.SpanID())
 			}
 			return
 		}

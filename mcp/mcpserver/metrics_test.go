@@ -12,61 +12,52 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/testing/oteltest"
 	"github.com/llmkit/toolkit/prompt"
 	"github.com/llmkit/toolkit/resource"
 )
 
-// sessionGauge reads the sessions gauge, and whether it is there.
-func sessionGauge(t *testing.T, reader sdkmetric.Reader) (int64, bool) {
+// sessionGauge reads the sessions gauge, and whether it has its one
+// point; the gauge must be the server meter's.
+func sessionGauge(t *testing.T, mp *oteltest.MeterProvider) (int64, bool) {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
+	if in, ok := mp.Instrument(MetricSessions); !ok || in.Meter != MeterName || in.Kind != oteltest.Gauge {
+		t.Fatalf("sessions instrument %+v (%v), want a gauge of meter %s", in, ok, MeterName)
 	}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if sm.Scope.Name == MeterName && m.Name == MetricSessions {
-				g := m.Data.(metricdata.Gauge[int64])
-				if len(g.DataPoints) == 1 {
-					return g.DataPoints[0].Value, true
-				}
-			}
-		}
+	if pts := mp.Points(MetricSessions); len(pts) == 1 {
+		return pts[0].Value, true
 	}
 	return 0, false
 }
 
 func TestServerMetricsSessions(t *testing.T) {
 	leakCheck(t)
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(context.Background())
+	mp := oteltest.NewMeterProvider()
 	f := newFixture(t, nil, WithMeterProvider(mp))
-	if n, ok := sessionGauge(t, reader); !ok || n != 0 {
+	if n, ok := sessionGauge(t, mp); !ok || n != 0 {
 		t.Errorf("sessions before any client: %d (%v)", n, ok)
 	}
 	f.connect(t, nil)
 	f.connect(t, nil)
-	if n, ok := sessionGauge(t, reader); !ok || n != 2 {
+	if n, ok := sessionGauge(t, mp); !ok || n != 2 {
 		t.Errorf("sessions with two clients: %d (%v), want 2", n, ok)
 	}
 	f.srv.Close()
-	if n, ok := sessionGauge(t, reader); ok {
+	if n, ok := sessionGauge(t, mp); ok {
 		t.Errorf("a closed server still reports %d sessions", n)
 	}
 }
 
 // requestPoints reads the request counter's points and the duration
-// histogram's counts, by their attributes.
-func requestPoints(t *testing.T, reader sdkmetric.Reader) (counts, durations map[string]int64) {
+// histogram's counts, by their attributes; both instruments must be the
+// server meter's.
+func requestPoints(t *testing.T, mp *oteltest.MeterProvider) (counts, durations map[string]int64) {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
+	for name, kind := range map[string]oteltest.Kind{MetricRequests: oteltest.Counter, MetricRequestDuration: oteltest.Histogram} {
+		if in, ok := mp.Instrument(name); !ok || in.Meter != MeterName || in.Kind != kind {
+			t.Fatalf("instrument %s: %+v (%v), want a %s of meter %s", name, in, ok, kind, MeterName)
+		}
 	}
 	label := func(set attribute.Set) string {
 		var parts []string
@@ -76,22 +67,11 @@ func requestPoints(t *testing.T, reader sdkmetric.Reader) (counts, durations map
 		return strings.Join(parts, ",")
 	}
 	counts, durations = map[string]int64{}, map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		if sm.Scope.Name != MeterName {
-			continue
-		}
-		for _, m := range sm.Metrics {
-			switch m.Name {
-			case MetricRequests:
-				for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
-					counts[label(p.Attributes)] = p.Value
-				}
-			case MetricRequestDuration:
-				for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
-					durations[label(p.Attributes)] = int64(p.Count)
-				}
-			}
-		}
+	for _, p := range mp.Points(MetricRequests) {
+		counts[label(p.Attributes)] = p.Value
+	}
+	for _, p := range mp.Points(MetricRequestDuration) {
+		durations[label(p.Attributes)] = int64(p.Count)
 	}
 	return counts, durations
 }
@@ -101,9 +81,7 @@ func requestPoints(t *testing.T, reader sdkmetric.Reader) (counts, durations map
 // by kind, namespace and item, and nothing for names that reach no item.
 func TestServerMetricsRequests(t *testing.T) {
 	leakCheck(t)
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(context.Background())
+	mp := oteltest.NewMeterProvider()
 	schema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"topic": {Type: "string"}}, Required: []string{"topic"}}
 	p := &renderPrompt{testPrompt: testPrompt{name: "brief", schema: schema},
 		render: func(_ context.Context, in json.RawMessage) (*prompt.Rendered, error) {
@@ -134,7 +112,7 @@ func TestServerMetricsRequests(t *testing.T) {
 			t.Fatalf("read %s: %v", uri, err)
 		}
 	}
-	counts, durations := requestPoints(t, reader)
+	counts, durations := requestPoints(t, mp)
 	const (
 		prompt  = "toolkit.item=brief,toolkit.kind=prompt,toolkit.namespace=builtin"
 		res     = "toolkit.item=file:///a,toolkit.kind=resource,toolkit.namespace=builtin"

@@ -14,11 +14,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/testing/oteltest"
 	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/prompt"
 	"github.com/llmkit/toolkit/resource"
@@ -406,9 +405,7 @@ func TestServerSubscriptionsBounded(t *testing.T) {
 
 func TestServerTraceContext(t *testing.T) {
 	leakCheck(t)
-	rec := tracetest.NewSpanRecorder()
-	tp := trace.NewTracerProvider(trace.WithSpanProcessor(rec))
-	defer tp.Shutdown(context.Background())
+	tp := oteltest.NewTracerProvider()
 	parent := make(chan oteltrace.SpanContext, 1)
 	f := newFixture(t, []toolkit.Option{
 		toolkit.WithTracer(tp.Tracer("test")),

@@ -24,39 +24,59 @@ import (
 
 // Bounds of the waits; none is expected to come near its bound.
 const (
-	buildTimeout = 5 * time.Minute  // go build of the example program
+	buildTimeout = 5 * time.Minute  // go build of a program
 	readyTimeout = 60 * time.Second // a replica or haproxy becoming ready
 	pollInterval = 20 * time.Millisecond
 	leakTimeout  = 15 * time.Second // children of killed replicas going away
 )
 
-// examplePkg is the package of the gateway program.
-const examplePkg = "github.com/llmkit/toolkit/example"
+// The programs the tests run: the gateway, and the library's example
+// program, whose stdio server mode is the replicas' upstream.
+const (
+	gatewayPkg = "github.com/llmkit/toolkit/cmd/toolkit-gateway"
+	examplePkg = "github.com/llmkit/toolkit/example"
+)
 
-// workDir holds the example binary and every test's files; TestMain removes
-// it.
+// workDir holds the built programs and every test's files; TestMain
+// removes it.
 var workDir string
 
-// build builds the example program once for the whole test binary.
-var build = sync.OnceValues(func() (string, error) {
+// build builds pkg into workDir/name.
+func build(pkg, name string) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	bin := filepath.Join(workDir, "example")
+	bin := filepath.Join(workDir, name)
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, goBin, "build", "-o", bin, examplePkg).CombinedOutput()
+	out, err := exec.CommandContext(ctx, goBin, "build", "-o", bin, pkg).CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("go build %s: %v\n%s", examplePkg, err, out)
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin, nil
-})
+}
+
+// The programs, each built once for the whole test binary.
+var (
+	buildGateway = sync.OnceValues(func() (string, error) { return build(gatewayPkg, "toolkit-gateway") })
+	buildExample = sync.OnceValues(func() (string, error) { return build(examplePkg, "example") })
+)
+
+// gatewayBinary returns the path of the built gateway.
+func gatewayBinary(t *testing.T) string {
+	t.Helper()
+	bin, err := buildGateway()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
 
 // exampleBinary returns the path of the built example program.
 func exampleBinary(t *testing.T) string {
 	t.Helper()
-	bin, err := build()
+	bin, err := buildExample()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,9 +148,9 @@ servers:
 // each one's /healthz answers 200 (its upstream is ready).
 func startReplicas(t *testing.T, dir string, n int, stateless bool) []*replica {
 	t.Helper()
-	bin := exampleBinary(t)
+	bin := gatewayBinary(t)
 	cfgFile := filepath.Join(dir, "gateway.yaml")
-	writeTemplate(t, cfgFile, gatewayConfig, map[string]any{"Binary": bin, "Stateless": stateless})
+	writeTemplate(t, cfgFile, gatewayConfig, map[string]any{"Binary": exampleBinary(t), "Stateless": stateless})
 	rs := make([]*replica, n)
 	addrs := make([]chan string, n)
 	for i := range rs {

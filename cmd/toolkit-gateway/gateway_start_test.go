@@ -25,7 +25,7 @@ servers:
     command: [%q, mcp-server]
     tools: {allow: [who*]}
 `, waitLimit, bin))
-	cmd := exec.Command(bin, "serve", "--config", config, "--log-level", "warn")
+	cmd := exec.Command(gatewayProgram(t), "serve", "--config", config, "--log-level", "warn")
 	cmd.Env = environWithout("OPENAI_")
 	var stderr syncBuffer
 	cmd.Stderr = &stderr

@@ -31,14 +31,14 @@ const gatewayName = "toolkit-gateway"
 func serveCommand(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	file := fs.String("config", "", "the configuration file (YAML; see example/gateway.yaml)")
+	file := fs.String("config", "", "the configuration file (YAML; see gateway.yaml in the source)")
 	format := fs.String("log-format", "text", "log format: text or json")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return usageError(err)
 	}
 	if *file == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: example serve --config FILE [--log-format text|json] [--log-level LEVEL]")
+		fmt.Fprintln(stderr, "usage: toolkit-gateway --config FILE [--log-format text|json] [--log-level LEVEL]")
 		return errUsage
 	}
 	logger, err := newLogger(stderr, *format, *level)
@@ -80,7 +80,6 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	d := &delegate{
 		logger:  logger,
 		userDir: cfg.Prompts,
-		model:   openAIFromEnv(os.Getenv),
 		options: g.connectorOptions,
 		wrap:    g.wrapConnector,
 		onState: func(ns string, st toolkit.ConnectorState) {
@@ -100,13 +99,9 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 			logger.Debug("toolkit event", "kind", ev.Kind, "namespace", ev.Namespace, "uri", ev.URI)
 		},
 	}
-	// Prompts run on the configured model; without one, on the MCP
-	// client's own model (sampling) when the client offers it.
-	var inner toolkit.ToolkitDelegate = d
-	if d.model == nil {
-		inner = mcpserver.SamplingDelegate(d)
-	}
-	tkOpts := []toolkit.Option{toolkit.WithDelegate(inner), toolkit.WithLogger(logger)}
+	// Prompts run on the MCP client's own model (sampling) when the client
+	// offers it.
+	tkOpts := []toolkit.Option{toolkit.WithDelegate(mcpserver.SamplingDelegate(d)), toolkit.WithLogger(logger)}
 	opts := []mcpserver.Option{mcpserver.WithLogger(logger), mcpserver.WithHTTP(mcpserver.WithPath(cfg.Path))}
 	if cfg.Metrics {
 		m, err := newMetrics()
@@ -201,7 +196,7 @@ func (g *gateway) run(ctx context.Context) error {
 	}
 
 	cfg := g.config()
-	health := healthHandler(g.tk.Connectors, cfg.Prompts)
+	health := healthHandler(g.tk.Connectors)
 	switch cfg.Transport {
 	case "stdio":
 		serve(func() error { return g.srv.ServeStdio(serveCtx) })

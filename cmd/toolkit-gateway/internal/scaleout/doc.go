@@ -1,10 +1,11 @@
-// Package scaleout tests the example gateway scaled out: several replicas
+// Package scaleout tests the gateway (toolkit-gateway) scaled out: several replicas
 // of the gateway behind haproxy, under concurrent MCP clients, while one
 // replica is killed.
 //
-// The package has no API; its tests build the example program once, start
-// three gateway replicas on free ports, each serving the same upstream (the
-// program's own stdio MCP server mode), and put haproxy in front of them:
+// The package has no API; its tests build the gateway and the library's
+// example program once, start three gateway replicas on free ports, each
+// serving the same upstream (the example's stdio MCP server mode), and put
+// haproxy in front of them:
 //
 //   - TestStatelessScaleOut: the replicas serve streamable HTTP without
 //     sessions and haproxy balances every request round robin. Sixteen
@@ -22,6 +23,6 @@
 //
 // scripts/haproxy.sh installs haproxy (the Debian package) when it is
 // missing; `make scaleout` runs it and then these tests. Under plain `go
-// test ./...` the tests skip with a message when haproxy is not found, and
+// test ./...` (in cmd/toolkit-gateway) the tests skip with a message when haproxy is not found, and
 // fail instead when PEERS_REQUIRED=1 (as `make test` and CI set it).
 package scaleout

@@ -39,8 +39,8 @@ func TestStatelessScaleOut(t *testing.T) {
 		victimIndex = 0
 	)
 	haproxyBinary(t) // skip before building when there is none
-	bin := exampleBinary(t)
-	t.Cleanup(func() { checkNoLeftovers(t, bin) })
+	gw, up := gatewayBinary(t), exampleBinary(t)
+	t.Cleanup(func() { checkNoLeftovers(t, gw); checkNoLeftovers(t, up) })
 	dir := testDir(t)
 	rs := startReplicas(t, dir, replicas, true)
 	h := startHaproxy(t, dir, rs, false)

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"path/filepath"
+	"path"
 	"strings"
 
 	"github.com/llmkit/toolkit"
@@ -44,33 +44,37 @@ var reservedPaths = []string{"/healthz", "/livez", "/metrics"}
 type healthReport struct {
 	// Status is "ok" when every upstream is ready, "degraded" otherwise.
 	Status string `json:"status"`
-	// Upstreams are the connectors' states, as toolkit.Connectors reports
-	// them (the user namespace last), their URLs redacted.
-	Upstreams []toolkit.ConnectorState `json:"upstreams"`
+	// Upstreams are the connectors in toolkit.Connectors' order (the user
+	// namespace last).
+	Upstreams []upstreamHealth `json:"upstreams"`
+}
+
+// upstreamHealth is what the health endpoint says of one upstream: its
+// name, its state and its URL, redacted. Nothing else: the endpoint is
+// open to anyone who can reach it, so what a server says of itself
+// (instructions, titles), its errors and the host's paths stay in the log.
+type upstreamHealth struct {
+	Namespace string `json:"namespace"`
+	Status    string `json:"status"`
+	URL       string `json:"url"`
 }
 
 // healthHandler serves the state of every upstream as JSON, with status
 // 200 when all of them are ready and 503 otherwise, so that a load
 // balancer or an orchestrator can act on it.
-//
-// The report is for anyone who can reach the endpoint, so it hides what
-// describes the host rather than the upstreams: secrets in URLs, and the
-// paths in private (the prompts directory, which the store gives as its
-// title and names in its errors), each shown as its base name.
-func healthHandler(states func() []toolkit.ConnectorState, private ...string) http.Handler {
+func healthHandler(states func() []toolkit.ConnectorState) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !readOnly(w, r) {
 			return
 		}
-		report := healthReport{Status: "ok", Upstreams: states()}
-		if report.Upstreams == nil {
-			report.Upstreams = []toolkit.ConnectorState{}
-		}
-		for i := range report.Upstreams {
-			report.Upstreams[i] = redactState(report.Upstreams[i], private)
-		}
+		report := healthReport{Status: "ok", Upstreams: []upstreamHealth{}}
 		code := http.StatusOK
-		for _, st := range report.Upstreams {
+		for _, st := range states() {
+			report.Upstreams = append(report.Upstreams, upstreamHealth{
+				Namespace: st.Namespace,
+				Status:    st.Status.String(),
+				URL:       healthURL(st.URL),
+			})
 			if st.Status != toolkit.StatusReady {
 				report.Status, code = "degraded", http.StatusServiceUnavailable
 			}
@@ -84,23 +88,13 @@ func healthHandler(states func() []toolkit.ConnectorState, private ...string) ht
 	})
 }
 
-// redactState returns st as the health endpoint shows it.
-func redactState(st toolkit.ConnectorState, private []string) toolkit.ConnectorState {
-	// Tokens in a URL's query (a stdio server's env=...) stay private.
-	st.URL = toolkit.RedactURL(st.URL)
-	hide := func(s string) string {
-		for _, p := range private {
-			if p != "" && p != string(filepath.Separator) {
-				s = strings.ReplaceAll(s, p, filepath.Base(p))
-			}
-		}
-		return s
+// healthURL is an upstream's URL as the health endpoint shows it: without
+// secrets (toolkit.RedactURL) and, for a command, with the command's base
+// name only: where programs live on the host is the host's business.
+func healthURL(raw string) string {
+	u := toolkit.RedactURL(raw)
+	if cmd, ok := strings.CutPrefix(u, "stdio:"); ok {
+		return "stdio:" + path.Base(cmd)
 	}
-	st.Title, st.LastError, st.Instructions = hide(st.Title), hide(st.LastError), hide(st.Instructions)
-	// Whatever directory serves the user namespace, its path is the
-	// host's business.
-	if st.Namespace == toolkit.UserNamespace && filepath.IsAbs(st.Title) {
-		st.Title = filepath.Base(st.Title)
-	}
-	return st
+	return u
 }

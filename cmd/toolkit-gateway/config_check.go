@@ -80,6 +80,9 @@ func (v *validator) check(c *Config) {
 	}
 	v.checkServing(c)
 	v.checkAuth(c)
+	if c.Transport == "http" && c.Auth == nil && !c.AllowUnauthenticated && !isLoopback(c.Listen) {
+		v.fail(fmt.Sprintf("%q is reachable from other hosts and auth is not configured: configure auth, listen on 127.0.0.1, or set allow_unauthenticated: true", c.Listen), "listen")
+	}
 	if c.TokenDir != "" {
 		c.TokenDir = v.abs(c.TokenDir)
 		if fi, err := os.Stat(c.TokenDir); err == nil && !fi.IsDir() {
@@ -105,9 +108,42 @@ func (v *validator) check(c *Config) {
 	}
 }
 
+// Bounds of the numbers a configuration may give: past them a value is a
+// mistake (a typo, a unit confused), not a wish.
+const (
+	maxSessionCallsLimit = 10_000
+	maxConcurrencyLimit  = 10_000
+	maxResultBytesLimit  = 1 << 30 // 1 GiB
+	maxDuration          = 7 * 24 * time.Hour
+)
+
+// isLoopback reports whether addr (host:port) listens on loopback only:
+// localhost or a loopback IP. An empty host or an unspecified address
+// (0.0.0.0, ::) listens everywhere.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // checkServing checks the fields about how the gateway serves: the
 // startup wait and metrics.
 func (v *validator) checkServing(c *Config) {
+	if c.MaxSessionCalls < -1 || c.MaxSessionCalls > maxSessionCallsLimit {
+		v.fail(fmt.Sprintf("%d is out of range: use 1 to %d, or -1 for no limit", c.MaxSessionCalls, maxSessionCallsLimit), "max_session_calls")
+	}
+	if c.SessionTimeout > maxDuration {
+		v.fail(fmt.Sprintf("%v is out of range: at most %v", c.SessionTimeout, maxDuration), "session_timeout")
+	}
+	if c.StartupWait != nil && *c.StartupWait > maxDuration {
+		v.fail(fmt.Sprintf("%v is out of range: at most %v", *c.StartupWait, maxDuration), "startup_wait")
+	}
 	if c.StartupWait == nil {
 		d := defaultStartupWait
 		c.StartupWait = &d
@@ -180,14 +216,20 @@ func (v *validator) checkServer(s *Server, i int) {
 	}{{"connect", s.Timeouts.Connect}, {"call", s.Timeouts.Call}, {"reconnect", s.Timeouts.Reconnect}, {"backoff_max", s.Timeouts.BackoffMax}} {
 		if d.val < 0 {
 			v.fail("must not be negative", at("timeouts", d.key)...)
+		} else if d.val > maxDuration {
+			v.fail(fmt.Sprintf("%v is out of range: at most %v", d.val, maxDuration), at("timeouts", d.key)...)
 		}
 	}
 	if s.MaxConcurrency < 0 {
 		v.fail("must not be negative", at("max_concurrency")...)
+	} else if s.MaxConcurrency > maxConcurrencyLimit {
+		v.fail(fmt.Sprintf("%d is out of range: use 0 (no limit) to %d", s.MaxConcurrency, maxConcurrencyLimit), at("max_concurrency")...)
 	}
 	v.checkOAuth(s, i)
 	if s.MaxResultBytes < 0 {
 		v.fail("must not be negative", at("max_result_bytes")...)
+	} else if s.MaxResultBytes > maxResultBytesLimit {
+		v.fail(fmt.Sprintf("%d is out of range: use 0 (no limit) to %d", s.MaxResultBytes, int64(maxResultBytesLimit)), at("max_result_bytes")...)
 	}
 	for _, list := range []struct {
 		key      string

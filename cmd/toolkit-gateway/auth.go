@@ -483,6 +483,13 @@ func (a *authenticator) options(leeway time.Duration) []mcpserver.HTTPOption {
 	return opts
 }
 
+// The principals of the two ways in are disjoint: a session belongs to the
+// principal that opened it, and a JWT whose subject is "token:1" must not
+// reach a session opened with the first configured token (nor the reverse).
+// The verifier refuses a JWT without a subject.
+func configuredPrincipal(i int) string { return fmt.Sprintf("token:%d", i) }
+func jwtPrincipal(sub string) string   { return "jwt:" + sub }
+
 // verify is the server's auth.TokenVerifier.
 func (a *authenticator) verify(ctx context.Context, token string, req *http.Request) (*auth.TokenInfo, error) {
 	h := tokenHash(sha256.Sum256([]byte(token)))
@@ -494,10 +501,15 @@ func (a *authenticator) verify(ctx context.Context, token string, req *http.Requ
 		}
 	}
 	if match > 0 {
-		return &auth.TokenInfo{UserID: fmt.Sprintf("bearer-token-%d", match), Scopes: a.scopes}, nil
+		return &auth.TokenInfo{UserID: configuredPrincipal(match), Scopes: a.scopes}, nil
 	}
 	if a.jwt != nil {
-		return a.jwt.Verify(ctx, token, req)
+		info, err := a.jwt.Verify(ctx, token, req)
+		if err != nil {
+			return nil, err
+		}
+		info.UserID = jwtPrincipal(info.UserID)
+		return info, nil
 	}
 	a.logger.DebugContext(ctx, "bearer token refused", "reason", "not one of the configured tokens")
 	return nil, auth.ErrInvalidToken

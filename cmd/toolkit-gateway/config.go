@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Config is the gateway's configuration file; example/gateway.yaml shows
+// Config is the gateway's configuration file; gateway.yaml shows
 // every field. Relative paths in it are relative to the file.
 type Config struct {
 	// Listen is the address of the HTTP listener (default
@@ -33,7 +33,8 @@ type Config struct {
 	// request (default 30m; a negative duration keeps idle sessions).
 	SessionTimeout time.Duration `yaml:"session_timeout"`
 	// MaxSessionCalls is how many calls one client session may have in
-	// flight; more are refused (default 64; -1 for no limit).
+	// flight; more are refused (default 64; -1 for no limit; at most
+	// maxSessionCallsLimit).
 	MaxSessionCalls int `yaml:"max_session_calls"`
 	// SSEPath also serves the legacy HTTP+SSE transport (protocol version
 	// 2024-11-05) at this URL path, for old clients ("" for none).
@@ -57,6 +58,10 @@ type Config struct {
 	// Auth makes MCP clients authenticate (transport http); none by
 	// default.
 	Auth *Auth `yaml:"auth"`
+	// AllowUnauthenticated lets the gateway listen on an address other
+	// than loopback without Auth. Without it such a configuration is
+	// refused: anyone who can reach the port could use every upstream.
+	AllowUnauthenticated bool `yaml:"allow_unauthenticated"`
 	// TokenDir keeps the OAuth tokens of upstreams authorized by a person
 	// (oauth grant authorization_code), one file per upstream, readable by
 	// the gateway's user only; "" keeps them in memory (the person

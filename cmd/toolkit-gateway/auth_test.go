@@ -182,15 +182,22 @@ func TestAuthenticator(t *testing.T) {
 	}
 	ctx := context.Background()
 	info, err := a.verify(ctx, tokenB, nil)
-	if err != nil || info.UserID != "bearer-token-2" || len(info.Scopes) != 1 || info.Scopes[0] != "mcp" {
+	if err != nil || info.UserID != "token:2" || len(info.Scopes) != 1 || info.Scopes[0] != "mcp" {
 		t.Fatalf("configured token: %+v, %v", info, err)
 	}
 	if _, err := a.verify(ctx, tokenA+"x", nil); !errors.Is(err, auth.ErrInvalidToken) {
 		t.Errorf("other token: %v", err)
 	}
 	jwt := iss.Sign("ec-1", iss.Claims("https://gw.example.com/mcp", "mcp"))
-	if info, err := a.verify(ctx, jwt, nil); err != nil || info.UserID != "user-1" {
+	if info, err := a.verify(ctx, jwt, nil); err != nil || info.UserID != "jwt:user-1" {
 		t.Errorf("JWT: %+v, %v", info, err)
+	}
+	// A JWT whose subject names a configured token's principal is another
+	// principal all the same.
+	claims := iss.Claims("https://gw.example.com/mcp", "mcp")
+	claims["sub"] = "token:2"
+	if info, err := a.verify(ctx, iss.Sign("ec-1", claims), nil); err != nil || info.UserID == configuredPrincipal(2) {
+		t.Errorf("JWT with sub token:2: %+v, %v", info, err)
 	}
 	a.setTokens([]tokenHash{sha256.Sum256([]byte(tokenC))})
 	if _, err := a.verify(ctx, tokenA, nil); !errors.Is(err, auth.ErrInvalidToken) {

@@ -32,8 +32,8 @@ func TestStatefulAffinity(t *testing.T) {
 		victimIndex = 0
 	)
 	haproxyBinary(t)
-	bin := exampleBinary(t)
-	t.Cleanup(func() { checkNoLeftovers(t, bin) })
+	gw, up := gatewayBinary(t), exampleBinary(t)
+	t.Cleanup(func() { checkNoLeftovers(t, gw); checkNoLeftovers(t, up) })
 	dir := testDir(t)
 	rs := startReplicas(t, dir, replicas, false)
 	hc := newHTTPClient(t)

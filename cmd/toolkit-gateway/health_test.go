@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -57,32 +58,43 @@ func TestHealthHandler(t *testing.T) {
 	}
 }
 
-// TestHealthHidesPaths: the prompts directory's absolute path, which the
-// store gives as its title and names in its errors, is not shown.
-func TestHealthHidesPaths(t *testing.T) {
+// TestHealthSaysLittle: the report, open to anyone, gives each upstream's
+// name, state and redacted URL and nothing more: no instructions, no
+// title, no error, no path of a command or of the prompts directory.
+func TestHealthSaysLittle(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "private", "prompts")
 	states := []toolkit.ConnectorState{
 		{Namespace: toolkit.UserNamespace, URL: toolkit.UserConnectorURI, Name: "store", Title: dir, Status: toolkit.StatusReady},
 		{Namespace: "x", URL: "http://x/mcp", Status: toolkit.StatusFailed, LastError: "unavailable: store \"" + dir + "\": gone"},
-		{Namespace: toolkit.UserNamespace, Title: "/elsewhere/notes", Status: toolkit.StatusReady},
+		{Namespace: "cmd", URL: "stdio:/opt/private/bin/server?arg=--token&env=K%3Dsecret-env", Status: toolkit.StatusReady,
+			Instructions: strings.Repeat("Use this server wisely. ", 200), Title: "Secret title"},
 	}
 	rec := httptest.NewRecorder()
-	healthHandler(func() []toolkit.ConnectorState { return states }, dir).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	healthHandler(func() []toolkit.ConnectorState { return states }).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	body := rec.Body.String()
-	if strings.Contains(body, "private") || strings.Contains(body, "elsewhere") {
-		t.Errorf("a path is shown: %s", body)
+	for _, leak := range []string{"private", "secret", "Secret", "wisely", "gone", "store"} {
+		if strings.Contains(body, leak) {
+			t.Errorf("the report shows %q: %s", leak, body)
+		}
 	}
 	var got struct {
-		Upstreams []struct{ Title string }
+		Upstreams []map[string]any
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Upstreams) != 3 || got.Upstreams[0].Title != "prompts" || got.Upstreams[2].Title != "notes" {
-		t.Errorf("upstreams = %+v", got.Upstreams)
+	want := []map[string]any{
+		{"namespace": "user", "status": "ready", "url": toolkit.UserConnectorURI},
+		{"namespace": "x", "status": "failed", "url": "http://x/mcp"},
+		{"namespace": "cmd", "status": "ready", "url": "stdio:server"},
 	}
-	if !strings.Contains(body, `"last_error":"unavailable: store \"prompts\": gone"`) {
-		t.Errorf("upstreams = %+v", got.Upstreams)
+	if len(got.Upstreams) != len(want) {
+		t.Fatalf("upstreams = %v", got.Upstreams)
+	}
+	for i := range want {
+		if len(got.Upstreams[i]) != 3 || fmt.Sprint(got.Upstreams[i]) != fmt.Sprint(want[i]) {
+			t.Errorf("upstream %d = %v, want %v", i, got.Upstreams[i], want[i])
+		}
 	}
 }
 

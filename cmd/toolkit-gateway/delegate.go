@@ -1,0 +1,119 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/store"
+)
+
+// clientName identifies the gateway to the MCP servers it connects to.
+const clientName = "toolkit-gateway"
+
+// delegate connects the gateway's toolkit to its upstreams: it creates the
+// MCP connectors the toolkit asks for, with each upstream's options and
+// tool filter, serves the "user" namespace from the prompts directory, and
+// reports every connector state change through onState. It runs no
+// prompts itself: the gateway wraps it in mcpserver.SamplingDelegate, so
+// prompts run on the client's own model.
+type delegate struct {
+	// logger receives the connectors' and the store's diagnostics.
+	logger *slog.Logger
+	// userDir is the directory served as the "user" namespace; "" for none.
+	userDir string
+	// options, if set, returns extra connector options for a URL.
+	options func(url string) []mcp.Option
+	// wrap, if set, wraps the connector made for a URL (the tool filter).
+	wrap func(url string, c toolkit.Connector) toolkit.Connector
+	// onState, if set, is called with every connector state change as it
+	// happens.
+	onState func(namespace string, st toolkit.ConnectorState)
+	// onEvent, if set, receives the list-change and resource-update events
+	// the toolkit forwards to OnEvent.
+	onEvent func(toolkit.ConnectorEvent)
+
+	// tk is the toolkit the delegate serves. Set it right after
+	// toolkit.New: connectors report nothing before the toolkit runs.
+	tk *toolkit.Toolkit
+
+	mu         sync.Mutex
+	namespaces map[string]string // connector URL → namespace, once known
+}
+
+var _ toolkit.ToolkitDelegate = (*delegate)(nil)
+
+// OnEvent receives the toolkit's list-change and resource-update events.
+func (d *delegate) OnEvent(ev toolkit.ConnectorEvent) {
+	if d.onEvent != nil {
+		d.onEvent(ev)
+	}
+}
+
+// Call reports toolkit.ErrNotImplemented: the gateway's prompts run on the
+// client's model (mcpserver.SamplingDelegate), not here.
+func (d *delegate) Call(_ context.Context, p toolkit.Prompt, _ ...toolkit.Resource) (toolkit.Resource, error) {
+	return nil, fmt.Errorf("%w: prompt %q: the client offers no sampling", toolkit.ErrNotImplemented, p.Name())
+}
+
+// CreateConnector makes the connector for url: a directory store for the
+// "user" namespace, an MCP connector (mcp.Delegate's) for anything else.
+// The toolkit hears of an event first: when it has handled a "ready"
+// state, the server's items are already listed, so onState sees them.
+func (d *delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEvent)) (toolkit.Connector, error) {
+	report := func(ev toolkit.ConnectorEvent) {
+		onEvent(ev)
+		if ev.Kind == toolkit.ConnectorEventStateChange && d.onState != nil {
+			d.onState(d.namespace(url), ev.State)
+		}
+	}
+	if url == toolkit.UserConnectorURI {
+		if d.userDir == "" {
+			return nil, fmt.Errorf("%w: no prompts directory", toolkit.ErrNotImplemented)
+		}
+		return store.Open(d.userDir, report, store.WithLogger(d.logger))
+	}
+	opts := []mcp.Option{mcp.OptLogger(d.logger)}
+	if d.options != nil {
+		opts = append(opts, d.options(url)...)
+	}
+	c, err := mcp.NewDelegate(clientName, version, opts...).CreateConnector(url, report)
+	if err != nil {
+		return nil, err
+	}
+	if d.wrap != nil {
+		return d.wrap(url, c), nil
+	}
+	return c, nil
+}
+
+// namespace returns the namespace of the connector for url. It remembers
+// the answer, so that the last state change of a removed connector is
+// still reported under its name.
+func (d *delegate) namespace(url string) string {
+	if url == toolkit.UserConnectorURI {
+		return toolkit.UserNamespace
+	}
+	d.mu.Lock()
+	ns, ok := d.namespaces[url]
+	d.mu.Unlock()
+	if ok || d.tk == nil {
+		return cmp.Or(ns, url)
+	}
+	for _, st := range d.tk.Connectors() {
+		if st.URL == url {
+			d.mu.Lock()
+			if d.namespaces == nil {
+				d.namespaces = make(map[string]string)
+			}
+			d.namespaces[url] = st.Namespace
+			d.mu.Unlock()
+			return st.Namespace
+		}
+	}
+	return url
+}
