@@ -138,6 +138,11 @@ const (
 	StatusFailed
 	// StatusStopped: the connector was removed or the toolkit stopped.
 	StatusStopped
+	// StatusNeedsAuthorization: the server needs an authorization (OAuth)
+	// that a person is asked for, or whose last attempt failed and is
+	// retried later; LastError says why. Calls fail at once meanwhile. The
+	// connector goes on by itself once authorized.
+	StatusNeedsAuthorization
 )
 
 // String returns a short name for the status.
@@ -153,6 +158,8 @@ func (s ConnectorStatus) String() string {
 		return "failed"
 	case StatusStopped:
 		return "stopped"
+	case StatusNeedsAuthorization:
+		return "needs_authorization"
 	}
 	return "unknown"
 }

@@ -111,7 +111,7 @@ var outcomes = [...]string{OutcomeOK, OutcomeToolFailed, OutcomeBadInput, Outcom
 	OutcomeNotFound, OutcomeDepthExceeded, OutcomeCanceled, OutcomeTimeout, OutcomeError}
 
 // statuses are the connector statuses the status gauge reports.
-var statuses = [...]ConnectorStatus{StatusConnecting, StatusReady, StatusReconnecting, StatusFailed, StatusStopped}
+var statuses = [...]ConnectorStatus{StatusConnecting, StatusReady, StatusReconnecting, StatusFailed, StatusStopped, StatusNeedsAuthorization}
 
 func newMetrics(tk *Toolkit, mp metric.MeterProvider) (*metrics, error) {
 	meter := mp.Meter(MeterName)

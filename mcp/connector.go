@@ -80,6 +80,7 @@ const (
 	sigUpdated
 	sigSuspect
 	sigLost
+	sigAuth // what the OAuth handler's Pending reports changed
 )
 
 var (

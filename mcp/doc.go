@@ -302,11 +302,18 @@
 // mcp/oauth; the connector only wires them in. The application supplies
 // how the user authorizes (oauth.Config.Authorize);
 // oauth.LoopbackAuthorizer is one for command-line programs. Tokens are
-// refreshed when they expire and, with oauth.Config.Store
+// refreshed shortly before they expire and, with oauth.Config.Store
 // (oauth.NewFileTokenStore), survive restarts, stored by the authorization
-// server's issuer and the resource (see oauth.TokenStore). While the user
-// is asked, the connector's LastError says so and calls fail at once with
-// ErrAuthorizationPending. OptOAuthClientCredentials uses the client
+// server's issuer and the resource (see oauth.TokenStore), beside the
+// client's dynamic registration, made once per authorization server. When
+// an authorization is needed (no token, a token that expired without a
+// refresh token, a refresh refused, a token revoked) while the user is
+// asked, and after a failed authorization until the next attempt (which
+// backs off, honouring the authorization server's Retry-After), the
+// connector's state is toolkit.StatusNeedsAuthorization, its LastError
+// says why, and calls fail at once with ErrAuthorizationPending; once
+// authorized it goes on by itself (see the package oauth documentation
+// for each case). OptOAuthClientCredentials uses the client
 // credentials grant instead (OptOAuthClientCredentialsJWT with a private
 // key), OptOAuthEnterprise enterprise-managed authorization, and
 // OptOAuthHandler takes any SDK handler. Tokens never appear in logs,

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"crypto"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -16,18 +17,21 @@ import (
 )
 
 // ErrAuthorizationPending is wrapped by the error of a call made while the
-// connector waits for the user to authorize it (see OptOAuth). It also
-// wraps toolkit.ErrUnavailable. It is oauth.ErrAuthorizationPending.
+// connector waits for an authorization (see OptOAuth). It also wraps
+// toolkit.ErrUnavailable. It is oauth.ErrAuthorizationPending.
 var ErrAuthorizationPending = oauth.ErrAuthorizationPending
 
 // OptOAuth makes an HTTP connector authorize itself with OAuth when
 // the server answers 401 Unauthorized (or 403 Forbidden with
 // insufficient_scope), with the authorization code flow described at
-// oauth.Config. While the user authorizes, the connector's state says so
-// in LastError and calls fail at once with ErrAuthorizationPending. The
-// whole authorization of one connection attempt must finish within
-// OptConnectTimeout: give a longer one when a person authorizes. Tokens
-// never appear in logs, errors or the connector's state. It applies to
+// oauth.Config. While the user authorizes, and after a failed
+// authorization until the next attempt, the connector's state is
+// toolkit.StatusNeedsAuthorization with the reason in LastError, and
+// calls fail at once with ErrAuthorizationPending; the connector goes on
+// by itself once authorized. The person's part is not bound by
+// OptConnectTimeout (an authorization takes at most ten minutes, then a
+// new one asks again). Tokens never appear in logs, errors or the
+// connector's state. It applies to
 // streamable HTTP and to the legacy HTTP+SSE transport alike (the SDK's
 // SSE transport has no OAuth handler: the connector authorizes its
 // requests with an oauth.Transport); stdio connectors and OptDialer ignore
@@ -132,6 +136,16 @@ type oauthSetup struct {
 // oauthHandler returns the OAuth handler of the connector's HTTP
 // transport, or nil without OAuth.
 func (c *Connector) oauthHandler(ctx context.Context) auth.OAuthHandler {
+	h := c.oauthHandlerOf(ctx)
+	if h == nil {
+		return nil
+	}
+	return h
+}
+
+// oauthHandlerOf returns the connector's OAuth handler, made at the first
+// call, or nil without OAuth.
+func (c *Connector) oauthHandlerOf(ctx context.Context) *oauth.Handler {
 	s := c.o.oauth
 	if s == nil {
 		return nil
@@ -142,37 +156,73 @@ func (c *Connector) oauthHandler(ctx context.Context) auth.OAuthHandler {
 			Logger:     c.logger,
 			HTTPClient: c.httpClient,
 			Allow:      c.o.oauthAllow,
-			OnWait:     c.oauthWaiting,
+			OnChange:   c.oauthChanged,
 		}))
 	})
 	return s.built.Load()
 }
 
-// oauthWaiting reports in the connector's state that the user is asked to
-// authorize, until done is called.
-func (c *Connector) oauthWaiting(ctx context.Context, msg string) (done func()) {
-	st := c.setState(func(s *toolkit.ConnectorState) { s.LastError = msg })
-	if st.Status != toolkit.StatusReady {
-		// A connection attempt, on the supervising goroutine: the state
-		// callback learns it in order. A session that needs a new
-		// authorization (the goroutine of a call) shows it in State only,
-		// so that callbacks keep coming from one goroutine.
-		c.report(ctx, st)
+// oauthChanged applies to the state what the OAuth handler's Pending
+// says now, and has the supervisor report it: a connector that waits for
+// an authorization says so (and why) at once, and one whose session
+// outlived the wait is ready again.
+func (c *Connector) oauthChanged() {
+	_, _, err := c.oauthWait()
+	c.setState(func(s *toolkit.ConnectorState) {
+		switch {
+		case err != nil:
+			s.Status, s.LastError = toolkit.StatusNeedsAuthorization, authReason(err)
+		case s.Status == toolkit.StatusNeedsAuthorization && c.cur != nil:
+			s.Status, s.LastError = toolkit.StatusReady, ""
+		}
+	})
+	c.signal(sigAuth)
+}
+
+// oauthPending returns an error wrapping ErrAuthorizationPending, with
+// the reason, while the connector waits for an authorization: the user is
+// asked, or a failed one is waited out.
+func (c *Connector) oauthPending() error {
+	s := c.o.oauth
+	if s == nil {
+		return nil
 	}
-	return func() {
-		c.setState(func(s *toolkit.ConnectorState) {
-			if s.Status == toolkit.StatusReady && s.LastError == msg {
-				s.LastError = ""
-			}
-		})
+	if _, err := s.built.Load().Pending(); err != nil {
+		return fmt.Errorf("%w: server %s", err, c.label())
+	}
+	return nil
+}
+
+// oauthWait returns, while the connector waits for an authorization, why
+// (an error wrapping ErrAuthorizationPending), whether it is a failure
+// waited out, and a channel closed when that changes; nil otherwise.
+func (c *Connector) oauthWait() (changed <-chan struct{}, failed bool, err error) {
+	s := c.o.oauth
+	if s == nil {
+		return nil, false, nil
+	}
+	changed, err = s.built.Load().Pending()
+	var pe *oauth.PendingError
+	if errors.As(err, &pe) {
+		failed = !pe.RetryAt.IsZero()
+	}
+	return changed, failed, err
+}
+
+// oauthStop ends the authorization the connector has in flight, if any.
+func (c *Connector) oauthStop() {
+	if s := c.o.oauth; s != nil {
+		if h := s.built.Load(); h != nil {
+			h.Stop()
+		}
 	}
 }
 
-// oauthPending returns ErrAuthorizationPending while the connector waits for
-// the user to authorize it.
-func (c *Connector) oauthPending() error {
-	if s := c.o.oauth; s != nil && s.built.Load().Waiting() {
-		return fmt.Errorf("%w: server %s", ErrAuthorizationPending, c.label())
+// authReason is the text of the state that waits for an authorization.
+func authReason(err error) string {
+	var pe *oauth.PendingError
+	if errors.As(err, &pe) {
+		return "needs authorization: " + pe.Reason
 	}
-	return nil
+	return err.Error()
 }

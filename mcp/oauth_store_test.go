@@ -72,10 +72,18 @@ func TestOAuthStoreIssuer(t *testing.T) {
 	if err != nil || st == nil || st.Issuer != s.URL {
 		t.Fatalf("stored %v, %v; want issuer %s", st, err, s.URL)
 	}
+	regs := 0
 	for _, k := range fileKeys(t, path) {
+		if strings.HasPrefix(k, "r-") {
+			regs++ // the client's registration
+			continue
+		}
 		if k != tokenFileKey(s.URL, s.URL+"/mcp") {
 			t.Errorf("key %q", k)
 		}
+	}
+	if regs != 1 {
+		t.Errorf("the file holds %d registrations, want 1", regs)
 	}
 	fi, err := os.Stat(path)
 	if err != nil || fi.Mode().Perm() != 0o600 {

@@ -76,6 +76,15 @@ func newOAuthServer(t *testing.T) *oauthServer {
 	return s
 }
 
+// revoke makes every token the server issued invalid, access and refresh
+// tokens alike: the user must authorize again.
+func (s *oauthServer) revoke() {
+	s.protectedServer.revoke()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.refresh)
+}
+
 // consent returns an authorization function that grants access at once,
 // counting the times it is asked; the code is registered with the server.
 // With a gate, the asks from the gateFrom-th on send to entered and wait
@@ -212,7 +221,7 @@ func TestOAuthPending(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("the user was not asked again")
 	}
-	if st := r.State(); st.Status != toolkit.StatusReady || !strings.Contains(st.LastError, "waiting for the user to authorize access at 127.0.0.1") {
+	if st := r.State(); st.Status != toolkit.StatusNeedsAuthorization || !strings.Contains(st.LastError, "waiting for the user to authorize access at 127.0.0.1") {
 		t.Fatalf("state during the authorization: %+v", st)
 	}
 	// Bounded: without the check the call would wait for the
@@ -259,7 +268,8 @@ func TestOAuthPendingConnect(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("the user was not asked")
 	}
-	if st := r.states.last(); st.Status != toolkit.StatusConnecting || !strings.Contains(st.LastError, "waiting for the user to authorize access") {
+	r.states.wait(t, toolkit.StatusNeedsAuthorization, 1)
+	if st := r.states.last(); st.Status != toolkit.StatusNeedsAuthorization || !strings.Contains(st.LastError, "waiting for the user to authorize access") {
 		t.Fatalf("last state reported while the user is asked: %+v", st)
 	}
 	release()

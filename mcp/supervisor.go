@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // Run connects to the server and keeps the connection alive until ctx is
@@ -34,6 +35,12 @@ func (c *Connector) Run(ctx context.Context) error {
 		return fmt.Errorf("%w: connector %s is already running", errs.ErrConflict, c.label())
 	}
 	defer c.running.Store(false)
+	if c.o.oauth != nil {
+		// The supervisor's requests never wait for a person: it waits
+		// for the authorization itself (waitAuthorization).
+		ctx = oauth.NoWait(ctx)
+		defer c.oauthStop()
+	}
 	c.adoptNamespace(ctx)
 	defer c.watchRoots()()
 	c.mu.Lock()
@@ -79,14 +86,32 @@ func (c *Connector) Run(ctx context.Context) error {
 				c.stop(ctx)
 				return nil
 			}
-			attempt++
-			c.logger.Warn("connection attempt failed", "attempt", attempt, "error", err)
-			if permanent(err) || (c.o.maxAttempts > 0 && attempt >= c.o.maxAttempts) {
-				c.report(ctx, c.setState(func(s *toolkit.ConnectorState) {
-					s.Status, s.LastError = toolkit.StatusFailed, err.Error()
-				}))
-				c.markStopped()
-				return fmt.Errorf("%w: server %s: giving up after %d attempts: %v", errs.ErrUnavailable, c.label(), attempt, err)
+			// Waiting for a person is no failure; an authorization that
+			// failed is one.
+			changed, failed, authErr := c.oauthWait()
+			if failed {
+				// Say why the authorization failed, not that the
+				// attempt found it pending.
+				err = authErr
+			}
+			if authErr == nil || failed {
+				attempt++
+				c.logger.Warn("connection attempt failed", "attempt", attempt, "error", err)
+				if permanent(err) || (c.o.maxAttempts > 0 && attempt >= c.o.maxAttempts) {
+					c.report(ctx, c.setState(func(s *toolkit.ConnectorState) {
+						s.Status, s.LastError = toolkit.StatusFailed, err.Error()
+					}))
+					c.markStopped()
+					return fmt.Errorf("%w: server %s: giving up after %d attempts: %v", errs.ErrUnavailable, c.label(), attempt, err)
+				}
+			}
+			if authErr != nil {
+				errText = err.Error()
+				if !c.waitAuthorization(ctx, changed, authErr) {
+					c.stop(ctx)
+					return nil
+				}
+				continue
 			}
 			// Retrying: said at once, not after the backoff.
 			status, errText = toolkit.StatusReconnecting, err.Error()
@@ -358,7 +383,34 @@ func (c *Connector) serve(ctx context.Context, l *live) error {
 		if bits&sigUpdated != 0 {
 			c.deliverUpdates(ctx)
 		}
+		if bits&sigAuth != 0 {
+			if _, failed, err := c.oauthWait(); err != nil && failed {
+				// No token, and none before the next attempt: the
+				// session is of no use.
+				return err
+			}
+			c.report(ctx, c.State())
+		}
 	}
+}
+
+// waitAuthorization waits, in the state that says so, while the OAuth
+// handler waits for an authorization (the user is asked, or a failure is
+// waited out), until the next connection attempt may be made; it reports
+// false when ctx ended.
+func (c *Connector) waitAuthorization(ctx context.Context, changed <-chan struct{}, why error) bool {
+	for why != nil {
+		c.report(ctx, c.setState(func(s *toolkit.ConnectorState) {
+			s.Status, s.LastError, s.ConnectedSince = toolkit.StatusNeedsAuthorization, authReason(why), time.Time{}
+		}))
+		select {
+		case <-ctx.Done():
+			return false
+		case <-changed:
+		}
+		changed, _, why = c.oauthWait()
+	}
+	return true
 }
 
 func (c *Connector) ping(ctx context.Context, l *live) error {

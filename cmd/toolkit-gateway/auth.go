@@ -99,7 +99,9 @@ type OAuth struct {
 	Grant string `yaml:"grant"`
 	// ClientID is the client registered with the authorization server;
 	// required for client_credentials. With authorization_code and no
-	// client_id the client registers itself (dynamic registration).
+	// client_id the client registers itself (dynamic registration). ${VAR}
+	// in it is replaced by the environment variable VAR, which must be
+	// set.
 	ClientID string `yaml:"client_id"`
 	// ClientSecretEnv and ClientSecretFile give the client secret, from
 	// an environment variable or a file (its first line); required for
@@ -395,6 +397,7 @@ func (v *validator) checkOAuth(s *Server, i int) {
 			v.fail(fmt.Sprintf("%s holds no secret on its first line", o.ClientSecretFile), at("client_secret_file")...)
 		}
 	}
+	o.ClientID = v.expand(o.ClientID, at("client_id")...)
 	if (o.ClientSecretEnv != "" || o.ClientSecretFile != "") && o.ClientID == "" {
 		v.fail("a client secret needs its client_id", at("client_id")...)
 	}

@@ -28,6 +28,7 @@ func TestParseAuthConfig(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("GW_TEST_TOKENS", tokenA+", "+tokenB)
 	t.Setenv("GW_TEST_SECRET", "env-secret")
+	t.Setenv("GW_CLIENT_ID", "gw-from-env")
 	writeFile(t, dir, "tokens", "# the tokens\n\n  "+tokenC+"  \n")
 	writeFile(t, dir, "secret", "file-secret\nignored\n")
 	cfg, err := parseConfig(filepath.Join(dir, "gw.yaml"), []byte(`
@@ -46,7 +47,7 @@ servers:
     oauth: {grant: client_credentials, client_id: gw, client_secret_file: secret}
   - name: code
     url: https://code.example.com/mcp
-    oauth: {client_id: gw, client_secret_env: GW_TEST_SECRET, scopes: [read]}
+    oauth: {client_id: "${GW_CLIENT_ID}", client_secret_env: GW_TEST_SECRET, scopes: [read]}
   - name: dcr
     url: https://dcr.example.com/mcp
     oauth: {redirect_url: "http://localhost:8976/callback"}
@@ -76,7 +77,7 @@ servers:
 	if cc.Grant != grantClientCredentials || cc.secret != "file-secret" {
 		t.Errorf("client credentials: %+v", cc)
 	}
-	if code.Grant != grantAuthorizationCode || code.secret != "env-secret" || code.RedirectURL != defaultRedirectURL {
+	if code.Grant != grantAuthorizationCode || code.secret != "env-secret" || code.RedirectURL != defaultRedirectURL || code.ClientID != "gw-from-env" {
 		t.Errorf("authorization code: %+v", code)
 	}
 	if dcr.ClientID != "" || dcr.RedirectURL != "http://localhost:8976/callback" {
@@ -146,6 +147,13 @@ func TestParseAuthConfigErrors(t *testing.T) {
 		{"bad allowed destination", srv + "    oauth:\n      allow: [localhost, \"http://x/path\"]\n", []string{`gw.yaml:5: servers[0].oauth.allow[1]: allowed destination "http://x/path": want an origin`}},
 		{"metadata URL", srv + "    oauth:\n      client_metadata_url: http://x/c.json\n", []string{`gw.yaml:5: servers[0].oauth.client_metadata_url: "http://x/c.json" is not an https URL`}},
 		{"token_dir a file", "token_dir: empty\n", []string{"gw.yaml:1: token_dir: " + filepath.Join(dir, "empty") + " is not a directory"}},
+		{"client_id of an unset variable", srv + "    oauth:\n      client_id: ${GW_TEST_UNSET}\n", []string{"gw.yaml:5: servers[0].oauth.client_id: environment variable GW_TEST_UNSET is not set"}},
+		{"placeholder in the URL", "servers:\n  - name: up\n    url: https://up.example.com/mcp?key=${GW_TEST_SHORT}\n", []string{"gw.yaml:3: servers[0].url: ${...} is expanded only in servers[].headers and servers[].oauth.client_id"}},
+		{"placeholder in env", "servers:\n  - name: up\n    command: [x]\n    env: {TOKEN: \"${GW_TEST_SHORT}\"}\n", []string{"gw.yaml:4: servers[0].env.TOKEN: ${...} is expanded only in"}},
+		{"placeholder in a command", "servers:\n  - name: up\n    command: [x, \"--token=${GW_TEST_SHORT}\"]\n", []string{"gw.yaml:3: servers[0].command[1]: ${...} is expanded only in"}},
+		{"placeholder in redirect_url", srv + "    oauth:\n      redirect_url: \"http://127.0.0.1:${PORT}/cb\"\n", []string{"gw.yaml:5: servers[0].oauth.redirect_url: ${...} is expanded only in"}},
+		{"placeholder in a scope", srv + "    oauth:\n      scopes: [\"${SCOPE}\"]\n", []string{"gw.yaml:5: servers[0].oauth.scopes[0]: ${...} is expanded only in"}},
+		{"placeholder in listen", "listen: \"127.0.0.1:${PORT}\"\n", []string{"gw.yaml:1: listen: ${...} is expanded only in"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseConfig(filepath.Join(dir, "gw.yaml"), []byte(tc.yaml))

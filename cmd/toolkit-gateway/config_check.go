@@ -44,7 +44,46 @@ func (v *validator) abs(p string) string {
 	return filepath.Join(v.dir, p)
 }
 
+// expand replaces ${VAR} (and $VAR) in the value of the field at path
+// with the environment variable VAR, which must be set (else the field
+// is refused).
+func (v *validator) expand(value string, path ...any) string {
+	var missing []string
+	out := os.Expand(value, func(key string) string {
+		val, ok := os.LookupEnv(key)
+		if !ok {
+			missing = append(missing, key)
+		}
+		return val
+	})
+	if len(missing) > 0 {
+		v.fail(fmt.Sprintf("environment variable %s is not set", strings.Join(missing, ", ")), path...)
+	}
+	return out
+}
+
+// expands reports whether ${VAR} is expanded in the field at path:
+// servers[i].headers.NAME and servers[i].oauth.client_id.
+func expands(path []any) bool {
+	if len(path) != 4 || path[0] != "servers" {
+		return false
+	}
+	return path[2] == "headers" || (path[2] == "oauth" && path[3] == "client_id")
+}
+
+// checkPlaceholders refuses ${...} in every field where it is not
+// expanded: it would be used as written.
+func (v *validator) checkPlaceholders() {
+	walkYAML(v.root, func(path []any, _, n *yaml.Node) bool {
+		if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") && !expands(path) {
+			v.fail("${...} is expanded only in servers[].headers and servers[].oauth.client_id: give the value itself (secrets through the *_env and *_file fields)", path...)
+		}
+		return true
+	})
+}
+
 func (v *validator) check(c *Config) {
+	v.checkPlaceholders()
 	switch c.Transport {
 	case "":
 		c.Transport = "http"
@@ -217,17 +256,7 @@ func (v *validator) checkServer(s *Server, i int) {
 			v.fail(fmt.Sprintf("%q is not a header name", name), at("headers")...)
 			continue
 		}
-		var missing []string
-		s.Headers[name] = os.Expand(value, func(key string) string {
-			val, ok := os.LookupEnv(key)
-			if !ok {
-				missing = append(missing, key)
-			}
-			return val
-		})
-		if len(missing) > 0 {
-			v.fail(fmt.Sprintf("environment variable %s is not set", strings.Join(missing, ", ")), at("headers", name)...)
-		}
+		s.Headers[name] = v.expand(value, at("headers", name)...)
 	}
 
 	for _, d := range []struct {

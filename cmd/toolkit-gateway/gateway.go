@@ -84,7 +84,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		wrap:    g.wrapConnector,
 		onState: func(ns string, st toolkit.ConnectorState) {
 			level := slog.LevelInfo
-			if st.Status == toolkit.StatusReconnecting || st.Status == toolkit.StatusFailed {
+			if st.Status == toolkit.StatusReconnecting || st.Status == toolkit.StatusFailed || st.Status == toolkit.StatusNeedsAuthorization {
 				level = slog.LevelWarn
 			}
 			attrs := []any{"namespace", ns, "status", st.Status}

@@ -121,6 +121,16 @@ func TestGatewayCompletion(t *testing.T) {
 		t.Errorf("long completion: %d values, hasMore %v, total %d", len(c.Values), c.HasMore, c.Total)
 	}
 
+	// An unknown prompt is an invalid parameter, as its server would say,
+	// without asking upstream.
+	_, err = gw.Complete(ctx, &sdk.CompleteParams{
+		Ref:      &sdk.CompleteReference{Type: "ref/prompt", Name: "nowhere"},
+		Argument: sdk.CompleteParamsArgument{Name: "style", Value: "x"},
+	})
+	if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || we.Message != `unknown prompt "nowhere"` {
+		t.Errorf("completion of an unknown prompt: %v", err)
+	}
+
 	// A reference to nothing the gateway exposes completes to nothing,
 	// without asking upstream.
 	res, err = gw.Complete(ctx, &sdk.CompleteParams{

@@ -67,7 +67,9 @@
 // gateway's upstream prompts and templates complete as their own server
 // completes them, and an upstream error answer reaches the client with its
 // code. Otherwise a prompt argument completes to the enum values of its
-// schema that start with the typed value, and anything else to nothing.
+// schema that start with the typed value; a prompt the server does not
+// expose is an invalid parameter (-32602, as prompts/get answers), and
+// anything else completes to nothing.
 // At most 100 values go to the client (the protocol's limit), with hasMore
 // set when more were cut.
 //

@@ -310,9 +310,10 @@ func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadReso
 // complete answers completion/complete: the WithCompletion hook first;
 // then, for an exposed prompt or resource template whose toolkit item is a
 // [bridge.Completer] (one a connector brings in from an upstream server),
-// what the item answers; then the enum values of a prompt argument's
-// schema that start with the typed value. Anything else completes to
-// nothing.
+// what the item answers (values, total and hasMore as they come, or its
+// error); then the enum values of a prompt argument's schema that start
+// with the typed value. A prompt that is not exposed is an invalid
+// parameter (-32602); anything else completes to nothing.
 func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
 	if s.cfg.completion != nil {
 		res, err := s.cfg.completion(ctx, req)
@@ -322,6 +323,10 @@ func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.C
 	}
 	details := sdk.CompletionResultDetails{Values: []string{}}
 	item, found := s.completionItem(ctx, req.Params.Ref)
+	if ref := req.Params.Ref; !found && ref != nil && ref.Type == "ref/prompt" {
+		// As prompts/get answers, and as the prompt's own server would.
+		return nil, invalidParams("unknown prompt %q", ref.Name)
+	}
 	arg := req.Params.Argument
 	switch v := item.Value.(type) {
 	case bridge.Completer:

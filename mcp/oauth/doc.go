@@ -31,11 +31,43 @@
 // [NewHandler] runs a flow for one protected resource (an MCP server's
 // URL) as an auth.OAuthHandler, the SDK's streamable HTTP transport's
 // OAuthHandler; [Transport] does the same at the HTTP level for transports
-// without one (the legacy SSE transport). The [Handler] runs one
-// authorization at a time, reports while the user is asked
-// ([Handler.Waiting], [HandlerConfig.OnWait]; fail requests meanwhile with
-// [ErrAuthorizationPending]), and never puts a token, or a token
-// endpoint's answer, in a log or an error.
+// without one (the legacy SSE transport). It never puts a token, or an
+// authorization server's answer, in a log or an error.
+//
+// # Authorizations over time
+//
+// What a [Handler] does at each moment of a resource's authorization:
+//
+//   - No token, or the server refuses the one sent (401): the token is
+//     refreshed once when it can be; otherwise an authorization starts,
+//     one at a time for the resource and its token store across the
+//     process. It asks the user once, with one URL, through
+//     [Config.Authorize]; meanwhile [Handler.Pending] returns a
+//     [PendingError] that says why (no token yet, the token expired
+//     without a refresh token, the refresh failed, the server refused the
+//     token) and requests fail at once with it ([ErrAuthorizationPending]),
+//     except the one that started the authorization, which waits for it
+//     within its context (unless sent with [NoWait]). The authorization
+//     goes on whatever becomes of that request; [Handler.Stop] ends it.
+//   - An authorization fails (the user refused, the authorization server
+//     answered an error, no answer within ten minutes): the next one waits
+//     one second, then two, four, ... up to five minutes, or longer when
+//     the authorization server said so with Retry-After (429, 503; at most
+//     an hour). Requests fail at once with the [PendingError] meanwhile.
+//   - A token about to expire (ten seconds before) is refreshed before it
+//     is sent, and each new token is stored.
+//   - Dynamic registration: the client registers once per authorization
+//     server and redirect URI, with the token endpoint authentication
+//     method the server's metadata lists (none, with PKCE, for a public
+//     client such as a command-line program with a loopback redirect;
+//     else client_secret_post, else client_secret_basic), and keeps the
+//     registration (client ID, secret and its expiry) beside its tokens
+//     ([RegistrationStore]), so that later authorizations and restarts use
+//     it. It registers again only when the server rejects the client
+//     (invalid_client) or the registration expired.
+//   - The authorization server answers an error: it reaches people as a
+//     [ServerError], one line with its error code and description (cut to
+//     [MaxErrorDescription]), never its body.
 //
 // # Where a client's requests may go
 //
@@ -72,9 +104,10 @@
 // authorization server never share a token and a server that moves to
 // another never overwrites the first one's. A stored token is used at the
 // next start (refreshed when it expired) without asking the user again.
-// [FileTokenStore] keeps them in one JSON file, mode 0600, replaced
-// atomically; [DefaultTokenStorePath] is where command-line programs keep
-// it.
+// A store that is also a [RegistrationStore] keeps the client's dynamic
+// registrations as [StoredRegistration] values. [FileTokenStore] is both,
+// in one JSON file, mode 0600, replaced atomically;
+// [DefaultTokenStorePath] is where command-line programs keep it.
 //
 // # Loopback authorizer
 //

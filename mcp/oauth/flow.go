@@ -29,7 +29,9 @@ import (
 // The client is identified, in this order of preference, by its client ID
 // metadata document (ClientMetadataURL, when the server supports them), by
 // a pre-registered client (ClientID), or by dynamic client registration
-// (RFC 7591, unless NoDynamicRegistration is set).
+// (RFC 7591, unless NoDynamicRegistration is set), made once per
+// authorization server and redirect URI with the authentication method
+// the server supports, and kept (see the package documentation).
 type Config struct {
 	// Authorize lets the user authorize the client: it is given the
 	// authorization URL and returns the code, state and iss of the redirect
@@ -60,8 +62,9 @@ type Config struct {
 	// the authorization server supports it.
 	NoRefreshToken bool
 
-	// Store keeps tokens across restarts (nil: in memory only). See
-	// [NewFileTokenStore].
+	// Store keeps tokens across restarts (nil: in memory only), and the
+	// client's dynamic registrations when it is a [RegistrationStore]
+	// (else they are kept in memory). See [NewFileTokenStore].
 	Store TokenStore
 	// HTTPClient makes the requests to the authorization server and the
 	// metadata requests (default: [HandlerConfig.HTTPClient]). They go only

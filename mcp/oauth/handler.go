@@ -4,25 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
 	"github.com/llmkit/toolkit/internal/errs"
 )
 
 // ErrAuthorizationPending, message "unavailable: waiting for the user to
-// authorize access", is the error of a request that cannot be sent
-// because the user is being asked to authorize access (see
-// [Handler.Waiting]): a connector fails its calls with it at once rather
-// than making them wait for a person. Test with errors.Is; it also
-// matches toolkit.ErrUnavailable.
+// authorize access", is wrapped by the error of a request that cannot be
+// sent because an authorization is pending: the user is being asked to
+// authorize access, or a failed authorization is being waited out (see
+// [PendingError], [Handler.Pending]). A connector fails its calls with it
+// at once rather than making them wait for a person. Test with errors.Is;
+// it also matches toolkit.ErrUnavailable.
 var ErrAuthorizationPending = fmt.Errorf("%w: waiting for the user to authorize access", errs.ErrUnavailable)
 
 // HandlerConfig is what a [Handler] needs from the program that uses it.
@@ -45,17 +49,43 @@ type HandlerConfig struct {
 	// with a line saying so (naming the authorization server's host), and
 	// returns the function called once the user answered.
 	OnWait func(ctx context.Context, status string) (done func())
+	// OnChange, when set, is called (from any goroutine, and must not
+	// block) after what [Handler.Pending] reports may have changed: the
+	// user is asked, answered, an authorization ended, the wait after a
+	// failed one is over.
+	OnChange func()
 }
 
 // Handler is an auth.OAuthHandler that runs a [Flow] for one protected
 // resource, for the SDK's streamable HTTP transport (its OAuthHandler) or
-// a [Transport]. Around the SDK's handlers it adds: one authorization at a
-// time (requests that wait for one use its token rather than asking the
-// user again), the wait for the user reported ([Handler.Waiting],
-// [HandlerConfig.OnWait]), tokens kept in a [TokenStore], and errors that
-// never quote a token endpoint's answer. A token endpoint that refuses to
-// refresh a token makes the request go out without one, so that the
-// server's 401 starts a new authorization.
+// a [Transport]. Around the SDK's handlers it adds:
+//
+//   - One authorization at a time for the resource and its token store,
+//     across the process. A request that needs an authorization while
+//     one is in flight joins it and uses its token, unless the user is
+//     being asked: then it fails at once with a [PendingError]. The
+//     authorization runs on its own, bounded to ten minutes, whatever
+//     becomes of the request that started it (which waits for it, within
+//     its context, unless sent with [NoWait]); [Handler.Stop] ends it.
+//     One authorization asks the user once, with one URL.
+//   - Failed authorizations are retried no sooner than one second after
+//     the first failure, doubling with each further failure up to five
+//     minutes, or later when the authorization server asked for it with
+//     Retry-After (on 429 Too Many Requests or 503 Service Unavailable,
+//     up to an hour). Meanwhile requests fail at once with a
+//     [PendingError]; [Handler.Pending] and [HandlerConfig.OnChange]
+//     tell the application.
+//   - Tokens that end are renewed or asked for again (authorization
+//     code flow): a token is refreshed ten seconds before it expires and,
+//     once, when the server answers 401 to it; a token that expired
+//     without a refresh token, whose refresh failed, or that the server
+//     refuses after a refresh (revoked) is dropped, and the server's 401
+//     starts a new authorization, reported with the reason.
+//   - Dynamic client registration once per authorization server and
+//     redirect URI, kept with the tokens (see [RegistrationStore]), with
+//     the token endpoint authentication method the server supports.
+//   - Tokens kept in a [TokenStore], and errors that never quote a token
+//     or an authorization server's answer ([ServerError]).
 //
 // Every request of the flow (metadata discovery, registration, token
 // requests, refreshes) goes only to public https destinations — checked
@@ -71,16 +101,26 @@ type Handler struct {
 	store    TokenStore
 	resource string
 	logger   *slog.Logger
+	clock    clock
+	key      gateKey // of its gate (flight.go)
 
 	legacy *legacyDiscovery // AuthorizationCode: the 2025-03-26 fallback
+	reg    *registrar       // AuthorizationCode with dynamic registration
 
 	refused atomic.Pointer[error] // the last request refused (guard.go)
 
-	issuer  atomic.Pointer[string] // of the metadata fetched last (tokens.go)
-	sem     chan struct{}          // one authorization at a time
-	gen     atomic.Uint64          // counts the token sources made by authorizations
-	waiting atomic.Bool            // the user is being asked to authorize
-	onWait  func(ctx context.Context, status string) (done func())
+	issuer atomic.Pointer[string]         // of the metadata fetched last (tokens.go)
+	owns   bool                           // the handler keeps the tokens (authorization code flow)
+	ts     atomic.Pointer[savingSource]   // its token, when it owns them
+	reason atomic.Pointer[string]         // why the next authorization is needed
+	metaMu sync.Mutex                     // guards meta
+	meta   map[string]*authServerMetadata // by registration endpoint
+
+	onWait   func(ctx context.Context, status string) (done func())
+	onChange func()
+
+	mu      sync.Mutex
+	flights map[*flight]bool // those it runs
 }
 
 // NewHandler returns the handler that runs f for the resource of hc. It
@@ -98,7 +138,7 @@ func NewHandler(ctx context.Context, f *Flow, hc HandlerConfig) *Handler {
 	if client == nil {
 		client = &http.Client{}
 	}
-	h := &Handler{resource: hc.Resource, logger: logger, onWait: hc.OnWait, sem: make(chan struct{}, 1)}
+	h := &Handler{resource: hc.Resource, logger: logger, clock: realClock{}, onWait: hc.OnWait, onChange: hc.OnChange, flights: map[*flight]bool{}}
 	allow := hc.Allow
 	if f.enterprise != nil {
 		// The IdP is the application's choice, not the server's.
@@ -122,42 +162,42 @@ func NewHandler(ctx context.Context, f *Flow, hc HandlerConfig) *Handler {
 		h.inner = inner
 	default:
 		cfg := f.cfg
-		hc := client
-		if cfg.Store != nil {
-			h.store = cfg.Store
+		h.owns = true
+		h.store = cfg.Store
+		if !cfg.NoDynamicRegistration {
+			h.reg = newRegistrar(h, cfg.RedirectURL, cfg.Store)
 		}
 		// build makes the SDK's handler on hc (see legacy.go).
-		build := func(hc *http.Client, initial oauth2.TokenSource) (auth.OAuthHandler, error) {
-			if h.store != nil {
-				hc = h.recordIssuer(hc)
-			}
-			sc := cfg.sdkConfig(hc)
+		build := func(hc *http.Client) (auth.OAuthHandler, error) {
+			sc := cfg.sdkConfig(h.observe(hc))
 			sc.AuthorizationCodeFetcher = h.fetch(cfg.Authorize)
-			if h.store != nil {
-				sc.NewTokenSource = h.newTokenSource
-				sc.InitialTokenSource = initial
-			}
+			sc.NewTokenSource = h.newTokenSource
 			return auth.NewAuthorizationCodeHandler(sc)
 		}
-		h.legacy = &legacyDiscovery{base: hc, build: func(hc *http.Client) (auth.OAuthHandler, error) { return build(hc, nil) }}
-		var initial oauth2.TokenSource
+		h.legacy = &legacyDiscovery{base: client, build: build}
 		if h.store != nil {
-			if ts := h.load(ctx, h.recordIssuer(hc)); ts != nil {
-				initial = ts
+			if s := h.load(ctx, h.observe(client)); s != nil {
+				h.ts.Store(s)
+			} else if st, _ := h.store.LoadToken(ctx, h.resource); st != nil && st.Token != nil {
+				h.setReason("the stored access token expired and there is no refresh token")
 			}
 		}
-		inner, err := build(h.legacy.watch(hc), initial)
+		inner, err := build(h.legacy.watch(client))
 		if err != nil {
 			h.err = err
 		} else {
 			h.inner = inner
 		}
 	}
+	h.key = h.gateKeyOf()
 	return h
 }
 
 // TokenSource implements auth.OAuthHandler.
 func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	if h.owns {
+		return handlerSource{h}, nil
+	}
 	inner := h.current()
 	if inner == nil {
 		return nil, nil
@@ -169,65 +209,207 @@ func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	return quietSource{ts}, nil
 }
 
-// Authorize implements auth.OAuthHandler.
+// Authorize implements auth.OAuthHandler: it refreshes the token the
+// server refused, when it can, or runs an authorization (or joins the one
+// in flight), as described at [Handler].
 func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	if h.err != nil {
-		resp.Body.Close()
+		discard(resp)
 		return fmt.Errorf("%w: OAuth: %v", errs.ErrBadParameter, h.err)
 	}
-	gen := h.gen.Load()
-	select {
-	case h.sem <- struct{}{}:
-		defer func() { <-h.sem }()
-	case <-ctx.Done():
-		resp.Body.Close()
-		return ctx.Err()
-	}
-	if h.gen.Load() != gen && resp.StatusCode == http.StatusUnauthorized {
-		// Another request authorized while this one waited: retry with
-		// its token instead of asking the user again.
-		resp.Body.Close()
+	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	code, description := challengeError(challenges)
+	if resp.StatusCode == http.StatusForbidden && code != "insufficient_scope" {
+		// Not a matter of authorization: the request is sent again and
+		// the server's answer reaches its caller.
+		discard(resp)
 		return nil
 	}
-	actx, stop := detachAfter(ctx)
+	if resp.StatusCode == http.StatusUnauthorized && h.owns {
+		sent := bearerOf(req)
+		if s := h.stored(sent); s != nil && h.ts.Load() == nil {
+			// Another handler of the store was authorized.
+			h.ts.Store(s)
+			discard(resp)
+			return nil
+		}
+		if s := h.ts.Load(); s != nil {
+			retry, refused := s.after401(sent)
+			if retry {
+				discard(resp)
+				return nil
+			}
+			if refused {
+				why := "the server refused the access token"
+				if code != "" {
+					why += " (" + oneLine(strings.TrimSuffix(code+": "+description, ": "), MaxErrorDescription) + ")"
+				}
+				if h.reason.Load() == nil {
+					h.setReason(why)
+				}
+				if h.ts.CompareAndSwap(s, nil) && h.refusedSoon(s, why) {
+					discard(resp)
+					_, err := h.Pending()
+					return err
+				}
+			}
+		}
+	}
+	reason := h.takeReason()
+	f, own, pe := h.join(reason)
+	if pe != nil {
+		discard(resp)
+		return pe
+	}
+	if own {
+		// The authorization reads the challenge only; it outlives the
+		// request, whose body goes now.
+		r := *resp
+		r.Body = http.NoBody
+		discard(resp)
+		// Canceled by Stop or when it takes too long, never once over:
+		// token sources keep the context they are made with.
+		fctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+		f.cancel = func() { cancel(errStopped) }
+		f.stopTimer = h.clock.AfterFunc(authorizeTimeout, func() { cancel(errAuthorizeTimeout) })
+		h.mu.Lock()
+		h.flights[f] = true
+		h.mu.Unlock()
+		go h.run(fctx, f, req, &r)
+	} else {
+		discard(resp)
+	}
+	return h.await(ctx, f, own)
+}
+
+// await waits for f, the flight a request joined (own: it started it),
+// to end, or until ctx ends, or until the user is asked when the request
+// may not wait for the user.
+func (h *Handler) await(ctx context.Context, f *flight, own bool) error {
+	var asked <-chan struct{}
+	if !own || noWait(ctx) {
+		asked = f.asked
+	}
+	for {
+		select {
+		case <-f.done:
+			if f.err == nil {
+				if f.owner != h {
+					h.adopt()
+				}
+				return nil
+			}
+			if own {
+				return fmt.Errorf("authorization failed: %w", f.err)
+			}
+			return h.pendingNow()
+		case <-asked:
+			if _, err := h.Pending(); err != nil {
+				return err
+			}
+			asked = nil // the user answered already
+		case <-ctx.Done():
+			return fmt.Errorf("%w (the authorization goes on)", context.Cause(ctx))
+		}
+	}
+}
+
+// pendingNow returns the PendingError of now, or ErrAuthorizationPending
+// if there is none any more.
+func (h *Handler) pendingNow() error {
+	if _, err := h.Pending(); err != nil {
+		return err
+	}
+	return ErrAuthorizationPending
+}
+
+// run runs f, an authorization for req, refused with resp, with ctx.
+func (h *Handler) run(ctx context.Context, f *flight, req *http.Request, resp *http.Response) {
+	defer func() {
+		h.mu.Lock()
+		delete(h.flights, f)
+		h.mu.Unlock()
+	}()
+	col := &noted{}
+	ctx = context.WithValue(context.WithValue(ctx, flightKey{}, f), notedKey{}, col)
 	inner := h.current()
 	if h.legacy != nil {
 		h.legacy.reset()
 	}
 	h.refused.Store(nil)
-	err := inner.Authorize(actx, req, resp)
-	if err != nil && h.legacy != nil && inner == h.inner {
+	err := inner.Authorize(ctx, req, resp)
+	if err != nil && h.legacy != nil && inner == h.inner && ctx.Err() == nil {
 		// A 2025-03-26 server's metadata may name an issuer the SDK's
 		// discovery refuses.
 		if lh := h.legacy.fallback(req.URL.String()); lh != nil {
 			h.logger.Info("OAuth: the server publishes no resource metadata; using the authorization server its root metadata names (2025-03-26)", "issuer", h.legacy.issuerOf())
-			if err = lh.Authorize(actx, req, resp); err == nil {
+			r := *resp
+			r.Body = http.NoBody
+			if err = lh.Authorize(ctx, req, &r); err == nil {
 				h.legacy.use(lh)
 			}
 		}
 	}
-	stop()
-	if err != nil {
-		err = cleanError(err)
-		if r := h.refused.Load(); r != nil && !errors.Is(err, ErrDestinationRefused) {
-			// The SDK does not always keep the cause in its errors.
-			if strings.Contains(err.Error(), (*r).Error()) {
-				err = withCause{err, *r}
-			} else {
-				err = fmt.Errorf("%w; %w", err, *r)
-			}
-		}
-		return fmt.Errorf("authorization failed: %w", err)
+	f.stopTimer()
+	stopped := errors.Is(context.Cause(ctx), errStopped)
+	if err != nil && ctx.Err() != nil {
+		err = context.Cause(ctx) // stopped, or too long
 	}
-	h.gen.Add(1)
-	return nil
+	if err != nil {
+		err = h.flightError(err, col)
+		h.logger.Warn("OAuth authorization failed", "error", err)
+	} else {
+		h.reason.Store(nil)
+	}
+	h.land(f, err, stopped)
 }
 
-// Waiting reports whether the handler is waiting for the user to
-// authorize access (in [Config.Authorize]). Requests sent meanwhile would
-// wait for the person: fail them with [ErrAuthorizationPending] instead.
-func (h *Handler) Waiting() bool {
-	return h != nil && h.waiting.Load()
+// flightError is the error of an authorization that failed with err: the
+// authorization server's answer when it gave one (dropping the
+// registration it rejected), or err without a token endpoint's answer.
+func (h *Handler) flightError(err error, col *noted) error {
+	if se := col.get(); se != nil {
+		if se.Code == "invalid_client" && se.Endpoint == "token" {
+			if p := h.issuer.Load(); p != nil {
+				col.mu.Lock()
+				id := col.clientID
+				col.mu.Unlock()
+				h.reg.forget(context.Background(), *p, id)
+			}
+		}
+		return se
+	}
+	err = cleanError(err)
+	if r := h.refused.Load(); r != nil && !errors.Is(err, ErrDestinationRefused) {
+		// The SDK does not always keep the cause in its errors.
+		if strings.Contains(err.Error(), (*r).Error()) {
+			return withCause{err, *r}
+		}
+		return fmt.Errorf("%w; %w", err, *r)
+	}
+	return err
+}
+
+// adopt takes the token another handler of the same store got.
+func (h *Handler) adopt() {
+	if !h.owns || h.store == nil {
+		return
+	}
+	if s := h.load(context.Background(), h.observe(h.legacy.base)); s != nil {
+		h.ts.Store(s)
+	}
+}
+
+// setReason notes why the next authorization is needed.
+func (h *Handler) setReason(r string) { h.reason.Store(&r) }
+
+// takeReason returns (and forgets) why the authorization starting now is
+// needed.
+func (h *Handler) takeReason() string {
+	if p := h.reason.Swap(nil); p != nil {
+		return *p
+	}
+	return "the server asks for authorization"
 }
 
 // current returns the SDK's handler in use.
@@ -240,33 +422,29 @@ func (h *Handler) current() auth.OAuthHandler {
 	return h.inner
 }
 
-// detachAfter returns a context with the values of ctx that is canceled
-// with ctx until stop is called, and never after: the SDK's handlers keep
-// the context of Authorize in the token sources they make
-// (extauth.ClientCredentialsHandler does), which must go on working once
-// the request that authorized is over.
-func detachAfter(ctx context.Context) (context.Context, func() bool) {
-	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	return dctx, context.AfterFunc(ctx, cancel)
-}
-
 // fetch wraps the application's authorization function: the wait is
 // reported.
-func (h *Handler) fetch(f auth.AuthorizationCodeFetcher) auth.AuthorizationCodeFetcher {
+func (h *Handler) fetch(fetch auth.AuthorizationCodeFetcher) auth.AuthorizationCodeFetcher {
 	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-		h.waiting.Store(true)
-		defer h.waiting.Store(false)
+		host := hostOf(args.URL)
 		msg := "waiting for the user to authorize access"
-		if u, err := url.Parse(args.URL); err == nil && u.Host != "" {
-			msg += " at " + u.Host
+		if host != "" {
+			msg += " at " + host
+		}
+		var answered func()
+		if f := flightOf(ctx); f != nil {
+			answered = h.ask(f, host)
 		}
 		done := func() {}
 		if h.onWait != nil {
 			done = h.onWait(ctx, msg)
 		}
-		h.logger.Info("OAuth authorization needed", "authorization_server", hostOf(args.URL))
-		res, err := f(ctx, args)
+		h.logger.Info("OAuth authorization needed", "authorization_server", host)
+		res, err := fetch(ctx, args)
 		done()
+		if answered != nil {
+			answered()
+		}
 		return res, err
 	}
 }
@@ -282,6 +460,35 @@ func hostOf(raw string) string {
 func (h *Handler) noteRefused(err error) {
 	h.refused.Store(&err)
 	h.logger.Warn("OAuth request refused", "error", err)
+}
+
+// discard closes resp's body after reading a bounded part of it, so that
+// its connection can be used again.
+func discard(resp *http.Response) {
+	if resp != nil && resp.Body != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+	}
+}
+
+// challengeError returns the error and error_description of the Bearer
+// challenge among cs.
+func challengeError(cs []oauthex.Challenge) (code, description string) {
+	for _, c := range cs {
+		if c.Scheme == "bearer" && c.Params["error"] != "" {
+			return errorCode(c.Params["error"]), c.Params["error_description"]
+		}
+	}
+	return "", ""
+}
+
+// bearerOf returns the access token req carried.
+func bearerOf(req *http.Request) string {
+	scheme, tok, ok := strings.Cut(req.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
 }
 
 // withCause is err with cause, which its text already tells, back in its
@@ -318,9 +525,9 @@ func cleanError(err error) error {
 		msg += " " + re.Response.Status
 	}
 	if re.ErrorCode != "" {
-		msg += ": " + re.ErrorCode
+		msg += ": " + errorCode(re.ErrorCode)
 		if re.ErrorDescription != "" {
-			msg += " (" + re.ErrorDescription + ")"
+			msg += " (" + oneLine(re.ErrorDescription, MaxErrorDescription) + ")"
 		}
 	}
 	return errors.New(msg)

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,8 +87,9 @@ func storeKey(issuer, resource string) string {
 	return "t-" + hex.EncodeToString(sum[:16])
 }
 
-// FileTokenStore is a TokenStore in one JSON file, readable and writable by
-// its owner only (mode 0600), replaced atomically on each change. A file it
+// FileTokenStore is a TokenStore, and a RegistrationStore, in one JSON
+// file, readable and writable by its owner only (mode 0600), replaced
+// atomically on each change. A file it
 // cannot read is left alone (SaveToken fails). It is safe for concurrent use
 // within one process; connectors sharing a file should share one
 // FileTokenStore. Tokens stored by earlier versions, keyed by resource
@@ -117,10 +119,19 @@ func DefaultTokenStorePath() (string, error) {
 // maxTokenFile bounds the token file read.
 const maxTokenFile = 4 << 20
 
-func (s *FileTokenStore) read() (map[string]*StoredToken, error) {
+// tokenFile is what a FileTokenStore's file holds: tokens under their
+// storeKey (or, written by earlier versions, their resource), and
+// registrations under their registrationKey.
+type tokenFile struct {
+	tokens map[string]*StoredToken
+	regs   map[string]*StoredRegistration
+}
+
+func (s *FileTokenStore) read() (*tokenFile, error) {
+	tf := &tokenFile{tokens: map[string]*StoredToken{}, regs: map[string]*StoredRegistration{}}
 	f, err := os.Open(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]*StoredToken{}, nil
+		return tf, nil
 	}
 	if err != nil {
 		return nil, err
@@ -134,31 +145,81 @@ func (s *FileTokenStore) read() (map[string]*StoredToken, error) {
 		return nil, fmt.Errorf("token file %s is larger than %d bytes", s.path, maxTokenFile)
 	}
 	// An empty file, or null, holds no tokens; anything but one JSON
-	// object is refused (and never quoted: the file holds secrets).
-	var m map[string]*StoredToken
+	// object of records is refused (and never quoted: the file holds
+	// secrets).
+	notObject := fmt.Errorf("token file %s is not a JSON object of tokens", s.path)
+	var m map[string]json.RawMessage
 	dec := json.NewDecoder(f)
 	if err := dec.Decode(&m); err != nil && err != io.EOF {
-		return nil, fmt.Errorf("token file %s is not a JSON object", s.path)
+		return nil, notObject
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("token file %s is not a JSON object", s.path)
+		return nil, notObject
 	}
-	if m == nil {
-		m = map[string]*StoredToken{}
+	for key, raw := range m {
+		var err error
+		if strings.HasPrefix(key, registrationPrefix) {
+			var r *StoredRegistration
+			err = json.Unmarshal(raw, &r)
+			tf.regs[key] = r
+		} else {
+			var t *StoredToken
+			err = json.Unmarshal(raw, &t)
+			tf.tokens[key] = t
+		}
+		if err != nil {
+			return nil, notObject
+		}
 	}
-	return m, nil
+	return tf, nil
+}
+
+// write replaces the file with tf, atomically.
+func (s *FileTokenStore) write(tf *tokenFile) error {
+	m := make(map[string]any, len(tf.tokens)+len(tf.regs))
+	for k, t := range tf.tokens {
+		m[k] = t
+	}
+	for k, r := range tf.regs {
+		m[k] = r
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(s.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".tokens-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), s.path)
 }
 
 // LoadToken implements TokenStore.
 func (s *FileTokenStore) LoadToken(_ context.Context, resource string) (*StoredToken, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, err := s.read()
+	tf, err := s.read()
 	if err != nil {
 		return nil, err
 	}
 	var best *StoredToken
-	for key, t := range m {
+	for key, t := range tf.tokens {
 		if t == nil || t.Token == nil {
 			continue
 		}
@@ -190,37 +251,124 @@ func (s *FileTokenStore) SaveToken(_ context.Context, t *StoredToken) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, err := s.read()
+	tf, err := s.read()
 	if err != nil {
 		return err
 	}
 	rec := *t
 	rec.Saved = time.Now().UTC()
-	delete(m, rec.Resource) // a token stored by an earlier version
-	m[storeKey(rec.Issuer, rec.Resource)] = &rec
-	data, err := json.MarshalIndent(m, "", "  ")
+	delete(tf.tokens, rec.Resource) // a token stored by an earlier version
+	tf.tokens[storeKey(rec.Issuer, rec.Resource)] = &rec
+	return s.write(tf)
+}
+
+// StoredRegistration is a client registered dynamically with an
+// authorization server (RFC 7591), kept so that later authorizations, in
+// this process or after a restart, use it instead of registering again.
+type StoredRegistration struct {
+	// Issuer identifies the authorization server.
+	Issuer string `json:"issuer"`
+	// RedirectURI is the redirect URI registered: a registration serves
+	// the client that receives its redirects there.
+	RedirectURI string `json:"redirect_uri"`
+	// ClientID and ClientSecret are what the server issued (ClientSecret
+	// is empty for a public client).
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	// TokenEndpointAuthMethod is how the client authenticates at the
+	// token endpoint: none, client_secret_post or client_secret_basic.
+	TokenEndpointAuthMethod string `json:"token_endpoint_auth_method,omitempty"`
+	// SecretExpiresAt is when the client secret expires (zero: never).
+	SecretExpiresAt time.Time `json:"client_secret_expires_at,omitzero"`
+	// Saved is when the registration was stored (set by the store).
+	Saved time.Time `json:"saved,omitzero"`
+}
+
+// String describes the registration without its secret.
+func (r *StoredRegistration) String() string {
+	if r == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("client %s registered at %s", r.ClientID, r.Issuer)
+}
+
+// LogValue implements slog.LogValuer: the secret is left out.
+func (r *StoredRegistration) LogValue() slog.Value { return slog.StringValue(r.String()) }
+
+// RegistrationStore is implemented by the token stores that also keep
+// dynamic client registrations ([FileTokenStore] does), keyed by the
+// authorization server's issuer and the redirect URI. With one, a client
+// registers once per authorization server and redirect URI, and keeps
+// using that registration across restarts until the server rejects it
+// (invalid_client) or it expires. Without one, registrations are kept in
+// memory for the life of the [Handler].
+type RegistrationStore interface {
+	// LoadRegistration returns the registration kept for issuer and
+	// redirectURI, or nil and no error when there is none.
+	LoadRegistration(ctx context.Context, issuer, redirectURI string) (*StoredRegistration, error)
+	// SaveRegistration keeps r under r.Issuer and r.RedirectURI,
+	// replacing any registration kept for both.
+	SaveRegistration(ctx context.Context, r *StoredRegistration) error
+	// DeleteRegistration forgets the registration kept for issuer and
+	// redirectURI if its client ID is clientID.
+	DeleteRegistration(ctx context.Context, issuer, redirectURI, clientID string) error
+}
+
+// registrationPrefix starts the keys of registrations in a
+// FileTokenStore's file.
+const registrationPrefix = "r-"
+
+// registrationKey is the key of a registration in a FileTokenStore's
+// file.
+func registrationKey(issuer, redirectURI string) string {
+	sum := sha256.Sum256([]byte(issuer + "\x00" + redirectURI))
+	return registrationPrefix + hex.EncodeToString(sum[:16])
+}
+
+// LoadRegistration implements [RegistrationStore].
+func (s *FileTokenStore) LoadRegistration(_ context.Context, issuer, redirectURI string) (*StoredRegistration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tf, err := s.read()
+	if err != nil {
+		return nil, err
+	}
+	r := tf.regs[registrationKey(issuer, redirectURI)]
+	if r == nil || r.ClientID == "" || r.Issuer != issuer || r.RedirectURI != redirectURI {
+		return nil, nil
+	}
+	return r, nil
+}
+
+// SaveRegistration implements [RegistrationStore].
+func (s *FileTokenStore) SaveRegistration(_ context.Context, r *StoredRegistration) error {
+	if r == nil || r.Issuer == "" || r.ClientID == "" {
+		return errors.New("token store: a registration without an issuer or a client ID")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tf, err := s.read()
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".tokens-*")
+	rec := *r
+	rec.Saved = time.Now().UTC()
+	tf.regs[registrationKey(rec.Issuer, rec.RedirectURI)] = &rec
+	return s.write(tf)
+}
+
+// DeleteRegistration implements [RegistrationStore].
+func (s *FileTokenStore) DeleteRegistration(_ context.Context, issuer, redirectURI, clientID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tf, err := s.read()
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
+	key := registrationKey(issuer, redirectURI)
+	if r := tf.regs[key]; r == nil || r.ClientID != clientID {
+		return nil
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), s.path)
+	delete(tf.regs, key)
+	return s.write(tf)
 }

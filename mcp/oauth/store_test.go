@@ -200,6 +200,8 @@ func FuzzFileTokenStore(f *testing.F) {
 	f.Add([]byte(`{"https://mcp.example/mcp":{"token":{"access_token":"secret-b"},"saved":"9999-01-01T00:00:00Z"}} trailing`))
 	f.Add([]byte(`{"a":`))
 	f.Add([]byte{})
+	f.Add([]byte(`{"r-x":{"issuer":"https://as.example","client_id":"c"},"r-y":null,"r-z":[]}`))
+	f.Add([]byte(`{"` + registrationKey("https://as.example", "http://127.0.0.1:9/cb") + `":{"issuer":"https://as.example","redirect_uri":"http://127.0.0.1:9/cb","client_id":"secret-c"}}`))
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "tokens.json")
@@ -234,11 +236,63 @@ func FuzzFileTokenStore(f *testing.F) {
 			t.Fatalf("token file after SaveToken: %v, %v", fi, err)
 		}
 		m, err := s.read()
-		if err != nil || m[storeKey(mine.Issuer, resource)] == nil || m[storeKey(mine.Issuer, resource)].Token.AccessToken != "secret-mine" {
+		if err != nil || m.tokens[storeKey(mine.Issuer, resource)] == nil || m.tokens[storeKey(mine.Issuer, resource)].Token.AccessToken != "secret-mine" {
 			t.Fatalf("the saved token is not in the file: %v", err)
 		}
 		if got, err := s.LoadToken(ctx, resource); err != nil || got == nil || got.Resource != resource {
 			t.Fatalf("LoadToken after SaveToken = %+v, %v", got, err)
 		}
+		reg := &StoredRegistration{Issuer: "https://as.example", RedirectURI: "http://127.0.0.1:9/cb", ClientID: "fuzz-client"}
+		if err := s.SaveRegistration(ctx, reg); err != nil {
+			t.Fatalf("SaveRegistration after SaveToken: %v", err)
+		}
+		if got, err := s.LoadRegistration(ctx, reg.Issuer, reg.RedirectURI); err != nil || got == nil || got.ClientID != "fuzz-client" {
+			t.Fatalf("LoadRegistration after SaveRegistration = %+v, %v", got, err)
+		}
+		if got, err := s.LoadToken(ctx, resource); err != nil || got == nil || got.Token.AccessToken != "secret-mine" && got.Issuer == mine.Issuer {
+			t.Fatalf("the token after SaveRegistration = %+v, %v", got, err)
+		}
 	})
+}
+
+// TestFileTokenStoreRegistrations: registrations are kept beside the
+// tokens, by issuer and redirect URI, across stores on the same file;
+// saving a token keeps them; deleting one needs its client ID.
+func TestFileTokenStoreRegistrations(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	s := NewFileTokenStore(path)
+	const iss, redirect = "https://as.example", "http://127.0.0.1:8765/callback"
+	if r, err := s.LoadRegistration(ctx, iss, redirect); r != nil || err != nil {
+		t.Fatalf("LoadRegistration from no file = %v, %v", r, err)
+	}
+	reg := &StoredRegistration{Issuer: iss, RedirectURI: redirect, ClientID: "c1", ClientSecret: "secret-c1",
+		TokenEndpointAuthMethod: "client_secret_post", SecretExpiresAt: time.Now().Add(time.Hour).Round(time.Second).UTC()}
+	mustNotErr(t, s.SaveRegistration(ctx, reg))
+	mustNotErr(t, s.SaveToken(ctx, &StoredToken{Resource: "https://mcp.example/mcp", Issuer: iss, TokenURL: iss + "/token", ClientID: "c1", Token: &oauth2.Token{AccessToken: "secret-a"}}))
+	s2 := NewFileTokenStore(path)
+	got, err := s2.LoadRegistration(ctx, iss, redirect)
+	if err != nil || got == nil || got.ClientID != "c1" || got.ClientSecret != "secret-c1" || got.TokenEndpointAuthMethod != "client_secret_post" || !got.SecretExpiresAt.Equal(reg.SecretExpiresAt) || got.Saved.IsZero() {
+		t.Fatalf("LoadRegistration = %+v, %v", got, err)
+	}
+	if r, _ := s2.LoadRegistration(ctx, iss, "http://127.0.0.1:9/other"); r != nil {
+		t.Errorf("a registration for another redirect URI: %v", r)
+	}
+	if tok, _ := s2.LoadToken(ctx, "https://mcp.example/mcp"); tok == nil || tok.Token.AccessToken != "secret-a" {
+		t.Errorf("the token beside the registration: %v", tok)
+	}
+	if strings.Contains(got.String(), "secret") || strings.Contains(got.LogValue().String(), "secret") {
+		t.Errorf("String/LogValue show the secret: %s", got)
+	}
+	mustNotErr(t, s2.DeleteRegistration(ctx, iss, redirect, "another-client"))
+	if r, _ := s2.LoadRegistration(ctx, iss, redirect); r == nil {
+		t.Fatal("deleting another client's registration deleted this one")
+	}
+	mustNotErr(t, s2.DeleteRegistration(ctx, iss, redirect, "c1"))
+	if r, _ := s2.LoadRegistration(ctx, iss, redirect); r != nil {
+		t.Fatalf("after DeleteRegistration: %v", r)
+	}
+	if err := s2.SaveRegistration(ctx, &StoredRegistration{Issuer: iss}); err == nil {
+		t.Error("a registration without a client ID was saved")
+	}
 }

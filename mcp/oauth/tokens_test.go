@@ -24,12 +24,12 @@ func TestIssuerRecorder(t *testing.T) {
 		io.WriteString(w, `{"issuer":"https://elsewhere.example"}`)
 	}))
 	defer hs.Close()
-	h := &Handler{}
+	h := &Handler{clock: realClock{}}
 	cfg := &oauth2.Config{Endpoint: oauth2.Endpoint{TokenURL: "https://login.example/oauth/token"}}
 	if got := h.issuerOf(cfg); got != "https://login.example" {
 		t.Errorf("issuer before any metadata: %q", got)
 	}
-	hc := h.recordIssuer(hs.Client())
+	hc := h.observe(hs.Client())
 	resp, err := hc.Get(hs.URL + "/other")
 	mustNotErr(t, err)
 	resp.Body.Close()

@@ -3,8 +3,13 @@
 // authorization server metadata (RFC 8414), and a token endpoint that
 // issues JWT access tokens (RFC 9068) with the client credentials grant to
 // registered clients, and with the authorization code grant (PKCE, a
-// consent given at once, dynamic registration, refresh tokens) to any
-// client. Tests also mint tokens of any shape with Sign.
+// consent given at once, refresh tokens) to the clients it registered
+// dynamically (RFC 7591, with the token endpoint authentication method
+// they ask for: none, client_secret_post or client_secret_basic). Tests
+// also mint tokens of any shape with Sign, and make the server act as
+// real ones do: short-lived tokens, no refresh tokens, revocation
+// (Revoke, Active), a rate limit on registration (RefuseRegistrations) and
+// a restart that forgets its clients (ForgetClients).
 package oauthtest
 
 import (
@@ -21,6 +26,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,13 +48,30 @@ type Issuer struct {
 	published []string              // the kids in the key set
 	signWith  string                // the kid the token endpoint signs with
 	clients   map[string]Client     // by client ID
+	dynamic   map[string]dynamic    // clients registered dynamically, by ID
 	codes     map[string]grant      // authorization codes not yet exchanged
 	refresh   map[string]grant      // refresh tokens
+	revoked   map[string]bool       // the jti of access tokens revoked
+	issued    map[string]bool       // the jti of access tokens issued
 	n         int
 
-	fetches    atomic.Int32 // key set requests served
-	tokens     atomic.Int32 // tokens issued by the token endpoint
-	authorized atomic.Int32 // authorization codes issued
+	lifetime  time.Duration // of the access tokens issued
+	noRefresh bool          // the code grant issues no refresh token
+	refuseReg int           // registrations still to refuse
+	refuseAs  int           // with this status
+	refuseFor string        // and this Retry-After
+
+	fetches       atomic.Int32 // key set requests served
+	tokens        atomic.Int32 // tokens issued by the token endpoint
+	authorized    atomic.Int32 // authorization codes issued
+	registrations atomic.Int32 // clients registered dynamically
+	refreshed     atomic.Int32 // tokens issued for a refresh token
+}
+
+// dynamic is a client registered dynamically.
+type dynamic struct {
+	method, secret string
+	redirects      []string
 }
 
 // grant is what an authorization code or refresh token stands for.
@@ -76,7 +99,8 @@ type signingKey struct {
 // ES256 key (kid "ec-1") published, the first used by the token endpoint.
 func NewIssuer(t testing.TB) *Issuer {
 	t.Helper()
-	i := &Issuer{t: t, keys: map[string]signingKey{}, clients: map[string]Client{}, codes: map[string]grant{}, refresh: map[string]grant{}}
+	i := &Issuer{t: t, keys: map[string]signingKey{}, clients: map[string]Client{}, dynamic: map[string]dynamic{},
+		codes: map[string]grant{}, refresh: map[string]grant{}, revoked: map[string]bool{}, issued: map[string]bool{}, lifetime: time.Hour}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /jwks", i.serveJWKS)
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", i.serveMetadata)
@@ -103,6 +127,85 @@ func (i *Issuer) TokensIssued() int { return int(i.tokens.Load()) }
 // Authorizations returns how many authorization codes were issued: how
 // many times a person was asked.
 func (i *Issuer) Authorizations() int { return int(i.authorized.Load()) }
+
+// Registrations returns how many clients registered dynamically.
+func (i *Issuer) Registrations() int { return int(i.registrations.Load()) }
+
+// Refreshes returns how many tokens the token endpoint issued for a
+// refresh token.
+func (i *Issuer) Refreshes() int { return int(i.refreshed.Load()) }
+
+// SetTokenLifetime sets the lifetime of the access tokens issued from now
+// on (an hour at first); their expires_in says it.
+func (i *Issuer) SetTokenLifetime(d time.Duration) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.lifetime = d
+}
+
+// SetRefreshTokens sets whether the authorization code grant issues
+// refresh tokens from now on (it does at first).
+func (i *Issuer) SetRefreshTokens(on bool) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.noRefresh = !on
+}
+
+// RefuseRegistrations makes the next n registration requests fail with
+// status (429 Too Many Requests, say) and, when retryAfter is not empty,
+// that Retry-After header, as a rate limit would; the body is a JSON
+// error over several lines, as some servers write them.
+func (i *Issuer) RefuseRegistrations(n, status int, retryAfter string) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.refuseReg, i.refuseAs, i.refuseFor = n, status, retryAfter
+}
+
+// ForgetClients forgets the clients registered dynamically, and what was
+// granted to them, as a server that keeps them in memory does when it
+// restarts: they get invalid_client from then on.
+func (i *Issuer) ForgetClients() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	clear(i.dynamic)
+	clear(i.codes)
+	clear(i.refresh)
+}
+
+// Revoke revokes every access and refresh token issued so far.
+func (i *Issuer) Revoke() {
+	i.RevokeAccessTokens()
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	clear(i.refresh)
+}
+
+// RevokeAccessTokens revokes every access token issued so far; refresh
+// tokens stay good.
+func (i *Issuer) RevokeAccessTokens() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for k := range i.issued {
+		i.revoked[k] = true
+	}
+}
+
+// Active reports whether the access token tok is one this server issued
+// and did not revoke (its signature and expiry are the resource server's
+// to check): what token introspection would say.
+func (i *Issuer) Active(tok string) bool {
+	t, err := jwt.ParseSigned(tok, []jose.SignatureAlgorithm{jose.RS256, jose.PS256, jose.ES256})
+	if err != nil {
+		return false
+	}
+	var c jwt.Claims
+	if err := t.UnsafeClaimsWithoutVerification(&c); err != nil || c.ID == "" {
+		return false
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.issued[c.ID] && !i.revoked[c.ID]
+}
 
 // AddKey generates a key for alg (RS256, PS256 or ES256) under kid, and
 // publishes it in the key set when publish is true.
@@ -261,28 +364,72 @@ func (i *Issuer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
 	})
 }
 
-// serveRegister registers any client, as a public client.
+// serveRegister registers a client with the token endpoint
+// authentication method it asks for (client_secret_basic, RFC 7591's
+// default, when it names none): a public client for none, a client with a
+// secret otherwise. Unless told to refuse (RefuseRegistrations).
 func (i *Issuer) serveRegister(w http.ResponseWriter, r *http.Request) {
+	i.mu.Lock()
+	if i.refuseReg > 0 {
+		i.refuseReg--
+		status, retryAfter := i.refuseAs, i.refuseFor
+		i.mu.Unlock()
+		if retryAfter != "" {
+			w.Header().Set("Retry-After", retryAfter)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, "{\n  \"error\": \"too_many_requests\",\n  \"error_description\": \"You have exceeded the rate limit\\nfor client registration requests\",\n  \"request\": \"secret-echo of what was sent\"\n}\n")
+		return
+	}
+	i.mu.Unlock()
 	var meta struct {
 		RedirectURIs []string `json:"redirect_uris"`
+		Method       string   `json:"token_endpoint_auth_method"`
 	}
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&meta); err != nil || len(meta.RedirectURIs) == 0 {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_client_metadata"})
 		return
 	}
+	if meta.Method == "" {
+		meta.Method = "client_secret_basic"
+	}
+	if meta.Method != "none" && meta.Method != "client_secret_post" && meta.Method != "client_secret_basic" {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_client_metadata", "error_description": "unsupported token_endpoint_auth_method"})
+		return
+	}
 	i.mu.Lock()
 	i.n++
 	id := fmt.Sprintf("dynamic-%d", i.n)
+	d := dynamic{method: meta.Method, redirects: meta.RedirectURIs}
+	if meta.Method != "none" {
+		d.secret = fmt.Sprintf("secret-client-%d", i.n)
+	}
+	i.dynamic[id] = d
 	i.mu.Unlock()
-	writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": meta.RedirectURIs, "token_endpoint_auth_method": "none"})
+	i.registrations.Add(1)
+	answer := map[string]any{"client_id": id, "redirect_uris": meta.RedirectURIs, "token_endpoint_auth_method": meta.Method}
+	if d.secret != "" {
+		answer["client_secret"] = d.secret
+	}
+	writeJSON(w, http.StatusCreated, answer)
 }
 
 // serveAuthorize is the person's consent, given at once: a redirect to
 // redirect_uri with a code.
 func (i *Issuer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	i.mu.Lock()
+	client, known := i.dynamic[q.Get("client_id")]
+	i.mu.Unlock()
+	if !known {
+		// Never redirected: the redirect URI is not known to be the
+		// client's (RFC 6749 §4.1.2.1).
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_client", "error_description": "unknown client_id"})
+		return
+	}
 	redirect, err := url.Parse(q.Get("redirect_uri"))
-	if err != nil || redirect.Host == "" || q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+	if err != nil || redirect.Host == "" || !slices.Contains(client.redirects, q.Get("redirect_uri")) || q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
 		http.Error(w, "bad authorization request", http.StatusBadRequest)
 		return
 	}
@@ -353,7 +500,13 @@ func (i *Issuer) issue(w http.ResponseWriter, kid string, claims, answer map[str
 		return
 	}
 	i.tokens.Add(1)
-	answer["access_token"], answer["token_type"], answer["expires_in"] = tok, "Bearer", 3600
+	i.mu.Lock()
+	lifetime := i.lifetime
+	if jti, _ := claims["jti"].(string); jti != "" {
+		i.issued[jti] = true
+	}
+	i.mu.Unlock()
+	answer["access_token"], answer["token_type"], answer["expires_in"] = tok, "Bearer", int(lifetime/time.Second)
 	writeJSON(w, http.StatusOK, answer)
 }
 
@@ -365,14 +518,32 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // serveCodeToken exchanges an authorization code (checking PKCE and the
 // redirect) or a refresh token for a token whose audience is the resource
-// asked for.
+// asked for, to the client that authenticates as it registered.
 func (i *Issuer) serveCodeToken(w http.ResponseWriter, r *http.Request) {
+	id, secret, basic := r.BasicAuth()
+	if !basic {
+		id, secret = r.Form.Get("client_id"), r.Form.Get("client_secret")
+	}
+	i.mu.Lock()
+	client, known := i.dynamic[id]
+	i.mu.Unlock()
+	switch {
+	case !known:
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "invalid_client", "error_description": "unknown client"})
+		return
+	case client.method == "client_secret_basic" && (!basic || secret != client.secret),
+		client.method == "client_secret_post" && (basic || secret != client.secret),
+		client.method == "none" && secret != "":
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "invalid_client", "error_description": "client authentication failed (" + client.method + ")"})
+		return
+	}
 	i.mu.Lock()
 	var (
 		g  grant
 		ok bool
 	)
-	if r.Form.Get("grant_type") == "authorization_code" {
+	refreshing := r.Form.Get("grant_type") == "refresh_token"
+	if !refreshing {
 		code := r.Form.Get("code")
 		g, ok = i.codes[code]
 		delete(i.codes, code)
@@ -380,20 +551,31 @@ func (i *Issuer) serveCodeToken(w http.ResponseWriter, r *http.Request) {
 		ok = ok && base64.RawURLEncoding.EncodeToString(sum[:]) == g.challenge && r.Form.Get("redirect_uri") == g.redirect
 	} else {
 		g, ok = i.refresh[r.Form.Get("refresh_token")]
+		delete(i.refresh, r.Form.Get("refresh_token")) // rotated
 	}
+	ok = ok && g.clientID == id
 	i.n++
 	n := i.n
-	ref := fmt.Sprintf("refresh-%d", n)
-	if ok {
+	answer := map[string]any{"scope": strings.Join(g.scopes, " ")}
+	if ok && !i.noRefresh {
+		ref := fmt.Sprintf("refresh-%d", n)
 		i.refresh[ref] = g
+		answer["refresh_token"] = ref
 	}
+	jti := fmt.Sprintf("t-%d", n)
 	kid := i.signWith
 	i.mu.Unlock()
 	if !ok {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
 		return
 	}
+	if refreshing {
+		i.refreshed.Add(1)
+	}
 	claims := i.Claims(g.resource, g.scopes...)
-	claims["client_id"], claims["jti"] = g.clientID, fmt.Sprintf("t-%d", n)
-	i.issue(w, kid, claims, map[string]any{"refresh_token": ref, "scope": strings.Join(g.scopes, " ")})
+	i.mu.Lock()
+	claims["exp"] = time.Now().Add(i.lifetime).Unix()
+	i.mu.Unlock()
+	claims["client_id"], claims["jti"] = g.clientID, jti
+	i.issue(w, kid, claims, answer)
 }
