@@ -130,10 +130,12 @@ func compile(cfg Config, prev *compiled) (*compiled, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	c := &compiled{rules: ruleSet{def: cfg.Default}}
+	c := &compiled{}
+	c.rules.def = cfg.Default
 	for i, r := range cfg.Rules {
 		cr, _ := compileRule(r, i) // checked
 		c.rules.rules = append(c.rules.rules, cr)
+		c.rules.hasAnn = c.rules.hasAnn || cr.hasAnn
 	}
 	old := map[string]*limit{}
 	if prev != nil {

@@ -302,3 +302,24 @@ func ExampleEngine() {
 	// agent:reports wants to run drop_table with {"table":"everything"} (it deletes data): no
 	// second call refused: true
 }
+
+// TestRulesMemoOverflow checks that decisions stay right when more
+// callers come than the memo holds.
+func TestRulesMemoOverflow(t *testing.T) {
+	e := mustEngine(t, Config{Default: toolkit.Deny, Rules: []Rule{
+		{Name: "even", Effect: toolkit.Allow, Principals: []string{"*0", "*2", "*4", "*6", "*8"}},
+	}})
+	tool := newFake("t", "")
+	for i := range maxMemo + 100 {
+		want := toolkit.Deny
+		if i%2 == 0 {
+			want = toolkit.Allow
+		}
+		if d := decide(e, fmt.Sprint("p", i), "ns", tool, ""); d.Effect != want {
+			t.Fatalf("principal %d: %v", i, d.Effect)
+		}
+	}
+	if n := e.cfg.Load().rules.memo.Load().n.Load(); n > maxMemo {
+		t.Errorf("the memo holds %d entries", n)
+	}
+}

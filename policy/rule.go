@@ -3,6 +3,8 @@ package policy
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/llmkit/toolkit"
 )
@@ -174,35 +176,132 @@ func (a *lazyArgs) get() (any, error) {
 
 // ruleSet is a compiled list of rules with its default.
 type ruleSet struct {
-	rules []*rule
-	def   toolkit.Effect
+	rules  []*rule
+	def    toolkit.Effect
+	hasAnn bool // some rule looks at annotations
+	memo   atomic.Pointer[memoTable]
 }
 
-// decide returns the decision of the first rule that matches req, or the
-// default. When listing, a rule that depends on the call's arguments or
-// on Match cannot be judged: one that would deny is passed over (the tool
-// stays listed, some calls may pass), any other decides.
-func (s *ruleSet) decide(ctx context.Context, req *toolkit.PolicyRequest) toolkit.Decision {
-	var args *lazyArgs
+// maxMemo bounds the memo of a ruleSet; past it the memo starts afresh.
+const maxMemo = 1 << 16
+
+// memoTable remembers, for each caller and tool, which rules can decide
+// a call: what depends only on them is worked out once, so that a call
+// costs the same with 100 rules as with one.
+type memoTable struct {
+	m sync.Map // memoKey → *memoEntry
+	n atomic.Int64
+}
+
+// memoKey is what the rules' conditions on the caller and the tool read.
+type memoKey struct {
+	principal, ns, tool string
+	ann                 uint8 // effective hints, when a rule reads them
+}
+
+// memoEntry is what the rules say of one caller and tool.
+type memoEntry struct {
+	// candidates are the rules, in order, that depend on the call and
+	// whose other conditions hold: the first whose arguments (and Match)
+	// hold decides.
+	candidates []*rule
+	// final decides when no candidate does: the first rule that does not
+	// depend on the call and matches, or the default.
+	final toolkit.Decision
+	// listing is the decision about listing the tool.
+	listing toolkit.Decision
+}
+
+// annBits packs the effective hints of m.
+func annBits(m toolkit.ToolMeta) uint8 {
+	var b uint8
+	if m.ReadOnlyHint {
+		b |= 1
+	}
+	if !m.ReadOnlyHint && (m.DestructiveHint == nil || *m.DestructiveHint) {
+		b |= 2
+	}
+	if m.IdempotentHint {
+		b |= 4
+	}
+	if m.OpenWorldHint == nil || *m.OpenWorldHint {
+		b |= 8
+	}
+	return b
+}
+
+// entry returns the memo entry of req's caller and tool.
+func (s *ruleSet) entry(req *toolkit.PolicyRequest) *memoEntry {
+	k := memoKey{principal: req.Principal, ns: req.Namespace, tool: req.Tool.Name()}
+	if s.hasAnn {
+		k.ann = annBits(req.Tool.Meta())
+	}
+	t := s.memo.Load()
+	if t == nil || t.n.Load() >= maxMemo {
+		t = &memoTable{}
+		s.memo.Store(t)
+	}
+	if e, ok := t.m.Load(k); ok {
+		return e.(*memoEntry)
+	}
+	e := s.work(req)
+	if _, loaded := t.m.LoadOrStore(k, e); !loaded {
+		t.n.Add(1)
+	}
+	return e
+}
+
+// work works out the memo entry of req's caller and tool.
+func (s *ruleSet) work(req *toolkit.PolicyRequest) *memoEntry {
+	e := &memoEntry{final: toolkit.Decision{Effect: s.def}}
 	for _, r := range s.rules {
 		if !r.matchesTool(req) {
 			continue
 		}
 		if r.dependsOnCall() {
-			if req.Listing {
-				if r.effect == toolkit.Deny {
-					continue
-				}
-				return toolkit.Decision{Effect: r.effect, Rule: r.name, Reason: r.reason}
-			}
-			if args == nil {
-				args = &lazyArgs{raw: req.Arguments}
-			}
-			if !r.matchesCall(ctx, req, args) {
-				continue
+			e.candidates = append(e.candidates, r)
+			continue
+		}
+		e.final = r.decision()
+		break
+	}
+	// Listing cannot judge the call: a candidate that would deny is
+	// passed over (the tool stays listed, some calls may pass), any other
+	// decides.
+	e.listing = e.final
+	for _, r := range e.candidates {
+		if r.effect != toolkit.Deny {
+			e.listing = r.decision()
+			break
+		}
+	}
+	return e
+}
+
+// decision is the rule's decision.
+func (r *rule) decision() toolkit.Decision {
+	return toolkit.Decision{Effect: r.effect, Rule: r.name, Reason: r.reason}
+}
+
+// decide returns the decision of the first rule that matches req, or the
+// default. When listing, a rule that depends on the call's arguments or
+// on Match cannot be judged: one that would deny is passed over, any
+// other decides.
+func (s *ruleSet) decide(ctx context.Context, req *toolkit.PolicyRequest) toolkit.Decision {
+	if len(s.rules) == 0 {
+		return toolkit.Decision{Effect: s.def}
+	}
+	e := s.entry(req)
+	if req.Listing {
+		return e.listing
+	}
+	if len(e.candidates) > 0 {
+		args := &lazyArgs{raw: req.Arguments}
+		for _, r := range e.candidates {
+			if r.matchesCall(ctx, req, args) {
+				return r.decision()
 			}
 		}
-		return toolkit.Decision{Effect: r.effect, Rule: r.name, Reason: r.reason}
 	}
-	return toolkit.Decision{Effect: s.def}
+	return e.final
 }
