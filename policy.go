@@ -281,6 +281,9 @@ func (e *PolicyError) Is(target error) bool {
 // Unwrap returns the approver's error, or nil.
 func (e *PolicyError) Unwrap() error { return e.Err }
 
+// Policy returns the policy set by [WithPolicy], or nil.
+func (tk *Toolkit) Policy() Policy { return tk.guard.policyOf() }
+
 // Visible reports whether the policy lets the principal of ctx (see
 // [WithPrincipal]) see it in a list: it is false for a tool the policy
 // denies to that principal (a deny rule, a quarantined definition) and
