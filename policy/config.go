@@ -62,15 +62,7 @@ func (c Config) Check() error {
 			}
 			names[r.Name] = i
 		}
-		if n := max(len(r.Principals), len(r.Namespaces), len(r.Tools)); n > maxPatterns {
-			fail(where, fmt.Errorf("%d patterns in one list, at most %d", n, maxPatterns))
-			continue
-		}
-		if len(r.Arguments) > maxConditions {
-			fail(where, fmt.Errorf("%d argument conditions, at most %d", len(r.Arguments), maxConditions))
-			continue
-		}
-		if _, err := compileRule(r, i); err != nil {
+		if err := r.Check(); err != nil {
 			fail(where, err)
 		}
 	}
@@ -79,11 +71,7 @@ func (c Config) Check() error {
 		if l.Name != "" {
 			where += fmt.Sprintf(" (%s)", truncate(l.Name))
 		}
-		if n := max(len(l.Principals), len(l.Namespaces), len(l.Tools)); n > maxPatterns {
-			fail(where, fmt.Errorf("%d patterns in one list, at most %d", n, maxPatterns))
-			continue
-		}
-		if _, err := compileLimit(l, i); err != nil {
+		if err := l.Check(); err != nil {
 			fail(where, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ func decide(e *Engine, principal, ns string, t toolkit.Tool, args string) toolki
 
 func mustEngine(t *testing.T, cfg Config, opts ...Option) *Engine {
 	t.Helper()
+	opts = append([]Option{WithLogger(slog.New(slog.DiscardHandler))}, opts...)
 	e, err := New(context.Background(), cfg, opts...)
 	if err != nil {
 		t.Fatal(err)

@@ -112,6 +112,16 @@ func (r *Rate) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// Check reports what is wrong with l, naming the field, in an error
+// wrapping toolkit.ErrBadParameter.
+func (l Limit) Check() error {
+	if n := max(len(l.Principals), len(l.Namespaces), len(l.Tools)); n > maxPatterns {
+		return fmt.Errorf("%w: %d patterns in one list, at most %d", toolkit.ErrBadParameter, n, maxPatterns)
+	}
+	_, err := compileLimit(l, 0)
+	return err
+}
+
 // limit is a compiled Limit with its budgets.
 type limit struct {
 	name       string

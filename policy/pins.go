@@ -155,14 +155,14 @@ type pins struct {
 	byKey    map[string]*Pin
 	pending  map[string]string // Content of a pending definition → its key
 	dirty    map[string]bool
-	scanning map[string]bool // namespaces being scanned
+	scanning map[string]chan struct{} // namespaces being scanned → closed when done
 
 	saveMu sync.Mutex // serialises saves
 }
 
 // newPins loads the pins of store.
 func newPins(ctx context.Context, store PinStore, logger *slog.Logger, onEvent func(PinEvent)) (*pins, error) {
-	p := &pins{store: store, logger: logger, onEvent: onEvent, dirty: map[string]bool{}, scanning: map[string]bool{}}
+	p := &pins{store: store, logger: logger, onEvent: onEvent, dirty: map[string]bool{}, scanning: map[string]chan struct{}{}}
 	list, err := store.Load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("loading pins: %w", err)
@@ -204,7 +204,7 @@ func (p *pins) check(ns string, t toolkit.Tool) (ok bool, reason string) {
 			return v.ok, v.reason
 		}
 	}
-	return p.slowCheck(k, t, true)
+	return p.slowCheck(k, t, false)
 }
 
 // sameTool reports whether a and b are the same tool value: the same
@@ -218,17 +218,23 @@ func sameTool(a, b toolkit.Tool) bool {
 
 // slowCheck digests t and compares it with its pin, recording a first
 // sight or a change. A tool without a pin, in a toolkit the pins follow,
-// first has its whole namespace checked (tools with pins first), so that
-// a quarantined definition that came back under another name in the same
-// list is caught whichever is looked at first. persist saves what
-// changed.
-func (p *pins) slowCheck(k toolKey, t toolkit.Tool, persist bool) (bool, string) {
+// first has its whole namespace checked (tools with pins first), or waits
+// for the check under way, so that a quarantined definition that came
+// back under another name in the same list is caught whichever is looked
+// at first. inScan is set when scan itself checks t; it saves what
+// changed at its end.
+func (p *pins) slowCheck(k toolKey, t toolkit.Tool, inScan bool) (bool, string) {
 	def := definitionOf(t, time.Now())
 	key := k.ns + "." + k.name
 	p.mu.Lock()
-	if p.byKey[key] == nil && p.tk.Load() != nil && !p.scanning[k.ns] {
+	for try := 0; try < 2 && !inScan && p.byKey[key] == nil && p.tk.Load() != nil; try++ {
+		running := p.scanning[k.ns]
 		p.mu.Unlock()
-		p.scan(k.ns)
+		if running != nil {
+			<-running
+		} else {
+			p.scan(k.ns)
+		}
 		p.mu.Lock()
 	}
 	ok, reason, ev := p.apply(key, &def)
@@ -239,7 +245,7 @@ func (p *pins) slowCheck(k toolKey, t toolkit.Tool, persist bool) (bool, string)
 	}
 	if ev != nil {
 		p.report(*ev)
-		if persist {
+		if !inScan {
 			p.persist(context.Background())
 		}
 	}
@@ -307,17 +313,20 @@ func (p *pins) scan(ns string) {
 		return
 	}
 	p.mu.Lock()
-	if p.scanning[ns] {
+	if running := p.scanning[ns]; running != nil {
 		p.mu.Unlock()
+		<-running
 		return
 	}
-	p.scanning[ns] = true
+	done := make(chan struct{})
+	p.scanning[ns] = done
 	p.mu.Unlock()
 	defer func() {
+		p.persist(context.Background())
 		p.mu.Lock()
 		delete(p.scanning, ns)
 		p.mu.Unlock()
-		p.persist(context.Background())
+		close(done)
 	}()
 	resp, err := tk.List(policyctx.Unfiltered(context.Background()), toolkit.ListRequest{Type: toolkit.ListTypeTools, Namespace: ns})
 	var tools []toolkit.Tool
@@ -344,7 +353,7 @@ func (p *pins) scan(ns string) {
 				continue
 			}
 		}
-		p.slowCheck(k, t, false)
+		p.slowCheck(k, t, true)
 	}
 	p.cache.Range(func(k, _ any) bool {
 		if tk := k.(toolKey); tk.ns == ns && !present[tk.name] {

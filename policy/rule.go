@@ -74,6 +74,19 @@ func (a Annotations) matches(m toolkit.ToolMeta) bool {
 // is reports whether want is nil or equals got.
 func is(want *bool, got bool) bool { return want == nil || *want == got }
 
+// Check reports what is wrong with r, naming the field, in an error
+// wrapping toolkit.ErrBadParameter.
+func (r Rule) Check() error {
+	if len(r.Arguments) > maxConditions {
+		return fmt.Errorf("%w: %d argument conditions, at most %d", toolkit.ErrBadParameter, len(r.Arguments), maxConditions)
+	}
+	if n := max(len(r.Principals), len(r.Namespaces), len(r.Tools)); n > maxPatterns {
+		return fmt.Errorf("%w: %d patterns in one list, at most %d", toolkit.ErrBadParameter, n, maxPatterns)
+	}
+	_, err := compileRule(r, 0)
+	return err
+}
+
 // rule is a compiled Rule.
 type rule struct {
 	name       string
