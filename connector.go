@@ -58,6 +58,13 @@ const (
 	// ConnectorEventResourceUpdated reports that one resource's content
 	// changed; the URI field is set.
 	ConnectorEventResourceUpdated
+	// ConnectorEventPolicyChanged reports that the policy (see WithPolicy)
+	// may now hide or refuse other tools of Namespace ("" for every
+	// namespace) than before: its rules were replaced, a changed tool
+	// definition was approved. Receivers that show lists filtered by the
+	// policy list again. It is delivered to the subscribers of
+	// Toolkit.Subscribe, not to the delegate's OnEvent.
+	ConnectorEventPolicyChanged
 )
 
 // String returns a short name for the kind.
@@ -73,6 +80,8 @@ func (k ConnectorEventKind) String() string {
 		return "resource_list_changed"
 	case ConnectorEventResourceUpdated:
 		return "resource_updated"
+	case ConnectorEventPolicyChanged:
+		return "policy_changed"
 	}
 	return "unknown"
 }

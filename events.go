@@ -190,7 +190,7 @@ func (f *feed) push(events []ConnectorEvent) {
 // add queues ev, coalescing it with an undelivered event of the same key
 // and dropping the oldest event when the queue is full. feed.mu is held.
 func (s *subscriber) add(ev ConnectorEvent) {
-	if ev.Kind == ConnectorEventStateChange && !s.states {
+	if (ev.Kind == ConnectorEventStateChange || ev.Kind == ConnectorEventPolicyChanged) && !s.states {
 		return
 	}
 	key := keyOf(ev)

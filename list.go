@@ -135,6 +135,9 @@ func (tk *Toolkit) List(ctx context.Context, req ListRequest) (*ListResponse, er
 		default:
 			run = s.all[k]
 		}
+		if k == KindTool && tk.guard != nil {
+			run = tk.visibleTools(ctx, run)
+		}
 		if len(run) > 0 {
 			runs = append(runs, run)
 			count += len(run)

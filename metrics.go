@@ -46,6 +46,8 @@ const (
 	OutcomeCanceled      = "canceled"       // context.Canceled
 	OutcomeTimeout       = "timeout"        // context.DeadlineExceeded
 	OutcomeError         = "error"          // anything else
+	OutcomeDenied        = "denied"         // ErrDenied: the policy refused it
+	OutcomeRateLimited   = "rate_limited"   // ErrRateLimited: a rate limit refused it
 )
 
 // WithMeterProvider makes the toolkit record OpenTelemetry metrics with a
@@ -108,7 +110,8 @@ type toolAttrs struct {
 
 // outcomes lists the values of AttrOutcome; outcomeOf indexes it.
 var outcomes = [...]string{OutcomeOK, OutcomeToolFailed, OutcomeBadInput, OutcomeUnavailable,
-	OutcomeNotFound, OutcomeDepthExceeded, OutcomeCanceled, OutcomeTimeout, OutcomeError}
+	OutcomeNotFound, OutcomeDepthExceeded, OutcomeCanceled, OutcomeTimeout, OutcomeError,
+	OutcomeDenied, OutcomeRateLimited}
 
 // statuses are the connector statuses the status gauge reports.
 var statuses = [...]ConnectorStatus{StatusConnecting, StatusReady, StatusReconnecting, StatusFailed, StatusStopped, StatusNeedsAuthorization}
@@ -205,6 +208,10 @@ func outcomeOf(err error) int {
 	switch {
 	case err == nil:
 		return 0
+	case errors.Is(err, ErrRateLimited):
+		return 10
+	case errors.Is(err, ErrDenied):
+		return 9
 	case errors.Is(err, ErrToolFailed):
 		return 1
 	case errors.Is(err, ErrSchema), errors.Is(err, ErrBadParameter):

@@ -141,6 +141,8 @@ type Toolkit struct {
 	delegate ToolkitDelegate
 	tracer   trace.Tracer
 	metrics  *metrics // WithMeterProvider; nil without
+	guardCfg guardConfig
+	guard    *guard // policy, approvals and audit (guard.go); nil without
 	logger   *slog.Logger
 	maxDepth int
 	noop     localSession
@@ -192,6 +194,7 @@ func New(opts ...Option) (*Toolkit, error) {
 		tk.maxDepth = DefaultMaxCallDepth
 	}
 	tk.noop.logger = tk.logger
+	tk.guard = newGuard(tk, tk.guardCfg)
 	tk.feed.logger = tk.logger
 	if tk.delegate != nil {
 		tk.feed.add("delegate", tk.deliverToDelegate, false)

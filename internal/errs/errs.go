@@ -26,4 +26,11 @@ var (
 	ErrSchema = errors.New("schema violation")
 	// ErrClosed reports use of a toolkit or connector after it was closed.
 	ErrClosed = errors.New("closed")
+	// ErrDenied reports a call the toolkit's policy refused: a rule denied
+	// it, a person declined it or could not be asked, or the tool's
+	// definition changed and waits for approval.
+	ErrDenied = errors.New("denied by policy")
+	// ErrRateLimited reports a call refused by a rate limit; it may be
+	// retried later.
+	ErrRateLimited = errors.New("rate limited")
 )

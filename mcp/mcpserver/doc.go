@@ -225,6 +225,25 @@
 // client as they are then. [RunPromptWithSampling] and [SamplingDelegate]
 // run the toolkit's prompts on the client's model.
 //
+// # Policy
+//
+// A toolkit with a policy (toolkit.WithPolicy, package policy) decides
+// every call the same way whoever makes it; the server gives it the
+// caller: the principal of each request is the UserID of the token
+// WithBearerAuth verified ("" without auth), put in the call's context
+// with toolkit.WithPrincipal. The server registers every tool and filters
+// each tools/list answer for the principal asking ([toolkit.Toolkit.Visible]):
+// a tool the policy denies to them, or whose definition is quarantined, is
+// left out of their list, and its calls are refused with a tool result
+// naming the rule. A rate-limited call is answered with the JSON-RPC error
+// [CodeRateLimited], whose data says after how many seconds to retry.
+// When the policy asks (effect ask), the session asks the client's user
+// with a form elicitation (accept runs the call; decline or cancel refuses
+// it); a client without elicitation, or on 2026-07-28, cannot be asked and
+// the call is refused unless the toolkit has an approver of its own. When
+// the policy changes what principals see (rules replaced, a definition
+// approved), every client gets tools/list_changed.
+//
 // # Metrics
 //
 // [WithMeterProvider] records the number of open client sessions as an

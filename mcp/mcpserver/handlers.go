@@ -61,12 +61,15 @@ func (s *Server) callTool(ctx context.Context, key string, structured bool, req 
 	}
 	input := argsInput(args)
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
-	cctx := toolkit.ContextWithSession(ctx, sess)
+	cctx := withPrincipal(toolkit.ContextWithSession(ctx, sess), req.Extra)
 	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
 	out, err := s.tk.Call(cctx, item.Value, input)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if re := refusal(err); re != nil {
+			return nil, re
 		}
 		if we := protocolError(err); we != nil {
 			return nil, we

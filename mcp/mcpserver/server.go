@@ -110,7 +110,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		},
 	})
 	s.calls = newCallTracker(cfg.sessions.limit())
-	s.server.AddReceivingMiddleware(s.calls.middleware, sessionSlotMiddleware)
+	s.server.AddReceivingMiddleware(s.calls.middleware, sessionSlotMiddleware, s.policyMiddleware)
 	for _, t := range cfg.templates {
 		if err := safely(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
 			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)
@@ -190,6 +190,8 @@ func (s *Server) onEvent(ev toolkit.ConnectorEvent) {
 	switch ev.Kind {
 	case toolkit.ConnectorEventResourceUpdated:
 		s.resourceUpdated(ctx, ev)
+	case toolkit.ConnectorEventPolicyChanged:
+		s.announceTools()
 	default:
 		// A list change; resources and templates share theirs.
 		var errs []error

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/fingerprint"
+	"github.com/llmkit/toolkit/internal/policyctx"
 	"github.com/llmkit/toolkit/resource"
 )
 
@@ -123,6 +124,9 @@ func (s *Server) sync(ctx context.Context, k toolkit.Kind, ns string, force bool
 	// after one read later.
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
+	// Every tool is registered; each client's lists are filtered by the
+	// policy for its principal (policyMiddleware).
+	ctx = policyctx.Unfiltered(ctx)
 	if ns != "" && !force {
 		done, err := s.syncSource(ctx, k, ns)
 		if done || err != nil {

@@ -1,0 +1,229 @@
+package toolkit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/llmkit/toolkit/internal/policyctx"
+)
+
+// guardConfig is what the options WithPolicy, WithApprover, WithAudit and
+// WithAuditArguments set; New makes the guard of it.
+type guardConfig struct {
+	policy    Policy
+	approver  Approver
+	audit     slog.Handler
+	auditArgs bool
+}
+
+// guard is the step of the call pipeline that asks the policy, the
+// approvers and writes the audit. It is nil when nothing of it is set, so
+// that a call without it pays one nil check. Its fields never change.
+type guard struct {
+	guardConfig
+	tk *Toolkit
+}
+
+// newGuard returns the guard of cfg, or nil when cfg sets nothing.
+func newGuard(tk *Toolkit, cfg guardConfig) *guard {
+	if cfg.policy == nil && cfg.audit == nil {
+		return nil
+	}
+	return &guard{guardConfig: cfg, tk: tk}
+}
+
+// policyOf returns g's policy, or nil.
+func (g *guard) policyOf() Policy {
+	if g == nil {
+		return nil
+	}
+	return g.policy
+}
+
+// admission is one call's passage through the guard, kept to audit its
+// outcome.
+type admission struct {
+	g         *guard
+	start     time.Time
+	principal string
+	namespace string
+	tool      string
+	input     json.RawMessage
+	decision  Decision
+	approval  Approval
+}
+
+// admit asks the policy about a call of t (of entry e) with input, and
+// the approvers when it asks. A refusal is audited here and returned as a
+// *PolicyError; otherwise the caller audits the outcome with end.
+func (g *guard) admit(ctx context.Context, t Tool, e *entry, input json.RawMessage) (a admission, err error) {
+	a = admission{g: g, principal: PrincipalFromContext(ctx), namespace: e.namespace(), tool: t.Name(), input: input}
+	if g.audit != nil {
+		a.start = time.Now()
+	}
+	if g.policy == nil {
+		return a, nil
+	}
+	req := PolicyRequest{Principal: a.principal, Namespace: a.namespace, Tool: t, Arguments: input}
+	a.decision = g.policy.Decide(ctx, req)
+	switch a.decision.Effect {
+	case Allow:
+		return a, nil
+	case Ask:
+		var cause error
+		if a.approval, cause = g.ask(ctx, req, a.decision); a.approval == ApprovalGranted {
+			return a, nil
+		}
+		err = &PolicyError{Namespace: a.namespace, Tool: a.tool, Decision: a.decision, Approval: a.approval, Err: cause}
+	default:
+		err = &PolicyError{Namespace: a.namespace, Tool: a.tool, Decision: a.decision}
+	}
+	a.end(ctx, err)
+	return a, err
+}
+
+// ask asks the approvers about a call, in order: the context's, the
+// session's, the toolkit's; one whose error wraps ErrNotImplemented
+// cannot ask and the next is tried.
+func (g *guard) ask(ctx context.Context, req PolicyRequest, d Decision) (Approval, error) {
+	ar := ApprovalRequest{Principal: req.Principal, Namespace: req.Namespace, Tool: req.Tool, Arguments: req.Arguments, Rule: d.Rule, Reason: d.Reason}
+	ctxApprover, _ := ctx.Value(approverKey{}).(Approver)
+	sessApprover, _ := SessionAs[Approver](SessionFromContext(ctx))
+	var last error
+	for _, a := range [...]Approver{ctxApprover, sessApprover, g.approver} {
+		if a == nil {
+			continue
+		}
+		ok, err := a.Approve(ctx, ar)
+		switch {
+		case errors.Is(err, ErrNotImplemented):
+			last = err
+			continue
+		case err != nil:
+			return ApprovalFailed, err
+		case ok:
+			return ApprovalGranted, nil
+		}
+		return ApprovalDeclined, nil
+	}
+	return ApprovalUnavailable, last
+}
+
+// end writes the audit record of a call that ended with err.
+func (a *admission) end(ctx context.Context, err error) {
+	h := a.g.audit
+	if h == nil || !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	sum := sha256.Sum256(a.input)
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "tool call", 0)
+	r.AddAttrs(
+		slog.String("principal", a.principal),
+		slog.String("session", SessionFromContext(ctx).ID()),
+		slog.String("namespace", a.namespace),
+		slog.String("tool", a.tool),
+		slog.String("args_sha256", hex.EncodeToString(sum[:])),
+	)
+	if a.g.auditArgs {
+		r.AddAttrs(slog.String("args", string(a.input)))
+	}
+	decision := "none"
+	if a.g.policy != nil {
+		decision = a.decision.Effect.String()
+	}
+	r.AddAttrs(slog.String("decision", decision), slog.String("rule", a.decision.Rule))
+	if a.decision.Reason != "" {
+		r.AddAttrs(slog.String("reason", a.decision.Reason))
+	}
+	if a.approval != ApprovalNone {
+		r.AddAttrs(slog.String("approval", string(a.approval)))
+	}
+	if a.decision.RetryAfter > 0 {
+		r.AddAttrs(slog.Duration("retry_after", a.decision.RetryAfter))
+	}
+	r.AddAttrs(
+		slog.String("outcome", Outcome(err)),
+		slog.Duration("duration", time.Since(a.start)),
+		slog.String("upstream", a.g.tk.upstreamOf(a.namespace)),
+	)
+	// The audit is best effort: a handler that fails must not fail the
+	// call, which has run.
+	_ = h.Handle(ctx, r)
+}
+
+// upstreamOf returns the redacted URL of the connector serving namespace
+// ns, or "" for builtins and tools the toolkit does not hold.
+func (tk *Toolkit) upstreamOf(ns string) string {
+	if ns == "" || ns == BuiltinNamespace {
+		return ""
+	}
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	if tk.user != nil && tk.user.ns == ns {
+		return tk.user.url
+	}
+	for _, c := range tk.conns {
+		if c.ns == ns {
+			return RedactURL(c.url)
+		}
+	}
+	return ""
+}
+
+// WithAudit writes a record to h for every tool call the toolkit runs or
+// refuses, in-process or through the server face: at level Info, the
+// message "tool call" and the attributes principal, session, namespace,
+// tool, args_sha256 (the SHA-256 of the call's input bytes, in hex),
+// decision (allow, deny, ask; none without a policy), rule, reason (when
+// the decision gives one), approval (approved, declined, unavailable or
+// failed, when it asks), retry_after (when a rate limit refused it),
+// outcome (one of the Outcome values), duration and upstream (the
+// connector's redacted URL; empty for builtins). The arguments themselves,
+// and the error text (which may quote them), are not written unless
+// [WithAuditArguments] asks for the arguments. The record's time is the
+// end of the call. h is called on the calling goroutine; a JSON handler
+// writes one line per record. A nil h turns the audit off.
+func WithAudit(h slog.Handler) Option {
+	return func(tk *Toolkit) error { tk.guardCfg.audit = h; return nil }
+}
+
+// WithAuditArguments makes the audit (WithAudit) also write each call's
+// input under the attribute args, as given. Arguments can hold secrets
+// and personal data: turn it on only where the audit log is as protected
+// as the data.
+func WithAuditArguments(on bool) Option {
+	return func(tk *Toolkit) error { tk.guardCfg.auditArgs = on; return nil }
+}
+
+// visibleTools returns the entries of run (tools) that the policy lets
+// the principal of ctx see: run itself when it hides none, or when ctx
+// asks for every tool (the server face filters per client itself).
+func (tk *Toolkit) visibleTools(ctx context.Context, run []*entry) []*entry {
+	p := tk.guard.policyOf()
+	if p == nil || policyctx.IsUnfiltered(ctx) {
+		return run
+	}
+	principal := PrincipalFromContext(ctx)
+	var out []*entry
+	for i, e := range run {
+		t, ok := e.item.Value.(Tool)
+		if ok && p.Decide(ctx, PolicyRequest{Principal: principal, Namespace: e.item.Namespace, Tool: t, Listing: true}).Effect == Deny {
+			if out == nil {
+				out = append(make([]*entry, 0, len(run)-1), run[:i]...)
+			}
+			continue
+		}
+		if out != nil {
+			out = append(out, e)
+		}
+	}
+	if out == nil {
+		return run
+	}
+	return out
+}

@@ -1,0 +1,174 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+)
+
+// CodeRateLimited is the JSON-RPC error code of a tools/call that the
+// toolkit's policy refused for a rate limit. The error's data is an
+// object {"retryAfter": seconds, "rule": name}: the client may call again
+// after that many seconds.
+const CodeRateLimited = -32029
+
+// principalOf returns the authenticated principal of a request: the
+// UserID of the token WithBearerAuth verified, or "" for a client that did
+// not authenticate (stdio, or HTTP without auth).
+func principalOf(extra *sdk.RequestExtra) string {
+	if extra != nil && extra.TokenInfo != nil {
+		return extra.TokenInfo.UserID
+	}
+	return ""
+}
+
+// withPrincipal returns ctx carrying the principal of a request, which
+// the toolkit's policy, audit and rate limits read.
+func withPrincipal(ctx context.Context, extra *sdk.RequestExtra) context.Context {
+	return toolkit.WithPrincipal(ctx, principalOf(extra))
+}
+
+// refusal returns the JSON-RPC error a tools/call answers when the
+// policy refused it for a rate limit, or nil: other refusals are tool
+// errors, which the model reads.
+func refusal(err error) *jsonrpc.Error {
+	var pe *toolkit.PolicyError
+	if !errors.As(err, &pe) || pe.Decision.RetryAfter <= 0 {
+		return nil
+	}
+	data := fmt.Sprintf(`{"retryAfter":%.3f,"rule":%q}`, pe.Decision.RetryAfter.Seconds(), pe.Decision.Rule)
+	return &jsonrpc.Error{Code: CodeRateLimited, Message: err.Error(), Data: []byte(data)}
+}
+
+// policyMiddleware filters each tools/list answer by the toolkit's policy
+// for the principal of the request: a tool the policy denies to that
+// principal (a deny rule, a quarantined definition) is left out. The SDK
+// serves one list to every session; this makes it one list per principal.
+// Calls of a tool left out still reach the toolkit, which refuses them
+// with an error naming the rule.
+func (s *Server) policyMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/list" || err != nil || s.tk.Policy() == nil {
+			return res, err
+		}
+		lr, ok := res.(*sdk.ListToolsResult)
+		if !ok || lr == nil {
+			return res, err
+		}
+		pctx := withPrincipal(ctx, req.GetExtra())
+		kept := make([]*sdk.Tool, 0, len(lr.Tools))
+		for _, t := range lr.Tools {
+			if s.toolVisible(pctx, t.Name) {
+				kept = append(kept, t)
+			}
+		}
+		lr.Tools = kept
+		return lr, nil
+	}
+}
+
+// toolVisible reports whether the tool exposed under name is visible to
+// the principal of ctx. Tools the server did not register from the
+// toolkit (added through SDK) are.
+func (s *Server) toolVisible(ctx context.Context, exposed string) bool {
+	s.mu.Lock()
+	reg, ok := s.regs[toolkit.KindTool][exposed]
+	s.mu.Unlock()
+	if !ok {
+		return true
+	}
+	it, err := s.tk.LookupType(ctx, toolkit.ListTypeTools, reg.key)
+	if err != nil {
+		return true // gone: the next synchronisation removes it
+	}
+	return s.tk.Visible(ctx, it)
+}
+
+// announceTools tells every client that its tool list may have changed,
+// when the policy changed what principals see (a definition approved,
+// rules replaced) while the registered tools stayed the same. The SDK
+// sends tools/list_changed when a tool is added or replaced; replacing a
+// registered tool by itself is how to have it sent.
+func (s *Server) announceTools() {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	for exposed, c := range s.kinds[toolkit.KindTool].defs {
+		if err := safely(func() { kinds[toolkit.KindTool].add(s, c.key, c.def) }); err != nil {
+			s.logger.Warn("mcp server: announcing a policy change", "tool", exposed, "error", err)
+			continue
+		}
+		return
+	}
+}
+
+// maxApprovalArgs bounds the arguments shown in an approval request.
+const maxApprovalArgs = 2048
+
+var _ toolkit.Approver = (*serverSession)(nil)
+
+// Approve asks the client's user whether a call the policy asks about may
+// run, through a form elicitation in the context of the client's request:
+// the message names the tool, the rule and its reason and shows the
+// arguments; accepting runs the call (unless the form's "approve" box is
+// unticked), declining or cancelling refuses it. A client without
+// elicitation, or one on a protocol version that forbids requests during
+// a request, cannot be asked: the error wraps toolkit.ErrNotImplemented
+// and the toolkit tries its own approver, or refuses the call.
+func (s *serverSession) Approve(ctx context.Context, req toolkit.ApprovalRequest) (bool, error) {
+	res, err := s.Elicit(ctx, &sdk.ElicitParams{
+		Mode:    "form",
+		Message: approvalMessage(req),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"approve": map[string]any{"type": "boolean", "title": "Run this call", "default": true},
+			},
+		},
+	})
+	if err != nil {
+		return false, err
+	}
+	if res.Action != "accept" {
+		return false, nil
+	}
+	if v, ok := res.Content["approve"].(bool); ok && !v {
+		return false, nil
+	}
+	return true, nil
+}
+
+// approvalMessage is what the person is asked.
+func approvalMessage(req toolkit.ApprovalRequest) string {
+	var b strings.Builder
+	name := req.Tool.Name()
+	if req.Namespace != "" {
+		name = req.Namespace + "." + name
+	}
+	fmt.Fprintf(&b, "Allow the tool %q to run?", name)
+	if t := req.Tool.Meta().Title; t != "" {
+		fmt.Fprintf(&b, " (%s)", t)
+	}
+	rule := req.Rule
+	if rule == "" {
+		rule = "the policy's default"
+	}
+	fmt.Fprintf(&b, "\nAsked by %s", rule)
+	if req.Reason != "" {
+		fmt.Fprintf(&b, ": %s", req.Reason)
+	}
+	args := string(req.Arguments)
+	if len(args) > maxApprovalArgs {
+		args = args[:maxApprovalArgs] + "… (cut)"
+	}
+	if args != "" {
+		fmt.Fprintf(&b, "\nArguments: %s", args)
+	}
+	return b.String()
+}
