@@ -98,14 +98,6 @@ func inputSchemaOf(st *sdk.Tool) *jsonschema.Schema {
 	return s
 }
 
-// principalOf returns the authenticated user of a request, "" for none.
-func principalOf(req *sdk.CallToolRequest) string {
-	if req.Extra != nil && req.Extra.TokenInfo != nil {
-		return req.Extra.TokenInfo.UserID
-	}
-	return ""
-}
-
 // visible returns the tool with the exposed name if the request's client
 // may use it.
 func (ts *toolSearch) visible(ctx context.Context, principal, name string) (*searchEntry, bool) {
@@ -160,7 +152,7 @@ func (s *Server) searchTools(ctx context.Context, req *sdk.CallToolRequest) (*sd
 		}
 		limit = *in.Limit
 	}
-	principal := principalOf(req)
+	principal := principalOf(req.Extra)
 	var keep func(string) bool
 	if ts.cfg.Filter != nil {
 		keep = func(name string) bool { _, ok := ts.visible(ctx, principal, name); return ok }
@@ -210,7 +202,7 @@ func (s *Server) describeTools(ctx context.Context, req *sdk.CallToolRequest) (*
 		Tools   []*sdk.Tool `json:"tools"`
 		Unknown []string    `json:"unknown,omitempty"`
 	}{Tools: []*sdk.Tool{}}
-	principal := principalOf(req)
+	principal := principalOf(req.Extra)
 	seen := map[string]bool{}
 	for _, n := range in.Names {
 		if seen[n] {
@@ -240,7 +232,7 @@ func (s *Server) callThrough(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if in.Name == "" {
 		return badArguments(CallToolName, fmt.Errorf("no name"), want), nil
 	}
-	t, ok := s.search.visible(ctx, principalOf(req), in.Name)
+	t, ok := s.search.visible(ctx, principalOf(req.Extra), in.Name)
 	if !ok {
 		// What a tools/call of a tool that does not exist gets.
 		return nil, invalidParams("unknown tool %q", in.Name)
