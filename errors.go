@@ -40,13 +40,13 @@ var (
 	// ErrClosed, message "closed": use of a toolkit or connector after it
 	// was closed.
 	ErrClosed = errs.ErrClosed
-	// ErrDenied reports a call the policy refused (see [WithPolicy]): a
-	// rule denied it, a person declined it or could not be asked, or the
-	// tool's definition changed and waits for approval. The error is a
-	// [*PolicyError] naming the rule.
+	// ErrDenied, message "denied by policy", reports a call the policy
+	// refused (see [WithPolicy]): a rule denied it, a person declined it or
+	// could not be asked, or the tool's definition changed and waits for
+	// approval. The error is a [*PolicyError] naming the rule.
 	ErrDenied = errs.ErrDenied
-	// ErrRateLimited reports a call refused by a rate limit of the policy.
-	// The error is a [*PolicyError] whose Decision.RetryAfter says when to
-	// try again.
+	// ErrRateLimited, message "rate limited", reports a call refused by a
+	// rate limit of the policy. The error is a [*PolicyError] whose
+	// Decision.RetryAfter says when to try again.
 	ErrRateLimited = errs.ErrRateLimited
 )

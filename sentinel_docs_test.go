@@ -29,6 +29,7 @@ func TestSentinelDocsQuoteTheirMessage(t *testing.T) {
 		".:ErrNotImplemented": toolkit.ErrNotImplemented, ".:ErrConflict": toolkit.ErrConflict,
 		".:ErrUnavailable": toolkit.ErrUnavailable, ".:ErrDepthExceeded": toolkit.ErrDepthExceeded,
 		".:ErrToolFailed": toolkit.ErrToolFailed, ".:ErrSchema": toolkit.ErrSchema, ".:ErrClosed": toolkit.ErrClosed,
+		".:ErrDenied": toolkit.ErrDenied, ".:ErrRateLimited": toolkit.ErrRateLimited,
 		"mcp:ErrTaskRequired":               mcp.ErrTaskRequired,
 		"mcp/oauth:ErrAuthorizationPending": oauth.ErrAuthorizationPending,
 		"store:ErrOutside":                  store.ErrOutside,
