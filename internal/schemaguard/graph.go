@@ -218,6 +218,11 @@ func build(root *jsonschema.Schema) (*graph, error) {
 		if err != nil {
 			return nil, g.wrapAt(i, err)
 		}
+		// Every subschema pushed is one more (or an error): count them
+		// now, so that the stack stays small too.
+		if len(g.nodes)+len(stack)+len(kids) > MaxSubschemas {
+			return nil, errorf("the schema has more than %d subschemas", MaxSubschemas)
+		}
 		// Push in reverse so that children are numbered in order.
 		for k := len(kids) - 1; k >= 0; k-- {
 			stack = append(stack, item{s: kids[k].s, parent: i, seg: kids[k].seg, depth: it.depth + 1})
