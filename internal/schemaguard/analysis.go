@@ -46,10 +46,9 @@ func (a *analysis) reach() {
 	for len(stack) > 0 {
 		i := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, t := range g.nodes[i].inPlace {
+		for _, t := range g.nodes[i].all {
 			visit(t)
 		}
-		g.nodes[i].consuming(visit)
 	}
 }
 
@@ -115,9 +114,9 @@ func (a *analysis) inPlace() error {
 	a.cw = make([]int64, len(g.nodes))
 	a.lp = make([]int32, len(g.nodes))
 	var fail error
-	cycle := a.dfs(nil, func(i int32) []int32 { return g.nodes[i].inPlace }, func(i int32) {
+	cycle := a.dfs(nil, func(i int32) []int32 { return g.nodes[i].inPlaceEdges() }, func(i int32) {
 		w, l := g.nodes[i].weight, int32(0)
-		for _, t := range g.nodes[i].inPlace {
+		for _, t := range g.nodes[i].inPlaceEdges() {
 			w = addCap(w, a.cw[t], MaxWork)
 			l = max(l, a.lp[t])
 		}

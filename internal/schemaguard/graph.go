@@ -1,7 +1,6 @@
 package schemaguard
 
 import (
-	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -19,34 +18,35 @@ const none = -1
 type node struct {
 	s      *jsonschema.Schema
 	parent int32
-	seg    segment // where the node is under its parent
 	depth  int32
+	seg    segment // where the node is under its parent
 	weight int64
+	base   int32 // the node that starts this node's base (refs.go)
 
-	// Resolution of $id, $anchor and $ref (refs.go).
-	base    int32
-	uri     *url.URL              // nodes that start a base only
-	anchors map[string]anchorInfo // nodes that start a base only
+	// all lists the subschemas validation goes to from this node: first
+	// (all[:inPlace]) those that check the same value (allOf, anyOf,
+	// oneOf, not, if, then, else, dependentSchemas or dependencies, then
+	// the targets of $ref and $dynamicRef), then those that check a part
+	// of it (parts.go). Made by link.
+	all     []int32
+	inPlace int32
+}
 
-	// inPlace lists the subschemas that check the same value: allOf,
-	// anyOf, oneOf, not, if, then, else, dependentSchemas, dependencies,
-	// then the targets of $ref and $dynamicRef.
-	inPlace []int32
+// consuming calls f for every subschema that checks a part of n's value.
+func (n *node) consuming(f func(int32)) {
+	for _, t := range n.all[n.inPlace:] {
+		f(t)
+	}
+}
 
-	// Subschemas that check a part of the value.
-	props       map[string]int32 // properties
-	patterns    []patternEdge    // patternProperties
-	additional  int32            // additionalProperties
-	unevalProps int32            // unevaluatedProperties
-	propNames   int32            // propertyNames (checks the member names)
-	prefix      []int32          // prefixItems, or an items array (draft-07)
-	rest        int32            // items after prefix (draft-07: additionalItems)
-	contains    int32
-	unevalItems int32
+// inPlaceEdges returns the subschemas that check the same value as n.
+func (n *node) inPlaceEdges() []int32 { return n.all[:n.inPlace] }
 
-	// parts lists all of the above, and all lists parts and inPlace
-	// (made by link).
-	parts, all []int32
+// base is what resolution keeps of a node that starts a base: its URI and
+// its anchors.
+type base struct {
+	uri     *url.URL
+	anchors map[string]anchorInfo
 }
 
 type patternEdge struct {
@@ -59,30 +59,6 @@ type anchorInfo struct {
 	dynamic bool
 }
 
-// consuming calls f for every subschema that checks a part of n's value.
-func (n *node) consuming(f func(int32)) {
-	for _, t := range n.parts {
-		f(t)
-	}
-}
-
-// listParts fills n.parts and n.all.
-func (n *node) listParts() {
-	for _, k := range slices.Sorted(maps.Keys(n.props)) {
-		n.parts = append(n.parts, n.props[k])
-	}
-	for _, p := range n.patterns {
-		n.parts = append(n.parts, p.target)
-	}
-	n.parts = append(n.parts, n.prefix...)
-	for _, t := range [...]int32{n.additional, n.unevalProps, n.propNames, n.rest, n.contains, n.unevalItems} {
-		if t != none {
-			n.parts = append(n.parts, t)
-		}
-	}
-	n.all = append(slices.Clip(n.inPlace), n.parts...)
-}
-
 // graph is a schema being checked: its subschemas in depth-first order,
 // the root first.
 type graph struct {
@@ -90,6 +66,21 @@ type graph struct {
 	index  map[*jsonschema.Schema]int32
 	draft7 bool
 	bytes  int
+	refs   bool           // some subschema has a $ref or a $dynamicRef
+	bases  map[int32]base // resolution of the nodes that start a base
+	kids   []child        // scratch for children
+	keys   []string       // scratch for sorted keys
+}
+
+// sortedKeys returns the keys of m in order, in a scratch slice valid
+// until the next call.
+func sortedKeys[V any](g *graph, m map[string]V) []string {
+	g.keys = g.keys[:0]
+	for k := range m {
+		g.keys = append(g.keys, k)
+	}
+	slices.Sort(g.keys)
+	return g.keys
 }
 
 // segment is where a subschema is under its parent: under keyword kw,
@@ -123,10 +114,10 @@ type child struct {
 }
 
 // children returns every subschema directly under s, those under maps in
-// key order, with their JSON Pointer segments. It checks the fan-out of
-// each keyword.
-func children(s *jsonschema.Schema) ([]child, error) {
-	var out []child
+// key order, with their JSON Pointer segments, in a scratch slice valid
+// until the next call. It checks the fan-out of each keyword.
+func (g *graph) children(s *jsonschema.Schema) ([]child, error) {
+	out := g.kids[:0]
 	one := func(kw string, c *jsonschema.Schema) {
 		if c != nil {
 			out = append(out, child{segment{kw: kw, idx: none}, c})
@@ -148,7 +139,7 @@ func children(s *jsonschema.Schema) ([]child, error) {
 		if len(m) > MaxFanOut && err == nil {
 			err = errorf("%s has %d members, more than %d", kw, len(m), MaxFanOut)
 		}
-		for _, k := range slices.Sorted(maps.Keys(m)) {
+		for _, k := range sortedKeys(g, m) {
 			out = append(out, child{segment{kw: kw, key: k, idx: none}, m[k]})
 		}
 	}
@@ -175,6 +166,7 @@ func children(s *jsonschema.Schema) ([]child, error) {
 	one("unevaluatedProperties", s.UnevaluatedProperties)
 	one("propertyNames", s.PropertyNames)
 	one("contentSchema", s.ContentSchema)
+	g.kids = out
 	return out, err
 }
 
@@ -217,17 +209,19 @@ func build(root *jsonschema.Schema) (*graph, error) {
 			return nil, errorf("the schema has more than %d subschemas", MaxSubschemas)
 		}
 		g.index[it.s] = i
-		g.nodes = append(g.nodes, node{
-			s: it.s, parent: it.parent, seg: it.seg, depth: it.depth,
-			base: none, additional: none, unevalProps: none, propNames: none,
-			rest: none, contains: none, unevalItems: none,
-		})
+		g.nodes = append(g.nodes, node{s: it.s, parent: it.parent, seg: it.seg, depth: it.depth, base: none})
+		g.refs = g.refs || it.s.Ref != "" || it.s.DynamicRef != ""
 		if err := g.local(i); err != nil {
 			return nil, err
 		}
-		kids, err := children(it.s)
+		kids, err := g.children(it.s)
 		if err != nil {
 			return nil, g.wrapAt(i, err)
+		}
+		// Every subschema pushed is one more (or an error): count them
+		// now, so that the stack stays small too.
+		if len(g.nodes)+len(stack)+len(kids) > MaxSubschemas {
+			return nil, errorf("the schema has more than %d subschemas", MaxSubschemas)
 		}
 		// Push in reverse so that children are numbered in order.
 		for k := len(kids) - 1; k >= 0; k-- {
@@ -293,7 +287,7 @@ func (g *graph) local(i int32) error {
 	for _, v := range s.Examples {
 		vs.value("examples", v, 0)
 	}
-	for _, k := range slices.Sorted(maps.Keys(s.Extra)) {
+	for _, k := range sortedKeys(g, s.Extra) {
 		n += len(k)
 		vs.value(k, s.Extra[k], 0)
 	}

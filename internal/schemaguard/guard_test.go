@@ -294,3 +294,19 @@ func BenchmarkCheckSmall(b *testing.B) {
 		}
 	}
 }
+
+// A schema of more than MaxSubschemas subschemas is refused, however they
+// are spread.
+func TestTooManySubschemas(t *testing.T) {
+	root := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}
+	for i := range MaxSubschemas/MaxFanOut + 1 {
+		inner := &jsonschema.Schema{Properties: map[string]*jsonschema.Schema{}}
+		for j := range MaxFanOut {
+			inner.Properties[fmt.Sprint(j)] = &jsonschema.Schema{}
+		}
+		root.Properties[fmt.Sprint(i)] = inner
+	}
+	if _, err := Check(root); err == nil || !strings.Contains(err.Error(), "more than 10000 subschemas") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -4,20 +4,69 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // A Plan bounds the validation of values against one schema whose cost
 // depends on the value (see the package documentation). It is immutable
 // and safe for concurrent use.
 type Plan struct {
-	nodes []node
-	cw    []int64
-	lp    []int32
+	cw []int64
+	lp []int32
 	// closure holds, for each node where a part of a value starts to be
 	// checked (the root and every subschema that checks a member or an
 	// element), the subschemas that check that part, with the number of
 	// paths by which each is reached.
 	closure map[int32][]entry
+	// parts holds, for each node of a closure, its subschemas that check
+	// parts of a value.
+	parts map[int32]*parts
+}
+
+// parts are the subschemas of a node that check the parts of a value, as
+// a Plan follows them.
+type parts struct {
+	props       map[string]int32 // properties
+	patterns    []patternEdge    // patternProperties
+	additional  int32            // additionalProperties
+	unevalProps int32            // unevaluatedProperties
+	propNames   int32            // propertyNames (checks the member names)
+	prefix      []int32          // prefixItems, or an items array (draft-07)
+	rest        int32            // items after prefix (draft-07: additionalItems)
+	contains    int32
+	unevalItems int32
+}
+
+// partsOf returns the parts of node i.
+func (g *graph) partsOf(i int32) (*parts, error) {
+	s := g.nodes[i].s
+	at := func(c *jsonschema.Schema) int32 {
+		if c == nil {
+			return none
+		}
+		return g.index[c]
+	}
+	p := &parts{
+		additional: at(s.AdditionalProperties), unevalProps: at(s.UnevaluatedProperties),
+		propNames: at(s.PropertyNames), contains: at(s.Contains), unevalItems: at(s.UnevaluatedItems),
+	}
+	if len(s.Properties) > 0 {
+		p.props = make(map[string]int32, len(s.Properties))
+		for k, c := range s.Properties {
+			p.props[k] = g.index[c]
+		}
+	}
+	var err error
+	if p.patterns, err = g.patterns(i); err != nil {
+		return nil, err
+	}
+	prefix, rest := g.items(s)
+	for _, c := range prefix {
+		p.prefix = append(p.prefix, g.index[c])
+	}
+	p.rest = at(rest)
+	return p, nil
 }
 
 // entry is a subschema and the number of times a part of a value is
@@ -30,7 +79,7 @@ type entry struct {
 // newPlan computes the closures of the starting points.
 func newPlan(a *analysis) (*Plan, error) {
 	g := a.g
-	p := &Plan{nodes: g.nodes, cw: a.cw, lp: a.lp, closure: map[int32][]entry{}}
+	p := &Plan{cw: a.cw, lp: a.lp, closure: map[int32][]entry{}, parts: map[int32]*parts{}}
 	starts := []int32{0}
 	for i := range g.nodes {
 		if a.reachable[i] {
@@ -48,6 +97,15 @@ func newPlan(a *analysis) (*Plan, error) {
 			return nil, errorf("the schema's $refs and combinators are too intricate to bound (more than %d paths to keep)", maxPlanEntries)
 		}
 		p.closure[s] = c
+		for _, e := range c {
+			if p.parts[e.node] == nil {
+				pp, err := g.partsOf(e.node)
+				if err != nil {
+					return nil, err
+				}
+				p.parts[e.node] = pp
+			}
+		}
 	}
 	return p, nil
 }
@@ -67,7 +125,7 @@ func (a *analysis) closureOf(s int32) []entry {
 	stack := []frame{{node: s}}
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
-		out := g.nodes[f.node].inPlace
+		out := g.nodes[f.node].inPlaceEdges()
 		if f.next == len(out) {
 			order = append(order, f.node)
 			stack = stack[:len(stack)-1]
@@ -87,7 +145,7 @@ func (a *analysis) closureOf(s int32) []entry {
 		i := order[k]
 		m := mult[i]
 		out = append(out, entry{i, m})
-		for _, t := range g.nodes[i].inPlace {
+		for _, t := range g.nodes[i].inPlaceEdges() {
 			mult[t] = addCap(mult[t], m, MaxWork)
 		}
 	}
@@ -148,7 +206,7 @@ func (w *walker) value(v any, cfg []entry, depth, nesting int) error {
 		members := w.expand(cfg)
 		var names []entry
 		for _, m := range members {
-			if t := p.nodes[m.node].propNames; t != none {
+			if t := p.parts[m.node].propNames; t != none {
 				names = append(names, entry{t, m.mult})
 			}
 		}
@@ -218,7 +276,7 @@ func (w *walker) expand(cfg []entry) []entry {
 func (w *walker) member(members []entry, k string) []entry {
 	var out []entry
 	for _, m := range members {
-		n := &w.p.nodes[m.node]
+		n := w.p.parts[m.node]
 		t, matched := n.props[k]
 		if matched {
 			out = append(out, entry{t, m.mult})
@@ -244,7 +302,7 @@ func (w *walker) member(members []entry, k string) []entry {
 func (w *walker) element(members []entry, k int) []entry {
 	var out []entry
 	for _, m := range members {
-		n := &w.p.nodes[m.node]
+		n := w.p.parts[m.node]
 		if k < len(n.prefix) {
 			out = append(out, entry{n.prefix[k], m.mult})
 		} else if n.rest != none {

@@ -1,7 +1,6 @@
 package schemaguard
 
 import (
-	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -21,13 +20,12 @@ import (
 // of the bases. Nodes are in depth-first order, parents first.
 func (g *graph) resolveURIs() (map[string]int32, error) {
 	uris := map[string]int32{"": 0}
-	root := &g.nodes[0]
-	root.uri = &url.URL{}
+	g.bases = map[int32]base{0: {uri: &url.URL{}}}
 	for i := range g.nodes {
 		n := &g.nodes[i]
-		base := int32(0)
+		b := int32(0)
 		if n.parent != none {
-			base = g.nodes[n.parent].base
+			b = g.nodes[n.parent].base
 		}
 		if n.s.ID != "" && !(g.draft7 && n.s.Ref != "") {
 			id, err := url.Parse(n.s.ID)
@@ -38,23 +36,27 @@ func (g *graph) resolveURIs() (map[string]int32, error) {
 			case !g.draft7 && id.Fragment != "":
 				return nil, g.errorAt(int32(i), segment{}, "$id %.100q has a fragment", n.s.ID)
 			case g.draft7 && id.Fragment != "":
-				g.setAnchor(base, strings.TrimPrefix(n.s.ID, "#"), int32(i), false, true)
+				g.setAnchor(b, strings.TrimPrefix(n.s.ID, "#"), int32(i), false, true)
 			default:
-				u := g.nodes[base].uri.ResolveReference(id)
+				u := g.bases[b].uri.ResolveReference(id)
 				if !u.IsAbs() {
 					return nil, g.errorAt(int32(i), segment{}, "$id %.100q is not an absolute URI", n.s.ID)
 				}
-				n.uri = u
+				if i == 0 {
+					g.bases[0] = base{uri: u, anchors: g.bases[0].anchors}
+				} else {
+					g.bases[int32(i)] = base{uri: u}
+				}
 				uris[u.String()] = int32(i)
-				base = int32(i)
+				b = int32(i)
 			}
 		}
-		n.base = base
+		n.base = b
 		if !g.draft7 {
-			if err := g.setAnchor(base, n.s.Anchor, int32(i), false, false); err != nil {
+			if err := g.setAnchor(b, n.s.Anchor, int32(i), false, false); err != nil {
 				return nil, err
 			}
-			if err := g.setAnchor(base, n.s.DynamicAnchor, int32(i), true, false); err != nil {
+			if err := g.setAnchor(b, n.s.DynamicAnchor, int32(i), true, false); err != nil {
 				return nil, err
 			}
 		}
@@ -62,67 +64,79 @@ func (g *graph) resolveURIs() (map[string]int32, error) {
 	return uris, nil
 }
 
-// setAnchor records an anchor of the base node base; a second anchor of
-// the same name is an error unless lenient.
-func (g *graph) setAnchor(base int32, name string, i int32, dynamic, lenient bool) error {
+// setAnchor records an anchor of the base node b; a second anchor of the
+// same name is an error unless lenient.
+func (g *graph) setAnchor(b int32, name string, i int32, dynamic, lenient bool) error {
 	if name == "" {
 		return nil
 	}
-	b := &g.nodes[base]
-	if _, dup := b.anchors[name]; dup {
+	bi := g.bases[b]
+	if _, dup := bi.anchors[name]; dup {
 		if lenient {
 			return nil
 		}
 		return g.errorAt(i, segment{}, "anchor %.100q is defined twice", name)
 	}
-	if b.anchors == nil {
-		b.anchors = map[string]anchorInfo{}
+	if bi.anchors == nil {
+		bi.anchors = map[string]anchorInfo{}
+		g.bases[b] = bi
 	}
-	b.anchors[name] = anchorInfo{node: i, dynamic: dynamic}
+	bi.anchors[name] = anchorInfo{node: i, dynamic: dynamic}
 	return nil
 }
 
 // link resolves the references of every node and records the edges
-// validation follows.
+// validation follows. A schema without $ref or $dynamicRef needs no
+// resolution: jsonschema-go checks its $id and anchors when it resolves
+// it.
 func (g *graph) link() error {
-	uris, err := g.resolveURIs()
-	if err != nil {
-		return err
-	}
-	// The nodes of each dynamic anchor name, for $dynamicRefs that act
-	// dynamically: validation picks one of them by the dynamic scope.
+	var uris map[string]int32
 	var dynamic map[string][]int32
-	for i := range g.nodes {
-		if a := g.nodes[i].s.DynamicAnchor; a != "" && !g.draft7 {
-			if dynamic == nil {
-				dynamic = map[string][]int32{}
+	if g.refs {
+		var err error
+		if uris, err = g.resolveURIs(); err != nil {
+			return err
+		}
+		// The nodes of each dynamic anchor name, for $dynamicRefs that
+		// act dynamically: validation picks one of them by the dynamic
+		// scope.
+		for i := range g.nodes {
+			if a := g.nodes[i].s.DynamicAnchor; a != "" && !g.draft7 {
+				if dynamic == nil {
+					dynamic = map[string][]int32{}
+				}
+				dynamic[a] = append(dynamic[a], int32(i))
 			}
-			dynamic[a] = append(dynamic[a], int32(i))
 		}
 	}
+	var all []int32 // scratch
 	for i := range g.nodes {
 		n := &g.nodes[i]
 		s := n.s
-		for _, l := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf, {s.Not, s.If, s.Then, s.Else}} {
+		all = all[:0]
+		for _, l := range [...][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf} {
 			for _, c := range l {
-				if c != nil {
-					n.inPlace = append(n.inPlace, g.index[c])
-				}
+				all = append(all, g.index[c])
+			}
+		}
+		for _, c := range [...]*jsonschema.Schema{s.Not, s.If, s.Then, s.Else} {
+			if c != nil {
+				all = append(all, g.index[c])
 			}
 		}
 		deps := s.DependentSchemas
 		if g.draft7 {
 			deps = s.DependencySchemas
 		}
-		for _, k := range slices.Sorted(maps.Keys(deps)) {
-			n.inPlace = append(n.inPlace, g.index[deps[k]])
+		for _, k := range sortedKeys(g, deps) {
+			all = append(all, g.index[deps[k]])
 		}
 		if s.Ref != "" {
 			t, _, err := g.resolveRef(uris, int32(i), s.Ref)
 			if err != nil {
 				return err
 			}
-			n.inPlace = append(n.inPlace, t)
+			all = append(all, t)
 		}
 		if s.DynamicRef != "" && !g.draft7 {
 			t, frag, err := g.resolveRef(uris, int32(i), s.DynamicRef)
@@ -130,63 +144,71 @@ func (g *graph) link() error {
 				return err
 			}
 			if frag == "" {
-				n.inPlace = append(n.inPlace, t)
+				all = append(all, t)
 			} else {
-				n.inPlace = append(n.inPlace, dynamic[frag]...)
+				all = append(all, dynamic[frag]...)
 			}
 		}
-		if err := g.linkParts(int32(i)); err != nil {
-			return err
+		if len(s.PatternProperties) > 0 {
+			if _, err := g.patterns(int32(i)); err != nil {
+				return err
+			}
 		}
-		n.listParts()
+		n.inPlace = int32(len(all))
+		all = g.appendParts(all, s)
+		if len(all) > 0 {
+			n.all = slices.Clone(all)
+		}
 	}
 	return nil
 }
 
-// linkParts records the subschemas of node i that check parts of a value.
-func (g *graph) linkParts(i int32) error {
-	n := &g.nodes[i]
-	s := n.s
-	at := func(c *jsonschema.Schema) int32 {
-		if c == nil {
-			return none
-		}
-		return g.index[c]
+// appendParts appends the subschemas of s that check parts of a value (in
+// no particular order: nothing reported depends on it).
+func (g *graph) appendParts(all []int32, s *jsonschema.Schema) []int32 {
+	for _, c := range s.Properties {
+		all = append(all, g.index[c])
 	}
-	if len(s.Properties) > 0 {
-		n.props = make(map[string]int32, len(s.Properties))
-		for k, c := range s.Properties {
-			n.props[k] = g.index[c]
+	for _, c := range s.PatternProperties {
+		all = append(all, g.index[c])
+	}
+	prefix, rest := g.items(s)
+	for _, c := range prefix {
+		all = append(all, g.index[c])
+	}
+	for _, c := range [...]*jsonschema.Schema{rest, s.AdditionalProperties, s.UnevaluatedProperties, s.PropertyNames, s.Contains, s.UnevaluatedItems} {
+		if c != nil {
+			all = append(all, g.index[c])
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(s.PatternProperties)) {
+	return all
+}
+
+// items returns the subschemas of s that check the elements of an array
+// by position (prefix), and those after them (rest), as the schema's
+// draft says.
+func (g *graph) items(s *jsonschema.Schema) (prefix []*jsonschema.Schema, rest *jsonschema.Schema) {
+	if !g.draft7 {
+		return s.PrefixItems, s.Items
+	}
+	if s.ItemsArray != nil {
+		return s.ItemsArray, s.AdditionalItems
+	}
+	return nil, s.Items
+}
+
+// patterns compiles the patternProperties of node i, in key order.
+func (g *graph) patterns(i int32) ([]patternEdge, error) {
+	s := g.nodes[i].s
+	var out []patternEdge
+	for _, k := range sortedKeys(g, s.PatternProperties) {
 		re, err := regexp.Compile(k)
 		if err != nil {
-			return g.errorAt(i, segment{}, "patternProperties %.100q does not compile: %v", k, err)
+			return nil, g.errorAt(i, segment{}, "patternProperties %.100q does not compile: %v", k, err)
 		}
-		n.patterns = append(n.patterns, patternEdge{re: re, target: g.index[s.PatternProperties[k]]})
+		out = append(out, patternEdge{re: re, target: g.index[s.PatternProperties[k]]})
 	}
-	n.additional = at(s.AdditionalProperties)
-	n.unevalProps = at(s.UnevaluatedProperties)
-	n.propNames = at(s.PropertyNames)
-	n.contains = at(s.Contains)
-	n.unevalItems = at(s.UnevaluatedItems)
-	if g.draft7 {
-		if s.ItemsArray != nil {
-			for _, c := range s.ItemsArray {
-				n.prefix = append(n.prefix, g.index[c])
-			}
-			n.rest = at(s.AdditionalItems)
-		} else {
-			n.rest = at(s.Items)
-		}
-	} else {
-		for _, c := range s.PrefixItems {
-			n.prefix = append(n.prefix, g.index[c])
-		}
-		n.rest = at(s.Items)
-	}
-	return nil
+	return out, nil
 }
 
 // resolveRef resolves ref, a $ref or $dynamicRef of node i. frag is the
@@ -196,7 +218,7 @@ func (g *graph) resolveRef(uris map[string]int32, i int32, ref string) (target i
 	if err != nil {
 		return none, "", g.errorAt(i, segment{}, "$ref %.100q does not parse: %v", ref, err)
 	}
-	u = g.nodes[g.nodes[i].base].uri.ResolveReference(u)
+	u = g.bases[g.nodes[i].base].uri.ResolveReference(u)
 	doc := *u
 	doc.Fragment = ""
 	t, ok := uris[doc.String()]
@@ -204,7 +226,7 @@ func (g *graph) resolveRef(uris map[string]int32, i int32, ref string) (target i
 		return none, "", g.errorAt(i, segment{}, "$ref %.100q refers outside the schema", ref)
 	}
 	if f := u.Fragment; f != "" && !strings.HasPrefix(f, "/") {
-		a, ok := g.nodes[t].anchors[f]
+		a, ok := g.bases[t].anchors[f]
 		if !ok {
 			return none, "", g.errorAt(i, segment{}, "$ref %.100q names no anchor of the schema", ref)
 		}
