@@ -11,7 +11,8 @@
 // remote MCP server, caches its tools, prompts and resources, and serves
 // them to the toolkit from memory. Run supervises the session: it connects,
 // lists every item (following pagination), reports each state change
-// (connecting, ready, reconnecting, failed, stopped) and reconnects when the
+// (connecting, ready, reconnecting, failed, stopped, and needs_authorization
+// with OAuth) and reconnects when the
 // session is lost. The first attempt after a lost session is made at once
 // (at most one loss a second is retried so); further failures back off
 // exponentially with jitter, and the backoff starts over once a connection
