@@ -12,7 +12,8 @@
 // remote MCP server, caches its tools, prompts and resources, and serves
 // them to the toolkit from memory. Run supervises the session: it connects,
 // lists every item (following pagination), reports each state change
-// (connecting, ready, reconnecting, failed, stopped) and reconnects when the
+// (connecting, ready, reconnecting, failed, stopped, and needs_authorization
+// with OAuth) and reconnects when the
 // session is lost. The state is connecting during the first attempt only:
 // an attempt that fails (a server that is down, a stdio program that exits
 // before the handshake) or a session that is lost makes it reconnecting,

@@ -227,11 +227,13 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	}
 	if resp.StatusCode == http.StatusUnauthorized && h.owns {
 		sent := bearerOf(req)
-		if s := h.stored(sent); s != nil && h.ts.Load() == nil {
-			// Another handler of the store was authorized.
-			h.ts.Store(s)
-			discard(resp)
-			return nil
+		if h.ts.Load() == nil {
+			if s := h.stored(sent); s != nil {
+				// Another handler of the store was authorized.
+				h.ts.Store(s)
+				discard(resp)
+				return nil
+			}
 		}
 		if s := h.ts.Load(); s != nil {
 			retry, refused := s.after401(sent)

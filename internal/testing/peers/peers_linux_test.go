@@ -2,8 +2,11 @@ package peers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -387,4 +390,71 @@ func TestProbeHTTP(t *testing.T) {
 			t.Errorf("%s: probeHTTP = %v, want ok=%v", tt.name, err, tt.wantOK)
 		}
 	}
+}
+
+// TestOAuthExample starts the TypeScript SDK's example OAuth server: its
+// MCP endpoint refuses a request without a token, naming its resource
+// metadata, which names the demo authorization server, whose metadata
+// lists client_secret_post and none; both listen on loopback only.
+func TestOAuthExample(t *testing.T) {
+	ex := StartOAuthExample(t, t.Context())
+	resp, err := http.Post(ex.URL, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "resource_metadata=") {
+		t.Fatalf("POST without a token: %s, %q", resp.Status, resp.Header.Get("WWW-Authenticate"))
+	}
+	var meta struct {
+		Issuer  string   `json:"issuer"`
+		Methods []string `json:"token_endpoint_auth_methods_supported"`
+		Reg     string   `json:"registration_endpoint"`
+	}
+	getJSON(t, ex.AuthServer+"/.well-known/oauth-authorization-server", &meta)
+	if meta.Issuer != ex.Issuer || !slices.Equal(meta.Methods, []string{"client_secret_post", "none"}) || meta.Reg != ex.AuthServer+"/register" {
+		t.Fatalf("authorization server metadata %+v", meta)
+	}
+	for _, u := range []string{ex.URL, ex.AuthServer} {
+		addr, err := url.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ip := range nonLoopbackAddrs(t) {
+			c, err := net.DialTimeout("tcp", net.JoinHostPort(ip, addr.Port()), time.Second)
+			if err == nil {
+				c.Close()
+				t.Errorf("%s listens on %s too", u, ip)
+			}
+		}
+	}
+}
+
+func getJSON(t *testing.T, u string, v any) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("%s: %v", u, err)
+	}
+}
+
+// nonLoopbackAddrs returns the machine's IPv4 addresses other than
+// loopback ones.
+func nonLoopbackAddrs(t *testing.T) []string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ips []string
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			ips = append(ips, n.IP.String())
+		}
+	}
+	return ips
 }
