@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmkit/toolkit/mcp/mcpserver"
+	"github.com/llmkit/toolkit/policy"
 
 	"gopkg.in/yaml.v3"
 )
@@ -88,6 +89,21 @@ type Config struct {
 	// the gateway's user only; "" keeps them in memory (the person
 	// authorizes again after each restart).
 	TokenDir string `yaml:"token_dir"`
+	// Policy decides which tool calls run, for whom: ordered rules that
+	// allow, deny or ask (see PolicyConfig). Read again on SIGHUP.
+	Policy *PolicyConfig `yaml:"policy"`
+	// RateLimits bound calls per principal, per tool or both; a refused
+	// call is answered with the JSON-RPC error -32029 and the seconds to
+	// wait (see policy.Limit). Read again on SIGHUP.
+	RateLimits []policy.Limit `yaml:"rate_limits"`
+	// PinsFile pins the upstreams' tool definitions in this file: a tool
+	// whose name, title, description, schemas or annotations change after
+	// it was first seen is quarantined (not listed, calls refused) until
+	// "toolkit-gateway pins approve" accepts the change and the gateway
+	// gets SIGHUP. "" pins nothing.
+	PinsFile string `yaml:"pins_file"`
+	// AuditLog writes a JSON line for every tool call (see AuditLog).
+	AuditLog *AuditLog `yaml:"audit_log"`
 	// Servers are the upstream MCP servers.
 	Servers []Server `yaml:"servers"`
 }

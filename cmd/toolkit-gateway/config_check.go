@@ -120,6 +120,7 @@ func (v *validator) check(c *Config) {
 	v.checkServing(c)
 	v.checkToolSearch(c.ToolSearch)
 	v.checkAuth(c)
+	v.checkPolicy(c)
 	if c.Transport == "http" && c.Auth == nil && !c.AllowUnauthenticated && !isLoopback(c.Listen) {
 		v.fail(fmt.Sprintf("%q is reachable from other hosts and auth is not configured: configure auth, listen on 127.0.0.1, or set allow_unauthenticated: true", c.Listen), "listen")
 	}

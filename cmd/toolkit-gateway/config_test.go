@@ -120,7 +120,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"not a mapping", "- a\n- b\n", []string{"gw.yaml:1: the configuration must be a mapping"}},
 		{"syntax", "servers:\n  - name: a\n   url: x\n", []string{"gw.yaml:1: did not find expected"}},
 		{"syntax tab", "servers:\n\t- name: a\n", []string{"gw.yaml:2: "}},
-		{"unknown top field", "listen: 127.0.0.1:1\nlisten_addr: x\n", []string{"gw.yaml:2: listen_addr: unknown field (known: listen, transport, path, stateless, session_timeout, idle_timeout, read_timeout, max_sessions, max_sessions_per_principal, max_session_calls, sse_path, qualified_names, tool_search, health_listen, startup_wait, metrics, prompts, auth, allow_unauthenticated, token_dir, servers)"}},
+		{"unknown top field", "listen: 127.0.0.1:1\nlisten_addr: x\n", []string{"gw.yaml:2: listen_addr: unknown field (known: listen, transport, path, stateless, session_timeout, idle_timeout, read_timeout, max_sessions, max_sessions_per_principal, max_session_calls, sse_path, qualified_names, tool_search, health_listen, startup_wait, metrics, prompts, auth, allow_unauthenticated, token_dir, policy, rate_limits, pins_file, audit_log, servers)"}},
 		{"unknown server field", "servers:\n  - name: a\n    urll: http://x/\n", []string{"gw.yaml:3: servers[0].urll: unknown field (known: name, url, command, env, dir, headers, timeouts, tools, max_concurrency, max_result_bytes, oauth)"}},
 		{"unknown timeout", "servers:\n  - name: a\n    url: http://x/\n    timeouts: {connect: 1s, read: 2s}\n", []string{"gw.yaml:4: servers[0].timeouts.read: unknown field (known: connect, call, reconnect, backoff_max)"}},
 		{"bad duration", "servers:\n  - name: a\n    url: http://x/\n    timeouts:\n      connect: soon\n",
@@ -208,6 +208,11 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("- a\n"))
 	f.Add([]byte("auth:\n  bearer: {tokens_env: HOME}\n  jwt: {jwks_url: 'https://a/j', issuer: x, audience: 'https://g/mcp', algorithms: [none]}\n"))
 	f.Add([]byte("servers:\n  - name: a\n    url: http://x/\n    oauth: {grant: client_credentials, client_id: c, redirect_url: 'http://[::1]:0/callback'}\n"))
+	f.Add([]byte("policy:\n  default: ask\n  rules:\n    - {name: r, effect: deny, principals: ['jwt:*'], tools: ['a*b?'], annotations: {destructive: true}, arguments: [{path: /a/0, matches: 'x*'}]}\n"))
+	f.Add([]byte("policy:\n  rules:\n    - effect: permit\n"))
+	f.Add([]byte("policy:\n  rules:\n    - {effect: deny, arguments: [{path: '/~2', equals: {a: [1, null]}}]}\n"))
+	f.Add([]byte("rate_limits:\n  - {per: principal_tool, rate: 5/10s, burst: 3}\n  - {rate: 0/s}\n  - {rate: '\"'}\n"))
+	f.Add([]byte("pins_file: p.json\naudit_log: {file: a.log, max_bytes: 4096, max_files: 1, arguments: true}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := parseConfig("fuzz.yaml", data)
 		if err == nil && cfg == nil {

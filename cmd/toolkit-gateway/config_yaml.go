@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/policy"
 )
 
 // cannotUnmarshal matches yaml.v3's message for a value of the wrong type:
@@ -37,6 +40,13 @@ func yamlError(file string, root *yaml.Node, err error) error {
 			where, m = file+":"+sub[1], sub[2]
 			line, _ = strconv.Atoi(sub[1])
 		}
+		if line == 0 && errors.Is(err, toolkit.ErrBadParameter) {
+			// A value's own parser (an effect, a rate) refused it: yaml.v3
+			// gives no position; the value it quotes tells the field.
+			if path, n, ok := findQuoted(root, m); ok {
+				where, m = fmt.Sprintf("%s:%d", file, n.Line), fieldName(path)+": "+plain(err)
+			}
+		}
 		if sub := unknownField.FindStringSubmatch(m); sub != nil {
 			if path, ok := findKey(root, line, sub[1]); ok {
 				m = fieldName(path) + ": unknown field"
@@ -62,7 +72,8 @@ func yamlError(file string, root *yaml.Node, err error) error {
 var configTypes = map[string]any{
 	"main.Config": Config{}, "main.Server": Server{}, "main.Timeouts": Timeouts{},
 	"main.ToolFilter": ToolFilter{}, "main.Auth": Auth{}, "main.BearerAuth": BearerAuth{},
-	"main.JWTAuth": JWTAuth{}, "main.OAuth": OAuth{}, "main.ToolSearch": ToolSearch{},
+	"main.JWTAuth": JWTAuth{}, "main.OAuth": OAuth{}, "main.ToolSearch": ToolSearch{}, "main.PolicyConfig": PolicyConfig{}, "main.AuditLog": AuditLog{},
+	"policy.Rule": policy.Rule{}, "policy.Limit": policy.Limit{}, "policy.Annotations": policy.Annotations{}, "policy.Condition": policy.Condition{},
 }
 
 // yamlFields lists the fields of one of the configuration's types, by
@@ -117,6 +128,29 @@ func walkYAML(root *yaml.Node, fn func(path []any, key, n *yaml.Node) bool) {
 		return true
 	}
 	walk(nil, nil, n)
+}
+
+// quoted matches the first quoted string of a message.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// findQuoted returns the path and node of the first scalar value of the
+// document that the message msg quotes.
+func findQuoted(root *yaml.Node, msg string) (found []any, node *yaml.Node, ok bool) {
+	q := quoted.FindString(msg)
+	if q == "" {
+		return nil, nil, false
+	}
+	value, err := strconv.Unquote(q)
+	if err != nil {
+		return nil, nil, false
+	}
+	walkYAML(root, func(path []any, _, n *yaml.Node) bool {
+		if n.Kind == yaml.ScalarNode && n.Value == value {
+			found, node, ok = path, n, true
+		}
+		return !ok
+	})
+	return found, node, ok
 }
 
 // findKey returns the path of the mapping key name on line.
@@ -182,8 +216,16 @@ func describeType(goType string) string {
 		return "a mapping of strings"
 	case "main.ToolFilter", "main.Timeouts", "main.Server", "main.Config",
 		"main.Auth", "main.BearerAuth", "main.JWTAuth", "main.OAuth",
-		"*main.Auth", "*main.BearerAuth", "*main.JWTAuth", "*main.OAuth":
+		"*main.Auth", "*main.BearerAuth", "*main.JWTAuth", "*main.OAuth",
+		"main.PolicyConfig", "*main.PolicyConfig", "main.AuditLog", "*main.AuditLog",
+		"policy.Rule", "policy.Limit", "policy.Annotations", "policy.Condition":
 		return "a mapping of fields"
+	case "toolkit.Effect":
+		return "allow, deny or ask"
+	case "policy.Rate":
+		return "a rate (like 10/s or 100/m)"
+	case "*bool":
+		return "true or false"
 	}
 	if strings.HasPrefix(goType, "[]") {
 		return "a list"

@@ -21,6 +21,7 @@ import (
 	"github.com/llmkit/toolkit/mcp"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
 	"github.com/llmkit/toolkit/mcp/oauth"
+	"github.com/llmkit/toolkit/policy"
 )
 
 // gatewayName identifies the gateway to its MCP clients.
@@ -66,6 +67,8 @@ type gateway struct {
 	meters *gatewayMetrics // nil unless metrics are on
 	auth   *authenticator  // nil unless auth is configured
 	logins authorizers     // of the upstreams' OAuth
+	eng    *policy.Engine  // the policy: rules, rate limits, pins
+	audit  *rotatingFile   // the audit log; nil unless configured
 
 	mu        sync.Mutex
 	cfg       *Config           // the configuration in force
@@ -112,8 +115,22 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		tkOpts = append(tkOpts, toolkit.WithMeterProvider(m.provider))
 		opts = append(opts, mcpserver.WithMeterProvider(m.provider))
 	}
+	var err error
+	if g.eng, err = newPolicyEngine(context.Background(), cfg, logger, g.meters); err != nil {
+		g.meters.shutdown()
+		return nil, err
+	}
+	tkOpts = append(tkOpts, toolkit.WithPolicy(g.eng))
+	if a := cfg.AuditLog; a != nil {
+		if g.audit, err = openRotating(a.File, a.MaxBytes, a.MaxFiles, logger); err != nil {
+			g.meters.shutdown()
+			return nil, fmt.Errorf("audit_log: %w", err)
+		}
+		tkOpts = append(tkOpts, toolkit.WithAudit(slog.NewJSONHandler(g.audit, nil)), toolkit.WithAuditArguments(a.Arguments))
+	}
 	tk, err := toolkit.New(tkOpts...)
 	if err != nil {
+		g.closeAudit()
 		g.meters.shutdown()
 		return nil, err
 	}
@@ -137,6 +154,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		opts = append(opts, mcpserver.WithStartupWait(*cfg.StartupWait))
 	}
 	if g.auth, err = newAuthenticator(cfg.Auth, logger); err != nil {
+		g.closeAudit()
 		g.meters.shutdown()
 		return nil, err
 	}
@@ -148,6 +166,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		opts = append(opts, mcpserver.WithHTTP(g.auth.options(leeway)...))
 	}
 	if g.srv, err = mcpserver.New(tk, &sdk.Implementation{Name: gatewayName, Version: version}, opts...); err != nil {
+		g.closeAudit()
 		g.meters.shutdown()
 		return nil, err
 	}
@@ -160,6 +179,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	if err := errors.Join(errs...); err != nil {
 		g.srv.Close()
 		g.logins.close()
+		g.closeAudit()
 		g.meters.shutdown()
 		return nil, err
 	}
@@ -184,6 +204,10 @@ func (g *gateway) run(ctx context.Context) error {
 		stopToolkit()
 		<-tkDone
 		g.logins.close()
+		if err := g.eng.SavePins(context.Background()); err != nil && !errors.Is(err, toolkit.ErrNotImplemented) {
+			g.logger.Error("saving the pins", "error", err)
+		}
+		g.closeAudit()
 		g.meters.shutdown()
 		g.logger.Info("stopped")
 	}()
@@ -353,6 +377,7 @@ func (g *gateway) reload() {
 	}
 
 	g.reloadAuth(cur, next)
+	g.reloadPolicy(cur, next)
 
 	wanted := map[string]Server{}
 	for _, s := range next.Servers {
@@ -385,10 +410,21 @@ func (g *gateway) reload() {
 	updated := *cur
 	updated.Servers = applied
 	updated.Auth = next.Auth
+	updated.Policy, updated.RateLimits = next.Policy, next.RateLimits
 	g.mu.Lock()
 	g.cfg = &updated
 	g.mu.Unlock()
 	g.logger.Info("configuration reloaded", "kept", kept, "added", added, "removed", removed)
+}
+
+// closeAudit closes the audit log, if any.
+func (g *gateway) closeAudit() {
+	if g.audit == nil {
+		return
+	}
+	if err := g.audit.Close(); err != nil {
+		g.logger.Error("closing the audit log", "error", err)
+	}
 }
 
 // durationOf returns *d, or 0 for nil.

@@ -14,8 +14,11 @@
 // metrics: true, OpenTelemetry metrics in Prometheus text format at
 // /metrics), authenticates its clients with bearer tokens or JWT access
 // tokens (auth), authorizes itself to upstreams with OAuth (oauth), holds
-// its first lists until the upstreams are ready (startup_wait), reloads its
-// configuration on SIGHUP and shuts down cleanly on SIGINT or SIGTERM.
+// its first lists until the upstreams are ready (startup_wait), decides
+// every tool call by a policy (allow, deny or ask rules, rate limits,
+// pinned tool definitions; "toolkit-gateway pins list|approve" reviews
+// changed definitions), writes an audit log, reloads its configuration on
+// SIGHUP and shuts down cleanly on SIGINT or SIGTERM.
 // Prompts run on the connected client's own model through MCP sampling.
 package main
 
@@ -37,19 +40,25 @@ import (
 const version = "0.1.0"
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stderr))
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run runs the gateway with the command-line arguments args and returns the
 // exit code. A leading "serve" is accepted and ignored, so that
-// "toolkit-gateway serve --config FILE" reads as it did before.
-func run(ctx context.Context, args []string, stderr io.Writer) int {
+// "toolkit-gateway serve --config FILE" reads as it did before; "pins"
+// lists and approves changed tool definitions (pinsCommand).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if len(args) > 0 && args[0] == "serve" {
-		args = args[1:]
+	var err error
+	switch {
+	case len(args) > 0 && args[0] == "pins":
+		err = pinsCommand(ctx, args[1:], stdout, stderr)
+	case len(args) > 0 && args[0] == "serve":
+		err = serveCommand(ctx, args[1:], stderr)
+	default:
+		err = serveCommand(ctx, args, stderr)
 	}
-	err := serveCommand(ctx, args, stderr)
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
