@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -317,11 +316,12 @@ func (h *Handler) failLocked(g *gate, err error, now time.Time) {
 	})
 }
 
-// refusedSoon notes that the server refused, for why, the token of s:
-// when an authorization had just given it, and the one before was
-// refused as soon, that authorization failed (a server that refuses
-// every token would otherwise have the user asked again and again without
-// a pause) and it reports true.
+// refusedSoon notes that the server refused, for why, the token of s
+// (401, or 403 insufficient_scope): when an authorization had just given
+// it, and the one before was refused as soon, that authorization failed (a
+// server that refuses every token, or asks for a scope it never grants,
+// would otherwise have the user asked again and again without a pause)
+// and it reports true.
 func (h *Handler) refusedSoon(s *savingSource, why string) bool {
 	now := h.clock.Now()
 	soon := !s.born.IsZero() && now.Sub(s.born) < refusedSoon
@@ -337,7 +337,7 @@ func (h *Handler) refusedSoon(s *savingSource, why string) bool {
 		g.quick++
 	default:
 		g.quick, failed = 0, true
-		h.failLocked(g, errors.New(strings.Replace(why, "the access token", "the access token an authorization had just given", 1)), now)
+		h.failLocked(g, fmt.Errorf("%s, right after an authorization gave it", why), now)
 		g.notifyLocked()
 	}
 	g.releaseLocked(now)

@@ -225,6 +225,18 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		discard(resp)
 		return nil
 	}
+	if resp.StatusCode == http.StatusForbidden && h.owns {
+		// Step-up authorization (insufficient_scope), for the token sent.
+		why := "the server asks for more scopes (" + oneLine(strings.TrimSuffix(code+": "+description, ": "), MaxErrorDescription) + ")"
+		if s := h.ts.Load(); s != nil && s.current(bearerOf(req)) && h.refusedSoon(s, why) {
+			// The scopes an authorization just gave do not do either:
+			// that one failed, and the next one waits.
+			discard(resp)
+			_, err := h.Pending()
+			return err
+		}
+		h.setReason(why)
+	}
 	if resp.StatusCode == http.StatusUnauthorized && h.owns {
 		sent := bearerOf(req)
 		if h.ts.Load() == nil {

@@ -88,6 +88,9 @@ type resourceServer struct {
 	*httptest.Server
 	iss     *oauthtest.Issuer
 	refused atomic.Int32 // requests answered 401 although they carried a token
+	// stepUp, when set, answers every request with a good token 403
+	// insufficient_scope, asking for a scope never granted.
+	stepUp atomic.Bool
 }
 
 func newResourceServer(t *testing.T, iss *oauthtest.Issuer) *resourceServer {
@@ -117,6 +120,11 @@ func newResourceServer(t *testing.T, iss *oauthtest.Issuer) *resourceServer {
 	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: metaURL})(
 		sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && rs.stepUp.Load() && iss.Active(tok) {
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="admin", resource_metadata="`+metaURL+`"`)
+			http.Error(w, "insufficient scope", http.StatusForbidden)
+			return
+		}
 		protected.ServeHTTP(&invalidToken{ResponseWriter: w, rs: rs, sent: r.Header.Get("Authorization") != ""}, r)
 	}))
 	mustNotErr(t, HandleProtectedResourceMetadata(mux, &oauthex.ProtectedResourceMetadata{Resource: resource, AuthorizationServers: []string{iss.URL}}))
@@ -542,6 +550,26 @@ func TestLifecycleOneFlight(t *testing.T) {
 	mustNotErr(t, lc.call(t, other))
 	if r, u := lc.iss.Registrations(), lc.b.urls.Load(); r != 1 || u != 1 {
 		t.Fatalf("%d registrations and %d URLs, want 1 and 1", r, u)
+	}
+}
+
+// TestLifecycleStepUpLimit: a server that asks for a scope it never
+// grants gets one step-up; when the token of that one is refused as well,
+// the authorization failed and the next one waits, instead of the user
+// being asked again and again.
+func TestLifecycleStepUpLimit(t *testing.T) {
+	leakCheck(t)
+	lc := newLifecycle(t)
+	mustNotErr(t, lc.call(t, lc.h))
+	lc.rs.stepUp.Store(true)
+	err := lc.call(t, lc.h)
+	_, perr := lc.h.Pending()
+	var pe *PendingError
+	if err == nil || !errors.As(perr, &pe) || pe.RetryAt.IsZero() || !strings.Contains(pe.Reason, "the server asks for more scopes (insufficient_scope), right after an authorization gave it") {
+		t.Fatalf("call = %v; Pending = %v", err, perr)
+	}
+	if u := lc.b.urls.Load(); u != 2 {
+		t.Fatalf("%d URLs, want 2 (the login and one step-up)", u)
 	}
 }
 

@@ -184,6 +184,13 @@ func (h *Handler) onClock(tok *oauth2.Token) *oauth2.Token {
 	return &t
 }
 
+// current reports whether sent is the current access token.
+func (s *savingSource) current(sent string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sent != "" && s.tok.AccessToken == sent
+}
+
 // after401 handles the server's 401 Unauthorized to a request that
 // carried sent, an access token (or none): a request that did not carry
 // the current token is sent again with it (retry), and the current token
