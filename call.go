@@ -156,12 +156,14 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 	if err != nil {
 		return nil, err
 	}
-	if tk.guard != nil {
-		var a admission
-		if a, err = tk.guard.admit(ctx, t, e, input); err != nil {
+	if g := tk.guard; g != nil {
+		a := admission{g: g, tool: name, input: input}
+		if err = g.admit(ctx, &a, t, e); err != nil {
 			return nil, err
 		}
-		defer func() { a.end(ctx, err) }()
+		if g.audit != nil {
+			defer func() { a.end(ctx, err) }()
+		}
 	}
 	sc := tk.schemasOf(t, e)
 	if err := checkInput(name, sc, input); err != nil {

@@ -27,6 +27,10 @@ type guardConfig struct {
 type guard struct {
 	guardConfig
 	tk *Toolkit
+	// allowsAll is the policy when it can tell, cheaply, that it allows
+	// every call as things stand (an engine without rules): the call then
+	// skips building the policy's request.
+	allowsAll interface{ AllowsAll() bool }
 }
 
 // newGuard returns the guard of cfg, or nil when cfg sets nothing.
@@ -34,7 +38,9 @@ func newGuard(tk *Toolkit, cfg guardConfig) *guard {
 	if cfg.policy == nil && cfg.audit == nil {
 		return nil
 	}
-	return &guard{guardConfig: cfg, tk: tk}
+	g := &guard{guardConfig: cfg, tk: tk}
+	g.allowsAll, _ = cfg.policy.(interface{ AllowsAll() bool })
+	return g
 }
 
 // policyOf returns g's policy, or nil.
@@ -58,33 +64,41 @@ type admission struct {
 	approval  Approval
 }
 
-// admit asks the policy about a call of t (of entry e) with input, and
-// the approvers when it asks. A refusal is audited here and returned as a
-// *PolicyError; otherwise the caller audits the outcome with end.
-func (g *guard) admit(ctx context.Context, t Tool, e *entry, input json.RawMessage) (a admission, err error) {
-	a = admission{g: g, principal: PrincipalFromContext(ctx), namespace: e.namespace(), tool: t.Name(), input: input}
+// admit asks the policy about the call a describes, of tool t (of entry
+// e), and the approvers when it asks. A refusal is audited here and
+// returned as a *PolicyError; otherwise, with an audit, the caller audits
+// the outcome with a.end.
+func (g *guard) admit(ctx context.Context, a *admission, t Tool, e *entry) error {
+	if g.audit == nil && (g.policy == nil || g.allowsAll != nil && g.allowsAll.AllowsAll()) {
+		return nil
+	}
+	a.principal, a.namespace = PrincipalFromContext(ctx), e.namespace()
 	if g.audit != nil {
 		a.start = time.Now()
 	}
 	if g.policy == nil {
-		return a, nil
+		return nil
 	}
-	req := PolicyRequest{Principal: a.principal, Namespace: a.namespace, Tool: t, Arguments: input}
-	a.decision = g.policy.Decide(ctx, req)
-	switch a.decision.Effect {
-	case Allow:
-		return a, nil
-	case Ask:
-		var cause error
+	a.decision = g.policy.Decide(ctx, PolicyRequest{Principal: a.principal, Namespace: a.namespace, Tool: t, Arguments: a.input})
+	if a.decision.Effect == Allow {
+		return nil
+	}
+	return g.refuse(ctx, a, t)
+}
+
+// refuse handles a decision other than Allow: it asks the approvers when
+// the decision asks, and returns and audits the refusal otherwise.
+func (g *guard) refuse(ctx context.Context, a *admission, t Tool) error {
+	var cause error
+	if a.decision.Effect == Ask {
+		req := PolicyRequest{Principal: a.principal, Namespace: a.namespace, Tool: t, Arguments: a.input}
 		if a.approval, cause = g.ask(ctx, req, a.decision); a.approval == ApprovalGranted {
-			return a, nil
+			return nil
 		}
-		err = &PolicyError{Namespace: a.namespace, Tool: a.tool, Decision: a.decision, Approval: a.approval, Err: cause}
-	default:
-		err = &PolicyError{Namespace: a.namespace, Tool: a.tool, Decision: a.decision}
 	}
+	err := &PolicyError{Namespace: a.namespace, Tool: a.tool, Decision: a.decision, Approval: a.approval, Err: cause}
 	a.end(ctx, err)
-	return a, err
+	return err
 }
 
 // ask asks the approvers about a call, in order: the context's, the
@@ -205,7 +219,7 @@ func WithAuditArguments(on bool) Option {
 // asks for every tool (the server face filters per client itself).
 func (tk *Toolkit) visibleTools(ctx context.Context, run []*entry) []*entry {
 	p := tk.guard.policyOf()
-	if p == nil || policyctx.IsUnfiltered(ctx) {
+	if p == nil || policyctx.IsUnfiltered(ctx) || tk.guard.allowsAll != nil && tk.guard.allowsAll.AllowsAll() {
 		return run
 	}
 	principal := PrincipalFromContext(ctx)

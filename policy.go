@@ -112,6 +112,10 @@ type PolicyFunc func(ctx context.Context, req PolicyRequest) Decision
 func (f PolicyFunc) Decide(ctx context.Context, req PolicyRequest) Decision { return f(ctx, req) }
 
 // policyBinder is a Policy that follows the toolkit it decides for.
+// (A Policy may also have a method AllowsAll() bool that reports, cheaply
+// and for the policy as it stands, that Decide would allow every call
+// whatever it is given: a call then skips building the request. Package
+// policy's engine without rules, limits or pins has one.)
 type policyBinder interface {
 	BindToolkit(tk *Toolkit) error
 }

@@ -402,3 +402,36 @@ func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+// allowingPolicy says it allows everything, and counts the times it is
+// asked anyway.
+type allowingPolicy struct {
+	all   atomic.Bool
+	asked atomic.Int64
+}
+
+func (p *allowingPolicy) AllowsAll() bool { return p.all.Load() }
+func (p *allowingPolicy) Decide(context.Context, PolicyRequest) Decision {
+	p.asked.Add(1)
+	return Decision{Effect: Deny, Rule: "asked"}
+}
+
+func TestPolicyThatAllowsAllIsNotAsked(t *testing.T) {
+	p := &allowingPolicy{}
+	p.all.Store(true)
+	tk := mustNew(t, WithTool(newTool("a")), WithPolicy(p))
+	if _, err := tk.Call(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := tk.List(context.Background(), ListRequest{Type: ListTypeTools}); len(resp.Items) != 1 || p.asked.Load() != 0 {
+		t.Fatalf("listed %d, asked %d times", len(resp.Items), p.asked.Load())
+	}
+	// Once it no longer allows everything, it decides.
+	p.all.Store(false)
+	if _, err := tk.Call(context.Background(), "a"); !errors.Is(err, ErrDenied) {
+		t.Fatalf("%v", err)
+	}
+	if resp, _ := tk.List(context.Background(), ListRequest{Type: ListTypeTools}); len(resp.Items) != 0 {
+		t.Fatalf("listed %d", len(resp.Items))
+	}
+}

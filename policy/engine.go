@@ -159,6 +159,10 @@ func compile(cfg Config, prev *compiled) (*compiled, error) {
 // then counted against the rate limits it matches, and refused with
 // RetryAfter set when one of them has no room.
 func (e *Engine) Decide(ctx context.Context, req toolkit.PolicyRequest) toolkit.Decision {
+	c := e.cfg.Load()
+	if e.pins == nil && len(c.rules.rules) == 0 && len(c.limits) == 0 {
+		return toolkit.Decision{Effect: c.rules.def}
+	}
 	if req.Tool == nil {
 		return toolkit.Decision{Effect: toolkit.Deny, Reason: "no tool"}
 	}
@@ -167,7 +171,6 @@ func (e *Engine) Decide(ctx context.Context, req toolkit.PolicyRequest) toolkit.
 			return toolkit.Decision{Effect: toolkit.Deny, Rule: RulePinned, Reason: reason}
 		}
 	}
-	c := e.cfg.Load()
 	d := c.rules.decide(ctx, &req)
 	if req.Listing || d.Effect == toolkit.Deny || len(c.limits) == 0 {
 		return d
@@ -176,6 +179,18 @@ func (e *Engine) Decide(ctx context.Context, req toolkit.PolicyRequest) toolkit.
 		return refused
 	}
 	return d
+}
+
+// AllowsAll reports whether the engine allows every call as it stands: no
+// rules (or a default of allow and none), no rate limits, no pins. The
+// toolkit asks it before building a request, so that a policy without
+// rules costs a call next to nothing.
+func (e *Engine) AllowsAll() bool {
+	if e.pins != nil {
+		return false
+	}
+	c := e.cfg.Load()
+	return len(c.rules.rules) == 0 && c.rules.def == toolkit.Allow && len(c.limits) == 0
 }
 
 // SetConfig replaces the rules, the default and the rate limits. Limits

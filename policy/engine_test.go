@@ -325,3 +325,26 @@ func TestRulesMemoOverflow(t *testing.T) {
 		t.Errorf("the memo holds %d entries", n)
 	}
 }
+
+func TestAllowsAll(t *testing.T) {
+	e := mustEngine(t, Config{})
+	if !e.AllowsAll() {
+		t.Error("an empty engine does not allow all")
+	}
+	for _, cfg := range []Config{
+		{Default: toolkit.Deny},
+		{Rules: []Rule{{Effect: toolkit.Allow}}},
+		{RateLimits: []Limit{{Rate: Rate{1, time.Second}}}},
+	} {
+		if err := e.SetConfig(cfg); err != nil {
+			t.Fatal(err)
+		}
+		if e.AllowsAll() {
+			t.Errorf("%+v allows all", cfg)
+		}
+	}
+	pinned := mustEngine(t, Config{}, WithPins(memStore(nil)))
+	if pinned.AllowsAll() {
+		t.Error("an engine with pins allows all")
+	}
+}

@@ -192,3 +192,36 @@ func mustClose(t *testing.T, r *rotatingFile) {
 		t.Fatal(err)
 	}
 }
+
+// TestSamplePolicyConfig checks that the policy sections commented out in
+// gateway.yaml are valid once uncommented.
+func TestSamplePolicyConfig(t *testing.T) {
+	data, err := os.ReadFile("gateway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	start, end := strings.Index(text, "# Policy:"), strings.Index(text, "\nservers:")
+	if start < 0 || end < start {
+		t.Fatal("gateway.yaml has no policy section before servers")
+	}
+	var yaml []string
+	for line := range strings.SplitSeq(text[start:end], "\n") {
+		for _, key := range []string{"policy:", "rate_limits:", "pins_file:", "audit_log:"} {
+			if strings.HasPrefix(line, "# "+key) {
+				yaml = append(yaml, strings.TrimPrefix(line, "# "))
+			}
+		}
+		if strings.HasPrefix(line, "#   ") {
+			yaml = append(yaml, strings.TrimPrefix(line, "# "))
+		}
+	}
+	dir := t.TempDir()
+	cfg, err := parseConfig(filepath.Join(dir, "gateway.yaml"), []byte(strings.Join(yaml, "\n")))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, strings.Join(yaml, "\n"))
+	}
+	if len(cfg.Policy.Rules) != 3 || len(cfg.RateLimits) != 2 || cfg.PinsFile == "" || cfg.AuditLog == nil {
+		t.Errorf("the sample gives %d rules, %d limits, pins %q, audit %v", len(cfg.Policy.Rules), len(cfg.RateLimits), cfg.PinsFile, cfg.AuditLog)
+	}
+}
