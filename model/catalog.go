@@ -103,7 +103,8 @@ func NewCatalog(tk Lister, opts ...CatalogOption) *Catalog {
 		stale := new(atomic.Bool)
 		stale.Store(true)
 		cancel := sub.Subscribe(func(ev toolkit.ConnectorEvent) {
-			if ev.Kind == toolkit.ConnectorEventToolListChanged || ev.Kind == toolkit.ConnectorEventPromptListChanged {
+			switch ev.Kind {
+			case toolkit.ConnectorEventToolListChanged, toolkit.ConnectorEventPromptListChanged, toolkit.ConnectorEventPolicyChanged:
 				stale.Store(true)
 			}
 		})
