@@ -156,7 +156,7 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 	if err != nil {
 		return nil, err
 	}
-	if g := tk.guard; g != nil {
+	if g := tk.guard; g != nil && !g.open() {
 		a := admission{g: g, tool: name, input: input}
 		if err = g.admit(ctx, &a, t, e); err != nil {
 			return nil, err

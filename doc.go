@@ -88,6 +88,16 @@
 // in flight, each connector's status and its lost connections. Without it
 // a call pays one nil check.
 //
+// With WithPolicy a Policy decides every tool call (package policy is a
+// rule engine): allow, deny — the tool is also left out of the
+// principal's lists (Visible) — or ask an Approver (ContextWithApprover,
+// the session's, WithApprover) for a person's yes. The principal is what
+// WithPrincipal put in the context; the MCP server face sets the
+// authenticated client's. A refusal is a *PolicyError wrapping ErrDenied
+// (ErrRateLimited for a rate limit). WithAudit writes one slog record per
+// call, run or refused, with the SHA-256 of its arguments rather than the
+// arguments. Without a policy or an audit a call pays one nil check.
+//
 // Errors wrap the sentinels of this package (ErrNotFound, ErrBadParameter,
 // ErrConflict, ...) and name the item they are about; test them with
 // errors.Is.

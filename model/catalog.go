@@ -132,12 +132,12 @@ func NewCatalog(tk Lister, opts ...CatalogOption) *Catalog {
 	switch v := tk.(type) {
 	case Notifier:
 		c.changed = make(chan struct{}, 1)
-		stop = v.Notify(c.changed, toolkit.ConnectorEventToolListChanged, toolkit.ConnectorEventPromptListChanged)
+		stop = v.Notify(c.changed, toolkit.ConnectorEventToolListChanged, toolkit.ConnectorEventPromptListChanged, toolkit.ConnectorEventPolicyChanged)
 	case Subscriber:
 		changed := make(chan struct{}, 1)
 		c.changed = changed
 		stop = v.Subscribe(func(ev toolkit.ConnectorEvent) {
-			if ev.Kind == toolkit.ConnectorEventToolListChanged || ev.Kind == toolkit.ConnectorEventPromptListChanged {
+			if ev.Kind == toolkit.ConnectorEventToolListChanged || ev.Kind == toolkit.ConnectorEventPromptListChanged || ev.Kind == toolkit.ConnectorEventPolicyChanged {
 				select {
 				case changed <- struct{}{}:
 				default:
