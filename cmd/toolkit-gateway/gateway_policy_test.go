@@ -467,3 +467,74 @@ servers:
 	}
 	stop(g)
 }
+
+// TestGatewayToolSearchPolicy serves tool search to two clients with
+// different tokens under a rule that denies one of them the example
+// server's whoami: that client does not find it, cannot describe it, and
+// its call through call_tool is refused naming the rule; the other finds,
+// describes and calls it.
+func TestGatewayToolSearchPolicy(t *testing.T) {
+	calc := startCalc(t)
+	dir := t.TempDir()
+	t.Setenv("POLICY_TEST_TOKENS", tokenA+","+tokenB)
+	config := writeConfig(t, dir, fmt.Sprintf(`listen: 127.0.0.1:0
+auth:
+  bearer: {tokens_env: POLICY_TEST_TOKENS}
+tool_search: {}
+policy:
+  rules:
+    - {name: no-whoami-for-b, effect: deny, principals: ["token:2"], tools: [whoami]}
+servers:
+  - name: local
+    command: [%q, mcp-server]
+  - name: calc
+    url: %s
+`, exampleProgram(t), calc.URL))
+	g := startGateway(t, config)
+	g.waitLog(t, 0, upstreamReady("local"))
+	g.waitLog(t, 0, upstreamReady("calc"))
+	a, _ := notifiedClient(t, g, tokenA, nil)
+	b, _ := notifiedClient(t, g, tokenB, nil)
+
+	found := func(cs *sdk.ClientSession, query string) []string {
+		t.Helper()
+		var out struct {
+			Tools []struct{ Name string } `json:"tools"`
+		}
+		callJSON(t, cs, "search_tools", map[string]any{"query": query, "limit": 50}, &out)
+		var names []string
+		for _, tl := range out.Tools {
+			names = append(names, tl.Name)
+		}
+		return names
+	}
+	if got := found(a, "who am I, the process id"); !slices.Contains(got, "whoami") {
+		t.Errorf("token:1 finds %v", got)
+	}
+	if got := found(b, "who am I, the process id"); slices.Contains(got, "whoami") {
+		t.Errorf("token:2 finds %v", got)
+	}
+	if got := found(b, "add two numbers"); !slices.Contains(got, "add") {
+		t.Errorf("token:2 finds %v for an addition", got)
+	}
+	var d struct {
+		Tools   []struct{ Name string } `json:"tools"`
+		Unknown []string                `json:"unknown"`
+	}
+	callJSON(t, b, "describe_tools", map[string]any{"names": []string{"whoami"}}, &d)
+	if len(d.Tools) != 0 || !slices.Equal(d.Unknown, []string{"whoami"}) {
+		t.Errorf("token:2 describes %+v", d)
+	}
+	callJSON(t, a, "describe_tools", map[string]any{"names": []string{"whoami"}}, &d)
+	if len(d.Tools) != 1 {
+		t.Errorf("token:1 describes %+v", d)
+	}
+	if text, isErr := toolText(t, b, "call_tool", map[string]any{"name": "whoami"}); !isErr || !strings.Contains(text, `rule "no-whoami-for-b"`) {
+		t.Errorf("token:2 calls whoami: %q %v", text, isErr)
+	}
+	var who whoamiOut
+	callJSON(t, a, "call_tool", map[string]any{"name": "whoami"}, &who)
+	a.Close()
+	b.Close()
+	g.terminate(t, who.PID)
+}
