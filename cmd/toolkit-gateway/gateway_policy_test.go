@@ -153,8 +153,9 @@ func setLookup(s *sdk.Server, description, answer string) {
 // TestGatewayPinnedDefinitionChanges has an upstream change a tool's
 // description while the gateway and a client are connected: the tool
 // leaves the client's list, its calls are refused naming what changed,
-// "pins list" shows the change, "pins approve" and SIGHUP bring it back.
-// Every call is in the audit log, without its arguments.
+// "pins list" shows the change, and "pins approve" brings it back at once
+// (the gateway watches the pins file; no SIGHUP). Every call is in the
+// audit log, without its arguments.
 func TestGatewayPinnedDefinitionChanges(t *testing.T) {
 	dict := newDictionary("Looks up a word.", "definition")
 	up := testserver.ServeHTTP(t, dict, testserver.Stateful)
@@ -197,19 +198,15 @@ servers:
 	if out, err := pinsCLI(t, "approve", "--config", config, "dict.nothing"); err == nil {
 		t.Errorf("approving an unknown tool succeeded: %s", out)
 	}
+	mark = g.mark()
 	out, err = pinsCLI(t, "approve", "--config", config, "dict.lookup")
-	if err != nil || !strings.Contains(out, "approved dict.lookup (description)") {
+	if err != nil || !strings.Contains(out, "approved dict.lookup (description)") || !strings.Contains(out, "applies it within a second") {
 		t.Fatalf("pins approve: %v\n%s", err, out)
 	}
-	// Until the gateway reads the file again, the tool stays out.
-	if text, isErr := toolText(t, cs, "lookup", lookupArgs{"secret-word-3"}); !isErr {
-		t.Fatalf("approved but not reloaded: %q", text)
+	rec = g.waitLog(t, mark, func(r map[string]any) bool { return r["msg"] == "pins reloaded" })
+	if rec["why"] != "the pins file changed" || rec["quarantined"] != float64(0) {
+		t.Errorf("the reload: %v", rec)
 	}
-	mark = g.mark()
-	if err := g.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	g.waitLog(t, mark, func(r map[string]any) bool { return r["msg"] == "pins reloaded" })
 	untilListed(t, cs, changed, func(n []string) bool { return slices.Equal(n, []string{"lookup"}) })
 	if text, isErr := toolText(t, cs, "lookup", lookupArgs{"secret-word-4"}); isErr || text != "exfiltrated: secret-word-4" {
 		t.Fatalf("after approval: %q %v", text, isErr)
@@ -218,7 +215,7 @@ servers:
 		t.Errorf("pins list after approval:\n%s", out)
 	}
 
-	// Four calls, four records; no argument value.
+	// Three calls, three records; no argument value.
 	g.cmd.Process.Signal(syscall.SIGTERM)
 	<-g.exited
 	recs, raw := readAudit(t, filepath.Join(dir, "audit.jsonl"))
@@ -232,7 +229,7 @@ servers:
 			t.Errorf("record %v", r)
 		}
 	}
-	want := []string{"allow//ok", "deny/pinned-definition/denied", "deny/pinned-definition/denied", "allow//ok"}
+	want := []string{"allow//ok", "deny/pinned-definition/denied", "allow//ok"}
 	if !slices.Equal(outcomes, want) {
 		t.Errorf("audit outcomes %v, want %v", outcomes, want)
 	}
@@ -422,10 +419,14 @@ servers:
 		}
 	}
 
-	// Restarted as it left off: the same tools, none quarantined.
+	// Restarted as it left off: the same tools, none quarantined, and
+	// callable.
 	g, cs, _ = run()
 	if again := toolNames(t, cs); !slices.Equal(again, first) {
 		t.Fatalf("after a restart: %v, want %v", again, first)
+	}
+	if text, isErr := toolText(t, cs, "get-sum", map[string]any{"a": 2, "b": 3}); isErr || !strings.Contains(text, "5") {
+		t.Errorf("get-sum after a restart: %q %v", text, isErr)
 	}
 	if out, _ := pinsCLI(t, "list", "--config", config); !strings.Contains(out, "nothing waits for approval") {
 		t.Errorf("pins list after a restart:\n%s", out)
@@ -450,6 +451,9 @@ servers:
 	text, isErr := toolText(t, cs, "echo", map[string]any{"message": "hi"})
 	if !isErr || !strings.Contains(text, "(description)") {
 		t.Fatalf("echo: %q %v", text, isErr)
+	}
+	if text, isErr := toolText(t, cs, "get-sum", map[string]any{"a": 4, "b": 5}); isErr || !strings.Contains(text, "9") {
+		t.Errorf("get-sum beside a quarantined echo: %q %v", text, isErr)
 	}
 	out, err := pinsCLI(t, "list", "--config", config)
 	if err != nil || !strings.Contains(out, "every.echo\tquarantined") || !strings.Contains(out, `"Echoes back the input (the version approved)." -> "Echoes back the input`) {
