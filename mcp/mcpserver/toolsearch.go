@@ -249,7 +249,10 @@ func (s *Server) callThrough(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	t, ok := s.searchable(ctx, principalOf(req.Extra), in.Name, false)
 	if !ok {
 		// What a tools/call of a tool that does not exist gets.
-		return nil, invalidParams("unknown tool %q", in.Name)
+		err := invalidParams("unknown tool %q", in.Name)
+		inner := &sdk.CallToolRequest{Session: req.Session, Params: &sdk.CallToolParamsRaw{Name: in.Name, Arguments: in.Arguments}, Extra: req.Extra}
+		s.auditRefused(ctx, inner, "", in.Name, fmt.Errorf("%w: %w", toolkit.ErrNotFound, err))
+		return nil, err
 	}
 	params := *req.Params
 	params.Name, params.Arguments = in.Name, in.Arguments
