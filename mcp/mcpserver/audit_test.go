@@ -116,3 +116,37 @@ func TestAuditEveryToolsCall(t *testing.T) {
 		t.Errorf("sessions %v, want the two clients'", sessions)
 	}
 }
+
+// TestAuditTooManyCalls: a tools/call refused for the session's ceiling
+// on calls in flight is in the audit, as unavailable.
+func TestAuditTooManyCalls(t *testing.T) {
+	leakCheck(t)
+	var audit auditBuffer
+	started, release := make(chan struct{}), make(chan struct{})
+	slow := funcTool("slow", func(context.Context, json.RawMessage) (any, error) {
+		close(started)
+		<-release
+		return "done", nil
+	})
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(slow), toolkit.WithAudit(slog.NewJSONHandler(&audit, nil))}, WithMaxSessionCalls(1))
+	cs := f.connect(t, nil)
+	first := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "slow"})
+		first <- err
+	}()
+	<-started
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "slow"}); err == nil {
+		t.Fatal("a second call in flight was not refused")
+	}
+	close(release)
+	mustNotErr(t, <-first)
+	recs, _ := audit.records(t)
+	var got []string
+	for _, r := range recs {
+		got = append(got, fmt.Sprintf("%v %v %v", r["tool"], r["decision"], r["outcome"]))
+	}
+	if want := []string{"slow none unavailable", "slow none ok"}; !slices.Equal(got, want) {
+		t.Errorf("records %q, want %q", got, want)
+	}
+}
