@@ -96,7 +96,9 @@ func (tk *Toolkit) Call(ctx context.Context, item any, resources ...Resource) (R
 	case string:
 		var err error
 		if e, err = tk.snap.Load().lookup(v); err != nil {
-			return nil, tk.explainMiss(v, err)
+			err = tk.explainMiss(v, err)
+			tk.auditMiss(ctx, v, resources, err)
+			return nil, err
 		}
 		item = e.item.Value
 	case nil:
@@ -149,11 +151,14 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 		rec := m.callStarted(ctx, e.namespace(), name)
 		defer func() { m.callEnded(ctx, rec, err) }()
 	}
+	outer := ctx
 	if ctx, err = tk.enter(ctx, "tool", name, resources); err != nil {
+		tk.AuditRefused(outer, e.namespace(), name, nil, err)
 		return nil, err
 	}
 	input, err := toolInput(ctx, name, resources)
 	if err != nil {
+		tk.AuditRefused(ctx, e.namespace(), name, nil, err)
 		return nil, err
 	}
 	if g := tk.guard; g != nil && !g.open() {

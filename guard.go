@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/llmkit/toolkit/internal/policyctx"
@@ -66,6 +67,7 @@ type admission struct {
 	namespace string
 	tool      string
 	input     json.RawMessage
+	decided   bool // the policy was asked
 	decision  Decision
 	approval  Approval
 }
@@ -82,7 +84,7 @@ func (g *guard) admit(ctx context.Context, a *admission, t Tool, e *entry) error
 	if g.policy == nil {
 		return nil
 	}
-	a.decision = g.policy.Decide(ctx, PolicyRequest{Principal: a.principal, Namespace: a.namespace, Tool: t, Arguments: a.input})
+	a.decision, a.decided = g.policy.Decide(ctx, PolicyRequest{Principal: a.principal, Namespace: a.namespace, Tool: t, Arguments: a.input}), true
 	if a.decision.Effect == Allow {
 		return nil
 	}
@@ -150,7 +152,7 @@ func (a *admission) end(ctx context.Context, err error) {
 		r.AddAttrs(slog.String("args", string(a.input)))
 	}
 	decision := "none"
-	if a.g.policy != nil {
+	if a.decided {
 		decision = a.decision.Effect.String()
 	}
 	r.AddAttrs(slog.String("decision", decision), slog.String("rule", a.decision.Rule))
@@ -163,9 +165,13 @@ func (a *admission) end(ctx context.Context, err error) {
 	if a.decision.RetryAfter > 0 {
 		r.AddAttrs(slog.Duration("retry_after", a.decision.RetryAfter))
 	}
+	var took time.Duration
+	if !a.start.IsZero() {
+		took = time.Since(a.start)
+	}
 	r.AddAttrs(
 		slog.String("outcome", Outcome(err)),
-		slog.Duration("duration", time.Since(a.start)),
+		slog.Duration("duration", took),
 		slog.String("upstream", a.g.tk.upstreamOf(a.namespace)),
 	)
 	// The audit is best effort: a handler that fails must not fail the
@@ -192,11 +198,55 @@ func (tk *Toolkit) upstreamOf(ns string) string {
 	return ""
 }
 
+// AuditRefused writes the audit record (see [WithAudit]) of a call of
+// the tool namespace.name that was refused before the toolkit could ask
+// its policy or run it — nothing by that name, its connector not ready,
+// arguments that are not an object — with err saying why (the record's
+// outcome is Outcome(err)), its decision "none" and its duration 0. It
+// does nothing without an audit. Toolkit.Call records its own refusals;
+// a server that answers some calls itself, as the server face does for a
+// tools/call of a name it does not serve, records them with it, so that
+// the audit holds every call, refused or run. namespace may be "" and
+// name is as the caller gave it (cut to 256 bytes).
+func (tk *Toolkit) AuditRefused(ctx context.Context, namespace, name string, input json.RawMessage, err error) {
+	g := tk.guard
+	if g == nil || g.audit == nil {
+		return
+	}
+	a := admission{g: g, principal: PrincipalFromContext(ctx), namespace: truncate(namespace, maxAuditName), tool: truncate(name, maxAuditName), input: input}
+	a.end(ctx, err)
+}
+
+// maxAuditName bounds a name written by AuditRefused: a caller may send
+// any.
+const maxAuditName = 256
+
+// auditMiss records the refusal of a Call of key, which names no tool the
+// toolkit holds, with the call's input when it can be read. It does
+// nothing without an audit.
+func (tk *Toolkit) auditMiss(ctx context.Context, key string, resources []Resource, err error) {
+	if g := tk.guard; g == nil || g.audit == nil {
+		return
+	}
+	input, ierr := toolInput(ctx, key, resources)
+	if ierr != nil {
+		input = nil
+	}
+	ns, name := keyNamespace(key), key
+	if ns != "" && strings.HasPrefix(key, ns+".") {
+		name = key[len(ns)+1:]
+	}
+	tk.AuditRefused(ctx, ns, name, input, err)
+}
+
 // WithAudit writes a record to h for every tool call the toolkit runs or
 // refuses, in-process or through the server face: at level Info, the
 // message "tool call" and the attributes principal, session, namespace,
 // tool, args_sha256 (the SHA-256 of the call's input bytes, in hex),
-// decision (allow, deny, ask; none without a policy), rule, reason (when
+// decision (allow, deny, ask; none without a policy, and for a call
+// refused before the policy was asked: a key that names no tool, a
+// connector not ready, a call nested too deep, an input that cannot be
+// read; see also [Toolkit.AuditRefused]), rule, reason (when
 // the decision gives one), approval (approved, declined, unavailable or
 // failed, when it asks), retry_after (when a rate limit refused it),
 // outcome (one of the Outcome values), duration and upstream (the

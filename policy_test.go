@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/llmkit/toolkit/internal/policyctx"
 	"github.com/llmkit/toolkit/resource"
 )
@@ -360,42 +362,164 @@ func TestAudit(t *testing.T) {
 	}
 }
 
+// auditFields are the attributes every audit record has: the issue's
+// list (time, principal, session, namespace, tool, the arguments'
+// SHA-256, decision and rule, outcome, duration, upstream).
+var auditFields = []string{"time", "msg", "principal", "session", "namespace", "tool", "args_sha256", "decision", "rule", "outcome", "duration", "upstream"}
+
 // TestAuditTenThousandCalls audits 10,000 calls, each with its own
-// argument value, and checks that there are 10,000 records and that none
-// holds an argument value.
+// argument value, under a policy, through a session, of builtins and of a
+// connector's tool, that run, fail, are denied, are refused for their
+// input or name nothing: there are 10,000 records, each with every field
+// and none with an argument value.
 func TestAuditTenThousandCalls(t *testing.T) {
 	const n = 10_000
 	var buf bytes.Buffer
 	failing := &testTool{name: "flaky", run: func(_ context.Context, in json.RawMessage) (any, error) {
 		return nil, fmt.Errorf("cannot handle %s", in) // an error that quotes the input
 	}}
-	tk := mustNew(t, WithTool(newTool("echo"), failing), WithAudit(slog.NewJSONHandler(&buf, nil)))
-	ctx := WithPrincipal(context.Background(), "load")
-	for i := range n {
-		name := "echo"
-		if i%10 == 0 {
-			name = "flaky"
-		}
-		_, _ = tk.Call(ctx, name, resource.Must("in", json.RawMessage(fmt.Sprintf(`{"value":"v-%06d-secret"}`, i))))
+	strict := &testTool{name: "strict", in: objSchema(map[string]*jsonschema.Schema{"value": {Type: "integer"}}, "value")}
+	d := newDelegate()
+	d.prepare = func(_ string, c *fakeConn) error { c.tools = []Tool{newTool("remote_echo")}; return nil }
+	tk := mustNew(t, WithDelegate(d), WithTool(newTool("echo"), failing, strict, newTool("classified")),
+		WithPolicy(denyFor("load", "classified")), WithAudit(slog.NewJSONHandler(&buf, nil)))
+	const upstream = "test://srv/mcp"
+	if err := tk.AddConnectorNS("srv", upstream); err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(buf.String(), "-secret") {
-		t.Fatal("an argument value reached the audit")
+	tk.WaitEvents()
+	ctx := WithSession(WithPrincipal(context.Background(), "load"), "sess-10k")
+	keys := []string{"echo", "flaky", "srv.remote_echo", "classified", "strict", "nowhere.nothing"}
+	want := map[string]string{
+		"echo": OutcomeOK, "flaky": OutcomeToolFailed, "srv.remote_echo": OutcomeOK,
+		"classified": OutcomeDenied, "strict": OutcomeBadInput, "nowhere.nothing": OutcomeNotFound,
+	}
+	for i := range n {
+		key := keys[i%len(keys)]
+		_, _ = tk.Call(ctx, key, resource.Must("in", json.RawMessage(fmt.Sprintf(`{"value":"v-%06d-secret"}`, i))))
+	}
+	if i := strings.Index(buf.String(), "-secret"); i >= 0 {
+		t.Fatalf("an argument value reached the audit: %s", buf.String()[max(i-300, 0):i+10])
 	}
 	recs := auditRecords(t, &buf)
 	if len(recs) != n {
 		t.Fatalf("%d records for %d calls", len(recs), n)
 	}
 	sums := map[any]bool{}
-	failed := 0
-	for _, r := range recs {
-		sums[r["args_sha256"]] = true
-		if r["outcome"] == OutcomeToolFailed {
-			failed++
+	outcomes := map[string]int{}
+	for i, r := range recs {
+		for _, f := range auditFields {
+			if _, ok := r[f]; !ok {
+				t.Fatalf("record %d has no %s: %v", i, f, r)
+			}
 		}
+		key := keys[i%len(keys)]
+		if r["principal"] != "load" || r["session"] != "sess-10k" || r["outcome"] != want[key] {
+			t.Fatalf("record %d, of %s: %v", i, key, r)
+		}
+		if got := fmt.Sprint(r["namespace"], ".", r["tool"]); got != key && got != "builtin."+key {
+			t.Fatalf("record %d names %s, want %s", i, got, key)
+		}
+		switch key {
+		case "srv.remote_echo":
+			if r["upstream"] != upstream || r["decision"] != "allow" {
+				t.Fatalf("record %d: %v", i, r)
+			}
+		case "classified":
+			if r["decision"] != "deny" || r["rule"] != "no-classified" {
+				t.Fatalf("record %d: %v", i, r)
+			}
+		case "nowhere.nothing":
+			if r["decision"] != "none" {
+				t.Fatalf("record %d: %v", i, r)
+			}
+		}
+		sums[r["args_sha256"]] = true
+		outcomes[fmt.Sprint(r["outcome"])]++
 	}
-	if len(sums) != n || failed != n/10 {
-		t.Errorf("%d distinct argument digests and %d failures, want %d and %d", len(sums), failed, n, n/10)
+	if len(sums) != n || outcomes[OutcomeToolFailed] != n/len(keys)+1 {
+		t.Errorf("%d distinct argument digests and outcomes %v", len(sums), outcomes)
 	}
+}
+
+// TestAuditRefusalsBeforeThePolicy: calls refused before the policy is
+// asked — a key that names nothing, a connector not ready, a call nested
+// too deep, an input that cannot be read — are audited with the decision
+// "none" and the refusal's outcome; AuditRefused records what a server
+// refuses itself, and does nothing without an audit.
+func TestAuditRefusalsBeforeThePolicy(t *testing.T) {
+	var buf bytes.Buffer
+	d := newDelegate()
+	var tk *Toolkit
+	deep := &testTool{name: "deep", run: func(ctx context.Context, in json.RawMessage) (any, error) {
+		return tk.Call(ctx, "deep", resource.Must("in", in))
+	}}
+	tk = mustNew(t, WithDelegate(d), WithTool(deep, newTool("echo")), WithPolicy(denyFor("nobody")), WithMaxCallDepth(2),
+		WithAudit(slog.NewJSONHandler(&buf, nil)))
+	if err := tk.AddConnectorNS("slow", "test://slow"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := WithPrincipal(context.Background(), "eve")
+	in := resource.Must("in", json.RawMessage(`{"q":"hidden"}`))
+	if _, err := tk.Call(ctx, "nothing", in); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	if _, err := tk.Call(ctx, "slow.tool", in); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a connector not ready: %v", err)
+	}
+	if _, err := tk.Call(ctx, "deep", in); !errors.Is(err, ErrDepthExceeded) {
+		t.Fatalf("too deep: %v", err)
+	}
+	if _, err := tk.Call(ctx, "echo", unreadableInput{}); !errors.Is(err, ErrBadParameter) {
+		t.Fatalf("unreadable input: %v", err)
+	}
+	tk.AuditRefused(ctx, "", strings.Repeat("x", 1000), json.RawMessage(`{"q":"hidden"}`), fmt.Errorf("%w: unknown tool", ErrNotFound))
+	if strings.Contains(buf.String(), "hidden") {
+		t.Fatalf("an argument reached the audit: %s", buf.String())
+	}
+	var got []string
+	for _, r := range auditRecords(t, &buf) {
+		for _, f := range auditFields {
+			if _, ok := r[f]; !ok {
+				t.Errorf("record without %s: %v", f, r)
+			}
+		}
+		if r["principal"] != "eve" {
+			t.Errorf("record %v", r)
+		}
+		tool := fmt.Sprint(r["tool"])
+		if len(tool) > 300 {
+			t.Errorf("a name of %d bytes in the audit", len(tool))
+			tool = tool[:8]
+		}
+		got = append(got, fmt.Sprintf("%v.%.8s %v %v", r["namespace"], tool, r["decision"], r["outcome"]))
+	}
+	want := strings.Join([]string{
+		".nothing none " + OutcomeNotFound,
+		"slow.tool none " + OutcomeUnavailable,
+		"builtin.deep none " + OutcomeDepthExceeded, // the third, nested call
+		"builtin.deep allow " + OutcomeToolFailed,   // the tools that made the nested calls
+		"builtin.deep allow " + OutcomeToolFailed,   // the tools that made the nested calls
+		"builtin.echo none " + OutcomeBadInput,
+		".xxxxxxxx none " + OutcomeNotFound,
+	}, "\n")
+	if g := strings.Join(got, "\n"); g != want {
+		t.Errorf("records:\n%s\nwant:\n%s", g, want)
+	}
+
+	// Without an audit, nothing happens.
+	mustNew(t).AuditRefused(ctx, "", "x", nil, ErrNotFound)
+}
+
+// unreadableInput is an input whose Read fails.
+type unreadableInput struct{}
+
+func (unreadableInput) URI() string         { return "test:input" }
+func (unreadableInput) Name() string        { return "input" }
+func (unreadableInput) Description() string { return "" }
+func (unreadableInput) Type() string        { return "application/json" }
+func (unreadableInput) Read(context.Context) ([]byte, error) {
+	return nil, errors.New("disk gone")
 }
 
 func sha256Hex(s string) string {

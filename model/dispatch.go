@@ -182,7 +182,13 @@ type outcome struct {
 // The item runs in its own goroutine so that Call can return when the
 // timeout or ctx expires even if the tool ignores ctx. Such a tool's
 // goroutine lingers until the tool returns; its late result is dropped.
-func (d *Dispatcher) Call(ctx context.Context, c ToolCall) Result {
+func (d *Dispatcher) Call(ctx context.Context, c ToolCall) (res Result) {
+	called := false // the toolkit's Call audits what it is given
+	defer func() {
+		if !called && res.Err != nil {
+			d.auditRefusal(ctx, c, res)
+		}
+	}()
 	r := Result{ID: c.ID, Name: c.Name}
 	item, ok := d.r.Resolve(c.Name)
 	if !ok {
@@ -235,6 +241,7 @@ func (d *Dispatcher) Call(ctx context.Context, c ToolCall) Result {
 		cctx, cancel = context.WithTimeout(ctx, d.timeout)
 	}
 	defer cancel()
+	called = true
 
 	done := make(chan outcome, 1)
 	go func() {

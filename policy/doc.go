@@ -65,7 +65,8 @@
 //
 // SetConfig replaces rules and limits while the engine runs (limits that
 // stay the same keep their budgets), ReloadPins picks up approvals made
-// by another process sharing the store, and Approve takes effect at once;
+// by another process sharing the store (FileStore.Watch says when there
+// are some), and Approve takes effect at once;
 // each makes the toolkit announce toolkit.ConnectorEventPolicyChanged, on
 // which the server face tells its clients that their tool lists changed.
 package policy

@@ -8,9 +8,10 @@ import (
 )
 
 // lockFile takes an exclusive advisory lock on the file at path (created
-// if need be) and returns the function that releases it.
+// if need be; never through a symbolic link) and returns the function
+// that releases it.
 func lockFile(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}

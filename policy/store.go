@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/llmkit/toolkit"
 )
@@ -27,9 +29,16 @@ const pinFileVersion = 1
 // rename, so a crash leaves the old or the new file, never half of one;
 // on Unix an advisory lock on FILE.lock lets several processes (a
 // running gateway and the command that approves changes) share it, each
-// save merging into what the file holds.
+// save merging into what the file holds, and Watch tells one process
+// that another changed it. The file and its lock are never opened
+// through a symbolic link, nor when they are not regular files: a link
+// planted in their place is refused rather than followed, so it can
+// neither feed the engine approvals from elsewhere nor redirect a write.
 type FileStore struct {
 	path string
+
+	mu   sync.Mutex  // held from a read or a write of the file to recording it
+	last os.FileInfo // the file as this store last read or wrote it; nil for none
 }
 
 // NewFileStore returns the store of the file at path (created on the
@@ -55,16 +64,23 @@ func (s *FileStore) Load(context.Context) ([]Pin, error) {
 	return s.read()
 }
 
-// read reads the file; the lock is held.
+// read reads the file and records it as the one this store knows; the
+// lock is held.
 func (s *FileStore) read() ([]Pin, error) {
-	f, err := os.Open(s.path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, err := openRegular(s.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
+		s.last = nil
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if s.last, err = f.Stat(); err != nil {
+		return nil, err
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxPinFile+1))
 	if err != nil {
 		return nil, err
@@ -106,7 +122,13 @@ func (s *FileStore) Save(_ context.Context, changed []Pin) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.path, append(data, '\n'))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fi, err := writeFileAtomic(s.path, append(data, '\n'))
+	if err == nil {
+		s.last = fi
+	}
+	return err
 }
 
 // DecodePins reads the content of a pins file. Each pin must have a key
@@ -162,28 +184,116 @@ func isDigest(s string) bool {
 }
 
 // writeFileAtomic writes data to path through a temporary file in the
-// same directory, readable by its owner only.
-func writeFileAtomic(path string, data []byte) error {
+// same directory, readable by its owner only, and returns what it wrote.
+// The temporary file is made exclusively (never through a link) and its
+// mode set on the open file; the rename replaces whatever is at path, a
+// symbolic link included, and writes through none.
+func writeFileAtomic(path string, data []byte) (os.FileInfo, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	name := tmp.Name()
 	_, werr := tmp.Write(data)
 	if werr == nil {
+		werr = tmp.Chmod(0o600)
+	}
+	if werr == nil {
 		werr = tmp.Sync()
+	}
+	var fi os.FileInfo
+	if werr == nil {
+		fi, werr = tmp.Stat()
 	}
 	if err := tmp.Close(); werr == nil {
 		werr = err
-	}
-	if werr == nil {
-		werr = os.Chmod(name, 0o600)
 	}
 	if werr == nil {
 		werr = os.Rename(name, path)
 	}
 	if werr != nil {
 		os.Remove(name)
+		return nil, werr
 	}
-	return werr
+	return fi, nil
+}
+
+// symlinkError is the error of a pins file, or its lock, that is a
+// symbolic link.
+func symlinkError(path string) error {
+	return fmt.Errorf("%w: %s is a symbolic link: a pins file and its lock are never followed through one", toolkit.ErrBadParameter, path)
+}
+
+// checkRegular returns f if it is a regular file, and closes it and
+// returns an error otherwise.
+func checkRegular(f *os.File) (*os.File, error) {
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s is not a regular file (%v)", toolkit.ErrBadParameter, f.Name(), fi.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Watch checks the file every interval until ctx is done, and calls
+// changed, on Watch's goroutine, each time it finds it different from
+// what this store last read or wrote: another process (the command that
+// approves changes) replaced, changed or removed it. The store's own
+// saves are not changes, and a change is reported once, whether or not
+// changed reads the file again (Engine.ReloadPins does). It returns
+// ctx's error. A stat of one file per interval is all it costs, on every
+// system, with no dependency.
+func (s *FileStore) Watch(ctx context.Context, interval time.Duration, changed func()) error {
+	if interval <= 0 {
+		return fmt.Errorf("%w: FileStore.Watch: interval %v", toolkit.ErrBadParameter, interval)
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	var w watchState
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		if s.poll(&w) {
+			changed()
+		}
+	}
+}
+
+// watchState is what Watch remembers between two looks at the file.
+type watchState struct {
+	reported os.FileInfo // the state last reported (nil: no file)
+	seen     bool        // whether a state was reported
+}
+
+// poll looks at the file once and reports whether it changed since this
+// store last read or wrote it, and since w's last report.
+func (s *FileStore) poll(w *watchState) bool {
+	cur, err := os.Lstat(s.path)
+	if err != nil {
+		cur = nil
+	}
+	s.mu.Lock()
+	known := sameFile(cur, s.last)
+	s.mu.Unlock()
+	if known || w.seen && sameFile(cur, w.reported) {
+		return false
+	}
+	w.reported, w.seen = cur, true
+	return true
+}
+
+// sameFile reports whether a and b describe the same file in the same
+// state: the same file (device and inode), size and modification time.
+// Two nils (no file) are the same.
+func sameFile(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }

@@ -99,8 +99,9 @@ type Config struct {
 	// PinsFile pins the upstreams' tool definitions in this file: a tool
 	// whose name, title, description, schemas or annotations change after
 	// it was first seen is quarantined (not listed, calls refused) until
-	// "toolkit-gateway pins approve" accepts the change and the gateway
-	// gets SIGHUP. "" pins nothing.
+	// "toolkit-gateway pins approve" accepts the change, which the running
+	// gateway applies within a second (it watches the file) or on SIGHUP.
+	// "" pins nothing.
 	PinsFile string `yaml:"pins_file"`
 	// AuditLog writes a JSON line for every tool call (see AuditLog).
 	AuditLog *AuditLog `yaml:"audit_log"`

@@ -70,6 +70,8 @@ type gateway struct {
 	eng    *policy.Engine  // the policy: rules, rate limits, pins
 	audit  *rotatingFile   // the audit log; nil unless configured
 
+	pins *policy.FileStore // the pins file's store, watched; nil without one
+
 	mu        sync.Mutex
 	cfg       *Config           // the configuration in force
 	upstreams map[string]Server // by endpoint; read by the delegate
@@ -116,7 +118,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		opts = append(opts, mcpserver.WithMeterProvider(m.provider))
 	}
 	var err error
-	if g.eng, err = newPolicyEngine(context.Background(), cfg, logger, g.meters); err != nil {
+	if g.eng, g.pins, err = newPolicyEngine(context.Background(), cfg, logger, g.meters); err != nil {
 		g.meters.shutdown()
 		return nil, err
 	}
@@ -211,6 +213,7 @@ func (g *gateway) run(ctx context.Context) error {
 		g.meters.shutdown()
 		g.logger.Info("stopped")
 	}()
+	defer g.watchPins()()
 
 	// Deferred calls run last first: serving stops, then its goroutines
 	// are waited for.

@@ -153,8 +153,9 @@ func setLookup(s *sdk.Server, description, answer string) {
 // TestGatewayPinnedDefinitionChanges has an upstream change a tool's
 // description while the gateway and a client are connected: the tool
 // leaves the client's list, its calls are refused naming what changed,
-// "pins list" shows the change, "pins approve" and SIGHUP bring it back.
-// Every call is in the audit log, without its arguments.
+// "pins list" shows the change, and "pins approve" brings it back at once
+// (the gateway watches the pins file; no SIGHUP). Every call is in the
+// audit log, without its arguments.
 func TestGatewayPinnedDefinitionChanges(t *testing.T) {
 	dict := newDictionary("Looks up a word.", "definition")
 	up := testserver.ServeHTTP(t, dict, testserver.Stateful)
@@ -197,19 +198,15 @@ servers:
 	if out, err := pinsCLI(t, "approve", "--config", config, "dict.nothing"); err == nil {
 		t.Errorf("approving an unknown tool succeeded: %s", out)
 	}
+	mark = g.mark()
 	out, err = pinsCLI(t, "approve", "--config", config, "dict.lookup")
-	if err != nil || !strings.Contains(out, "approved dict.lookup (description)") {
+	if err != nil || !strings.Contains(out, "approved dict.lookup (description)") || !strings.Contains(out, "applies it within a second") {
 		t.Fatalf("pins approve: %v\n%s", err, out)
 	}
-	// Until the gateway reads the file again, the tool stays out.
-	if text, isErr := toolText(t, cs, "lookup", lookupArgs{"secret-word-3"}); !isErr {
-		t.Fatalf("approved but not reloaded: %q", text)
+	rec = g.waitLog(t, mark, func(r map[string]any) bool { return r["msg"] == "pins reloaded" })
+	if rec["why"] != "the pins file changed" || rec["quarantined"] != float64(0) {
+		t.Errorf("the reload: %v", rec)
 	}
-	mark = g.mark()
-	if err := g.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	g.waitLog(t, mark, func(r map[string]any) bool { return r["msg"] == "pins reloaded" })
 	untilListed(t, cs, changed, func(n []string) bool { return slices.Equal(n, []string{"lookup"}) })
 	if text, isErr := toolText(t, cs, "lookup", lookupArgs{"secret-word-4"}); isErr || text != "exfiltrated: secret-word-4" {
 		t.Fatalf("after approval: %q %v", text, isErr)
@@ -218,7 +215,7 @@ servers:
 		t.Errorf("pins list after approval:\n%s", out)
 	}
 
-	// Four calls, four records; no argument value.
+	// Three calls, three records; no argument value.
 	g.cmd.Process.Signal(syscall.SIGTERM)
 	<-g.exited
 	recs, raw := readAudit(t, filepath.Join(dir, "audit.jsonl"))
@@ -232,7 +229,7 @@ servers:
 			t.Errorf("record %v", r)
 		}
 	}
-	want := []string{"allow//ok", "deny/pinned-definition/denied", "deny/pinned-definition/denied", "allow//ok"}
+	want := []string{"allow//ok", "deny/pinned-definition/denied", "allow//ok"}
 	if !slices.Equal(outcomes, want) {
 		t.Errorf("audit outcomes %v, want %v", outcomes, want)
 	}
@@ -422,10 +419,14 @@ servers:
 		}
 	}
 
-	// Restarted as it left off: the same tools, none quarantined.
+	// Restarted as it left off: the same tools, none quarantined, and
+	// callable.
 	g, cs, _ = run()
 	if again := toolNames(t, cs); !slices.Equal(again, first) {
 		t.Fatalf("after a restart: %v, want %v", again, first)
+	}
+	if text, isErr := toolText(t, cs, "get-sum", map[string]any{"a": 2, "b": 3}); isErr || !strings.Contains(text, "5") {
+		t.Errorf("get-sum after a restart: %q %v", text, isErr)
 	}
 	if out, _ := pinsCLI(t, "list", "--config", config); !strings.Contains(out, "nothing waits for approval") {
 		t.Errorf("pins list after a restart:\n%s", out)
@@ -451,6 +452,9 @@ servers:
 	if !isErr || !strings.Contains(text, "(description)") {
 		t.Fatalf("echo: %q %v", text, isErr)
 	}
+	if text, isErr := toolText(t, cs, "get-sum", map[string]any{"a": 4, "b": 5}); isErr || !strings.Contains(text, "9") {
+		t.Errorf("get-sum beside a quarantined echo: %q %v", text, isErr)
+	}
 	out, err := pinsCLI(t, "list", "--config", config)
 	if err != nil || !strings.Contains(out, "every.echo\tquarantined") || !strings.Contains(out, `"Echoes back the input (the version approved)." -> "Echoes back the input`) {
 		t.Fatalf("pins list: %v\n%s", err, out)
@@ -466,4 +470,75 @@ servers:
 		t.Errorf("echo after approval: %q %v", text, isErr)
 	}
 	stop(g)
+}
+
+// TestGatewayToolSearchPolicy serves tool search to two clients with
+// different tokens under a rule that denies one of them the example
+// server's whoami: that client does not find it, cannot describe it, and
+// its call through call_tool is refused naming the rule; the other finds,
+// describes and calls it.
+func TestGatewayToolSearchPolicy(t *testing.T) {
+	calc := startCalc(t)
+	dir := t.TempDir()
+	t.Setenv("POLICY_TEST_TOKENS", tokenA+","+tokenB)
+	config := writeConfig(t, dir, fmt.Sprintf(`listen: 127.0.0.1:0
+auth:
+  bearer: {tokens_env: POLICY_TEST_TOKENS}
+tool_search: {}
+policy:
+  rules:
+    - {name: no-whoami-for-b, effect: deny, principals: ["token:2"], tools: [whoami]}
+servers:
+  - name: local
+    command: [%q, mcp-server]
+  - name: calc
+    url: %s
+`, exampleProgram(t), calc.URL))
+	g := startGateway(t, config)
+	g.waitLog(t, 0, upstreamReady("local"))
+	g.waitLog(t, 0, upstreamReady("calc"))
+	a, _ := notifiedClient(t, g, tokenA, nil)
+	b, _ := notifiedClient(t, g, tokenB, nil)
+
+	found := func(cs *sdk.ClientSession, query string) []string {
+		t.Helper()
+		var out struct {
+			Tools []struct{ Name string } `json:"tools"`
+		}
+		callJSON(t, cs, "search_tools", map[string]any{"query": query, "limit": 50}, &out)
+		var names []string
+		for _, tl := range out.Tools {
+			names = append(names, tl.Name)
+		}
+		return names
+	}
+	if got := found(a, "who am I, the process id"); !slices.Contains(got, "whoami") {
+		t.Errorf("token:1 finds %v", got)
+	}
+	if got := found(b, "who am I, the process id"); slices.Contains(got, "whoami") {
+		t.Errorf("token:2 finds %v", got)
+	}
+	if got := found(b, "add two numbers"); !slices.Contains(got, "add") {
+		t.Errorf("token:2 finds %v for an addition", got)
+	}
+	var d struct {
+		Tools   []struct{ Name string } `json:"tools"`
+		Unknown []string                `json:"unknown"`
+	}
+	callJSON(t, b, "describe_tools", map[string]any{"names": []string{"whoami"}}, &d)
+	if len(d.Tools) != 0 || !slices.Equal(d.Unknown, []string{"whoami"}) {
+		t.Errorf("token:2 describes %+v", d)
+	}
+	callJSON(t, a, "describe_tools", map[string]any{"names": []string{"whoami"}}, &d)
+	if len(d.Tools) != 1 {
+		t.Errorf("token:1 describes %+v", d)
+	}
+	if text, isErr := toolText(t, b, "call_tool", map[string]any{"name": "whoami"}); !isErr || !strings.Contains(text, `rule "no-whoami-for-b"`) {
+		t.Errorf("token:2 calls whoami: %q %v", text, isErr)
+	}
+	var who whoamiOut
+	callJSON(t, a, "call_tool", map[string]any{"name": "whoami"}, &who)
+	a.Close()
+	b.Close()
+	g.terminate(t, who.PID)
 }

@@ -21,11 +21,11 @@ list shows the tools whose definition changed since it was approved
 (quarantined: not listed, calls refused), with what changed; --all shows
 every pinned tool. approve accepts the changed definitions of the tools
 named (namespace.tool) or, with --all, of every quarantined tool. A running
-gateway applies approvals when it gets SIGHUP.`
+gateway applies approvals within a second, or when it gets SIGHUP.`
 
 // pinsCommand runs "toolkit-gateway pins ...": it reads and changes the
-// pins file of a configuration, which a running gateway reads again on
-// SIGHUP.
+// pins file of a configuration, which a running gateway watches and
+// reads again when it changes (and on SIGHUP).
 func pinsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || (args[0] != "list" && args[0] != "approve") {
 		fmt.Fprintln(stderr, pinsUsage)
@@ -82,7 +82,7 @@ func pinsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stdout, "approved %s (%s)\n", k, fieldList(changes))
 	}
 	if len(errs) < len(keys) {
-		fmt.Fprintln(stdout, "send SIGHUP to the running gateway to apply")
+		fmt.Fprintln(stdout, "a running gateway applies it within a second")
 	}
 	return errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/policy"
@@ -123,22 +124,54 @@ func (c *Config) policyConfig() policy.Config {
 	return pc
 }
 
-// newPolicyEngine makes the gateway's policy engine. The gateway always
-// has one (without rules it allows everything), so that rules added to
-// the file take effect on SIGHUP.
-func newPolicyEngine(ctx context.Context, cfg *Config, logger *slog.Logger, meters *gatewayMetrics) (*policy.Engine, error) {
+// newPolicyEngine makes the gateway's policy engine, and the store of its
+// pins file (nil without one). The gateway always has an engine (without
+// rules it allows everything), so that rules added to the file take
+// effect on SIGHUP.
+func newPolicyEngine(ctx context.Context, cfg *Config, logger *slog.Logger, meters *gatewayMetrics) (*policy.Engine, *policy.FileStore, error) {
 	opts := []policy.Option{policy.WithLogger(logger)}
+	var store *policy.FileStore
 	if cfg.PinsFile != "" {
-		opts = append(opts, policy.WithPins(policy.NewFileStore(cfg.PinsFile)))
+		store = policy.NewFileStore(cfg.PinsFile)
+		opts = append(opts, policy.WithPins(store))
 	}
 	if meters != nil {
 		opts = append(opts, policy.WithMeterProvider(meters.provider))
 	}
 	eng, err := policy.New(ctx, cfg.policyConfig(), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
+		return nil, nil, fmt.Errorf("policy: %w", err)
 	}
-	return eng, nil
+	return eng, store, nil
+}
+
+// pinsWatchInterval is how often the gateway looks at its pins file for
+// approvals made by "toolkit-gateway pins approve".
+const pinsWatchInterval = time.Second
+
+// watchPins applies the approvals written to the pins file by another
+// process within pinsWatchInterval, without waiting for SIGHUP, until the
+// returned function is called; that function waits for the watch to end.
+func (g *gateway) watchPins() (stop func()) {
+	if g.pins == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.pins.Watch(ctx, pinsWatchInterval, func() { g.reloadPins("the pins file changed") })
+	}()
+	return func() { cancel(); <-done }
+}
+
+// reloadPins reads the pins file again, for the reason given.
+func (g *gateway) reloadPins(why string) {
+	if err := g.eng.ReloadPins(context.Background()); err != nil {
+		g.logger.Error("reading the pins file again; keeping the pins in force", "why", why, "error", err)
+		return
+	}
+	g.logger.Info("pins reloaded", "why", why, "quarantined", len(quarantinedPins(g.eng.Pins())))
 }
 
 // reloadPolicy applies the policy and rate limits of next, and reads the
@@ -157,11 +190,7 @@ func (g *gateway) reloadPolicy(cur, next *Config) {
 		g.logger.Info("policy reloaded", "rules", len(pc.Rules), "rate_limits", len(pc.RateLimits), "default", pc.Default)
 	}
 	if cur.PinsFile != "" {
-		if err := g.eng.ReloadPins(context.Background()); err != nil {
-			g.logger.Error("reading the pins file again", "error", err)
-		} else {
-			g.logger.Info("pins reloaded", "quarantined", len(quarantinedPins(g.eng.Pins())))
-		}
+		g.reloadPins("SIGHUP")
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,5 +224,37 @@ func TestSamplePolicyConfig(t *testing.T) {
 	}
 	if len(cfg.Policy.Rules) != 3 || len(cfg.RateLimits) != 2 || cfg.PinsFile == "" || cfg.AuditLog == nil {
 		t.Errorf("the sample gives %d rules, %d limits, pins %q, audit %v", len(cfg.Policy.Rules), len(cfg.RateLimits), cfg.PinsFile, cfg.AuditLog)
+	}
+}
+
+// TestGatewayRefusesALinkedPinsFile: a pins file that is a symbolic link
+// (to approvals kept elsewhere) stops the gateway from starting, and
+// "pins approve" from writing through it.
+func TestGatewayRefusesALinkedPinsFile(t *testing.T) {
+	dir := t.TempDir()
+	elsewhere := filepath.Join(dir, "elsewhere.json")
+	if err := os.WriteFile(elsewhere, []byte(`{"version":1,"pins":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "pins.json")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	cfg, err := parseConfig(filepath.Join(dir, "gw.yaml"), []byte("pins_file: pins.json\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := newPolicyEngine(t.Context(), cfg, slog.New(slog.DiscardHandler), nil); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("an engine over a linked pins file: %v", err)
+	}
+	config := filepath.Join(dir, "gw.yaml")
+	if err := os.WriteFile(config, []byte("pins_file: pins.json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	if err := pinsCommand(t.Context(), []string{"approve", "--config", config, "--all"}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("pins approve through a link: %v", err)
+	}
+	if data, _ := os.ReadFile(elsewhere); string(data) != `{"version":1,"pins":[]}` {
+		t.Errorf("the link's target was written: %s", data)
 	}
 }

@@ -106,9 +106,10 @@
 // are the exposed names of the rules below. The search index follows the
 // toolkit's changes one source at a time; such a change sends no
 // list_changed, since the list a client holds did not change, while a
-// change of an Always tool does. A [ToolFilter] decides per request, from
-// the authenticated principal, which tools a client may find, describe and
-// call: the hook for per-principal tool lists and call policies.
+// change of an Always tool does. The toolkit's policy holds through the
+// meta-tools by itself (see Policy below); a [ToolFilter] decides, on top
+// of it, per request and from the authenticated principal, which tools a
+// client may find, describe and call.
 //
 // # Cold start
 //
@@ -242,7 +243,15 @@
 // it); a client without elicitation, or on 2026-07-28, cannot be asked and
 // the call is refused unless the toolkit has an approver of its own. When
 // the policy changes what principals see (rules replaced, a definition
-// approved), every client gets tools/list_changed.
+// approved), every client gets tools/list_changed. With tool search,
+// search_tools and describe_tools leave out what the policy denies to the
+// principal, and call_tool is decided as tools/call is.
+//
+// With an audit (toolkit.WithAudit), every tools/call is recorded once:
+// those that reach the toolkit's Call by it, and those the server refuses
+// itself — a name it does not serve, arguments that are not an object,
+// too many calls in flight, an unknown name through call_tool — with
+// [toolkit.Toolkit.AuditRefused].
 //
 // # Metrics
 //

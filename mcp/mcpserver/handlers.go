@@ -46,19 +46,21 @@ func (s *Server) toolHandler(key string, structured bool) sdk.ToolHandler {
 }
 
 func (s *Server) callTool(ctx context.Context, key string, structured bool, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	ns, name, _ := strings.Cut(key, ".")
 	item, err := s.tk.LookupType(ctx, toolkit.ListTypeTools, key)
 	if err != nil {
+		s.auditRefused(ctx, req, ns, name, err)
 		return nil, invalidParams("unknown tool %q", req.Params.Name)
 	}
 	// The SDK decoded the request, so the arguments are one valid JSON
 	// value; the toolkit's Call parses them (once) against the schema.
-	args := bytes.TrimSpace(req.Params.Arguments)
-	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
-		args = []byte("{}")
-	}
+	args := callArguments(req.Params.Arguments)
 	if args[0] != '{' {
-		return nil, invalidParams("tool %q: arguments must be a JSON object", req.Params.Name)
+		err := invalidParams("tool %q: arguments must be a JSON object", req.Params.Name)
+		s.auditRefused(ctx, req, ns, name, fmt.Errorf("%w: %w", toolkit.ErrBadParameter, err))
+		return nil, err
 	}
+	markAudited(ctx)
 	input := argsInput(args)
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
 	cctx := withPrincipal(toolkit.ContextWithSession(ctx, sess), req.Extra)
@@ -81,6 +83,16 @@ func (s *Server) callTool(ctx context.Context, key string, structured bool, req 
 		return errorResult(err), nil
 	}
 	return res, nil
+}
+
+// callArguments returns the arguments of a tools/call as the toolkit is
+// given them: "{}" for none.
+func callArguments(raw json.RawMessage) []byte {
+	args := bytes.TrimSpace(raw)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		return []byte("{}")
+	}
+	return args
 }
 
 // argsInput is the input resource of a tools/call: the request's

@@ -42,10 +42,10 @@ type ToolSearch struct {
 	Limit int
 	// Filter, when set, decides which tools the client of a request may
 	// find (search_tools), describe (describe_tools) and call (call_tool):
-	// a tool it refuses is, to that client, a tool that does not exist. It
-	// is the hook of per-principal tool lists and of call policies (deny,
-	// ask). It does not apply to the Always tools, which every client sees
-	// in tools/list.
+	// a tool it refuses is, to that client, a tool that does not exist.
+	// It comes on top of the toolkit's policy, which needs no filter (see
+	// WithToolSearch). It does not apply to the Always tools, which every
+	// client sees in tools/list.
 	Filter ToolFilter
 	// Embedder, when set, makes the search hybrid: keywords and the
 	// embedder's vectors together (see model.Embedder).
@@ -93,6 +93,12 @@ type SearchableTool struct {
 // the toolkit's changes one source at a time, as the registrations do;
 // a change of the searchable tools sends no list_changed (the tools/list
 // of the meta-tools did not change), a change of an Always tool does.
+// The toolkit's policy (toolkit.WithPolicy) holds through the meta-tools
+// as through tools/list and tools/call: search_tools and describe_tools
+// leave out the tools it denies to the request's principal (deny rules,
+// quarantined definitions), as tools/list does, and call_tool goes
+// through the toolkit's Call, so that a denied tool is refused naming the
+// rule, an ask rule asks the client's user, and rate limits count.
 // A toolkit tool whose exposed name is a meta-tool's is reachable through
 // call_tool only. A malformed pattern or an out-of-range limit makes New
 // fail.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,6 +45,68 @@ func refusal(err error) *jsonrpc.Error {
 	}
 	data := fmt.Sprintf(`{"retryAfter":%.3f,"rule":%q}`, pe.Decision.RetryAfter.Seconds(), pe.Decision.Rule)
 	return &jsonrpc.Error{Code: CodeRateLimited, Message: err.Error(), Data: []byte(data)}
+}
+
+// auditMark notes, for one tools/call, that the toolkit audits it: its
+// Call ran, or a refusal was recorded with Toolkit.AuditRefused.
+type auditMark struct{ done atomic.Bool }
+
+type auditMarkKey struct{}
+
+// markAudited notes that the tools/call of ctx is audited.
+func markAudited(ctx context.Context) {
+	if m, ok := ctx.Value(auditMarkKey{}).(*auditMark); ok {
+		m.done.Store(true)
+	}
+}
+
+// auditMiddleware makes the toolkit's audit (toolkit.WithAudit) hold every
+// tools/call, those the server refuses before the toolkit sees them
+// included: a name it does not serve (unknown, its connector not ready,
+// gone), arguments that are not an object, too many calls in flight on
+// the session. Calls that reach the toolkit's Call are audited there.
+func (s *Server) auditMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		m := &auditMark{}
+		res, err := next(context.WithValue(ctx, auditMarkKey{}, m), method, req)
+		var we *jsonrpc.Error
+		if m.done.Load() || !errors.As(err, &we) {
+			return res, err
+		}
+		if cr, ok := req.(*sdk.CallToolRequest); ok && cr.Params != nil {
+			s.auditRefused(ctx, cr, "", cr.Params.Name, refusalCause(we))
+		}
+		return res, err
+	}
+}
+
+// auditRefused records the refusal of a tools/call before the toolkit's
+// Call, with the request's principal, session and arguments.
+func (s *Server) auditRefused(ctx context.Context, req *sdk.CallToolRequest, namespace, name string, err error) {
+	markAudited(ctx)
+	var args []byte
+	if req.Params != nil {
+		args = callArguments(req.Params.Arguments)
+	}
+	cctx := withPrincipal(toolkit.ContextWithSession(ctx, newServerSession(ctx, req, s.cfg.loggerName)), req.Extra)
+	s.tk.AuditRefused(cctx, namespace, name, args, err)
+}
+
+// refusalCause returns the toolkit error that classifies a JSON-RPC
+// refusal of a tools/call in the audit.
+func refusalCause(we *jsonrpc.Error) error {
+	switch {
+	case we.Code == jsonrpc.CodeInvalidParams && strings.Contains(we.Message, "unknown tool"):
+		return fmt.Errorf("%w: %s", toolkit.ErrNotFound, we.Message)
+	case we.Code == jsonrpc.CodeInvalidParams:
+		return fmt.Errorf("%w: %s", toolkit.ErrBadParameter, we.Message)
+	case we.Code == CodeTooManyCalls:
+		return fmt.Errorf("%w: %s", toolkit.ErrUnavailable, we.Message)
+	}
+	return we
 }
 
 // policyMiddleware filters each tools/list answer by the toolkit's policy

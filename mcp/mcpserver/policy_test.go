@@ -76,6 +76,12 @@ type policyFixture struct {
 
 func newPolicyFixture(t *testing.T, cfg policy.Config, pins bool, tools ...toolkit.Tool) *policyFixture {
 	t.Helper()
+	return newPolicyFixtureWith(t, cfg, pins, nil, tools...)
+}
+
+// newPolicyFixtureWith is newPolicyFixture with more server options.
+func newPolicyFixtureWith(t *testing.T, cfg policy.Config, pins bool, srvOpts []Option, tools ...toolkit.Tool) *policyFixture {
+	t.Helper()
 	var opts []policy.Option
 	if pins {
 		opts = append(opts, policy.WithPins(policy.NewFileStore(filepath.Join(t.TempDir(), "pins.json"))), policy.WithLogger(quietLogger()))
@@ -83,7 +89,7 @@ func newPolicyFixture(t *testing.T, cfg policy.Config, pins bool, tools ...toolk
 	eng, err := policy.New(context.Background(), cfg, opts...)
 	mustNotErr(t, err)
 	conn := &swapConn{tools: tools}
-	f := newFixture(t, []toolkit.Option{toolkit.WithDelegate(&swapDelegate{conn}), toolkit.WithPolicy(eng), toolkit.WithLogger(quietLogger())}, WithLogger(quietLogger()))
+	f := newFixture(t, []toolkit.Option{toolkit.WithDelegate(&swapDelegate{conn}), toolkit.WithPolicy(eng), toolkit.WithLogger(quietLogger())}, append([]Option{WithLogger(quietLogger())}, srvOpts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.tk.Run(ctx) }()

@@ -110,7 +110,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		},
 	})
 	s.calls = newCallTracker(cfg.sessions.limit())
-	s.server.AddReceivingMiddleware(s.calls.middleware, sessionSlotMiddleware, s.policyMiddleware)
+	s.server.AddReceivingMiddleware(s.auditMiddleware, s.calls.middleware, sessionSlotMiddleware, s.policyMiddleware)
 	for _, t := range cfg.templates {
 		if err := safely(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
 			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/model"
 )
 
@@ -98,14 +99,25 @@ func inputSchemaOf(st *sdk.Tool) *jsonschema.Schema {
 	return s
 }
 
-// visible returns the tool with the exposed name if the request's client
-// may use it.
-func (ts *toolSearch) visible(ctx context.Context, principal, name string) (*searchEntry, bool) {
+// searchable returns the tool with the exposed name if the client of the
+// request may find, describe and call it: the Filter keeps it, and, when
+// listing is set, the toolkit's policy shows it to the principal of ctx
+// (see Toolkit.Visible). A call does not ask the policy here: the
+// toolkit's Call does, and refuses a denied tool naming the rule, as a
+// tools/call of a tool left out of tools/list is refused.
+func (s *Server) searchable(ctx context.Context, principal, name string, listing bool) (*searchEntry, bool) {
+	ts := s.search
 	ts.mu.RLock()
 	t, ok := ts.tools[name]
 	ts.mu.RUnlock()
 	if !ok || (ts.cfg.Filter != nil && !ts.cfg.Filter(ctx, principal, &t.SearchableTool)) {
 		return nil, false
+	}
+	if listing && s.tk.Policy() != nil {
+		it, err := s.tk.LookupType(ctx, toolkit.ListTypeTools, t.Key)
+		if err != nil || !s.tk.Visible(ctx, it) {
+			return nil, false
+		}
 	}
 	return t, true
 }
@@ -154,8 +166,9 @@ func (s *Server) searchTools(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	}
 	principal := principalOf(req.Extra)
 	var keep func(string) bool
-	if ts.cfg.Filter != nil {
-		keep = func(name string) bool { _, ok := ts.visible(ctx, principal, name); return ok }
+	if ts.cfg.Filter != nil || s.tk.Policy() != nil {
+		pctx := toolkit.WithPrincipal(ctx, principal)
+		keep = func(name string) bool { _, ok := s.searchable(pctx, principal, name, true); return ok }
 	}
 	hits, err := ts.index.Search(ctx, in.Query, limit, keep)
 	if err != nil {
@@ -203,13 +216,14 @@ func (s *Server) describeTools(ctx context.Context, req *sdk.CallToolRequest) (*
 		Unknown []string    `json:"unknown,omitempty"`
 	}{Tools: []*sdk.Tool{}}
 	principal := principalOf(req.Extra)
+	pctx := toolkit.WithPrincipal(ctx, principal)
 	seen := map[string]bool{}
 	for _, n := range in.Names {
 		if seen[n] {
 			continue
 		}
 		seen[n] = true
-		if t, ok := s.search.visible(ctx, principal, n); ok {
+		if t, ok := s.searchable(pctx, principal, n, true); ok {
 			out.Tools = append(out.Tools, t.Tool)
 		} else {
 			out.Unknown = append(out.Unknown, n)
@@ -232,10 +246,13 @@ func (s *Server) callThrough(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if in.Name == "" {
 		return badArguments(CallToolName, fmt.Errorf("no name"), want), nil
 	}
-	t, ok := s.search.visible(ctx, principalOf(req.Extra), in.Name)
+	t, ok := s.searchable(ctx, principalOf(req.Extra), in.Name, false)
 	if !ok {
 		// What a tools/call of a tool that does not exist gets.
-		return nil, invalidParams("unknown tool %q", in.Name)
+		err := invalidParams("unknown tool %q", in.Name)
+		inner := &sdk.CallToolRequest{Session: req.Session, Params: &sdk.CallToolParamsRaw{Name: in.Name, Arguments: in.Arguments}, Extra: req.Extra}
+		s.auditRefused(ctx, inner, "", in.Name, fmt.Errorf("%w: %w", toolkit.ErrNotFound, err))
+		return nil, err
 	}
 	params := *req.Params
 	params.Name, params.Arguments = in.Name, in.Arguments

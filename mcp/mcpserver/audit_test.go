@@ -1,0 +1,152 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/policy"
+)
+
+// auditBuffer collects audit lines; safe for concurrent use.
+type auditBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *auditBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// records decodes the lines written so far.
+func (b *auditBuffer) records(t *testing.T) (recs []map[string]any, raw string) {
+	t.Helper()
+	b.mu.Lock()
+	raw = b.buf.String()
+	b.mu.Unlock()
+	sc := bufio.NewScanner(strings.NewReader(raw))
+	for sc.Scan() {
+		r := map[string]any{}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%q: %v", sc.Text(), err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, raw
+}
+
+// TestAuditEveryToolsCall: every tools/call is in the toolkit's audit
+// once — those refused before the toolkit's Call (a name the server does
+// not serve, arguments that are not an object, an unknown name through
+// call_tool) with the decision "none" and the refusal's outcome — each
+// with the client's principal and session, and none with its arguments.
+func TestAuditEveryToolsCall(t *testing.T) {
+	leakCheck(t)
+	var audit auditBuffer
+	tkOpts := func() []toolkit.Option {
+		eng, err := policy.New(context.Background(), policy.Config{Rules: []policy.Rule{{Name: "no-classified", Effect: toolkit.Deny, Tools: []string{"classified"}}}})
+		mustNotErr(t, err)
+		return []toolkit.Option{
+			toolkit.WithTool(namedTool("echo", "builtin"), namedTool("classified", "builtin")),
+			toolkit.WithPolicy(eng), toolkit.WithAudit(slog.NewJSONHandler(&audit, nil)),
+		}
+	}
+	plain := newFixture(t, tkOpts())
+	search := newFixture(t, tkOpts(), WithToolSearch(ToolSearch{}))
+	connect := func(f *fixture) *sdk.ClientSession {
+		cs, err := connectHTTP(t, f.serveHTTP(t, WithBearerAuth(tokens, nil)).URL, bearer("alice-1"), nil)
+		mustNotErr(t, err)
+		return cs
+	}
+	a, b := connect(plain), connect(search)
+	const secret = "hush-hush"
+	call := func(cs *sdk.ClientSession, name string, args any) {
+		t.Helper()
+		cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	}
+	call(a, "echo", map[string]any{"q": secret})
+	call(a, "nope", map[string]any{"q": secret})
+	call(a, "echo", []string{secret})
+	call(a, "classified", map[string]any{"q": secret})
+	call(b, CallToolName, map[string]any{"name": "echo", "arguments": map[string]any{"q": secret}})
+	call(b, CallToolName, map[string]any{"name": "nope", "arguments": map[string]any{"q": secret}})
+
+	recs, raw := audit.records(t)
+	if strings.Contains(raw, secret) {
+		t.Fatalf("an argument reached the audit:\n%s", raw)
+	}
+	var got []string
+	sessions := map[any]bool{}
+	for _, r := range recs {
+		for _, f := range []string{"time", "principal", "session", "namespace", "tool", "args_sha256", "decision", "rule", "outcome", "duration", "upstream"} {
+			if _, ok := r[f]; !ok {
+				t.Errorf("a record without %s: %v", f, r)
+			}
+		}
+		if r["principal"] != "alice" || r["session"] == "" || len(fmt.Sprint(r["args_sha256"])) != 64 {
+			t.Errorf("record %v", r)
+		}
+		sessions[r["session"]] = true
+		got = append(got, fmt.Sprintf("%v %v %v", r["tool"], r["decision"], r["outcome"]))
+	}
+	want := []string{
+		"echo allow ok",
+		"nope none not_found",
+		"echo none bad_input",
+		"classified deny denied",
+		"echo allow ok",
+		"nope none not_found",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(sessions) != 2 {
+		t.Errorf("sessions %v, want the two clients'", sessions)
+	}
+}
+
+// TestAuditTooManyCalls: a tools/call refused for the session's ceiling
+// on calls in flight is in the audit, as unavailable.
+func TestAuditTooManyCalls(t *testing.T) {
+	leakCheck(t)
+	var audit auditBuffer
+	started, release := make(chan struct{}), make(chan struct{})
+	slow := funcTool("slow", func(context.Context, json.RawMessage) (any, error) {
+		close(started)
+		<-release
+		return "done", nil
+	})
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(slow), toolkit.WithAudit(slog.NewJSONHandler(&audit, nil))}, WithMaxSessionCalls(1))
+	cs := f.connect(t, nil)
+	first := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "slow"})
+		first <- err
+	}()
+	<-started
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "slow"}); err == nil {
+		t.Fatal("a second call in flight was not refused")
+	}
+	close(release)
+	mustNotErr(t, <-first)
+	recs, _ := audit.records(t)
+	var got []string
+	for _, r := range recs {
+		got = append(got, fmt.Sprintf("%v %v %v", r["tool"], r["decision"], r["outcome"]))
+	}
+	if want := []string{"slow none unavailable", "slow none ok"}; !slices.Equal(got, want) {
+		t.Errorf("records %q, want %q", got, want)
+	}
+}
