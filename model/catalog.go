@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/policyctx"
 )
 
 // Lister is the part of a Toolkit a Catalog reads. *toolkit.Toolkit
@@ -33,9 +34,29 @@ type Subscriber interface {
 	Subscribe(fn func(toolkit.ConnectorEvent)) (cancel func())
 }
 
+// viewer is implemented by a Lister whose lists depend on the caller, as
+// [toolkit.Toolkit.Visible] does under a policy.
+type viewer interface {
+	Visible(ctx context.Context, it toolkit.Item) bool
+}
+
+// policyHolder is implemented by a Lister that tells its policy, as
+// [toolkit.Toolkit.Policy] does: without one (or with one that allows
+// every call) nothing is hidden from anyone.
+type policyHolder interface {
+	Policy() toolkit.Policy
+}
+
 // Catalog keeps a toolkit's tools and prompts together with their model
 // names (a Namer) and a keyword Index, and hands selections of them to a
 // model as Definitions. It is safe for concurrent use.
+//
+// One catalog serves every caller. Over a toolkit with a policy (a Lister
+// with the method Visible(ctx, Item) bool, as *toolkit.Toolkit has) the
+// snapshot holds every item, and each Definitions, Search or NameFor
+// answers with the items the policy lets the principal of its ctx
+// (toolkit.WithPrincipal) see: a tool denied to a caller is never offered
+// to it, nor found by its searches, whoever asked before.
 //
 // Every Definitions, Search or Refresh call reads the toolkit's current
 // items with List (which does no network I/O); over a [Notifier] (a
@@ -228,8 +249,14 @@ func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 	c.mu.Unlock()
 
 	var items []toolkit.Item
+	lctx := ctx
+	if _, ok := c.tk.(viewer); ok {
+		// The snapshot is every caller's: each query filters it for its
+		// own caller (visible).
+		lctx = policyctx.Unfiltered(ctx)
+	}
 	for _, t := range []toolkit.ListType{toolkit.ListTypeTools, toolkit.ListTypePrompts} {
-		resp, err := c.tk.List(ctx, toolkit.ListRequest{Type: t})
+		resp, err := c.tk.List(lctx, toolkit.ListRequest{Type: t})
 		if err != nil {
 			c.mu.Lock()
 			c.dirty, c.listing = true, false
@@ -358,10 +385,11 @@ func (c *Catalog) Definitions(ctx context.Context, f Filter) ([]Definition, erro
 	if err != nil {
 		return nil, err
 	}
+	keep := c.keep(ctx, f)
 	var defs []Definition
 	var errList []error
 	for i, it := range s.items {
-		if !f.Match(it) {
+		if !keep(it) {
 			continue
 		}
 		d, err := c.definition(s, i)
@@ -383,7 +411,7 @@ func (c *Catalog) Search(ctx context.Context, query string, k int, f Filter) ([]
 	if err != nil {
 		return nil, err
 	}
-	hits := s.searchIndex().Search(query, k, f.Match)
+	hits := s.searchIndex().Search(query, k, c.keep(ctx, f))
 	var defs []Definition
 	var errList []error
 	for _, h := range hits {
@@ -395,4 +423,23 @@ func (c *Catalog) Search(ctx context.Context, query string, k int, f Filter) ([]
 		defs = append(defs, d)
 	}
 	return defs, errors.Join(errList...)
+}
+
+// keep returns the test of the items a query over f answers the caller of
+// ctx with: those f keeps and the toolkit's policy lets the caller see.
+func (c *Catalog) keep(ctx context.Context, f Filter) func(toolkit.Item) bool {
+	v, ok := c.tk.(viewer)
+	if !ok {
+		return f.Match
+	}
+	if ph, ok := c.tk.(policyHolder); ok {
+		p := ph.Policy()
+		if p == nil {
+			return f.Match
+		}
+		if a, ok := p.(interface{ AllowsAll() bool }); ok && a.AllowsAll() {
+			return f.Match
+		}
+	}
+	return func(it toolkit.Item) bool { return f.Match(it) && v.Visible(ctx, it) }
 }
