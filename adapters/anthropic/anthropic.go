@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -29,14 +30,60 @@ type Tools struct {
 	core   *adapt.Core
 	params *adapt.Converter[anthropic.ToolUnionParam]
 	beta   *adapt.Converter[anthropic.BetaTool]
+	// deferred converts the tools DeferredToolParams sends, apart from
+	// params so that the two lists do not evict each other's values.
+	deferred *adapt.Converter[anthropic.ToolUnionParam]
 }
 
 // New returns Tools over tk, configured by opts (the options of package
 // [adapter]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 	core := adapt.NewCore(tk, opts...)
-	beta := func(d model.Definition) (anthropic.BetaTool, error) { return newBetaTool(core, d) }
-	return &Tools{core: core, params: adapt.NewConverter(core, toolParam), beta: adapt.NewConverter(core, beta)}
+	params := func(_ *adapt.Core, d model.Definition) (anthropic.ToolUnionParam, error) { return toolParam(d) }
+	return &Tools{core: core, params: adapt.NewConverter(core, params), beta: adapt.NewConverter(core, newBetaTool),
+		deferred: adapt.NewConverter(core, params)}
+}
+
+// Disclosed returns the view of t's tools for one conversation whose
+// model finds its tools by searching (progressive disclosure, see
+// model.Disclosure and adapter.WithDisclosure): its ToolParams and
+// BetaTools offer the search tool, the always-offered tools and the tools
+// l holds, and its Run, Results and tool runner tools answer the search
+// tool's calls, the tools found joining l and so the next request, and
+// run the other calls as t does. Keep one l per conversation (nil is a
+// new one); views share t's catalog and conversions and are cheap to
+// make. (Claude can also search on the server side, the whole catalogue
+// sent deferred: see [Tools.DeferredToolParams].)
+func (t *Tools) Disclosed(l *model.Loaded) *Tools {
+	core := t.core.Disclosed(l)
+	return &Tools{core: core, params: t.params.For(core), beta: t.beta.For(core), deferred: t.deferred}
+}
+
+// DeferredToolParams returns the tools of a request in which Claude
+// searches the toolkit's tools itself, on the server (Anthropic's tool
+// search): first the tool search tool (tool_search_tool_bm25; put
+// tool_search_tool_regex in its place to search by pattern), then the
+// always-offered tools (adapter.WithDisclosure with model.WithAlways) as
+// usual, then every other tool the filter keeps with defer_loading, whose
+// definition reaches Claude only when its search finds it (a
+// tool_reference in a tool_search_tool_result). The calls of the tools
+// found are ordinary tool_use blocks: [Tools.Run] runs them. The whole
+// catalogue travels in every request, but only the tools found count in
+// Claude's context. Tools that cannot be converted are left out and
+// reported in the error; the others are returned and usable. The values
+// returned are shared: do not modify them.
+func (t *Tools) DeferredToolParams(ctx context.Context) ([]anthropic.ToolUnionParam, error) {
+	always, deferred, err := t.core.Disclosure.Split(ctx)
+	if always == nil && deferred == nil && err != nil {
+		return nil, err
+	}
+	out := []anthropic.ToolUnionParam{{OfToolSearchToolBm25_20251119: &anthropic.ToolSearchToolBm25_20251119Param{
+		Type: anthropic.ToolSearchToolBm25_20251119TypeToolSearchToolBm25_20251119,
+	}}}
+	a, aerr := t.params.Of(always)
+	d, derr := t.deferred.Of(deferred)
+	out = append(append(out, a...), d...)
+	return out, errors.Join(err, aerr, derr)
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -82,6 +129,9 @@ func toolParam(d model.Definition) (anthropic.ToolUnionParam, error) {
 	if in.description != "" {
 		tp.OfTool.Description = anthropic.String(in.description)
 	}
+	if in.deferLoading {
+		tp.OfTool.DeferLoading = anthropic.Bool(true)
+	}
 	return tp, nil
 }
 
@@ -92,6 +142,7 @@ func toolParam(d model.Definition) (anthropic.ToolUnionParam, error) {
 // the tool's name and description.
 type encoded struct {
 	name, description string
+	deferLoading      bool
 	properties        any
 	required          []string
 	extra             map[string]any
@@ -107,7 +158,7 @@ func encode(d model.Definition) (encoded, error) {
 	if err != nil {
 		return encoded{}, err
 	}
-	out := encoded{name: e.String("name"), description: e.String("description")}
+	out := encoded{name: e.String("name"), description: e.String("description"), deferLoading: e.Bool("defer_loading")}
 	if p, ok := schema["properties"]; ok {
 		out.properties = p
 	}

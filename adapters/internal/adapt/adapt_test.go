@@ -188,7 +188,7 @@ func TestConverter(t *testing.T) {
 	var seen []string
 	c := NewCore(tk, adapter.WithOnResult(func(_ context.Context, r model.Result) { seen = append(seen, r.Name) }))
 	calls := 0
-	conv := NewConverter(c, func(d model.Definition) (string, error) {
+	conv := NewConverter(c, func(_ *Core, d model.Definition) (string, error) {
 		calls++
 		return "converted " + d.Name, nil
 	})
@@ -216,13 +216,13 @@ func TestConverter(t *testing.T) {
 	}
 
 	errConv := errors.New("conversion failed")
-	failing := NewConverter(c, func(model.Definition) (string, error) { return "", errConv })
+	failing := NewConverter(c, func(*Core, model.Definition) (string, error) { return "", errConv })
 	if got, err := failing.Current(ctx); !errors.Is(err, errConv) || !strings.Contains(err.Error(), `"out"`) || len(got) != 0 {
 		t.Errorf("Current = %v, %v; want nothing and the conversion's error naming the tool", got, err)
 	}
 
 	c = NewCore(tk, adapter.WithFilter(model.Filter{Names: []string{"none"}}))
-	got, err := NewConverter(c, func(model.Definition) (string, error) { return "", errConv }).Current(ctx)
+	got, err := NewConverter(c, func(*Core, model.Definition) (string, error) { return "", errConv }).Current(ctx)
 	if err != nil || len(got) != 0 {
 		t.Errorf("Current with a filter that keeps nothing = %v, %v", got, err)
 	}
