@@ -117,7 +117,7 @@ func TestDeferredToolParams(t *testing.T) {
 				map[string]any{"type": "server_tool_use", "id": "srvtoolu_1", "name": "tool_search_tool_bm25",
 					"input": map[string]any{"query": "search documentation"}},
 				map[string]any{"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_1", "content": map[string]any{
-					"type": "tool_search_tool_search_result",
+					"type":            "tool_search_tool_search_result",
 					"tool_references": []any{map[string]any{"type": "tool_reference", "tool_name": remote}},
 				}},
 				toolUse("toolu_1", remote, map[string]any{"query": "adapters"})), nil

@@ -107,7 +107,7 @@ type Converter[T any] struct {
 	conv  func(*Core, model.Definition) (T, error)
 	cache *Cache[T]
 	// search is a view's conversion of its search tool, made once.
-	search     sync.Once
+	search    sync.Once
 	searchVal T
 	searchErr error
 }
