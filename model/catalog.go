@@ -97,23 +97,48 @@ type Catalog struct {
 	// from a snapshot older than a change signalled before it started.
 	dirty   bool
 	listing bool
+	gen     uint64 // the last snapshot's gen; guarded by mu
+
+	// indexMu guards index and indexed: the keyword index, made by the
+	// first Search, and the snapshot whose items it holds. A Search
+	// brings it up to date with its own snapshot by the difference
+	// between the two (see syncIndex).
+	indexMu sync.Mutex
+	index   *ToolIndex
+	indexed *snapshot
 }
 
 // snapshot is an immutable view of the toolkit's items.
 type snapshot struct {
+	gen   uint64 // counts the snapshots of a catalog, in order
 	sum   uint64
 	items []toolkit.Item // tools then prompts, List order
 	names []string       // model names, parallel to items
 	cache *defCache
 
-	indexOnce sync.Once
-	index     *Index // built by the first Search
+	posOnce sync.Once
+	pos     map[string]int // by search key (docKey): the item's position
+
+	runsOnce sync.Once
+	runs     []run // the runs of items by source (see runs)
 }
 
-// searchIndex returns the keyword index of s's items, building it once.
-func (s *snapshot) searchIndex() *Index {
-	s.indexOnce.Do(func() { s.index = NewIndex(s.items) })
-	return s.index
+// sourceRuns returns the runs of s's items by source, made once.
+func (s *snapshot) sourceRuns() []run {
+	s.runsOnce.Do(func() { s.runs = runs(s.items) })
+	return s.runs
+}
+
+// positions returns the position of each item of s by its search key,
+// made once.
+func (s *snapshot) positions() map[string]int {
+	s.posOnce.Do(func() {
+		s.pos = make(map[string]int, len(s.items))
+		for i, it := range s.items {
+			s.pos[docKey(it)] = i
+		}
+	})
+	return s.pos
 }
 
 // defCache holds the definitions built for a snapshot, by item position.
@@ -206,6 +231,9 @@ func (c *Catalog) Invalidate() {
 	c.mu.Lock()
 	c.snap = nil
 	c.mu.Unlock()
+	c.indexMu.Lock()
+	c.index, c.indexed = nil, nil
+	c.indexMu.Unlock()
 }
 
 // current returns the last snapshot when it is known to be current: the
@@ -304,11 +332,14 @@ func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 			}
 		}
 		old.cache.mu.Unlock()
-		s := &snapshot{sum: sum, items: items, names: c.namer.Names(items), cache: cache}
+		c.gen++
+		s := &snapshot{gen: c.gen, sum: sum, items: items, names: c.namer.Names(items), cache: cache}
 		c.snap = s
 		return s, nil
 	}
+	c.gen++
 	s = &snapshot{
+		gen:   c.gen,
 		sum:   sum,
 		items: items,
 		names: c.namer.Names(items),
@@ -411,11 +442,24 @@ func (c *Catalog) Search(ctx context.Context, query string, k int, f Filter) ([]
 	if err != nil {
 		return nil, err
 	}
-	hits := s.searchIndex().Search(query, k, c.keep(ctx, f))
+	x := c.syncIndex(s)
+	pos := s.positions()
+	keep := c.keep(ctx, f)
+	// The index may hold a later snapshot than s (another Search brought
+	// it forward meanwhile): its documents that s does not have are
+	// skipped.
+	hits, _ := x.Search(ctx, query, k, func(key string) bool {
+		i, ok := pos[key]
+		return ok && keep(s.items[i])
+	})
 	var defs []Definition
 	var errList []error
 	for _, h := range hits {
-		d, err := c.definition(s, h.Pos)
+		i, ok := pos[h.Key]
+		if !ok {
+			continue
+		}
+		d, err := c.definition(s, i)
 		if err != nil {
 			errList = append(errList, err)
 			continue
