@@ -71,9 +71,11 @@ type policyHolder interface {
 // removed and added again, a store prompt edited or a remote tool
 // redefined is the new value from then on, for definitions, search and
 // dispatch alike. What is rebuilt depends on what changed, and only that:
-// new identities get names, the keyword index is rebuilt on the next
-// Search, and a definition is built for each new or changed value while
-// the definitions of the others are kept. An item that mutates its own
+// new identities get names, the next Search re-indexes the new or changed
+// items of the sources (kind and namespace) that changed and drops the
+// items gone, leaving the rest of its index as it was (it is built whole
+// by the first Search), and a definition is built for each new or changed
+// value while the definitions of the others are kept. An item that mutates its own
 // description or schema in place (same value) is not noticed; call
 // Invalidate to force a rebuild.
 type Catalog struct {
