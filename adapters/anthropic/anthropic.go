@@ -54,6 +54,12 @@ func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 // new one); views share t's catalog and conversions and are cheap to
 // make. (Claude can also search on the server side, the whole catalogue
 // sent deferred: see [Tools.DeferredToolParams].)
+//
+// The SDK's tool runner runs a turn's tool calls just before it sends the
+// next request, with no pause in between for [RunnerTools.Update]: with
+// a view's BetaTools, the tools a search finds reach Claude one request
+// after the search's answer. Prefer the Messages loop (ToolParams and
+// Run) for a Disclosed view.
 func (t *Tools) Disclosed(l *model.Loaded) *Tools {
 	core := t.core.Disclosed(l)
 	return &Tools{core: core, params: t.params.For(core), beta: t.beta.For(core), deferred: t.deferred}
