@@ -66,6 +66,11 @@ type Config struct {
 	// Disclosure configures the progressive disclosure of an adapter's
 	// Disclosed views (see [WithDisclosure]).
 	Disclosure []model.DisclosureOption
+	// ToolReferences asks an adapter whose provider loads deferred tools
+	// named by the client's own search (Anthropic's tool_reference) to
+	// disclose that way (see anthropic.WithToolReferences); the other
+	// adapters ignore it.
+	ToolReferences bool
 	// Strict, when set, says whether an adapter whose provider has a strict
 	// mode sends the tools whose schema qualifies in it (see
 	// openai.WithStrict); nil leaves the adapter's default. The other

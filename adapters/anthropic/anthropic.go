@@ -24,6 +24,20 @@ const MaxDocumentBytes = 32 << 20
 // media are the types a tool_result accepts: images and PDF documents.
 var media = adapt.WebImages(MaxImageBytes).WithPDF(MaxDocumentBytes)
 
+// WithToolReferences makes the Disclosed views of Tools let Claude load
+// the tools their search finds itself: a view's ToolParams are then the
+// search tool, the always-offered tools, and every other tool with
+// defer_loading (the same list on every request, which keeps the prompt
+// cache), and the result of a search call holds, after its text, a
+// tool_reference block for each tool found, which loads that tool's
+// definition into Claude's context. The search is still the toolkit's
+// (its ranking, its policy). Without it, a view sends the tools found as
+// ordinary tools from the next request on. It does not change the tool
+// runner's tools (BetaTools), which cannot be deferred.
+func WithToolReferences(on bool) adapter.Option {
+	return func(c *adapter.Config) { c.ToolReferences = on }
+}
+
 // Tools offers a toolkit's tools to Claude and runs the calls it makes. It
 // is safe for concurrent use.
 type Tools struct {
@@ -33,6 +47,10 @@ type Tools struct {
 	// deferred converts the tools DeferredToolParams sends, apart from
 	// params so that the two lists do not evict each other's values.
 	deferred *adapt.Converter[anthropic.ToolUnionParam]
+	// refs is set in a Disclosed view of Tools made WithToolReferences.
+	refs bool
+	// toolRefs is WithToolReferences.
+	toolRefs bool
 }
 
 // New returns Tools over tk, configured by opts (the options of package
@@ -41,7 +59,7 @@ func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 	core := adapt.NewCore(tk, opts...)
 	params := func(_ *adapt.Core, d model.Definition) (anthropic.ToolUnionParam, error) { return toolParam(d) }
 	return &Tools{core: core, params: adapt.NewConverter(core, params), beta: adapt.NewConverter(core, newBetaTool),
-		deferred: adapt.NewConverter(core, params)}
+		deferred: adapt.NewConverter(core, params), toolRefs: adapter.NewConfig(opts...).ToolReferences}
 }
 
 // Disclosed returns the view of t's tools for one conversation whose
@@ -62,7 +80,8 @@ func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 // Run) for a Disclosed view.
 func (t *Tools) Disclosed(l *model.Loaded) *Tools {
 	core := t.core.Disclosed(l)
-	return &Tools{core: core, params: t.params.For(core), beta: t.beta.For(core), deferred: t.deferred}
+	return &Tools{core: core, params: t.params.For(core), beta: t.beta.For(core), deferred: t.deferred,
+		refs: t.toolRefs, toolRefs: t.toolRefs}
 }
 
 // DeferredToolParams returns the tools of a request in which Claude
@@ -79,16 +98,21 @@ func (t *Tools) Disclosed(l *model.Loaded) *Tools {
 // reported in the error; the others are returned and usable. The values
 // returned are shared: do not modify them.
 func (t *Tools) DeferredToolParams(ctx context.Context) ([]anthropic.ToolUnionParam, error) {
+	return t.deferredParams(ctx, anthropic.ToolUnionParam{OfToolSearchToolBm25_20251119: &anthropic.ToolSearchToolBm25_20251119Param{
+		Type: anthropic.ToolSearchToolBm25_20251119TypeToolSearchToolBm25_20251119,
+	}})
+}
+
+// deferredParams returns search, the always-offered tools, and every
+// other tool deferred.
+func (t *Tools) deferredParams(ctx context.Context, search anthropic.ToolUnionParam) ([]anthropic.ToolUnionParam, error) {
 	always, deferred, err := t.core.Disclosure.Split(ctx)
 	if always == nil && deferred == nil && err != nil {
 		return nil, err
 	}
-	out := []anthropic.ToolUnionParam{{OfToolSearchToolBm25_20251119: &anthropic.ToolSearchToolBm25_20251119Param{
-		Type: anthropic.ToolSearchToolBm25_20251119TypeToolSearchToolBm25_20251119,
-	}}}
 	a, aerr := t.params.Of(always)
 	d, derr := t.deferred.Of(deferred)
-	out = append(append(out, a...), d...)
+	out := append(append([]anthropic.ToolUnionParam{search}, a...), d...)
 	return out, errors.Join(err, aerr, derr)
 }
 
@@ -101,6 +125,13 @@ func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
 // left out and reported in the error; the others are returned and usable.
 // The values returned are shared: do not modify them.
 func (t *Tools) ToolParams(ctx context.Context) ([]anthropic.ToolUnionParam, error) {
+	if t.refs {
+		search, err := t.params.Of([]model.Definition{t.core.Disclosure.SearchTool()})
+		if err != nil {
+			return nil, err
+		}
+		return t.deferredParams(ctx, search[0])
+	}
 	return t.params.Current(ctx)
 }
 
@@ -208,6 +239,14 @@ func (t *Tools) Results(ctx context.Context, content []anthropic.ContentBlockUni
 		}
 	}
 	results := t.core.Dispatch(ctx, calls)
+	searches := map[string]bool{}
+	if t.refs {
+		for _, c := range calls {
+			if t.core.Disclosure.IsSearch(c) {
+				searches[c.ID] = true
+			}
+		}
+	}
 	if len(results) == 0 {
 		return nil
 	}
@@ -242,7 +281,29 @@ func (t *Tools) Results(ctx context.Context, content []anthropic.ContentBlockUni
 			}
 			tr.Content = append(tr.Content, c)
 		}
+		if searches[r.ID] && !r.IsError {
+			for _, name := range foundNames(r) {
+				tr.Content = append(tr.Content, anthropic.ToolResultBlockParamContentUnion{
+					OfToolReference: &anthropic.ToolReferenceBlockParam{ToolName: name},
+				})
+			}
+		}
 		out = append(out, anthropic.ContentBlockParamUnion{OfToolResult: tr})
 	}
 	return out
+}
+
+// foundNames returns the names of the tools a search call's result found.
+func foundNames(r model.Result) []string {
+	var ans struct {
+		Tools []model.FoundTool `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(r.Content), &ans); err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(ans.Tools))
+	for _, f := range ans.Tools {
+		names = append(names, f.Name)
+	}
+	return names
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -32,6 +33,9 @@ func TestDisclosed(t *testing.T) {
 			for _, b := range at.List(last, "content") {
 				if at.Str(b, "type") == "tool_result" {
 					results[at.Str(b, "tool_use_id")] = at.Str(b, "content", 0, "text")
+					if len(at.List(b, "content")) != 1 {
+						return nil, fmt.Errorf("a tool_result of more than its text: %s", at.JSON(b))
+					}
 				}
 			}
 		}
@@ -169,4 +173,77 @@ func TestDeferredToolParams(t *testing.T) {
 			t.Errorf("ToolParams holds %s", at.JSON(p))
 		}
 	}
+}
+
+// A Disclosed view WithToolReferences: every request carries the same
+// tools (the toolkit's search tool, the always-offered tool, the others
+// deferred); the search's tool_result names the tool found with a
+// tool_reference, which loads it, and Claude's call of it runs in the
+// toolkit.
+func TestDisclosedToolReferences(t *testing.T) {
+	tk := at.Toolkit(t)
+	conv := an.New(tk, at.DisclosureOption(), an.WithToolReferences(true)).Disclosed(nil)
+	var first string
+	turn := 0
+	prov := at.NewProvider(t, func(r at.Request) (any, error) {
+		turn++
+		list := at.List(r.Body, "tools")
+		if turn == 1 {
+			first = at.JSON(list)
+		} else if at.JSON(list) != first {
+			return nil, fmt.Errorf("the tools changed on request %d: %s", turn, at.JSON(list))
+		}
+		remote := ""
+		for i, tl := range list {
+			name := at.Str(tl, "name")
+			if at.IsRemote(name) {
+				remote = name
+			}
+			offered := i == 0 && name == model.DefaultSearchToolName || i == 1 && name == at.Always
+			if deferred := at.Get(tl, "defer_loading") == true; deferred == offered {
+				return nil, fmt.Errorf("tool %d %s: defer_loading %v", i, name, at.Get(tl, "defer_loading"))
+			}
+		}
+		msgs := at.List(r.Body, "messages")
+		last := msgs[len(msgs)-1]
+		switch turn {
+		case 1:
+			return message("msg_1", "tool_use", toolUse(at.SearchID, model.DefaultSearchToolName, map[string]any{"query": "search the documentation", "limit": 1})), nil
+		case 2:
+			content := at.List(last, "content", 0, "content")
+			if at.Str(last, "content", 0, "tool_use_id") != at.SearchID || len(content) != 2 ||
+				at.Str(content[0], "type") != "text" || !strings.Contains(at.Str(content[0], "text"), remote) ||
+				at.Str(content[1], "type") != "tool_reference" || at.Str(content[1], "tool_name") != remote {
+				return nil, fmt.Errorf("the search's result: %s", at.JSON(last))
+			}
+			return message("msg_2", "tool_use", toolUse(at.CallID, remote, map[string]any{"query": "adapters"})), nil
+		case 3:
+			if at.Str(last, "content", 0, "tool_use_id") != at.CallID || at.Str(last, "content", 0, "content", 0, "text") != "found: adapters" {
+				return nil, fmt.Errorf("the found tool's result: %s", at.JSON(last))
+			}
+			return message("msg_3", "end_turn", map[string]any{"type": "text", "text": at.DisclosureAnswer}), nil
+		}
+		return nil, fmt.Errorf("turn %d", turn)
+	})
+	ctx := context.Background()
+	c := client(prov)
+	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Search the docs for adapters."))}}
+	at.ConverseTurns(t, at.DisclosureAnswer, 3, func() (string, bool) {
+		var err error
+		if params.Tools, err = conv.ToolParams(ctx); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := c.Messages.New(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params.Messages = append(params.Messages, msg.ToParam())
+		reply, ok := conv.Run(ctx, msg)
+		if !ok {
+			return msg.Content[0].Text, true
+		}
+		params.Messages = append(params.Messages, reply)
+		return "", false
+	})
 }
