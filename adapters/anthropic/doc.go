@@ -82,5 +82,9 @@
 // [Tools.DeferredToolParams] leaves the search to Claude instead:
 // Anthropic's tool search tool, and every tool that is not always offered
 // sent with defer_loading; the tools Claude finds are called with ordinary
-// tool_use blocks, which Run runs.
+// tool_use blocks, which Run runs. With [WithToolReferences] a view keeps
+// the toolkit's search but lets Claude load what it finds: every request
+// sends the same tools, all but the search tool and the always-offered
+// ones deferred, and a search's tool_result names the tools found with
+// tool_reference blocks.
 package anthropic
