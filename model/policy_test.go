@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	toolkit "github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/model"
 	"github.com/llmkit/toolkit/policy"
+	"github.com/llmkit/toolkit/tool"
 )
 
 // TestCatalogFollowsThePolicy checks that a catalog over a toolkit lists
@@ -157,5 +159,45 @@ func TestDisclosurePolicy(t *testing.T) {
 		if def.Name == "send_email" {
 			t.Errorf("the guest is offered send_email")
 		}
+	}
+}
+
+// BenchmarkCatalogPolicy measures the definitions of 1,000 tools for one
+// caller under a policy with a deny rule, against no policy: the cost of
+// filtering every answer for its caller.
+//
+//	go test -run '^$' -bench CatalogPolicy -benchmem ./model/
+func BenchmarkCatalogPolicy(b *testing.B) {
+	ctx := toolkit.WithPrincipal(context.Background(), "guest")
+	var tools []toolkit.Tool
+	for i := range 1000 {
+		tools = append(tools, tool.Must(fmt.Sprintf("tool_%04d", i), "A tool.", func(context.Context, struct{}) (string, error) { return "", nil }))
+	}
+	eng, err := policy.New(ctx, policy.Config{Rules: []policy.Rule{
+		{Effect: toolkit.Deny, Principals: []string{"guest"}, Tools: []string{"tool_00*"}},
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		opts []toolkit.Option
+		want int
+	}{
+		{"no-policy", nil, 1000},
+		{"policy", []toolkit.Option{toolkit.WithPolicy(eng)}, 900},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			tk, err := toolkit.New(append(bc.opts, toolkit.WithTool(tools...))...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := model.NewCatalog(tk)
+			for b.Loop() {
+				if defs, err := c.Definitions(ctx, model.Filter{}); err != nil || len(defs) != bc.want {
+					b.Fatal(len(defs), err)
+				}
+			}
+		})
 	}
 }
