@@ -344,3 +344,24 @@ func TestConverterViews(t *testing.T) {
 		t.Errorf("conversions %v, want out once and the search tool once per view", conversions)
 	}
 }
+
+// TestDisclosedFilter checks that a view's search finds only the tools
+// the adapter's filter keeps, unless the disclosure says otherwise.
+func TestDisclosedFilter(t *testing.T) {
+	ctx := context.Background()
+	tk, err := toolkit.New(toolkit.WithTool(&outTool{res: resource.Must("out", "x")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := []model.ToolCall{ToolCall("1", model.DefaultSearchToolName, []byte(`{"query":"out"}`))}
+	hidden := model.Filter{Exclude: []string{"out"}}
+	var l model.Loaded
+	NewCore(tk, adapter.WithFilter(hidden)).Disclosed(&l).Dispatch(ctx, search)
+	if len(l.Names()) != 0 {
+		t.Errorf("the search found %v, which the filter leaves out", l.Names())
+	}
+	NewCore(tk, adapter.WithFilter(hidden), adapter.WithDisclosure(model.WithSearchable(model.Filter{}))).Disclosed(&l).Dispatch(ctx, search)
+	if got := l.Names(); len(got) != 1 || got[0] != "out" {
+		t.Errorf("with WithSearchable the search found %v", got)
+	}
+}
