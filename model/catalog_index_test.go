@@ -155,3 +155,59 @@ func BenchmarkCatalogIndexChange(b *testing.B) {
 		}
 	})
 }
+
+// TestCatalogIndexConcurrent searches a catalog from several goroutines
+// while its toolkit changes (for the race detector), then checks that the
+// index agrees with the toolkit's final tools.
+func TestCatalogIndexConcurrent(t *testing.T) {
+	ctx := context.Background()
+	tk, err := toolkit.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCatalog(tk)
+	mk := func(i int) toolkit.Tool {
+		return &testTool{name: fmt.Sprintf("fetch_page_%d", i), desc: "Fetch a web page."}
+	}
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				if _, err := c.Search(ctx, "fetch a page", 5, Filter{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 40 {
+		if err := tk.AddTool(mk(i)); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			if err := tk.RemoveBuiltin(mk(i).Name()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	defs, err := c.Search(ctx, "fetch a page", 100, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(defs) != 26 {
+		t.Errorf("found %d tools, want the 26 left", len(defs))
+	}
+}
