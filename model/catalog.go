@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/policyctx"
 )
 
 // Lister is the part of a Toolkit a Catalog reads. *toolkit.Toolkit
@@ -33,9 +34,29 @@ type Subscriber interface {
 	Subscribe(fn func(toolkit.ConnectorEvent)) (cancel func())
 }
 
+// viewer is implemented by a Lister whose lists depend on the caller, as
+// [toolkit.Toolkit.Visible] does under a policy.
+type viewer interface {
+	Visible(ctx context.Context, it toolkit.Item) bool
+}
+
+// policyHolder is implemented by a Lister that tells its policy, as
+// [toolkit.Toolkit.Policy] does: without one (or with one that allows
+// every call) nothing is hidden from anyone.
+type policyHolder interface {
+	Policy() toolkit.Policy
+}
+
 // Catalog keeps a toolkit's tools and prompts together with their model
 // names (a Namer) and a keyword Index, and hands selections of them to a
 // model as Definitions. It is safe for concurrent use.
+//
+// One catalog serves every caller. Over a toolkit with a policy (a Lister
+// with the method Visible(ctx, Item) bool, as *toolkit.Toolkit has) the
+// snapshot holds every item, and each Definitions, Search or NameFor
+// answers with the items the policy lets the principal of its ctx
+// (toolkit.WithPrincipal) see: a tool denied to a caller is never offered
+// to it, nor found by its searches, whoever asked before.
 //
 // Every Definitions, Search or Refresh call reads the toolkit's current
 // items with List (which does no network I/O); over a [Notifier] (a
@@ -50,9 +71,11 @@ type Subscriber interface {
 // removed and added again, a store prompt edited or a remote tool
 // redefined is the new value from then on, for definitions, search and
 // dispatch alike. What is rebuilt depends on what changed, and only that:
-// new identities get names, the keyword index is rebuilt on the next
-// Search, and a definition is built for each new or changed value while
-// the definitions of the others are kept. An item that mutates its own
+// new identities get names, the next Search re-indexes the new or changed
+// items of the sources (kind and namespace) that changed and drops the
+// items gone, leaving the rest of its index as it was (it is built whole
+// by the first Search), and a definition is built for each new or changed
+// value while the definitions of the others are kept. An item that mutates its own
 // description or schema in place (same value) is not noticed; call
 // Invalidate to force a rebuild.
 type Catalog struct {
@@ -76,23 +99,48 @@ type Catalog struct {
 	// from a snapshot older than a change signalled before it started.
 	dirty   bool
 	listing bool
+	gen     uint64 // the last snapshot's gen; guarded by mu
+
+	// indexMu guards index and indexed: the keyword index, made by the
+	// first Search, and the snapshot whose items it holds. A Search
+	// brings it up to date with its own snapshot by the difference
+	// between the two (see syncIndex).
+	indexMu sync.Mutex
+	index   *ToolIndex
+	indexed *snapshot
 }
 
 // snapshot is an immutable view of the toolkit's items.
 type snapshot struct {
+	gen   uint64 // counts the snapshots of a catalog, in order
 	sum   uint64
 	items []toolkit.Item // tools then prompts, List order
 	names []string       // model names, parallel to items
 	cache *defCache
 
-	indexOnce sync.Once
-	index     *Index // built by the first Search
+	posOnce sync.Once
+	pos     map[string]int // by search key (docKey): the item's position
+
+	runsOnce sync.Once
+	runs     []run // the runs of items by source (see runs)
 }
 
-// searchIndex returns the keyword index of s's items, building it once.
-func (s *snapshot) searchIndex() *Index {
-	s.indexOnce.Do(func() { s.index = NewIndex(s.items) })
-	return s.index
+// sourceRuns returns the runs of s's items by source, made once.
+func (s *snapshot) sourceRuns() []run {
+	s.runsOnce.Do(func() { s.runs = runs(s.items) })
+	return s.runs
+}
+
+// positions returns the position of each item of s by its search key,
+// made once.
+func (s *snapshot) positions() map[string]int {
+	s.posOnce.Do(func() {
+		s.pos = make(map[string]int, len(s.items))
+		for i, it := range s.items {
+			s.pos[docKey(it)] = i
+		}
+	})
+	return s.pos
 }
 
 // defCache holds the definitions built for a snapshot, by item position.
@@ -185,6 +233,9 @@ func (c *Catalog) Invalidate() {
 	c.mu.Lock()
 	c.snap = nil
 	c.mu.Unlock()
+	c.indexMu.Lock()
+	c.index, c.indexed = nil, nil
+	c.indexMu.Unlock()
 }
 
 // current returns the last snapshot when it is known to be current: the
@@ -228,8 +279,14 @@ func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 	c.mu.Unlock()
 
 	var items []toolkit.Item
+	lctx := ctx
+	if _, ok := c.tk.(viewer); ok {
+		// The snapshot is every caller's: each query filters it for its
+		// own caller (visible).
+		lctx = policyctx.Unfiltered(ctx)
+	}
 	for _, t := range []toolkit.ListType{toolkit.ListTypeTools, toolkit.ListTypePrompts} {
-		resp, err := c.tk.List(ctx, toolkit.ListRequest{Type: t})
+		resp, err := c.tk.List(lctx, toolkit.ListRequest{Type: t})
 		if err != nil {
 			c.mu.Lock()
 			c.dirty, c.listing = true, false
@@ -277,11 +334,14 @@ func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 			}
 		}
 		old.cache.mu.Unlock()
-		s := &snapshot{sum: sum, items: items, names: c.namer.Names(items), cache: cache}
+		c.gen++
+		s := &snapshot{gen: c.gen, sum: sum, items: items, names: c.namer.Names(items), cache: cache}
 		c.snap = s
 		return s, nil
 	}
+	c.gen++
 	s = &snapshot{
+		gen:   c.gen,
 		sum:   sum,
 		items: items,
 		names: c.namer.Names(items),
@@ -358,10 +418,11 @@ func (c *Catalog) Definitions(ctx context.Context, f Filter) ([]Definition, erro
 	if err != nil {
 		return nil, err
 	}
+	keep := c.keep(ctx, f)
 	var defs []Definition
 	var errList []error
 	for i, it := range s.items {
-		if !f.Match(it) {
+		if !keep(it) {
 			continue
 		}
 		d, err := c.definition(s, i)
@@ -383,11 +444,24 @@ func (c *Catalog) Search(ctx context.Context, query string, k int, f Filter) ([]
 	if err != nil {
 		return nil, err
 	}
-	hits := s.searchIndex().Search(query, k, f.Match)
+	x := c.syncIndex(s)
+	pos := s.positions()
+	keep := c.keep(ctx, f)
+	// The index may hold a later snapshot than s (another Search brought
+	// it forward meanwhile): its documents that s does not have are
+	// skipped.
+	hits, _ := x.Search(ctx, query, k, func(key string) bool {
+		i, ok := pos[key]
+		return ok && keep(s.items[i])
+	})
 	var defs []Definition
 	var errList []error
 	for _, h := range hits {
-		d, err := c.definition(s, h.Pos)
+		i, ok := pos[h.Key]
+		if !ok {
+			continue
+		}
+		d, err := c.definition(s, i)
 		if err != nil {
 			errList = append(errList, err)
 			continue
@@ -395,4 +469,23 @@ func (c *Catalog) Search(ctx context.Context, query string, k int, f Filter) ([]
 		defs = append(defs, d)
 	}
 	return defs, errors.Join(errList...)
+}
+
+// keep returns the test of the items a query over f answers the caller of
+// ctx with: those f keeps and the toolkit's policy lets the caller see.
+func (c *Catalog) keep(ctx context.Context, f Filter) func(toolkit.Item) bool {
+	v, ok := c.tk.(viewer)
+	if !ok {
+		return f.Match
+	}
+	if ph, ok := c.tk.(policyHolder); ok {
+		p := ph.Policy()
+		if p == nil {
+			return f.Match
+		}
+		if a, ok := p.(interface{ AllowsAll() bool }); ok && a.AllowsAll() {
+			return f.Match
+		}
+	}
+	return func(it toolkit.Item) bool { return f.Match(it) && v.Visible(ctx, it) }
 }

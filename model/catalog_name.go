@@ -15,7 +15,8 @@ import (
 // connectors in registration order); over a Lister without LookupItem, a
 // bare name is the first tool, then prompt, of that name in List order. An
 // error wrapping ErrNotFound says that key resolves to nothing the
-// catalog offers: no such item, a resource, or an item f leaves out.
+// catalog offers: no such item, a resource, an item f leaves out, or a tool
+// the toolkit's policy hides from the caller of ctx.
 func (c *Catalog) NameFor(ctx context.Context, key string, f Filter) (string, error) {
 	s, err := c.refresh(ctx)
 	if err != nil {
@@ -31,7 +32,7 @@ func (c *Catalog) NameFor(ctx context.Context, key string, f Filter) (string, er
 	} else {
 		pos = s.find(key)
 	}
-	if pos < 0 || !f.Match(s.items[pos]) {
+	if pos < 0 || !c.keep(ctx, f)(s.items[pos]) {
 		return "", fmt.Errorf("%w: %q names no tool the model is offered", errs.ErrNotFound, key)
 	}
 	return s.names[pos], nil

@@ -25,6 +25,12 @@ type Definition struct {
 	// the schema exactly. It is only set for schemas that qualify (see
 	// IsStrictSchema).
 	Strict bool `json:"strict,omitempty"`
+	// Deferred asks a provider that loads tool definitions on demand to
+	// load this one only when its own tool search finds it: the Anthropic
+	// format writes "defer_loading": true (Anthropic's tool search tool
+	// must then be in the request, see Disclosure.Split); the other
+	// formats leave it out.
+	Deferred bool `json:"deferred,omitempty"`
 	// Item is the toolkit item the definition stands for.
 	Item toolkit.Item `json:"-"`
 }

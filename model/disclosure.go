@@ -192,8 +192,11 @@ func (d *Disclosure) Definitions(ctx context.Context, l *Loaded) ([]Definition, 
 
 // Split returns the always-offered tools and every other searchable tool,
 // for a provider that defers tool definitions natively: send always as
-// usual and deferred marked for deferred loading, with the provider's own
-// search tool.
+// usual and deferred, which have Deferred set (Encode writes them with
+// defer_loading for Anthropic), with the provider's own search tool
+// (Anthropic's tool_search_tool_bm25 or tool_search_tool_regex). The
+// provider searches and loads; the calls of the tools it finds are
+// ordinary tool calls, for a Dispatcher.
 func (d *Disclosure) Split(ctx context.Context) (always, deferred []Definition, err error) {
 	all, err := d.cat.Definitions(ctx, d.searchable)
 	for _, def := range all {
@@ -203,6 +206,7 @@ func (d *Disclosure) Split(ctx context.Context) (always, deferred []Definition, 
 		if d.always != nil && d.always.Match(def.Item) {
 			always = append(always, def)
 		} else {
+			def.Deferred = true
 			deferred = append(deferred, def)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,5 +147,39 @@ func TestDisclosureSplit(t *testing.T) {
 	always, deferred, err := d.Split(context.Background())
 	if err != nil || !reflect.DeepEqual(definitionNames(always), []string{"get_weather", "get_time"}) || len(deferred) != 5 {
 		t.Errorf("split: %v / %v, %v", definitionNames(always), definitionNames(deferred), err)
+	}
+	for _, def := range always {
+		if def.Deferred {
+			t.Errorf("%s is always offered, and deferred", def.Name)
+		}
+	}
+	for _, def := range deferred {
+		if !def.Deferred {
+			t.Errorf("%s is not marked deferred", def.Name)
+		}
+	}
+	// Split marks its copies: the catalogue's definitions are unchanged.
+	if defs, _ := cat.Definitions(context.Background(), Filter{}); slices.ContainsFunc(defs, func(d Definition) bool { return d.Deferred }) {
+		t.Error("Split changed the catalogue's definitions")
+	}
+}
+
+// TestEncodeDeferred checks that a deferred definition carries
+// defer_loading in the Anthropic format, and in no other.
+func TestEncodeDeferred(t *testing.T) {
+	d := Definition{Name: "f", Description: "d", Parameters: json.RawMessage(`{"type":"object"}`), Deferred: true}
+	b, err := EncodeTool(Anthropic, d)
+	if err != nil || !strings.Contains(string(b), `"defer_loading":true`) {
+		t.Errorf("anthropic: %s, %v", b, err)
+	}
+	for _, f := range []Format{OpenAIChat, OpenAIResponses, Gemini} {
+		b, err := EncodeTool(f, d)
+		if err != nil || strings.Contains(string(b), "defer") {
+			t.Errorf("%s: %s, %v", f, b, err)
+		}
+	}
+	d.Deferred = false
+	if b, _ := EncodeTool(Anthropic, d); strings.Contains(string(b), "defer") {
+		t.Errorf("anthropic, not deferred: %s", b)
 	}
 }

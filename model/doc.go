@@ -4,9 +4,11 @@
 // a model calls back to items. A Catalog keeps a toolkit's items, their
 // names and a keyword index together, and turns a selection of them (by
 // Filter, or by Search for a user message) into provider-neutral
-// Definitions. Encode writes definitions as the tool list of a provider's
-// request: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages or
-// Gemini, adapting each input schema to what that provider accepts. A
+// Definitions; under a toolkit's policy each answer holds only what the
+// policy lets the caller (the principal of its ctx) see. Encode writes
+// definitions as the tool list of a provider's request: OpenAI Chat
+// Completions, OpenAI Responses, Anthropic Messages or Gemini, adapting
+// each input schema to what that provider accepts. A
 // Dispatcher runs the tool calls of a model turn through the toolkit and
 // turns every outcome, failures included, into a Result the model can
 // read. Repair mends argument strings that are almost JSON.
@@ -14,7 +16,9 @@
 // A catalogue too large to send whole is disclosed a little at a time: a
 // Disclosure offers the model a search tool and the tools it always
 // needs, and the tools its searches find join the requests that follow
-// (a conversation's found tools are a Loaded). Search ranks tools by the
+// (a conversation's found tools are a Loaded); for a provider that defers
+// tool definitions itself (Anthropic's tool search), Split tells which
+// tools to send at once and which Deferred. Search ranks tools by the
 // words of their names, namespaces, titles, descriptions and parameters,
 // stemmed, with synonyms a user would expect (Index, and ToolIndex for a
 // catalogue that changes one tool at a time); an application can add an

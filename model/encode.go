@@ -20,7 +20,8 @@ const (
 	// OpenAIResponses is the Responses API:
 	// {"type":"function","name","description","parameters","strict"}.
 	OpenAIResponses Format = "openai-responses"
-	// Anthropic is the Messages API: {"name","description","input_schema"}.
+	// Anthropic is the Messages API: {"name","description","input_schema"},
+	// and "defer_loading": true for a Deferred definition.
 	Anthropic Format = "anthropic"
 	// Gemini is the Gemini API: one {"functionDeclarations":[...]} tool
 	// whose declarations are {"name","description","parameters"} with
@@ -57,9 +58,10 @@ type openAIResponsesTool struct {
 }
 
 type anthropicTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	DeferLoading bool            `json:"defer_loading,omitempty"`
 }
 
 type geminiDeclaration struct {
@@ -104,7 +106,7 @@ func EncodeTool(f Format, d Definition) (json.RawMessage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %w", d.Name, err)
 		}
-		v = anthropicTool{Name: d.Name, Description: d.Description, InputSchema: p}
+		v = anthropicTool{Name: d.Name, Description: d.Description, InputSchema: p, DeferLoading: d.Deferred}
 	case Gemini:
 		p, err := adaptGemini(params)
 		if err != nil {

@@ -259,18 +259,36 @@ func TestCatalogFollowsChanges(t *testing.T) {
 	if l.calls != calls {
 		t.Errorf("List called %d times without a change", l.calls-calls)
 	}
+	added := indexAdds(c)
 	// A change event with the same items: listed, but nothing rebuilt.
 	l.change()
 	s2, _ := c.refresh(ctx)
-	if l.calls == calls || s2.index != s1.index || s2.cache != s1.cache {
+	c.Search(ctx, "file", 3, Filter{})
+	if l.calls == calls || s2 != s1 || s2.cache != s1.cache || indexAdds(c) != added {
 		t.Error("same items after a change event: not listed, or rebuilt")
 	}
-	// A change with other items: rebuilt.
+	// A change with other items: the index follows, without indexing
+	// again the items that did not change.
+	gone, indexed := l.items[0], c.index.Len()
 	l.items = l.items[1:]
 	l.change()
-	if s3, _ := c.refresh(ctx); s3.index == s1.index {
-		t.Error("changed items not rebuilt")
+	c.Search(ctx, "file", 3, Filter{})
+	if s3, _ := c.refresh(ctx); s3 == s1 || c.index.Has(docKey(gone)) || c.index.Len() != indexed-1 || indexAdds(c) != added {
+		t.Errorf("a removed item: the index has %d documents (%d added), want %d (%d)", c.index.Len(), indexAdds(c), indexed-1, added)
 	}
+}
+
+// indexAdds returns how many documents c's index was given since it was
+// made (until it compacts).
+func indexAdds(c *Catalog) int {
+	c.indexMu.Lock()
+	defer c.indexMu.Unlock()
+	if c.index == nil {
+		return 0
+	}
+	c.index.mu.RLock()
+	defer c.index.mu.RUnlock()
+	return len(c.index.eng.docs)
 }
 
 // cancelLister records whether its subscription was cancelled.

@@ -7,6 +7,17 @@
 //
 //	tools := openai.New(tk, adapter.WithFilter(model.Filter{ReadOnly: true}))
 //
+// For a catalogue too large to send whole, each adapter's Disclosed
+// method returns a view of its tools for one conversation that offers a
+// search tool and the tools found so far instead of every tool (see
+// [WithDisclosure] and [model.Disclosure]):
+//
+//	tools := openai.New(tk, adapter.WithDisclosure(model.WithAlways(model.Filter{Names: []string{"get_time"}})))
+//	var found model.Loaded // one per conversation
+//	conv := tools.Disclosed(&found)
+//	params.Tools, err = conv.ChatTools(ctx) // search_tools, get_time, and what the model found
+//	params.Messages = append(params.Messages, conv.RunChat(ctx, msg)...)
+//
 // An adapter may add options of its own (eino.WithMultimodal); they are
 // Options too and mix freely with these.
 package adapter
@@ -52,6 +63,14 @@ type Config struct {
 	// multimodal tool results for the multimodal ones (see
 	// eino.WithMultimodal); the other adapters ignore it.
 	Multimodal bool
+	// Disclosure configures the progressive disclosure of an adapter's
+	// Disclosed views (see [WithDisclosure]).
+	Disclosure []model.DisclosureOption
+	// ToolReferences asks an adapter whose provider loads deferred tools
+	// named by the client's own search (Anthropic's tool_reference) to
+	// disclose that way (see anthropic.WithToolReferences); the other
+	// adapters ignore it.
+	ToolReferences bool
 	// Strict, when set, says whether an adapter whose provider has a strict
 	// mode sends the tools whose schema qualifies in it (see
 	// openai.WithStrict); nil leaves the adapter's default. The other
@@ -93,4 +112,17 @@ func WithDispatch(opts ...model.DispatchOption) Option {
 // takes.
 func WithOnResult(f func(context.Context, model.Result)) Option {
 	return func(c *Config) { c.OnResult = f }
+}
+
+// WithDisclosure configures the progressive disclosure an adapter offers
+// through its Disclosed views (each adapter's Tools.Disclosed): which
+// tools every request carries besides the search tool
+// ([model.WithAlways]), how many tools a search returns, how many found
+// tools a conversation keeps, the search tool's name (see
+// [model.NewDisclosure]). The search finds the tools the adapter's filter
+// ([WithFilter]) keeps unless [model.WithSearchable] says otherwise.
+// Successive WithDisclosure options add up. Without it, a Disclosed view
+// offers the search tool alone until the model finds tools.
+func WithDisclosure(opts ...model.DisclosureOption) Option {
+	return func(c *Config) { c.Disclosure = append(c.Disclosure, opts...) }
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // NewConfig applies the options in order: a later option of the same kind
-// wins, WithDispatch options add up, and a nil option is skipped.
+// wins, WithDispatch and WithDisclosure options add up, and a nil option
+// is skipped.
 func TestNewConfig(t *testing.T) {
 	tk, err := toolkit.New()
 	if err != nil {
@@ -28,6 +29,8 @@ func TestNewConfig(t *testing.T) {
 		adapter.WithDispatch(model.WithTimeout(time.Second)),
 		adapter.WithDispatch(model.WithRepair(true), model.WithConcurrency(2)),
 		adapter.WithOnResult(func(_ context.Context, r model.Result) { seen = append(seen, r.Name) }),
+		adapter.WithDisclosure(model.WithAlways(model.Filter{Names: []string{"a_b"}})),
+		adapter.WithDisclosure(model.WithSearchLimit(3), model.WithMaxLoaded(8)),
 	)
 	if !reflect.DeepEqual(c.Filter, model.Filter{ReadOnly: true}) {
 		t.Errorf("Filter = %+v, want the last one given", c.Filter)
@@ -45,7 +48,10 @@ func TestNewConfig(t *testing.T) {
 	if !reflect.DeepEqual(seen, []string{"x"}) {
 		t.Errorf("OnResult saw %v", seen)
 	}
-	if c.Multimodal {
+	if len(c.Disclosure) != 3 {
+		t.Errorf("Disclosure holds %d options, want the 3 given", len(c.Disclosure))
+	}
+	if c.Multimodal || c.ToolReferences {
 		t.Error("Multimodal set without an option setting it")
 	}
 	if z := adapter.NewConfig(); !reflect.DeepEqual(z, adapter.Config{}) {

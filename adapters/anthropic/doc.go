@@ -72,4 +72,19 @@
 // when the content is that JSON). A call that fails (unknown tool, bad arguments,
 // tool error, timeout) gets a tool_result with is_error set and a text that
 // tells the model what went wrong, so the conversation goes on.
+//
+// A catalogue too large to send whole is disclosed a little at a time:
+// [Tools.Disclosed] returns the view of one conversation, whose ToolParams
+// and BetaTools offer a search tool, the tools adapter.WithDisclosure
+// always offers and the tools the model has found so far (a model.Loaded),
+// and whose Run, Results and tool runner tools answer the search tool's
+// calls and run the others (see model.Disclosure).
+// [Tools.DeferredToolParams] leaves the search to Claude instead:
+// Anthropic's tool search tool, and every tool that is not always offered
+// sent with defer_loading; the tools Claude finds are called with ordinary
+// tool_use blocks, which Run runs. With [WithToolReferences] a view keeps
+// the toolkit's search but lets Claude load what it finds: every request
+// sends the same tools, all but the search tool and the always-offered
+// ones deferred, and a search's tool_result names the tools found with
+// tool_reference blocks.
 package anthropic

@@ -12,7 +12,9 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/adapters/adapter"
 	an "github.com/llmkit/toolkit/adapters/anthropic"
+	"github.com/llmkit/toolkit/model"
 	"github.com/llmkit/toolkit/tool"
 )
 
@@ -89,4 +91,48 @@ func Example() {
 	// Output:
 	// calling get_weather({"city":"Oslo"})
 	// The tool says: Sunny in Oslo
+}
+
+// ExampleTools_DeferredToolParams lets Claude search the toolkit's tools
+// on the server: the request holds Anthropic's tool search tool, the
+// tools always offered, and every other tool deferred.
+func ExampleTools_DeferredToolParams() {
+	ctx := context.Background()
+	weather := func(_ context.Context, in struct {
+		City string `json:"city"`
+	}) (string, error) {
+		return "Sunny in " + in.City, nil
+	}
+	tk, err := toolkit.New(toolkit.WithTool(
+		tool.Must("get_time", "The current time.", func(context.Context, struct{}) (string, error) { return "noon", nil }),
+		tool.Must("get_weather", "Current weather for a city.", weather),
+		tool.Must("get_forecast", "Weather forecast for a city, for the days ahead.", weather),
+	))
+	if err != nil {
+		log.Fatal(err)
+	}
+	tools := an.New(tk, adapter.WithDisclosure(model.WithAlways(model.Filter{Names: []string{"get_time"}})))
+	params, err := tools.DeferredToolParams(ctx) // for MessageNewParams.Tools
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range params {
+		b, err := json.Marshal(p)
+		if err != nil {
+			log.Fatal(err)
+		}
+		var t struct {
+			Type, Name   string
+			DeferLoading bool `json:"defer_loading"`
+		}
+		if err := json.Unmarshal(b, &t); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s type=%q defer_loading=%v\n", t.Name, t.Type, t.DeferLoading)
+	}
+	// Output:
+	// tool_search_tool_bm25 type="tool_search_tool_bm25_20251119" defer_loading=false
+	// get_time type="" defer_loading=false
+	// get_forecast type="" defer_loading=true
+	// get_weather type="" defer_loading=true
 }

@@ -38,4 +38,12 @@
 // so a binary output (an image) is described in text. With WithMultimodal
 // the tools are EnhancedInvokableTools instead, and an image output travels
 // as an image part of the schema.ToolResult.
+//
+// A catalogue too large to send whole is disclosed a little at a time:
+// [Tools.Disclosed] returns the view of one conversation, whose Tools,
+// Infos, ComposeOptions and AgentOptions offer a search tool, the tools
+// adapter.WithDisclosure always offers and the tools the model has found
+// so far (a model.Loaded), and whose tools answer the search tool's calls
+// and run the others (see model.Disclosure). A run binds its tools when it
+// starts, so the tools found are offered from the next run on.
 package eino

@@ -44,8 +44,23 @@ type Tools struct {
 // [adapter], and [WithMultimodal]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 	core := adapt.NewCore(tk, opts...)
-	conv := func(d model.Definition) (tool.BaseTool, error) { return newTool(core, d) }
-	return &Tools{core: core, tools: adapt.NewConverter(core, conv)}
+	return &Tools{core: core, tools: adapt.NewConverter(core, newTool)}
+}
+
+// Disclosed returns the view of t's tools for one conversation whose
+// model finds its tools by searching (progressive disclosure, see
+// model.Disclosure and adapter.WithDisclosure): its Tools, Infos,
+// ComposeOptions and AgentOptions offer the search tool, the
+// always-offered tools and the tools l holds; the search tool's runs
+// load what they find into l. Keep one l per conversation (nil is a new
+// one); views share t's catalog and conversions and are cheap to make.
+//
+// A graph or agent run binds its tools when it starts, so the tools a
+// search finds are offered from the next run on: take the view's
+// AgentOptions (or ComposeOptions) again for each Generate or Stream.
+func (t *Tools) Disclosed(l *model.Loaded) *Tools {
+	core := t.core.Disclosed(l)
+	return &Tools{core: core, tools: t.tools.For(core)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see

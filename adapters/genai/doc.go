@@ -50,4 +50,11 @@
 // described in text. A call that fails (unknown function, bad arguments,
 // tool error, timeout) gets a response whose "error" tells the model what
 // went wrong, so the conversation goes on.
+//
+// A catalogue too large to send whole is disclosed a little at a time:
+// [Tools.Disclosed] returns the view of one conversation, whose Tools and
+// Declarations offer a search tool, the tools adapter.WithDisclosure
+// always offers and the tools the model has found so far (a model.Loaded),
+// and whose Run and Responses answer the search tool's calls and run the
+// others (see model.Disclosure).
 package genai

@@ -36,6 +36,19 @@ func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 	return &Tools{core: core, decls: adapt.NewConverter(core, declaration)}
 }
 
+// Disclosed returns the view of t's tools for one conversation whose
+// model finds its tools by searching (progressive disclosure, see
+// model.Disclosure and adapter.WithDisclosure): its Tools and
+// Declarations offer the search tool, the always-offered tools and the
+// tools l holds, and its Run and Responses answer the search tool's
+// calls, the tools found joining l and so the next request, and run the
+// other calls as t does. Keep one l per conversation (nil is a new one);
+// views share t's catalog and conversions and are cheap to make.
+func (t *Tools) Disclosed(l *model.Loaded) *Tools {
+	core := t.core.Disclosed(l)
+	return &Tools{core: core, decls: t.decls.For(core)}
+}
+
 // Catalog returns the catalog Tools reads, for searching (see
 // model.Catalog.Search and DeclarationsOf).
 func (t *Tools) Catalog() *model.Catalog { return t.core.Catalog }
@@ -83,7 +96,7 @@ func (t *Tools) ToolConfig(ctx context.Context, key string) (*genai.ToolConfig, 
 	}}, nil
 }
 
-func declaration(d model.Definition) (*genai.FunctionDeclaration, error) {
+func declaration(_ *adapt.Core, d model.Definition) (*genai.FunctionDeclaration, error) {
 	b, err := model.EncodeTool(model.Gemini, d)
 	if err != nil {
 		return nil, err

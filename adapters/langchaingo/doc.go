@@ -31,4 +31,12 @@
 // [Tools.AgentTools] offers the same tools to LangChainGo's agents, which
 // call a tool with one input string: the description says which JSON the
 // input must be.
+//
+// A catalogue too large to send whole is disclosed a little at a time:
+// [Tools.Disclosed] returns the view of one conversation, whose LLMTools
+// and AgentTools offer a search tool, the tools adapter.WithDisclosure
+// always offers and the tools the model has found so far (a model.Loaded),
+// and whose Run and agent tools answer the search tool's calls and run the
+// others (see model.Disclosure). An agent takes its tools when it is made,
+// so the tools found are offered to the next agent made with AgentTools.
 package langchaingo

@@ -24,8 +24,22 @@ type Tools struct {
 // [adapter]).
 func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 	core := adapt.NewCore(tk, opts...)
-	agent := func(d model.Definition) (tools.Tool, error) { return newAgentTool(core, d) }
-	return &Tools{core: core, llm: adapt.NewConverter(core, llmTool), agents: adapt.NewConverter(core, agent)}
+	return &Tools{core: core, llm: adapt.NewConverter(core, llmTool), agents: adapt.NewConverter(core, newAgentTool)}
+}
+
+// Disclosed returns the view of t's tools for one conversation whose
+// model finds its tools by searching (progressive disclosure, see
+// model.Disclosure and adapter.WithDisclosure): its LLMTools and
+// AgentTools offer the search tool, the always-offered tools and the
+// tools l holds, and its Run and agent tools answer the search tool's
+// calls, the tools found joining l and so the next request, and run the
+// other calls as t does. Keep one l per conversation (nil is a new one);
+// views share t's catalog and conversions and are cheap to make. An agent
+// takes its tools when it is made: make it again with AgentTools to
+// offer the tools found.
+func (t *Tools) Disclosed(l *model.Loaded) *Tools {
+	core := t.core.Disclosed(l)
+	return &Tools{core: core, llm: t.llm.For(core), agents: t.agents.For(core)}
 }
 
 // Catalog returns the catalog Tools reads, for searching (see
@@ -60,7 +74,7 @@ func (t *Tools) ToolChoice(ctx context.Context, key string) (llms.ToolChoice, er
 	return llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: name}}, nil
 }
 
-func llmTool(d model.Definition) (llms.Tool, error) {
+func llmTool(_ *adapt.Core, d model.Definition) (llms.Tool, error) {
 	fn, err := adapt.OpenAIFunction(model.OpenAIChat, d)
 	if err != nil {
 		return llms.Tool{}, err

@@ -64,4 +64,11 @@
 // image and RunChat appends one user message that shows the images of the
 // turn, each after a line naming its call; a PDF is described. Other
 // binary outputs are described in text and not sent.
+//
+// A catalogue too large to send whole is disclosed a little at a time:
+// [Tools.Disclosed] returns the view of one conversation, whose ChatTools
+// and ResponseTools offer a search tool, the tools adapter.WithDisclosure
+// always offers and the tools the model has found so far (a model.Loaded),
+// and whose RunChat and RunResponse answer the search tool's calls and run
+// the others (see model.Disclosure).
 package openai

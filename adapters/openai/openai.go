@@ -57,13 +57,26 @@ func New(tk adapter.Toolkit, opts ...adapter.Option) *Tools {
 	if s := adapter.NewConfig(opts...).Strict; s != nil {
 		strict = *s
 	}
-	chat := func(d model.Definition) (openai.ChatCompletionToolUnionParam, error) {
+	chat := func(_ *adapt.Core, d model.Definition) (openai.ChatCompletionToolUnionParam, error) {
 		return chatTool(strictness(d, strict))
 	}
-	resps := func(d model.Definition) (responses.ToolUnionParam, error) {
+	resps := func(_ *adapt.Core, d model.Definition) (responses.ToolUnionParam, error) {
 		return responseTool(strictness(d, strict))
 	}
 	return &Tools{core: core, chat: adapt.NewConverter(core, chat), resps: adapt.NewConverter(core, resps)}
+}
+
+// Disclosed returns the view of t's tools for one conversation whose
+// model finds its tools by searching (progressive disclosure, see
+// model.Disclosure and adapter.WithDisclosure): its ChatTools and
+// ResponseTools offer the search tool, the always-offered tools and the
+// tools l holds, and its RunChat and RunResponse answer the search tool's
+// calls, the tools found joining l and so the next request, and run the
+// other calls as t does. Keep one l per conversation (nil is a new one);
+// views share t's catalog and conversions and are cheap to make.
+func (t *Tools) Disclosed(l *model.Loaded) *Tools {
+	core := t.core.Disclosed(l)
+	return &Tools{core: core, chat: t.chat.For(core), resps: t.resps.For(core)}
 }
 
 // strictness returns d with Strict set as WithStrict says.

@@ -26,14 +26,21 @@ import (
 	"github.com/llmkit/toolkit/model"
 )
 
-// Core is a catalog and a dispatcher over one toolkit.
+// Core is a catalog and a dispatcher over one toolkit, and the
+// progressive disclosure of its tools.
 type Core struct {
 	Catalog    *model.Catalog
 	Dispatcher *model.Dispatcher
 	Filter     model.Filter
 	// Multimodal is adapter.Config.Multimodal.
 	Multimodal bool
+	// Disclosure is the progressive disclosure over Catalog that the
+	// adapter's Disclosed views use (adapter.WithDisclosure).
+	Disclosure *model.Disclosure
 	onResult   func(context.Context, model.Result)
+	// loaded is the conversation of a view made by Disclosed; nil for the
+	// adapter's own core, which offers every tool.
+	loaded *model.Loaded
 }
 
 // NewCore returns the core of an adapter over tk, configured by opts.
@@ -43,19 +50,39 @@ func NewCore(tk adapter.Toolkit, opts ...adapter.Option) *Core {
 	if cat == nil {
 		cat = model.NewCatalog(tk)
 	}
+	dopts := append([]model.DisclosureOption{model.WithSearchable(c.Filter)}, c.Disclosure...)
 	return &Core{
 		Catalog:    cat,
 		Dispatcher: model.NewDispatcher(tk, cat, c.Dispatch...),
 		Filter:     c.Filter,
 		Multimodal: c.Multimodal,
+		Disclosure: model.NewDisclosure(cat, dopts...),
 		onResult:   c.OnResult,
 	}
 }
 
+// Disclosed returns the core of one conversation's view of c's tools:
+// its Definitions are the Disclosure's for l (the search tool, the
+// always-offered tools and those l holds) and its Dispatch answers the
+// search tool's calls, loading what they find into l. A nil l is a new,
+// empty one.
+func (c *Core) Disclosed(l *model.Loaded) *Core {
+	if l == nil {
+		l = new(model.Loaded)
+	}
+	v := *c
+	v.loaded = l
+	return &v
+}
+
 // Definitions returns the definitions of the items the filter keeps, as of
-// the toolkit's current state. Definitions that cannot be built are left
-// out and reported in the error; the others are returned.
+// the toolkit's current state (in a Disclosed view, the disclosure's).
+// Definitions that cannot be built are left out and reported in the
+// error; the others are returned.
 func (c *Core) Definitions(ctx context.Context) ([]model.Definition, error) {
+	if c.loaded != nil {
+		return c.Disclosure.Definitions(ctx, c.loaded)
+	}
 	return c.Catalog.Definitions(ctx, c.Filter)
 }
 
@@ -70,17 +97,31 @@ func (c *Core) NameFor(ctx context.Context, key string) (string, error) {
 // it gives an adapter's two ways of asking for tools in a provider's terms
 // (ChatTools and ChatToolsOf, ToolParams and ToolParamsOf, ...): the
 // toolkit's current tools ([Converter.Current]) and given definitions
-// ([Converter.Of]). It is safe for concurrent use.
+// ([Converter.Of]). The conversion is given the core its value runs
+// through (a tool object's calls): the adapter's own, except for the
+// search tool of a Disclosed view, which runs through the view's. It is
+// safe for concurrent use.
 type Converter[T any] struct {
-	core  *Core
-	conv  func(model.Definition) (T, error)
-	cache Cache[T]
+	core  *Core // the view's, in a view
+	base  *Core // the adapter's
+	conv  func(*Core, model.Definition) (T, error)
+	cache *Cache[T]
+	// search is a view's conversion of its search tool, made once.
+	search    sync.Once
+	searchVal T
+	searchErr error
 }
 
 // NewConverter returns a Converter over core that converts a definition
 // with conv.
-func NewConverter[T any](core *Core, conv func(model.Definition) (T, error)) *Converter[T] {
-	return &Converter[T]{core: core, conv: conv}
+func NewConverter[T any](core *Core, conv func(*Core, model.Definition) (T, error)) *Converter[T] {
+	return &Converter[T]{core: core, base: core, conv: conv, cache: new(Cache[T])}
+}
+
+// For returns the converter of the view view (made by the Disclosed of
+// c's core), which shares c's cache.
+func (c *Converter[T]) For(view *Core) *Converter[T] {
+	return &Converter[T]{core: view, base: c.base, conv: c.conv, cache: c.cache}
 }
 
 // Of returns the conversions of defs, in order. Definitions that cannot be
@@ -88,28 +129,55 @@ func NewConverter[T any](core *Core, conv func(model.Definition) (T, error)) *Co
 // naming its tool; the others are returned. The values are cached (see
 // [Cache]) and shared.
 func (c *Converter[T]) Of(defs []model.Definition) ([]T, error) {
-	return c.cache.Convert(defs, c.conv)
+	return c.cache.Convert(defs, func(d model.Definition) (T, error) { return c.conv(c.base, d) })
 }
 
 // Current returns the conversions of the definitions of the items the
-// filter keeps, as of the toolkit's current state. Definitions that cannot
-// be built or converted are left out and reported in the error (joined);
-// the others are returned.
+// filter keeps, as of the toolkit's current state (in a view, the
+// disclosure's: the search tool first). Definitions that cannot be built
+// or converted are left out and reported in the error (joined); the
+// others are returned.
 func (c *Converter[T]) Current(ctx context.Context) ([]T, error) {
 	defs, err := c.core.Definitions(ctx)
 	if defs == nil && err != nil {
 		return nil, err
 	}
-	out, cerr := c.Of(defs)
-	return out, errors.Join(err, cerr)
+	var out []T
+	var serr error
+	if c.core.loaded != nil && len(defs) > 0 && c.core.Disclosure.IsSearch(model.ToolCall{Name: defs[0].Name}) {
+		// The search tool's value runs through this view (its calls load
+		// into the view's Loaded), so it is this view's own.
+		c.search.Do(func() {
+			c.searchVal, c.searchErr = c.conv(c.core, defs[0])
+			if c.searchErr != nil {
+				c.searchErr = fmt.Errorf("tool %q: %w", defs[0].Name, c.searchErr)
+			}
+		})
+		if serr = c.searchErr; serr == nil {
+			out = append(out, c.searchVal)
+		}
+		defs = defs[1:]
+	}
+	rest, cerr := c.Of(defs)
+	if out == nil {
+		return rest, errors.Join(err, cerr)
+	}
+	return append(out, rest...), errors.Join(err, serr, cerr)
 }
 
-// Dispatch runs calls and hands every result to the OnResult hook.
+// Dispatch runs calls and hands every result to the OnResult hook. In a
+// Disclosed view, the search tool's calls are answered by the
+// disclosure, and what they find is loaded.
 func (c *Core) Dispatch(ctx context.Context, calls []model.ToolCall) []model.Result {
 	if len(calls) == 0 {
 		return nil
 	}
-	res := c.Dispatcher.Dispatch(ctx, calls...)
+	var res []model.Result
+	if c.loaded != nil {
+		res = c.Disclosure.Dispatch(ctx, c.Dispatcher, c.loaded, calls...)
+	} else {
+		res = c.Dispatcher.Dispatch(ctx, calls...)
+	}
 	if c.onResult != nil {
 		for _, r := range res {
 			c.onResult(ctx, r)
@@ -128,14 +196,15 @@ type Cache[T any] struct {
 }
 
 type cached[T any] struct {
-	desc   string
-	params []byte
-	strict bool
-	v      T
+	desc     string
+	params   []byte
+	strict   bool
+	deferred bool
+	v        T
 }
 
 func (e cached[T]) matches(d model.Definition) bool {
-	return e.desc == d.Description && e.strict == d.Strict && bytes.Equal(e.params, d.Parameters)
+	return e.desc == d.Description && e.strict == d.Strict && e.deferred == d.Deferred && bytes.Equal(e.params, d.Parameters)
 }
 
 // Convert returns the conversions of defs, in order. Definitions conv
@@ -164,7 +233,7 @@ func (c *Cache[T]) Convert(defs []model.Definition, conv func(model.Definition) 
 			continue
 		}
 		out[i], have[i] = v, true
-		fresh[d.Name] = cached[T]{desc: d.Description, params: d.Parameters, strict: d.Strict, v: v}
+		fresh[d.Name] = cached[T]{desc: d.Description, params: d.Parameters, strict: d.Strict, deferred: d.Deferred, v: v}
 	}
 	if len(fresh) > 0 {
 		c.mu.Lock()

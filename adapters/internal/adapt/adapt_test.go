@@ -188,7 +188,7 @@ func TestConverter(t *testing.T) {
 	var seen []string
 	c := NewCore(tk, adapter.WithOnResult(func(_ context.Context, r model.Result) { seen = append(seen, r.Name) }))
 	calls := 0
-	conv := NewConverter(c, func(d model.Definition) (string, error) {
+	conv := NewConverter(c, func(_ *Core, d model.Definition) (string, error) {
 		calls++
 		return "converted " + d.Name, nil
 	})
@@ -216,13 +216,13 @@ func TestConverter(t *testing.T) {
 	}
 
 	errConv := errors.New("conversion failed")
-	failing := NewConverter(c, func(model.Definition) (string, error) { return "", errConv })
+	failing := NewConverter(c, func(*Core, model.Definition) (string, error) { return "", errConv })
 	if got, err := failing.Current(ctx); !errors.Is(err, errConv) || !strings.Contains(err.Error(), `"out"`) || len(got) != 0 {
 		t.Errorf("Current = %v, %v; want nothing and the conversion's error naming the tool", got, err)
 	}
 
 	c = NewCore(tk, adapter.WithFilter(model.Filter{Names: []string{"none"}}))
-	got, err := NewConverter(c, func(model.Definition) (string, error) { return "", errConv }).Current(ctx)
+	got, err := NewConverter(c, func(*Core, model.Definition) (string, error) { return "", errConv }).Current(ctx)
 	if err != nil || len(got) != 0 {
 		t.Errorf("Current with a filter that keeps nothing = %v, %v", got, err)
 	}
@@ -287,5 +287,81 @@ func TestWebImages(t *testing.T) {
 	}
 	if m.accepts("image/png", 11) || m.accepts("image/tiff", 1) {
 		t.Error("WebImages accepts a part beyond its limit or type")
+	}
+}
+
+// TestConverterViews checks the Disclosed views of a core: each view's
+// search tool is converted with the view's own core (its calls load into
+// the view's Loaded) and once per view; the other tools are converted
+// once for all views and the adapter, with the adapter's core; a search
+// in one view loads nothing into another.
+func TestConverterViews(t *testing.T) {
+	ctx := context.Background()
+	tk, err := toolkit.New(toolkit.WithTool(&outTool{res: resource.Must("out", "x")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCore(tk, adapter.WithDisclosure(model.WithAlways(model.Filter{Names: []string{"none"}})))
+	type value struct {
+		name string
+		core *Core
+	}
+	conversions := map[string]int{}
+	var mu sync.Mutex
+	conv := NewConverter(c, func(core *Core, d model.Definition) (value, error) {
+		mu.Lock()
+		conversions[d.Name]++
+		mu.Unlock()
+		return value{d.Name, core}, nil
+	})
+	if all, err := conv.Current(ctx); err != nil || len(all) != 1 || all[0].name != "out" || all[0].core != c {
+		t.Fatalf("the adapter's tools: %v, %v", all, err)
+	}
+
+	var la, lb model.Loaded
+	a, b := c.Disclosed(&la), c.Disclosed(&lb)
+	ca, cb := conv.For(a), conv.For(b)
+	for range 2 {
+		got, err := ca.Current(ctx)
+		if err != nil || len(got) != 1 || got[0].name != model.DefaultSearchToolName || got[0].core != a {
+			t.Fatalf("view a before a search: %v, %v", got, err)
+		}
+	}
+	if rs := a.Dispatch(ctx, []model.ToolCall{ToolCall("1", model.DefaultSearchToolName, []byte(`{"query":"out"}`))}); len(rs) != 1 || rs[0].IsError {
+		t.Fatalf("search: %+v", rs)
+	}
+	got, err := ca.Current(ctx)
+	if err != nil || len(got) != 2 || got[1].name != "out" || got[1].core != c {
+		t.Fatalf("view a after its search: %v, %v", got, err)
+	}
+	if got, err := cb.Current(ctx); err != nil || len(got) != 1 || got[0].core != b {
+		t.Errorf("view b after a's search: %v, %v", got, err)
+	}
+	if len(lb.Names()) != 0 {
+		t.Errorf("b loaded %v", lb.Names())
+	}
+	if conversions["out"] != 1 || conversions[model.DefaultSearchToolName] != 2 {
+		t.Errorf("conversions %v, want out once and the search tool once per view", conversions)
+	}
+}
+
+// TestDisclosedFilter checks that a view's search finds only the tools
+// the adapter's filter keeps, unless the disclosure says otherwise.
+func TestDisclosedFilter(t *testing.T) {
+	ctx := context.Background()
+	tk, err := toolkit.New(toolkit.WithTool(&outTool{res: resource.Must("out", "x")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := []model.ToolCall{ToolCall("1", model.DefaultSearchToolName, []byte(`{"query":"out"}`))}
+	hidden := model.Filter{Exclude: []string{"out"}}
+	var l model.Loaded
+	NewCore(tk, adapter.WithFilter(hidden)).Disclosed(&l).Dispatch(ctx, search)
+	if len(l.Names()) != 0 {
+		t.Errorf("the search found %v, which the filter leaves out", l.Names())
+	}
+	NewCore(tk, adapter.WithFilter(hidden), adapter.WithDisclosure(model.WithSearchable(model.Filter{}))).Disclosed(&l).Dispatch(ctx, search)
+	if got := l.Names(); len(got) != 1 || got[0] != "out" {
+		t.Errorf("with WithSearchable the search found %v", got)
 	}
 }

@@ -66,7 +66,7 @@ func TestHostileSchemas(t *testing.T) {
 		&schemaTool{name: "deep", in: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"x": deep}}},
 	}
 	c := NewCore(&withItems{Toolkit: tk, extra: hostile})
-	conv := NewConverter(c, func(d model.Definition) (string, error) {
+	conv := NewConverter(c, func(_ *Core, d model.Definition) (string, error) {
 		_, err := OpenAIFunction(model.OpenAIChat, d)
 		return d.Name, err
 	})
