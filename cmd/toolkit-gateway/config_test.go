@@ -211,6 +211,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("servers:\n  - name: a\n    command: [go, run, .]\n    env: {A: b}\n    tools: {deny: ['[']}\n"))
 	f.Add([]byte("listen: :0\ntransport: stdio\nprompts: .\n"))
 	f.Add([]byte("- a\n"))
+	f.Add([]byte("servers:\n  - name: a\n    command: [x]\n    upstream_sessions: per_client\n    max_upstream_sessions: 99999999999999999999\n"))
+	f.Add([]byte("stateless: true\nservers:\n  - name: a\n    url: http://x/\n    upstream_sessions: [per_client]\n"))
 	f.Add([]byte("auth:\n  bearer: {tokens_env: HOME}\n  jwt: {jwks_url: 'https://a/j', issuer: x, audience: 'https://g/mcp', algorithms: [none]}\n"))
 	f.Add([]byte("servers:\n  - name: a\n    url: http://x/\n    oauth: {grant: client_credentials, client_id: c, redirect_url: 'http://[::1]:0/callback'}\n"))
 	f.Add([]byte("policy:\n  default: ask\n  rules:\n    - {name: r, effect: deny, principals: ['jwt:*'], tools: ['a*b?'], annotations: {destructive: true}, arguments: [{path: /a/0, matches: 'x*'}]}\n"))
