@@ -28,7 +28,8 @@ type Client interface {
 	Done() <-chan struct{}
 	// OnRootsChanged calls f, in a goroutine of its own, each time the
 	// client says its roots changed (notifications/roots/list_changed),
-	// until the returned function is called.
+	// until the returned function is called. Notifications that come
+	// while f runs may make it run once for all of them.
 	OnRootsChanged(f func()) (stop func())
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -122,8 +123,33 @@ type clientHandle struct {
 	watchers map[*rootsWatcher]struct{}
 }
 
-// rootsWatcher is one OnRootsChanged registration.
-type rootsWatcher struct{ f func() }
+// rootsWatcher is one OnRootsChanged registration. However many
+// notifications a client sends, a watcher runs f in at most one goroutine
+// at a time, once more after the last notification that came while it
+// ran: a flood of them costs no goroutine each.
+type rootsWatcher struct {
+	f       func()
+	running atomic.Bool
+	dirty   atomic.Bool
+}
+
+// kick runs f, or makes the running f run once more.
+func (w *rootsWatcher) kick() {
+	w.dirty.Store(true)
+	if !w.running.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		for {
+			w.dirty.Store(false)
+			w.f()
+			w.running.Store(false)
+			if !w.dirty.Load() || !w.running.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	}()
+}
 
 var _ bridge.Client = (*clientHandle)(nil)
 
@@ -133,7 +159,8 @@ func (h *clientHandle) Done() <-chan struct{} { return h.done }
 func (h *clientHandle) end() { h.once.Do(func() { close(h.done) }) }
 
 // OnRootsChanged calls f, in a goroutine, each time the client says its
-// roots changed, until stop is called.
+// roots changed, until stop is called; notifications that come while f
+// runs make it run once more after, not once each.
 func (h *clientHandle) OnRootsChanged(f func()) (stop func()) {
 	w := &rootsWatcher{f: f}
 	h.mu.Lock()
@@ -148,13 +175,9 @@ func (h *clientHandle) OnRootsChanged(f func()) (stop func()) {
 
 func (h *clientHandle) rootsChanged() {
 	h.mu.Lock()
-	fs := make([]func(), 0, len(h.watchers))
+	defer h.mu.Unlock()
 	for w := range h.watchers {
-		fs = append(fs, w.f)
-	}
-	h.mu.Unlock()
-	for _, f := range fs {
-		go f()
+		w.kick()
 	}
 }
 
