@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
 )
 
@@ -46,18 +47,10 @@ func TestPerClientStdioSessionsLeaveNothing(t *testing.T) {
 		o.clientClosed = func() { closed <- struct{}{} }
 		return nil
 	})
-	ready := make(chan struct{}, 1)
-	d.Events = func(e toolkit.ConnectorEvent) {
-		if e.Kind == toolkit.ConnectorEventToolListChanged {
-			select {
-			case ready <- struct{}{}:
-			default:
-			}
-		}
-	}
 	tk, err := toolkit.New(toolkit.WithDelegate(d))
 	mustNotErr(t, err)
-	srv, err := mcpserver.New(tk, nil, mcpserver.WithClientSessions(d))
+	started := make(chan struct{}, 1)
+	srv, err := mcpserver.New(tk, nil, mcpserver.WithClientSessions(d, startedObserver(started)))
 	mustNotErr(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	runDone := make(chan error, 1)
@@ -67,8 +60,36 @@ func TestPerClientStdioSessionsLeaveNothing(t *testing.T) {
 		cancel()
 		mustNotErr(t, <-runDone)
 	}()
+	// A client that watches the list sees when the server offers the
+	// upstream's tools; its session starts before the connector exists,
+	// so it has no upstream session of its own.
+	changed := make(chan struct{}, 1)
+	pt, ps := sdk.NewInMemoryTransports()
+	pctx, stopProbe := context.WithCancel(context.Background())
+	probeServed := make(chan struct{})
+	go func() { _ = srv.Run(pctx, ps); close(probeServed) }()
+	probe, err := sdk.NewClient(&sdk.Implementation{Name: "probe", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	}).Connect(context.Background(), pt, &sdk.ClientSessionOptions{ProtocolVersion: DefaultProtocolVersion})
+	mustNotErr(t, err)
+	<-started
 	mustNotErr(t, tk.AddConnectorNS("up", stdioURL(t, testserver.StdioServe)))
-	<-ready
+	for listed := false; !listed; {
+		<-changed
+		res, err := probe.ListTools(context.Background(), nil)
+		mustNotErr(t, err)
+		for _, tl := range res.Tools {
+			listed = listed || tl.Name == "pid"
+		}
+	}
+	probe.Close()
+	stopProbe()
+	<-probeServed
 	shared, err := callPid(func(ctx context.Context) (string, error) {
 		r, err := tk.Call(ctx, "up.pid")
 		if err != nil {
@@ -171,4 +192,15 @@ func openFDs(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(es)
+}
+
+// startedObserver is a bridge.ClientObserver that signals each client
+// session that starts on ch, when ch has room.
+type startedObserver chan struct{}
+
+func (ch startedObserver) ClientStarted(context.Context, bridge.Client) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
 	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
 )
 
@@ -98,20 +99,17 @@ func startPerClientGateway(t *testing.T, max int, url string, opts ...mcp.Option
 	if err != nil {
 		t.Fatal(err)
 	}
-	ready := make(chan struct{}, 1)
-	d.Events = func(e toolkit.ConnectorEvent) {
-		if e.Kind == toolkit.ConnectorEventToolListChanged {
-			select {
-			case ready <- struct{}{}:
-			default:
-			}
-		}
-	}
 	tk, err := toolkit.New(toolkit.WithDelegate(d))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcpserver.New(tk, nil, mcpserver.WithClientSessions(d))
+	started := make(chan struct{}, 16)
+	srv, err := mcpserver.New(tk, nil, mcpserver.WithClientSessions(d, observer(func() {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+	})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,12 +123,43 @@ func startPerClientGateway(t *testing.T, max int, url string, opts ...mcp.Option
 			t.Error(err)
 		}
 	})
+	g := &perClientGateway{tk: tk, srv: srv, d: d}
+	// A client that watches the list sees when the server offers the
+	// upstream's tools.
+	changed := make(chan struct{}, 1)
+	probe := g.connect(t, sdk.NewClient(&sdk.Implementation{Name: "probe", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	}))
+	// The probe's session started before the connector exists: it gets
+	// no upstream session of its own.
+	<-started
 	if err := tk.AddConnectorNS("up", url); err != nil {
 		t.Fatal(err)
 	}
-	<-ready
-	return &perClientGateway{tk: tk, srv: srv, d: d}
+	for {
+		<-changed
+		res, err := probe.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(res.Tools, func(tl *sdk.Tool) bool { return tl.Name == "roots" || tl.Name == "pid" }) {
+			break
+		}
+	}
+	probe.Close()
+	return g
 }
+
+// observer is a bridge.ClientObserver calling f for each client session
+// that starts.
+type observer func()
+
+func (f observer) ClientStarted(context.Context, bridge.Client) { f() }
 
 // connect connects a go-sdk client to the gateway over an in-memory
 // transport.
@@ -292,4 +321,38 @@ func connectorOf(t *testing.T, g *perClientGateway) *mcp.Connector {
 		t.Fatalf("%T is not a remote tool", item)
 	}
 	return c
+}
+
+// TestPerClientReopensDroppedSession: when the server drops a client's
+// upstream session, the client's next call opens another, which carries
+// the client's roots again; the client is never served by the shared
+// session meanwhile.
+func TestPerClientReopensDroppedSession(t *testing.T) {
+	checkLeaks(t)
+	up := newRootsServer()
+	m := testserver.NewMemory(up.Server)
+	t.Cleanup(m.Close)
+	g := startPerClientGateway(t, 2, "memory://up", mcp.OptDialer(m.Dial))
+	a := g.connect(t, sampler("A", nil, "file:///a"))
+	<-up.seen
+	m.Drop() // every upstream session, the shared one too
+	if _, err := callText(t, a, "roots"); err != nil {
+		t.Fatalf("A's call after its session was dropped: %v", err)
+	}
+	if got := <-up.seen; !slices.Equal(got, []string{"file:///a"}) {
+		t.Fatalf("A's new upstream session learned %v", got)
+	}
+	if got, err := callText(t, a, "roots"); err != nil || got != "file:///a" {
+		t.Errorf("A's roots on its new session = %q, %v", got, err)
+	}
+	if _, opened := connectorOf(t, g).ClientSessions(); opened != 2 {
+		t.Errorf("%d sessions opened for A, want 2", opened)
+	}
+}
+
+// TestOptPerClientRefusesNegative: a negative maximum is a bad option.
+func TestOptPerClientRefusesNegative(t *testing.T) {
+	if _, err := mcp.New("http://x/mcp", "c", "1", mcp.OptPerClient(-1)); !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptPerClient") {
+		t.Errorf("OptPerClient(-1): %v", err)
+	}
 }
