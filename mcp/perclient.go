@@ -221,6 +221,9 @@ func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 		}
 	}()
 	l, err := c.dialWith(dctx, up.sdk)
+	if err == nil {
+		c.askLogLevel(dctx, l)
+	}
 	cancel()
 	up.l, up.err = l, toolkit.RedactError(err)
 	close(up.ready)
@@ -432,4 +435,16 @@ func answerFor[PP sdk.Params, H, R any](c *Connector, up *clientUpstream, ctx co
 	}
 	var zero R
 	return zero, c.refuse(kind, 0)
+}
+
+// askLogLevel asks the server of l for OptLogLevel's log messages, as the
+// connector's own session does, when the server logs.
+func (c *Connector) askLogLevel(ctx context.Context, l *live) {
+	init := l.sess.InitializeResult()
+	if c.o.logLevel == "" || init == nil || init.Capabilities == nil || init.Capabilities.Logging == nil {
+		return
+	}
+	if err := l.sess.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: sdk.LoggingLevel(c.o.logLevel)}); err != nil {
+		c.logger.Debug("server refused the log level", "error", err)
+	}
 }
