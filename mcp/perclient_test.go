@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
@@ -61,6 +62,14 @@ func newRootsServer() *rootsServer {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(s.roots[req.Session], " ")}}}, nil
+	})
+	s.AddTool(toolDef("ask"), func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "who?", RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}})
+		if err != nil {
+			return nil, err
+		}
+		name, _ := res.Content["name"].(string)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Action + " " + name}}}, nil
 	})
 	s.AddTool(toolDef("sample"), func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		res, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 10, Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}})
@@ -216,6 +225,41 @@ func sampler(name string, barrier *sync.WaitGroup, roots ...string) *sdk.Client 
 		c.AddRoots(&sdk.Root{URI: r})
 	}
 	return c
+}
+
+// asker is a client whose elicitation answers give its name, once every
+// asker sharing its barrier has been asked.
+func asker(name string, barrier *sync.WaitGroup) *sdk.Client {
+	return sdk.NewClient(&sdk.Implementation{Name: name, Version: "1"}, &sdk.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			barrier.Done()
+			barrier.Wait()
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": name}}, nil
+		},
+	})
+}
+
+// TestPerClientElicitation: two clients' concurrent elicitation requests
+// are each asked of their own client.
+func TestPerClientElicitation(t *testing.T) {
+	checkLeaks(t)
+	up := newRootsServer()
+	m := testserver.NewMemory(up.Server)
+	t.Cleanup(m.Close)
+	g := startPerClientGateway(t, 4, "memory://up", mcp.OptDialer(m.Dial))
+	var barrier sync.WaitGroup
+	barrier.Add(2)
+	sessions := []*sdk.ClientSession{g.connect(t, asker("A", &barrier)), g.connect(t, asker("B", &barrier))}
+	var wg sync.WaitGroup
+	got := make([]string, 2)
+	errs := make([]error, 2)
+	for i, cs := range sessions {
+		wg.Go(func() { got[i], errs[i] = callText(t, cs, "ask") })
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil || got[0] != "accept A" || got[1] != "accept B" {
+		t.Errorf("concurrent elicitation: A got %q (%v), B got %q (%v)", got[0], errs[0], got[1], errs[1])
+	}
 }
 
 // TestPerClientRootsAndSampling: with OptPerClient each client of a
