@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -165,6 +166,9 @@ servers:
 		t.Errorf("B reading A's new root: %v, want access denied", err)
 	}
 
+	if n := children(t, g.cmd.Process.Pid); n != 3 {
+		t.Errorf("the gateway has %d child processes, want 3 (the shared server, A's and B's)", n)
+	}
 	if open, opened, ok := g.clientSessions(t, "fs"); !ok || open != 2 || opened != 2 {
 		t.Errorf("health: client sessions %d open, %d opened (%v); want 2, 2", open, opened, ok)
 	}
@@ -180,6 +184,9 @@ servers:
 	g.waitLog(t, from, func(r map[string]any) bool { return r["msg"] == "client's upstream session closed" })
 	if open, _, _ := g.clientSessions(t, "fs"); open != 1 {
 		t.Errorf("health after B left: %d client sessions open, want 1", open)
+	}
+	if n := children(t, g.cmd.Process.Pid); n != 2 {
+		t.Errorf("after B left the gateway has %d child processes, want 2", n)
 	}
 }
 
@@ -260,4 +267,31 @@ func (g *gatewayProcess) waitCount(t *testing.T, from, n int, match func(map[str
 			t.Fatalf("timed out waiting for %d log records (saw %d)", n, seen)
 		}
 	}
+}
+
+// children counts the processes whose parent is pid (Linux /proc; the
+// test is skipped elsewhere).
+func children(t *testing.T, pid int) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	n := 0
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces; it ends at the last ')'.
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			n++
+		}
+	}
+	return n
 }
