@@ -76,6 +76,9 @@ type perClient struct {
 	by     map[bridge.Client]*clientUpstream
 	opened atomic.Int64 // sessions opened since the connector was made
 	wg     sync.WaitGroup
+
+	warned   time.Time // last "no upstream session" line (warn)
+	unwarned int       // refusals not logged since
 }
 
 // clientUpstream is the upstream session of one client.
@@ -124,8 +127,33 @@ func (c *Connector) ClientStarted(_ context.Context, cl bridge.Client) {
 		return
 	}
 	if _, err := c.openClient(cl); err != nil {
-		c.logger.Warn("no upstream session for a client", "error", err)
+		c.pc.warn(c, err)
 	}
+}
+
+// warnEvery is the least time between two log lines saying that clients
+// got no upstream session: a flood of sessions beyond the limit makes one
+// line a minute, with how many there were.
+const warnEvery = time.Minute
+
+// warn logs that a client got no upstream session, at most once every
+// warnEvery.
+func (p *perClient) warn(c *Connector, err error) {
+	p.mu.Lock()
+	now := time.Now()
+	if !p.warned.IsZero() && now.Sub(p.warned) < warnEvery {
+		p.unwarned++
+		p.mu.Unlock()
+		return
+	}
+	more := p.unwarned
+	p.warned, p.unwarned = now, 0
+	p.mu.Unlock()
+	args := []any{"error", err}
+	if more > 0 {
+		args = append(args, "refused_since_last", more)
+	}
+	c.logger.Warn("no upstream session for a client", args...)
 }
 
 var _ bridge.ClientObserver = (*Connector)(nil)
@@ -230,7 +258,7 @@ func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 	if err != nil {
 		c.pc.remove(up)
 		if ctx.Err() == nil {
-			c.logger.Warn("opening a client's upstream session failed", "error", up.err)
+			c.pc.warn(c, up.err)
 		}
 		if c.o.clientClosed != nil {
 			c.o.clientClosed()
