@@ -176,7 +176,7 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 	}
 	defer release()
 	for try := 0; ; try++ {
-		l, err := c.acquire(ctx)
+		l, err := c.acquireFor(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
 // Connector is a toolkit.Connector for one remote MCP server. Create it with
@@ -24,6 +25,7 @@ type Connector struct {
 	o      options
 	logger *slog.Logger
 	client *sdk.Client
+	impl   *sdk.Implementation // how the connector names itself to servers
 
 	httpClient *http.Client
 	ownHTTP    *http.Transport // closed when Run returns; nil with OptHTTPClient
@@ -70,6 +72,10 @@ type Connector struct {
 	// roots of OptRoots or OptRootSet in the SDK client (roots.go).
 	reqs  serverRequests
 	roots rootsMirror
+
+	// pc holds the upstream sessions of each client (OptPerClient,
+	// perclient.go); nil without it.
+	pc *perClient
 }
 
 // Signals for Connector.pending.
@@ -139,6 +145,7 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 	}
 	c.state = toolkit.ConnectorState{URL: ep.display, Status: toolkit.StatusConnecting}
 	c.snap.Store(&catalog{})
+	c.impl = &sdk.Implementation{Name: clientName, Version: clientVersion}
 	copts := &sdk.ClientOptions{
 		Logger:                      c.logger,
 		Capabilities:                &sdk.ClientCapabilities{},
@@ -150,9 +157,12 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		ProgressNotificationHandler: c.handleProgress,
 	}
 	c.setupServerRequests(copts)
-	c.client = sdk.NewClient(&sdk.Implementation{Name: clientName, Version: clientVersion}, copts)
+	c.client = sdk.NewClient(c.impl, copts)
 	c.client.AddReceivingMiddleware(c.receiving)
 	c.initRoots()
+	if o.perClient > 0 {
+		c.pc = &perClient{max: o.perClient, by: map[bridge.Client]*clientUpstream{}}
+	}
 	return c, nil
 }
 
@@ -213,6 +223,9 @@ func (c *Connector) suspectCurrent(reason error) {
 // lost tells the supervisor that the session l is gone; callers wait for
 // the next session at once.
 func (c *Connector) lost(l *live, reason error) {
+	if c.pc.lose(l) {
+		return
+	}
 	c.mu.Lock()
 	current := c.cur == l
 	if current {

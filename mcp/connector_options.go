@@ -74,6 +74,7 @@ type options struct {
 	dialer             func(context.Context) (sdk.Transport, error)
 	oauth              *oauthSetup      // OptOAuth and its kin (oauth.go)
 	oauthAllow         *oauth.AllowList // OptOAuthAllow
+	perClient          int              // OptPerClient: the most client sessions; 0 without it
 
 	// Hooks for tests: each backoff delay, the end of each refresh, and a
 	// call starting to wait for a session.
@@ -83,6 +84,9 @@ type options struct {
 	// queued is called when a call starts waiting for a slot
 	// (OptMaxConcurrency).
 	queued func()
+	// clientClosed is called when a client's upstream session
+	// (OptPerClient) is closed and its process, if any, reaped.
+	clientClosed func()
 
 	// kickFloor is the least time between a failed attempt and the next
 	// one that a waiting call may bring forward.

@@ -3,9 +3,12 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
 // Delegate is a ready toolkit.ToolkitDelegate for applications without one
@@ -23,9 +26,24 @@ type Delegate struct {
 	Options []Option
 	// Events, if set, receives the events the toolkit forwards to OnEvent.
 	Events func(toolkit.ConnectorEvent)
+
+	// clients are the connectors made with OptPerClient, told of each
+	// client session that starts (ClientStarted); nil in a Delegate not
+	// made by NewDelegate.
+	clients *connectorSet
 }
 
-var _ toolkit.ToolkitDelegate = (*Delegate)(nil)
+// connectorSet is the connectors of a Delegate made with OptPerClient,
+// until they stop.
+type connectorSet struct {
+	mu    sync.Mutex
+	conns []*Connector
+}
+
+var (
+	_ toolkit.ToolkitDelegate = (*Delegate)(nil)
+	_ bridge.ClientObserver   = (*Delegate)(nil)
+)
 
 // NewDelegate returns a Delegate whose connectors identify themselves as
 // clientName and clientVersion and are made with opts, the options of New,
@@ -37,7 +55,7 @@ func NewDelegate(clientName, clientVersion string, opts ...Option) (*Delegate, e
 	if _, err := applyOptions(opts); err != nil {
 		return nil, err
 	}
-	return &Delegate{ClientName: clientName, ClientVersion: clientVersion, Options: opts}, nil
+	return &Delegate{ClientName: clientName, ClientVersion: clientVersion, Options: opts, clients: &connectorSet{}}, nil
 }
 
 // OnEvent hands the event to d.Events, if set.
@@ -77,5 +95,32 @@ func (d *Delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEve
 	if err != nil {
 		return nil, err
 	}
+	if s := d.clients; s != nil && c.pc != nil {
+		s.mu.Lock()
+		s.conns = append(s.conns, c)
+		s.mu.Unlock()
+	}
 	return c, nil
+}
+
+// ClientStarted tells each connector the delegate made with OptPerClient
+// that a client's session started, so that it opens the client's upstream
+// session at once (see [Connector.ClientStarted]). Give the delegate to
+// the server face (mcpserver.WithClientSessions) to make it so. It makes
+// the delegate a [bridge.ClientObserver]. A Delegate not made by
+// NewDelegate tells no connector: their clients' sessions open at their
+// first call.
+func (d *Delegate) ClientStarted(ctx context.Context, cl bridge.Client) {
+	s := d.clients
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	// A connector that stopped was removed from its toolkit: forget it.
+	s.conns = slices.DeleteFunc(s.conns, func(c *Connector) bool { return c.State().Status == toolkit.StatusStopped })
+	conns := slices.Clone(s.conns)
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.ClientStarted(ctx, cl)
+	}
 }

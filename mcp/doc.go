@@ -278,6 +278,23 @@
 // requests, which the gateway does not bridge yet): the connector's own
 // handler answers, or the upstream's request is refused saying so.
 //
+// # Per-client upstream sessions
+//
+// A connector shares one upstream session among all its callers. With
+// OptPerClient each client of a server face (a [bridge.Client]: a
+// gateway's downstream session, kept by mcpserver.WithClientSessions)
+// gets an upstream session of its own (for a stdio server, its own
+// process), opened when the client's session starts ([Delegate] and
+// [Connector] are [bridge.ClientObserver]s) or at its first call, and
+// closed when the client's session ends or the connector stops. There
+// the connector advertises what the client offers, answers roots/list
+// with that client's roots, passes its notifications/roots/list_changed
+// on, and sends the server's sampling and elicitation requests to it. At
+// most OptPerClient's maximum are open at once; beyond it a client's calls
+// fail with [ErrTooManyClientSessions]. The listing, subscriptions, and
+// calls without a client session (in-process, stateless HTTP) stay on the
+// connector's own session; [Connector.ClientSessions] counts the others.
+//
 // # Tasks
 //
 // A server may declare that a tool may or must run as a task

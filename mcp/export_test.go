@@ -11,3 +11,12 @@ func NewTaskServerForTest(support map[string]string) (*sdk.Server, func(tool str
 
 // TaskSupportOfTools is what the tools of NewTaskServerForTest declare.
 var TaskSupportOfTools = taskSupportOfTools
+
+// ConnectorOfForTest returns the connector of a remote tool.
+func ConnectorOfForTest(v any) (*Connector, bool) {
+	t, ok := v.(*remoteTool)
+	if !ok {
+		return nil, false
+	}
+	return t.c, true
+}

@@ -43,6 +43,7 @@ func (c *Connector) Run(ctx context.Context) error {
 	}
 	c.adoptNamespace(ctx)
 	defer c.watchRoots()()
+	defer c.pc.run(ctx)()
 	c.mu.Lock()
 	c.stopped = false
 	c.mu.Unlock()

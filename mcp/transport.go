@@ -179,7 +179,11 @@ func (t *trackedTransport) closeConn() {
 }
 
 // dial makes one connection attempt, trying each transport the URL allows.
-func (c *Connector) dial(ctx context.Context) (*live, error) {
+func (c *Connector) dial(ctx context.Context) (*live, error) { return c.dialWith(ctx, c.client) }
+
+// dialWith is dial with the SDK client cl: the connector's own, or that of
+// one client's upstream session (perclient.go).
+func (c *Connector) dialWith(ctx context.Context, cl *sdk.Client) (*live, error) {
 	switch {
 	case c.o.dialer != nil:
 		t, err := c.o.dialer(ctx)
@@ -192,7 +196,7 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 			cp.Reader = newClampCloser(iot.Reader, false)
 			t = &cp
 		}
-		return c.handshake(ctx, t, "custom", nil)
+		return c.handshake(ctx, cl, t, "custom", nil)
 	case c.ep.kind == endpointStdio:
 		st := &stdioTransport{
 			scan:      c,
@@ -201,7 +205,7 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 			maxLine:   c.o.maxMessage,
 			terminate: c.o.terminateTimeout,
 		}
-		l, err := c.handshake(ctx, st, "stdio", st)
+		l, err := c.handshake(ctx, cl, st, "stdio", st)
 		if err != nil {
 			st.close()
 			if exitErr := st.exitError(); exitErr != nil {
@@ -210,10 +214,10 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 		}
 		return l, err
 	case c.ep.kind == endpointSSE:
-		return c.dialSSE(ctx)
+		return c.dialSSE(ctx, cl)
 	}
 	if c.preferSSE.Load() {
-		l, err := c.dialSSE(ctx)
+		l, err := c.dialSSE(ctx, cl)
 		if err == nil || ctx.Err() != nil {
 			return l, err
 		}
@@ -230,7 +234,7 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 		MaxEventSize: c.o.maxMessage,
 		OAuthHandler: c.oauthHandler(ctx),
 	}
-	l, err := c.handshake(ctx, t, "streamable", nil)
+	l, err := c.handshake(ctx, cl, t, "streamable", nil)
 	if err == nil {
 		c.preferSSE.Store(false)
 		return l, nil
@@ -239,7 +243,7 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 		return nil, err
 	}
 	c.logger.Debug("streamable HTTP refused, trying the SSE transport", "status", rec.Load(), "error", err)
-	l, sseErr := c.dialSSE(ctx)
+	l, sseErr := c.dialSSE(ctx, cl)
 	if sseErr != nil {
 		return nil, fmt.Errorf("streamable HTTP: %v; SSE: %w", err, sseErr)
 	}
@@ -247,7 +251,7 @@ func (c *Connector) dial(ctx context.Context) (*live, error) {
 	return l, nil
 }
 
-func (c *Connector) dialSSE(ctx context.Context) (*live, error) {
+func (c *Connector) dialSSE(ctx context.Context, cl *sdk.Client) (*live, error) {
 	hc := c.httpClientWith(nil)
 	if h := c.oauthHandler(ctx); h != nil {
 		bt := &oauth.Transport{Handler: h, Base: hc.Transport}
@@ -261,7 +265,7 @@ func (c *Connector) dialSSE(ctx context.Context) (*live, error) {
 		HTTPClient:   hc,
 		MaxEventSize: c.o.maxMessage,
 	}
-	return c.handshake(ctx, &detachedTransport{Transport: t}, "sse", nil)
+	return c.handshake(ctx, cl, &detachedTransport{Transport: t}, "sse", nil)
 }
 
 // detachedTransport connects with a context that outlives the connection
@@ -336,10 +340,11 @@ func (c *cancelConn) Close() error {
 	return err
 }
 
-// handshake connects the client over t and starts watching the session.
-func (c *Connector) handshake(ctx context.Context, t sdk.Transport, kind string, st *stdioTransport) (*live, error) {
+// handshake connects the SDK client cl over t and starts watching the
+// session.
+func (c *Connector) handshake(ctx context.Context, cl *sdk.Client, t sdk.Transport, kind string, st *stdioTransport) (*live, error) {
 	tt := &trackedTransport{Transport: t}
-	sess, err := c.client.Connect(ctx, tt, &sdk.ClientSessionOptions{ProtocolVersion: c.o.protocolVersion})
+	sess, err := cl.Connect(ctx, tt, &sdk.ClientSessionOptions{ProtocolVersion: c.o.protocolVersion})
 	if err != nil {
 		tt.closeConn()
 		return nil, err

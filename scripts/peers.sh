@@ -44,6 +44,7 @@ version="$("$node" --version)" || die "$node does not run"
 
 for entry in \
 	node_modules/@modelcontextprotocol/server-everything/dist/index.js \
+	node_modules/@modelcontextprotocol/server-filesystem/dist/index.js \
 	node_modules/@modelcontextprotocol/conformance/dist/index.js \
 	node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js; do
 	[[ -f "$entry" ]] || die "missing $entry"

@@ -149,6 +149,19 @@ type Server struct {
 	MaxResultBytes int64 `yaml:"max_result_bytes"`
 	// OAuth authorizes the gateway to a server that asks for OAuth.
 	OAuth *OAuth `yaml:"oauth"`
+	// UpstreamSessions is "shared" (the default: one upstream session
+	// serves every client) or "per_client": each client session gets an
+	// upstream session of its own (for a command, a process of its own),
+	// opened when the client's session starts and closed when it ends,
+	// which offers the server that client's roots and sends it the
+	// server's sampling and elicitation requests (mcp.OptPerClient).
+	// Needs client sessions: not with stateless.
+	UpstreamSessions string `yaml:"upstream_sessions"`
+	// MaxUpstreamSessions bounds the per_client upstream sessions open at
+	// once (default 100, at most maxUpstreamSessionsLimit); a client
+	// beyond it has its calls to the server refused with an error naming
+	// the limit.
+	MaxUpstreamSessions int `yaml:"max_upstream_sessions"`
 
 	endpoint string // the connector URL, from URL or Command
 	line     int    // where the entry starts, for messages
@@ -175,8 +188,18 @@ type ToolFilter struct {
 	Deny  []string `yaml:"deny"`
 }
 
+// Values of Server.UpstreamSessions.
+const (
+	upstreamShared    = "shared"
+	upstreamPerClient = "per_client"
+)
+
 // Endpoint returns the URL the gateway connects to.
 func (s Server) Endpoint() string { return s.endpoint }
+
+// perClient reports whether each client gets an upstream session of its
+// own.
+func (s Server) perClient() bool { return s.UpstreamSessions == upstreamPerClient }
 
 // sameAs reports whether s and o describe the same upstream the same way,
 // wherever they sit in their files.

@@ -136,6 +136,9 @@ func (v *validator) check(c *Config) {
 		s := &c.Servers[i]
 		s.line = lineOf(v.root, "servers", i)
 		v.checkServer(s, i)
+		if s.perClient() && c.Stateless {
+			v.fail("per_client needs client sessions, which a stateless gateway has none of: use shared, or stateless: false", "servers", i, "upstream_sessions")
+		}
 		if j, dup := names[s.Name]; dup && s.Name != "" {
 			v.fail(fmt.Sprintf("%q is already the name of servers[%d]", s.Name, j), "servers", i, "name")
 		} else {
@@ -158,6 +161,10 @@ const (
 	maxResultBytesLimit  = 1 << 30 // 1 GiB
 	maxDuration          = 7 * 24 * time.Hour
 )
+
+// maxUpstreamSessionsLimit bounds max_upstream_sessions: each may be a
+// process.
+const maxUpstreamSessionsLimit = 10_000
 
 // isLoopback reports whether addr (host:port) listens on loopback only:
 // localhost or a loopback IP. An empty host or an unspecified address
@@ -276,6 +283,7 @@ func (v *validator) checkServer(s *Server, i int) {
 		v.fail(fmt.Sprintf("%d is out of range: use 0 (no limit) to %d", s.MaxConcurrency, maxConcurrencyLimit), at("max_concurrency")...)
 	}
 	v.checkOAuth(s, i)
+	v.checkUpstreamSessions(s, at)
 	if s.MaxResultBytes < 0 {
 		v.fail("must not be negative", at("max_result_bytes")...)
 	} else if s.MaxResultBytes > maxResultBytesLimit {
@@ -349,4 +357,25 @@ func (v *validator) checkCommand(s *Server, at func(...any) []any) {
 		return
 	}
 	s.endpoint = u
+}
+
+// checkUpstreamSessions checks upstream_sessions and
+// max_upstream_sessions, and sets the default of the latter.
+func (v *validator) checkUpstreamSessions(s *Server, at func(...any) []any) {
+	switch s.UpstreamSessions {
+	case "":
+		s.UpstreamSessions = upstreamShared
+	case upstreamShared, upstreamPerClient:
+	default:
+		v.fail(fmt.Sprintf("%q: use %s or %s", s.UpstreamSessions, upstreamShared, upstreamPerClient), at("upstream_sessions")...)
+		return
+	}
+	switch {
+	case s.MaxUpstreamSessions != 0 && !s.perClient():
+		v.fail("goes with upstream_sessions: per_client", at("max_upstream_sessions")...)
+	case s.MaxUpstreamSessions < 0 || s.MaxUpstreamSessions > maxUpstreamSessionsLimit:
+		v.fail(fmt.Sprintf("%d is out of range: use 1 to %d (default %d)", s.MaxUpstreamSessions, maxUpstreamSessionsLimit, mcp.DefaultMaxClientSessions), at("max_upstream_sessions")...)
+	case s.perClient() && s.MaxUpstreamSessions == 0:
+		s.MaxUpstreamSessions = mcp.DefaultMaxClientSessions
+	}
 }

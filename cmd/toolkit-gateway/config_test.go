@@ -121,7 +121,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"syntax", "servers:\n  - name: a\n   url: x\n", []string{"gw.yaml:1: did not find expected"}},
 		{"syntax tab", "servers:\n\t- name: a\n", []string{"gw.yaml:2: "}},
 		{"unknown top field", "listen: 127.0.0.1:1\nlisten_addr: x\n", []string{"gw.yaml:2: listen_addr: unknown field (known: listen, transport, path, stateless, session_timeout, idle_timeout, read_timeout, max_sessions, max_sessions_per_principal, max_session_calls, sse_path, qualified_names, tool_search, health_listen, startup_wait, metrics, prompts, auth, allow_unauthenticated, token_dir, policy, rate_limits, pins_file, audit_log, servers)"}},
-		{"unknown server field", "servers:\n  - name: a\n    urll: http://x/\n", []string{"gw.yaml:3: servers[0].urll: unknown field (known: name, url, command, env, dir, headers, timeouts, tools, max_concurrency, max_result_bytes, oauth)"}},
+		{"unknown server field", "servers:\n  - name: a\n    urll: http://x/\n", []string{"gw.yaml:3: servers[0].urll: unknown field (known: name, url, command, env, dir, headers, timeouts, tools, max_concurrency, max_result_bytes, oauth, upstream_sessions, max_upstream_sessions)"}},
 		{"unknown timeout", "servers:\n  - name: a\n    url: http://x/\n    timeouts: {connect: 1s, read: 2s}\n", []string{"gw.yaml:4: servers[0].timeouts.read: unknown field (known: connect, call, reconnect, backoff_max)"}},
 		{"bad duration", "servers:\n  - name: a\n    url: http://x/\n    timeouts:\n      connect: soon\n",
 			[]string{`gw.yaml:5: servers[0].timeouts.connect: cannot use "soon" as a duration`}},
@@ -174,6 +174,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{"max_concurrency not a number", "servers:\n  - name: a\n    url: http://x/\n    max_concurrency: many\n", []string{`gw.yaml:4: servers[0].max_concurrency: cannot use "many" as`}},
 		{"bad pattern", "servers:\n  - name: a\n    url: http://x/\n    tools:\n      deny: [ok, '[']\n", []string{`gw.yaml:5: servers[0].tools.deny[1]: "[" is not a glob pattern`}},
 		{"several", "transport: x\nlisten: y\n", []string{"gw.yaml:1: transport", "gw.yaml:2: listen"}},
+		{"unknown upstream_sessions", "servers:\n  - name: a\n    url: http://x/\n    upstream_sessions: per_user\n", []string{`gw.yaml:4: servers[0].upstream_sessions: "per_user": use shared or per_client`}},
+		{"max_upstream_sessions shared", "servers:\n  - name: a\n    url: http://x/\n    max_upstream_sessions: 3\n", []string{"gw.yaml:4: servers[0].max_upstream_sessions: goes with upstream_sessions: per_client"}},
+		{"max_upstream_sessions huge", "servers:\n  - name: a\n    url: http://x/\n    upstream_sessions: per_client\n    max_upstream_sessions: 100000\n", []string{"gw.yaml:5: servers[0].max_upstream_sessions: 100000 is out of range: use 1 to 10000"}},
+		{"max_upstream_sessions negative", "servers:\n  - name: a\n    url: http://x/\n    upstream_sessions: per_client\n    max_upstream_sessions: -1\n", []string{"gw.yaml:5: servers[0].max_upstream_sessions: -1 is out of range"}},
+		{"per_client stateless", "stateless: true\nservers:\n  - name: a\n    url: http://x/\n    upstream_sessions: per_client\n", []string{"gw.yaml:5: servers[0].upstream_sessions: per_client needs client sessions"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseConfig("gw.yaml", []byte(tc.yaml))
@@ -206,6 +211,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("servers:\n  - name: a\n    command: [go, run, .]\n    env: {A: b}\n    tools: {deny: ['[']}\n"))
 	f.Add([]byte("listen: :0\ntransport: stdio\nprompts: .\n"))
 	f.Add([]byte("- a\n"))
+	f.Add([]byte("servers:\n  - name: a\n    command: [x]\n    upstream_sessions: per_client\n    max_upstream_sessions: 99999999999999999999\n"))
+	f.Add([]byte("stateless: true\nservers:\n  - name: a\n    url: http://x/\n    upstream_sessions: [per_client]\n"))
 	f.Add([]byte("auth:\n  bearer: {tokens_env: HOME}\n  jwt: {jwks_url: 'https://a/j', issuer: x, audience: 'https://g/mcp', algorithms: [none]}\n"))
 	f.Add([]byte("servers:\n  - name: a\n    url: http://x/\n    oauth: {grant: client_credentials, client_id: c, redirect_url: 'http://[::1]:0/callback'}\n"))
 	f.Add([]byte("policy:\n  default: ask\n  rules:\n    - {name: r, effect: deny, principals: ['jwt:*'], tools: ['a*b?'], annotations: {destructive: true}, arguments: [{path: /a/0, matches: 'x*'}]}\n"))
@@ -222,4 +229,22 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("error does not name the file: %v", err)
 		}
 	})
+}
+
+// TestParseConfigUpstreamSessions: upstream_sessions is shared unless
+// the file says per_client, whose maximum defaults to the connector's.
+func TestParseConfigUpstreamSessions(t *testing.T) {
+	cfg, err := parseConfig("gw.yaml", []byte("servers:\n  - name: a\n    url: http://x/\n  - name: b\n    url: http://y/\n    upstream_sessions: per_client\n  - name: c\n    url: http://z/\n    upstream_sessions: per_client\n    max_upstream_sessions: 7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		mode string
+		max  int
+	}{{"shared", 0}, {"per_client", mcp.DefaultMaxClientSessions}, {"per_client", 7}} {
+		s := cfg.Servers[i]
+		if s.UpstreamSessions != want.mode || s.MaxUpstreamSessions != want.max {
+			t.Errorf("servers[%d]: %s, %d; want %s, %d", i, s.UpstreamSessions, s.MaxUpstreamSessions, want.mode, want.max)
+		}
+	}
 }

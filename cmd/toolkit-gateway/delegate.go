@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp"
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/store"
 )
 
@@ -42,10 +43,14 @@ type delegate struct {
 	tk *toolkit.Toolkit
 
 	mu         sync.Mutex
-	namespaces map[string]string // connector URL → namespace, once known
+	namespaces map[string]string         // connector URL → namespace, once known
+	conns      map[string]*mcp.Connector // MCP connectors by URL, until removed
 }
 
-var _ toolkit.ToolkitDelegate = (*delegate)(nil)
+var (
+	_ toolkit.ToolkitDelegate = (*delegate)(nil)
+	_ bridge.ClientObserver   = (*delegate)(nil)
+)
 
 // OnEvent receives the toolkit's list-change and resource-update events.
 func (d *delegate) OnEvent(ev toolkit.ConnectorEvent) {
@@ -89,6 +94,14 @@ func (d *delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEve
 	if err != nil {
 		return nil, err
 	}
+	if mc, ok := c.(*mcp.Connector); ok {
+		d.mu.Lock()
+		if d.conns == nil {
+			d.conns = make(map[string]*mcp.Connector)
+		}
+		d.conns[url] = mc
+		d.mu.Unlock()
+	}
 	if d.wrap != nil {
 		return d.wrap(url, c), nil
 	}
@@ -120,4 +133,45 @@ func (d *delegate) namespace(url string) string {
 		}
 	}
 	return url
+}
+
+// forget drops the connector of a removed upstream.
+func (d *delegate) forget(url string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.conns, url)
+}
+
+// ClientStarted tells every upstream with per_client sessions that a
+// client's session started: each opens the client's upstream session.
+func (d *delegate) ClientStarted(ctx context.Context, cl bridge.Client) {
+	d.mu.Lock()
+	conns := make([]*mcp.Connector, 0, len(d.conns))
+	for _, c := range d.conns {
+		conns = append(conns, c)
+	}
+	d.mu.Unlock()
+	for _, c := range conns {
+		c.ClientStarted(ctx, cl)
+	}
+}
+
+// upstreamSessions counts the per-client upstream sessions of one
+// upstream.
+type upstreamSessions struct {
+	Open   int   `json:"open"`
+	Opened int64 `json:"opened"`
+}
+
+// clientSessions returns the per-client upstream sessions of the upstream
+// at url, or false when it has none (shared).
+func (d *delegate) clientSessions(url string) (upstreamSessions, bool) {
+	d.mu.Lock()
+	c := d.conns[url]
+	d.mu.Unlock()
+	if c == nil {
+		return upstreamSessions{}, false
+	}
+	open, opened := c.ClientSessions()
+	return upstreamSessions{Open: open, Opened: opened}, true
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -63,6 +64,7 @@ type gateway struct {
 	file   string
 	logger *slog.Logger
 	tk     *toolkit.Toolkit
+	d      *delegate
 	srv    *mcpserver.Server
 	meters *gatewayMetrics // nil unless metrics are on
 	auth   *authenticator  // nil unless auth is configured
@@ -71,6 +73,9 @@ type gateway struct {
 	audit  *rotatingFile   // the audit log; nil unless configured
 
 	pins *policy.FileStore // the pins file's store, watched; nil without one
+	// clientSessions: the server keeps its clients' sessions
+	// (mcpserver.WithClientSessions), which per_client upstreams need.
+	clientSessions bool
 
 	mu        sync.Mutex
 	cfg       *Config           // the configuration in force
@@ -136,7 +141,20 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		g.meters.shutdown()
 		return nil, err
 	}
-	d.tk, g.tk = tk, tk
+	d.tk, g.tk, g.d = tk, tk, d
+	if slices.ContainsFunc(cfg.Servers, Server.perClient) {
+		// Each client session is known, so per_client upstreams open
+		// theirs as it starts.
+		opts = append(opts, mcpserver.WithClientSessions(d))
+		g.clientSessions = true
+	}
+	if g.meters != nil {
+		if err := g.meters.observeUpstreamSessions(g.upstreamSessionCounts); err != nil {
+			g.closeAudit()
+			g.meters.shutdown()
+			return nil, err
+		}
+	}
 
 	if cfg.QualifiedNames {
 		opts = append(opts, mcpserver.WithQualifiedNames())
@@ -227,7 +245,7 @@ func (g *gateway) run(ctx context.Context) error {
 	}
 
 	cfg := g.config()
-	health := healthHandler(g.tk.Connectors)
+	health := healthHandler(g.tk.Connectors, g.upstreamSessionsOf)
 	switch cfg.Transport {
 	case "stdio":
 		serve(func() error { return g.srv.ServeStdio(serveCtx) })
@@ -319,6 +337,9 @@ func (g *gateway) config() *Config {
 
 // add registers an upstream with the toolkit.
 func (g *gateway) add(s Server) error {
+	if s.perClient() && !g.clientSessions {
+		g.logger.Warn("upstream_sessions: per_client needs a restart when no upstream had it at start: until then the upstream's session is shared", "namespace", s.Name)
+	}
 	if o := s.OAuth; o != nil && o.Grant == grantAuthorizationCode {
 		// The redirect listener is made now, so that an address in use
 		// is an error of this upstream.
@@ -344,6 +365,7 @@ func (g *gateway) remove(s Server) {
 	if err := g.tk.RemoveConnector(s.endpoint); err != nil {
 		g.logger.Warn("removing upstream", "namespace", s.Name, "error", err)
 	}
+	g.d.forget(s.endpoint)
 	g.mu.Lock()
 	delete(g.upstreams, s.endpoint)
 	g.mu.Unlock()
@@ -474,6 +496,9 @@ func (g *gateway) connectorOptions(endpoint string) []mcp.Option {
 	if n := s.MaxResultBytes; n > 0 {
 		opts = append(opts, mcp.OptMaxResultBytes(n))
 	}
+	if s.perClient() {
+		opts = append(opts, mcp.OptPerClient(s.MaxUpstreamSessions))
+	}
 	oauth, err := g.oauthOptions(s)
 	if err != nil {
 		// add made the redirect listener: not expected.
@@ -489,4 +514,30 @@ func (g *gateway) wrapConnector(endpoint string, c toolkit.Connector) toolkit.Co
 		return c
 	}
 	return &filtered{Connector: c, filter: s.Tools, timeout: s.Timeouts.Call}
+}
+
+// upstreamSessionsOf counts the client sessions of the upstream at url
+// when it has per_client sessions; nil otherwise.
+func (g *gateway) upstreamSessionsOf(url string) *upstreamSessions {
+	s, ok := g.upstream(url)
+	if !ok || !s.perClient() {
+		return nil
+	}
+	n, ok := g.d.clientSessions(url)
+	if !ok {
+		return nil
+	}
+	return &n
+}
+
+// upstreamSessionCounts returns, by namespace, the client sessions of the
+// upstreams with per_client sessions.
+func (g *gateway) upstreamSessionCounts() map[string]upstreamSessions {
+	out := map[string]upstreamSessions{}
+	for _, st := range g.tk.Connectors() {
+		if n := g.upstreamSessionsOf(st.URL); n != nil {
+			out[st.Namespace] = *n
+		}
+	}
+	return out
 }

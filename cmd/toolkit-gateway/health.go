@@ -57,12 +57,17 @@ type upstreamHealth struct {
 	Namespace string `json:"namespace"`
 	Status    string `json:"status"`
 	URL       string `json:"url"`
+	// ClientSessions counts the upstream sessions of clients of a
+	// per_client upstream: open now, and opened since the gateway
+	// started. Absent for a shared upstream.
+	ClientSessions *upstreamSessions `json:"client_sessions,omitempty"`
 }
 
 // healthHandler serves the state of every upstream as JSON, with status
 // 200 when all of them are ready and 503 otherwise, so that a load
-// balancer or an orchestrator can act on it.
-func healthHandler(states func() []toolkit.ConnectorState) http.Handler {
+// balancer or an orchestrator can act on it. sessions, if set, counts the
+// client sessions of an upstream by URL (nil for a shared one).
+func healthHandler(states func() []toolkit.ConnectorState, sessions ...func(url string) *upstreamSessions) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !readOnly(w, r) {
 			return
@@ -70,11 +75,15 @@ func healthHandler(states func() []toolkit.ConnectorState) http.Handler {
 		report := healthReport{Status: "ok", Upstreams: []upstreamHealth{}}
 		code := http.StatusOK
 		for _, st := range states() {
-			report.Upstreams = append(report.Upstreams, upstreamHealth{
+			uh := upstreamHealth{
 				Namespace: st.Namespace,
 				Status:    st.Status.String(),
 				URL:       healthURL(st.URL),
-			})
+			}
+			for _, f := range sessions {
+				uh.ClientSessions = f(st.URL)
+			}
+			report.Upstreams = append(report.Upstreams, uh)
 			if st.Status != toolkit.StatusReady {
 				report.Status, code = "degraded", http.StatusServiceUnavailable
 			}

@@ -117,3 +117,27 @@ func TestLivez(t *testing.T) {
 		t.Errorf("POST /livez = %d, want 405", rec.Code)
 	}
 }
+
+// TestHealthClientSessions: a per_client upstream's report counts its
+// client sessions; a shared one's has none.
+func TestHealthClientSessions(t *testing.T) {
+	states := []toolkit.ConnectorState{
+		{Namespace: "fs", URL: "stdio:fs", Status: toolkit.StatusReady},
+		{Namespace: "web", URL: "http://web/mcp", Status: toolkit.StatusReady},
+	}
+	sessions := func(url string) *upstreamSessions {
+		if url == "stdio:fs" {
+			return &upstreamSessions{Open: 3, Opened: 9}
+		}
+		return nil
+	}
+	rec := httptest.NewRecorder()
+	healthHandler(func() []toolkit.ConnectorState { return states }, sessions).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	body := rec.Body.String()
+	if !strings.Contains(body, `"namespace":"fs","status":"ready","url":"stdio:fs","client_sessions":{"open":3,"opened":9}}`) {
+		t.Errorf("the per_client upstream's sessions are not reported: %s", body)
+	}
+	if strings.Count(body, "client_sessions") != 1 {
+		t.Errorf("a shared upstream reports client sessions: %s", body)
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/otlptranslator"
+	"go.opentelemetry.io/otel/attribute"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
@@ -41,4 +43,42 @@ func (m *gatewayMetrics) shutdown() {
 	if m != nil {
 		m.provider.Shutdown(context.Background())
 	}
+}
+
+// Instruments of the gateway itself.
+const (
+	// meterName names the gateway's own meter.
+	meterName = "github.com/llmkit/toolkit/cmd/toolkit-gateway"
+	// metricUpstreamSessions counts the open upstream sessions of clients
+	// of each per_client upstream (toolkit_gateway_upstream_sessions in
+	// Prometheus).
+	metricUpstreamSessions = "toolkit.gateway.upstream_sessions"
+	// metricUpstreamSessionsOpened counts those opened since the gateway
+	// started (toolkit_gateway_upstream_sessions_opened_total).
+	metricUpstreamSessionsOpened = "toolkit.gateway.upstream_sessions.opened"
+)
+
+// observeUpstreamSessions reports, at each collection, the client
+// sessions counts returns by namespace.
+func (m *gatewayMetrics) observeUpstreamSessions(counts func() map[string]upstreamSessions) error {
+	meter := m.provider.Meter(meterName)
+	open, err := meter.Int64ObservableGauge(metricUpstreamSessions, metric.WithUnit("{session}"),
+		metric.WithDescription("Upstream sessions of clients open, by per_client upstream."))
+	if err != nil {
+		return err
+	}
+	opened, err := meter.Int64ObservableCounter(metricUpstreamSessionsOpened, metric.WithUnit("{session}"),
+		metric.WithDescription("Upstream sessions of clients opened since the gateway started, by per_client upstream."))
+	if err != nil {
+		return err
+	}
+	_, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		for ns, n := range counts() {
+			attrs := metric.WithAttributes(attribute.String("toolkit.namespace", ns))
+			o.ObserveInt64(open, int64(n.Open), attrs)
+			o.ObserveInt64(opened, n.Opened, attrs)
+		}
+		return nil
+	}, open, opened)
+	return err
 }

@@ -14,6 +14,11 @@
 //   - [ServerRequestHandler]: a toolkit session that can answer the
 //     sampling and elicitation requests a remote server sends while one of
 //     its tools runs for the session's caller.
+//   - [Client], [ClientCarrier] and [ClientObserver]: the session of one
+//     client of a server face, which outlives its calls, so a connector
+//     can keep an upstream session of that client's own (its roots, its
+//     sampling and elicitation) and open it as the client's session
+//     starts.
 //   - [TypedReader]: a resource that learns its content's MIME type only
 //     when read (a remote resource), so the server passes that type on.
 //   - [LogForwarder]: a session that takes an upstream server's log

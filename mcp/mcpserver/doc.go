@@ -220,11 +220,23 @@
 // during a request), makes these methods fail with an error wrapping
 // toolkit.ErrNotImplemented; the connector then answers with its own
 // handlers (mcp.OptSamplingHandler, mcp.OptElicitationHandler,
-// mcp.OptRoots) when it has them. A client's
+// mcp.OptRoots) when it has them. Without WithClientSessions a client's
 // notifications/roots/list_changed is not passed upstream: an upstream
 // server that asks for roots during a call gets those of that call's
 // client as they are then. [RunPromptWithSampling] and [SamplingDelegate]
 // run the toolkit's prompts on the client's model.
+//
+// With [WithClientSessions] the server also keeps a [bridge.Client] for
+// each client session that starts (stdio, stateful HTTP, legacy SSE; once
+// the client sent notifications/initialized, so a client speaking
+// 2026-07-28 has none, nor has a stateless HTTP request): its calls'
+// sessions carry it ([bridge.ClientCarrier]), it asks the client for
+// sampling, elicitation and roots outside any call, passes on the
+// client's notifications/roots/list_changed, and says when the session
+// ends. Its observers (an mcp.Delegate) hear of each session as it
+// starts: a connector made with mcp.OptPerClient opens that client's
+// upstream session there and then, so the upstream's initialize already
+// sees the client's roots. Each kept session costs one goroutine.
 //
 // # Policy
 //

@@ -63,6 +63,7 @@ func (s *Server) callTool(ctx context.Context, key string, structured bool, req 
 	markAudited(ctx)
 	input := argsInput(args)
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
+	sess.clients = s.clients
 	cctx := withPrincipal(toolkit.ContextWithSession(ctx, sess), req.Extra)
 	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
 	out, err := s.tk.Call(cctx, item.Value, input)
@@ -174,6 +175,7 @@ func (s *Server) getPrompt(ctx context.Context, key string, req *sdk.GetPromptRe
 		return nil, invalidParams("prompt %q: %v", req.Params.Name, err)
 	}
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
+	sess.clients = s.clients
 	cctx := toolkit.ContextWithSession(ctx, sess)
 	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
 	rendered, err := r.Render(cctx, input)
@@ -291,6 +293,7 @@ func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadReso
 		return nil, sdk.ResourceNotFoundError(req.Params.URI)
 	}
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
+	sess.clients = s.clients
 	cctx := toolkit.ContextWithSession(ctx, sess)
 	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
 	typ := r.Type()

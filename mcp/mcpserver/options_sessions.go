@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
 // DefaultSessionTimeout is how long a stateful HTTP session may go without
@@ -26,6 +27,9 @@ const CodeTooManyCalls = -32029
 type sessionConfig struct {
 	maxCalls    int
 	maxCallsSet bool
+
+	clients   bool                    // WithClientSessions (clients.go)
+	observers []bridge.ClientObserver // told of each session that starts
 }
 
 // limit returns the per-session limit in force; 0 means none.

@@ -55,6 +55,7 @@ type Server struct {
 	calls   *callTracker  // calls.go
 	subs    subscriptions // what each session follows (subscriptions.go)
 	search  *toolSearch   // WithToolSearch; nil without it (toolsearch.go)
+	clients *clientTable  // WithClientSessions; nil without it (clients.go)
 
 	refusals metric.Int64Counter // sessions refused by a ceiling (metrics.go); nil without metrics
 }
@@ -93,7 +94,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		s.namers[k] = newNamer(kinds[k].uris, cfg.qualify, cfg.sep)
 		s.regs[k] = map[string]registration{}
 	}
-	s.server = sdk.NewServer(impl, &sdk.ServerOptions{
+	sopts := &sdk.ServerOptions{
 		Instructions:       cfg.instructions,
 		Logger:             cfg.sdkLogger,
 		PageSize:           cfg.pageSize,
@@ -108,7 +109,12 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 			Prompts:     &sdk.PromptCapabilities{ListChanged: true},
 			Resources:   &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
-	})
+	}
+	if cfg.sessions.clients {
+		s.clients = newClientTable(cfg.sessions.observers)
+		sopts.InitializedHandler, sopts.RootsListChangedHandler = s.clients.started, s.clients.rootsChanged
+	}
+	s.server = sdk.NewServer(impl, sopts)
 	s.calls = newCallTracker(cfg.sessions.limit())
 	s.server.AddReceivingMiddleware(s.auditMiddleware, s.calls.middleware, sessionSlotMiddleware, s.policyMiddleware)
 	for _, t := range cfg.templates {
@@ -172,6 +178,7 @@ func (s *Server) Close() error {
 		s.unmeter()
 	}
 	s.calls.cancelAll()
+	s.clients.close()
 	var errs []error
 	for ss := range s.server.Sessions() {
 		if err := ss.Close(); err != nil {

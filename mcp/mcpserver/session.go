@@ -27,6 +27,8 @@ type serverSession struct {
 	extra *sdk.RequestExtra
 	proto string // negotiated protocol version
 
+	clients *clientTable // the server's, with WithClientSessions (clients.go)
+
 	once   sync.Once
 	logger *slog.Logger
 

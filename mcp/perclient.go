@@ -1,0 +1,478 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/bridge"
+)
+
+// DefaultMaxClientSessions is the most upstream sessions a connector made
+// with OptPerClient(0) keeps open at once.
+const DefaultMaxClientSessions = 100
+
+// ErrTooManyClientSessions, message "unavailable: too many client
+// sessions", is wrapped by the error of a call refused because its
+// connector already keeps the most upstream sessions OptPerClient allows
+// for other clients. It also matches [toolkit.ErrUnavailable].
+var ErrTooManyClientSessions = fmt.Errorf("%w: too many client sessions", errs.ErrUnavailable)
+
+// OptPerClient gives each client of an MCP server face (a gateway's
+// downstream session, a [bridge.Client]) an upstream session of its own,
+// at most max at once (0: DefaultMaxClientSessions): for a stdio server,
+// a process of its own. The session is opened when the client's session
+// starts (the server face made with mcpserver.WithClientSessions tells a
+// [Delegate], which tells its connectors: see [Connector.ClientStarted]),
+// or at the latest at the client's first call, and closed when the
+// client's session ends (the server face closes idle sessions) or the
+// connector stops; a session the server drops is opened again at the
+// client's next call. Nothing of one client's session serves another.
+//
+// On that session the connector advertises what the client offers:
+// roots/list is answered with the client's own roots, asked of the client
+// each time, and the client's notifications/roots/list_changed are passed
+// on, so a server that takes its directories from its client's roots
+// (the reference filesystem server, say) works in each client's own;
+// sampling and elicitation requests go to that client (the call they came
+// for, else the client's session), so concurrent requests of several
+// clients never need telling apart. The connector's own handlers
+// (OptSamplingHandler, OptElicitationHandler, OptRoots) answer what the
+// client cannot.
+//
+// The connector's own session still runs: the tools, prompts and resources
+// listed are its (one listing, however many clients), subscriptions and
+// list changes go through it, and calls whose caller has no client
+// session (an in-process call, a stateless HTTP request) are made on it.
+// A server that lists differently for each client is seen through its
+// shared listing. A call beyond max client sessions is refused at once
+// with an error wrapping ErrTooManyClientSessions that names the limit.
+func OptPerClient(max int) Option {
+	return func(o *options) error {
+		if err := errs.AtLeast("OptPerClient", max, 0); err != nil {
+			return err
+		}
+		o.perClient = max
+		if max == 0 {
+			o.perClient = DefaultMaxClientSessions
+		}
+		return nil
+	}
+}
+
+// perClient holds a connector's upstream session of each client.
+type perClient struct {
+	max int
+
+	mu     sync.Mutex
+	ctx    context.Context // Run's; nil while the connector does not run
+	by     map[bridge.Client]*clientUpstream
+	opened atomic.Int64 // sessions opened since the connector was made
+	wg     sync.WaitGroup
+
+	warned   time.Time // last "no upstream session" line (warn)
+	unwarned int       // refusals not logged since
+}
+
+// clientUpstream is the upstream session of one client.
+type clientUpstream struct {
+	client bridge.Client
+	sdk    *sdk.Client
+
+	ready chan struct{} // closed once l or err is set
+	l     *live
+	err   error
+
+	lost      chan struct{} // closed when a call found the session broken
+	lostOnce  sync.Once
+	rootsFlip bool // guarded by rootsMu: the marker root is present
+	rootsMu   sync.Mutex
+}
+
+// run starts the per-client sessions' life with Run's ctx; the function
+// it returns, when Run ends, closes every one of them and waits until
+// they are closed.
+func (p *perClient) run(ctx context.Context) func() {
+	if p == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	p.mu.Lock()
+	p.ctx = ctx
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		p.ctx = nil
+		p.mu.Unlock()
+		cancel()
+		p.wg.Wait()
+	}
+}
+
+// ClientStarted opens, in the background, the upstream session of a client
+// whose session has just started, so that the server's initialize already
+// sees the client's roots. It does nothing unless the connector was made
+// with OptPerClient and runs, or when the client has a session already;
+// beyond the limit of OptPerClient the client's calls are refused. It
+// makes the connector a [bridge.ClientObserver].
+func (c *Connector) ClientStarted(_ context.Context, cl bridge.Client) {
+	if c.pc == nil || cl == nil {
+		return
+	}
+	if _, err := c.openClient(cl); err != nil {
+		c.pc.warn(c, err)
+	}
+}
+
+// warnEvery is the least time between two log lines saying that clients
+// got no upstream session: a flood of sessions beyond the limit makes one
+// line a minute, with how many there were.
+const warnEvery = time.Minute
+
+// warn logs that a client got no upstream session, at most once every
+// warnEvery.
+func (p *perClient) warn(c *Connector, err error) {
+	p.mu.Lock()
+	now := time.Now()
+	if !p.warned.IsZero() && now.Sub(p.warned) < warnEvery {
+		p.unwarned++
+		p.mu.Unlock()
+		return
+	}
+	more := p.unwarned
+	p.warned, p.unwarned = now, 0
+	p.mu.Unlock()
+	args := []any{"error", err}
+	if more > 0 {
+		args = append(args, "refused_since_last", more)
+	}
+	c.logger.Warn("no upstream session for a client", args...)
+}
+
+var _ bridge.ClientObserver = (*Connector)(nil)
+
+// ClientSessions returns how many upstream sessions of clients
+// (OptPerClient) are open or opening, and how many were opened since the
+// connector was made.
+func (c *Connector) ClientSessions() (open int, opened int64) {
+	if c.pc == nil {
+		return 0, 0
+	}
+	c.pc.mu.Lock()
+	defer c.pc.mu.Unlock()
+	return len(c.pc.by), c.pc.opened.Load()
+}
+
+// clientOf returns the client whose call ctx is, or nil.
+func clientOf(ctx context.Context) bridge.Client {
+	cc, ok := toolkit.SessionAs[bridge.ClientCarrier](toolkit.SessionFromContext(ctx))
+	if !ok {
+		return nil
+	}
+	return cc.Client()
+}
+
+// acquireFor returns the session a call made in ctx goes on: the
+// upstream session of its client with OptPerClient, opened if needed,
+// else the connector's own (acquire).
+func (c *Connector) acquireFor(ctx context.Context) (*live, error) {
+	if c.pc == nil {
+		return c.acquire(ctx)
+	}
+	cl := clientOf(ctx)
+	if cl == nil {
+		return c.acquire(ctx)
+	}
+	up, err := c.openClient(cl)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-up.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if up.err != nil {
+		return nil, fmt.Errorf("%w: server %s: the client's session: %v", errs.ErrUnavailable, c.serverName(), up.err)
+	}
+	return up.l, nil
+}
+
+// openClient returns the upstream session of cl, starting to open it when
+// it has none.
+func (c *Connector) openClient(cl bridge.Client) (*clientUpstream, error) {
+	p := c.pc
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if up := p.by[cl]; up != nil {
+		return up, nil
+	}
+	if p.ctx == nil {
+		return nil, fmt.Errorf("%w: connector %s is not running", errs.ErrClosed, c.label())
+	}
+	select {
+	case <-cl.Done():
+		return nil, fmt.Errorf("%w: the client's session has ended", errs.ErrClosed)
+	default:
+	}
+	if len(p.by) >= p.max {
+		return nil, fmt.Errorf("%w: server %s has %d client sessions open, the most allowed (OptPerClient, max_upstream_sessions): retry when one has ended", ErrTooManyClientSessions, c.serverName(), p.max)
+	}
+	up := &clientUpstream{client: cl, ready: make(chan struct{}), lost: make(chan struct{})}
+	up.sdk = c.clientSDK(up)
+	p.by[cl] = up
+	p.opened.Add(1)
+	p.wg.Add(1)
+	go c.serveClient(p.ctx, up)
+	return up, nil
+}
+
+// serveClient opens the upstream session of up and keeps it until its
+// client's session ends, the server drops it, a call finds it broken or
+// the connector stops; then it closes it (reaping a stdio server).
+func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
+	defer c.pc.wg.Done()
+	dctx, cancel := context.WithTimeout(ctx, c.o.connectTimeout)
+	go func() {
+		// A client that leaves while its session opens ends the attempt.
+		select {
+		case <-up.client.Done():
+			cancel()
+		case <-dctx.Done():
+		}
+	}()
+	l, err := c.dialWith(dctx, up.sdk)
+	if err == nil {
+		c.askLogLevel(dctx, l)
+	}
+	cancel()
+	up.l, up.err = l, toolkit.RedactError(err)
+	close(up.ready)
+	if err != nil {
+		c.pc.remove(up)
+		if ctx.Err() == nil {
+			c.pc.warn(c, up.err)
+		}
+		if c.o.clientClosed != nil {
+			c.o.clientClosed()
+		}
+		return
+	}
+	c.logger.Debug("client's upstream session opened", "transport", l.transport)
+	stop := up.client.OnRootsChanged(func() { c.clientRootsChanged(up) })
+	var why string
+	select {
+	case <-up.client.Done():
+		why = "the client's session ended"
+	case <-ctx.Done():
+		why = "the connector stopped"
+	case <-l.done:
+		why = "the server closed the session"
+	case <-l.exited():
+		why = "the server exited"
+	case <-up.lost:
+		why = "the session broke"
+	}
+	stop()
+	c.pc.remove(up)
+	l.close()
+	c.logger.Debug("client's upstream session closed", "reason", why)
+	if c.o.clientClosed != nil {
+		c.o.clientClosed()
+	}
+}
+
+// remove forgets up, when it is still the session of its client.
+func (p *perClient) remove(up *clientUpstream) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.by[up.client] == up {
+		delete(p.by, up.client)
+	}
+}
+
+// lose reports whether l is a client's upstream session, which is then
+// closed: the client's next call opens another.
+func (p *perClient) lose(l *live) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	var found *clientUpstream
+	for _, up := range p.by {
+		select {
+		case <-up.ready:
+			if up.l == l {
+				found = up
+			}
+		default:
+		}
+	}
+	if found != nil {
+		delete(p.by, found.client)
+	}
+	p.mu.Unlock()
+	if found == nil {
+		return false
+	}
+	found.lostOnce.Do(func() { close(found.lost) })
+	return true
+}
+
+// rootsMarker is a root the SDK client of a client's upstream session
+// holds and drops in turn so that the SDK sends
+// notifications/roots/list_changed on that session alone: the connector
+// answers roots/list itself, so the SDK client's own roots are never seen.
+const rootsMarker = "file:///.toolkit-roots-changed"
+
+// clientRootsChanged tells a client's upstream server that the client's
+// roots changed.
+func (c *Connector) clientRootsChanged(up *clientUpstream) {
+	up.rootsMu.Lock()
+	defer up.rootsMu.Unlock()
+	if up.rootsFlip {
+		up.sdk.RemoveRoots(rootsMarker)
+	} else {
+		up.sdk.AddRoots(&sdk.Root{URI: rootsMarker})
+	}
+	up.rootsFlip = !up.rootsFlip
+}
+
+// clientSDK returns the SDK client of up's upstream session: it
+// advertises what up's client offers, and sends that client the server's
+// requests.
+func (c *Connector) clientSDK(up *clientUpstream) *sdk.Client {
+	caps := up.client.Capabilities()
+	if caps == nil {
+		caps = &sdk.ClientCapabilities{}
+	}
+	copts := &sdk.ClientOptions{
+		Logger:                      c.logger,
+		Capabilities:                &sdk.ClientCapabilities{},
+		LoggingMessageHandler:       c.handleLog,
+		ProgressNotificationHandler: c.handleProgress,
+	}
+	if caps.Sampling != nil || c.o.sampling != nil {
+		copts.CreateMessageHandler = func(ctx context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+			if req.Params == nil {
+				req.Params = new(sdk.CreateMessageParams)
+			}
+			return answerFor(c, up, ctx, req.Session, kindSampling, req.Params, bridge.ServerRequestHandler.CreateMessage, c.o.sampling)
+		}
+	}
+	if caps.Elicitation != nil || c.o.elicitation != nil {
+		copts.ElicitationHandler = func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			if req.Params == nil {
+				req.Params = new(sdk.ElicitParams)
+			}
+			return answerFor(c, up, ctx, req.Session, kindElicitation, req.Params, bridge.ServerRequestHandler.Elicit, c.o.elicitation)
+		}
+	}
+	roots := caps.RootsV2 != nil || c.o.roots != nil
+	if roots {
+		copts.Capabilities.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
+	}
+	cl := sdk.NewClient(c.impl, copts)
+	cl.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			switch method {
+			case kindRoots.method:
+				r, ok := req.(*sdk.ListRootsRequest)
+				if !roots || !ok {
+					return nil, c.refuse(kindRoots, 0)
+				}
+				if r.Params == nil {
+					r.Params = new(sdk.ListRootsParams)
+				}
+				var own func(context.Context, *sdk.ListRootsParams) (*sdk.ListRootsResult, error)
+				if c.o.roots != nil {
+					own = c.ownRoots
+				}
+				return answerFor(c, up, ctx, r.Session, kindRoots, r.Params, bridge.RootsLister.ListRoots, own)
+			case kindSampling.method:
+				if copts.CreateMessageHandler == nil {
+					return nil, c.refuse(kindSampling, 0)
+				}
+			case kindElicitation.method:
+				if copts.ElicitationHandler == nil {
+					return nil, c.refuse(kindElicitation, 0)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return cl
+}
+
+// clientAskTimeout bounds a request of a client's upstream server that
+// goes to the client outside any of its calls.
+const clientAskTimeout = 5 * time.Minute
+
+// answerFor answers a request of the server on cs, the upstream session
+// of up's client: for sampling and elicitation the client's call the
+// request came for answers first (over HTTP it travels on that call's
+// stream), else the only call of the client in flight there; then (and
+// for roots, always) the client itself; when the client cannot
+// (an error wrapping toolkit.ErrNotImplemented), own answers (nil when the
+// connector has no handler of its own). Every call on cs is the client's,
+// so a request never needs telling apart from another client's.
+func answerFor[PP sdk.Params, H, R any](c *Connector, up *clientUpstream, ctx context.Context, cs *sdk.ClientSession, kind *requestKind, params PP, ask func(H, context.Context, PP) (R, error), own func(context.Context, PP) (R, error)) (R, error) {
+	var sess toolkit.Session
+	in := c.untag(params)
+	switch {
+	case kind == kindRoots:
+		// Roots are the client's, not a call's: a server asks for them
+		// when it likes, and a call that ends meanwhile would cancel the
+		// question.
+	case in != nil:
+		sess = in.session
+	default:
+		if s, n := c.calls.soleOn(cs); n == 1 {
+			sess = s
+		}
+	}
+	err := error(nil)
+	if h, ok := toolkit.SessionAs[H](sess); ok {
+		var r R
+		if r, err = ask(h, ctx, params); err == nil || !errors.Is(err, toolkit.ErrNotImplemented) {
+			return r, err
+		}
+	}
+	if h, ok := any(up.client).(H); ok {
+		actx, cancel := context.WithTimeout(ctx, clientAskTimeout)
+		defer cancel()
+		var r R
+		if r, err = ask(h, actx, params); err == nil || !errors.Is(err, toolkit.ErrNotImplemented) {
+			return r, err
+		}
+	}
+	if own != nil {
+		return own(ctx, params)
+	}
+	if err != nil {
+		c.hint(kind, fmt.Sprintf("the client cannot answer %s requests: %v", kind.what, err))
+		var zero R
+		return zero, err
+	}
+	var zero R
+	return zero, c.refuse(kind, 0)
+}
+
+// askLogLevel asks the server of l for OptLogLevel's log messages, as the
+// connector's own session does, when the server logs.
+func (c *Connector) askLogLevel(ctx context.Context, l *live) {
+	init := l.sess.InitializeResult()
+	if c.o.logLevel == "" || init == nil || init.Capabilities == nil || init.Capabilities.Logging == nil {
+		return
+	}
+	if err := l.sess.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: sdk.LoggingLevel(c.o.logLevel)}); err != nil {
+		c.logger.Debug("server refused the log level", "error", err)
+	}
+}
