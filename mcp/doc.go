@@ -99,7 +99,13 @@
 // names, and later items that repeat a name (or a resource URI), are
 // skipped with one log line per page naming up to five of them. At most
 // 100,000 items of one kind, and 64 MiB of their definitions (as JSON), are
-// kept: the connector stops paging once the server has sent that many.
+// kept: the connector stops paging once the server has sent that many;
+// OptMaxListItems and OptMaxListBytes lower these caps. A tool's schemas
+// are kept as the compact JSON the server sent, shared by every tool with
+// the same schema, and decoded when asked for: a listing holds about 2 to
+// 5 times the bytes of the answers that brought it, 10 at most whatever
+// their shape (schemas of thousands of empty subschemas, the smallest
+// tools a server can list).
 // Schemas are untrusted input: a tool whose input schema is not a valid
 // JSON Schema describing an object, or one that could hurt whoever walks
 // it (a $ref cycle, subschemas nested more than 64 levels deep, more than

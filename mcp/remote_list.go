@@ -19,12 +19,11 @@ import (
 	"github.com/llmkit/toolkit/resource"
 )
 
-// Limits on what one server may list.
+// Limits on what one server may list, besides OptMaxListItems and
+// OptMaxListBytes.
 const (
-	maxListItems = 100_000  // items of one kind
-	maxListBytes = 64 << 20 // bytes of the definitions of one kind (their JSON)
-	maxListPages = 10_000   // pages of one list
-	maxURILength = 8 << 10  // bytes of a resource URI
+	maxListPages = 10_000  // pages of one list
+	maxURILength = 8 << 10 // bytes of a resource URI
 )
 
 // catalog is an immutable snapshot of a server's items.
@@ -122,9 +121,9 @@ const maxSkipExamples = 5
 // listKind lists every item of one kind, page by page: it refuses loops
 // and endless lists, skips items whose key is invalid or repeats an
 // earlier one (with one warning per page, not per item), stops fetching
-// once the server sent maxListItems items or definitions of maxListBytes,
-// and keeps the items of prev whose fingerprint did not change. It returns
-// the items and their fingerprints by key.
+// once the server sent OptMaxListItems items or definitions of
+// OptMaxListBytes, and keeps the items of prev whose fingerprint did not
+// change. It returns the items and their fingerprints by key.
 func listKind[D, I any](ctx context.Context, c *Connector, l *live, k *kindSpec[D, I], prev []I) ([]I, map[string]string, error) {
 	type known struct {
 		it I
