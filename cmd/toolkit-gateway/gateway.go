@@ -471,6 +471,12 @@ func (g *gateway) connectorOptions(endpoint string) []mcp.Option {
 	if n := s.MaxResultBytes; n > 0 {
 		opts = append(opts, mcp.OptMaxResultBytes(n))
 	}
+	if n := s.MaxListItems; n > 0 {
+		opts = append(opts, mcp.OptMaxListItems(n))
+	}
+	if n := s.MaxListBytes; n > 0 {
+		opts = append(opts, mcp.OptMaxListBytes(n))
+	}
 	oauth, err := g.oauthOptions(s)
 	if err != nil {
 		// add made the redirect listener: not expected.
