@@ -39,15 +39,13 @@ var listingShapes = []listingShape{
 		return fmt.Sprintf(`{"name":"t%d","inputSchema":{"type":"object"}}`, i)
 	}},
 	// Schemas of many empty subschemas, 7 bytes each on the wire and a
-	// jsonschema.Schema of several hundred bytes each once decoded.
+	// jsonschema.Schema of several hundred bytes each once decoded; each
+	// tool's schema is its own (one property is named after the tool).
 	{"fanout", 1000, func(i int) string {
 		var b strings.Builder
-		fmt.Fprintf(&b, `{"name":"f%d","inputSchema":{"type":"object","properties":{`, i)
+		fmt.Fprintf(&b, `{"name":"f%d","inputSchema":{"type":"object","properties":{"p%d":{}`, i, i)
 		for j := range 40 {
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, `"%c%d":{}`, 'a'+j%26, j/26)
+			fmt.Fprintf(&b, `,"%c%d":{}`, 'a'+j%26, j/26)
 		}
 		b.WriteString(`}}}`)
 		return b.String()
