@@ -105,7 +105,10 @@
 // the same schema, and decoded when asked for: a listing holds about 2 to
 // 5 times the bytes of the answers that brought it, 10 at most whatever
 // their shape (schemas of thousands of empty subschemas, the smallest
-// tools a server can list).
+// tools a server can list). A tools/list page the go-sdk cannot decode
+// because of one tool (a name that is a number, say) is decoded tool by
+// tool: that tool is skipped, named by its place in the page's warning,
+// and the server's other tools are kept.
 // Schemas are untrusted input: a tool whose input schema is not a valid
 // JSON Schema describing an object, or one that could hurt whoever walks
 // it (a $ref cycle, subschemas nested more than 64 levels deep, more than

@@ -231,10 +231,12 @@ func invalidName(name string) string {
 }
 
 // listedTool is a tool of a tools/list page with its task support, which
-// the SDK's Tool does not keep (tasks.go).
+// the SDK's Tool does not keep (tasks.go), or, when def is nil, an entry
+// of the page that does not decode and why (lenient_list.go).
 type listedTool struct {
-	def  *sdk.Tool
-	task TaskSupport
+	def       *sdk.Tool
+	task      TaskSupport
+	undecoded string
 }
 
 var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
@@ -244,7 +246,15 @@ var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
 		res, err := s.ListTools(withTaskSlot(ctx, slot), &sdk.ListToolsParams{Cursor: cursor})
 		slot.finish()
 		if err != nil {
-			return nil, "", err
+			if ctx.Err() != nil || isRemoteError(err) {
+				return nil, "", err
+			}
+			// The SDK could not decode the answer: decode it tool by tool.
+			tools, next, lerr := decodeToolsPage(slot.rawResult())
+			if lerr != nil {
+				return nil, "", err
+			}
+			return tools, next, nil
 		}
 		out := make([]*listedTool, 0, len(res.Tools))
 		for _, t := range res.Tools {
@@ -254,7 +264,12 @@ var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
 		}
 		return out, res.NextCursor, nil
 	},
-	key: func(t *listedTool) (string, string) { return t.def.Name, invalidName(t.def.Name) },
+	key: func(t *listedTool) (string, string) {
+		if t.def == nil {
+			return "", t.undecoded
+		}
+		return t.def.Name, invalidName(t.def.Name)
+	},
 	fingerprint: func(lt *listedTool) (string, int) {
 		t := lt.def
 		return fingerprint.Sized(struct {
