@@ -121,8 +121,10 @@
 // replaced with a string before the SDK decodes it, so such a tool is
 // refused alone too: in every message of stdio, legacy SSE and an
 // OptDialer's *mcp.IOTransport, and over streamable HTTP in a tools/list
-// answer and the server's own event stream (there a call's answer nested
-// that deep fails the call, and the session is opened again).
+// answer and the server's own event stream. Over streamable HTTP the
+// answer to a call, read or prompt nested that deep fails that request
+// alone, with an error wrapping toolkit.ErrToolFailed that says so; the
+// session and the other requests in flight are kept.
 //
 // Run maps the tools/call result to one resource:
 //
