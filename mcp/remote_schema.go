@@ -76,21 +76,35 @@ func objectSchema(v any, allowNil bool) (schemaText, error) {
 	if len(b) == 0 || b[0] != '{' {
 		return schemaText{}, schemaguard.Errorf("want a schema of type \"object\", got %.20s", b)
 	}
+	if err := checkedSchemas.Check(b, func() error { return checkObjectSchema(b) }); err != nil {
+		return schemaText{}, err
+	}
+	return makeSchemaText(b), nil
+}
+
+// checkedSchemas remembers the verdicts of checkObjectSchema: tools that
+// share a schema, in one server or many, have it checked once.
+var checkedSchemas schemaguard.Memo
+
+// checkObjectSchema checks a schema's JSON as untrusted input
+// (schemaguard.CheckJSON); the schema must describe an object and
+// resolve.
+func checkObjectSchema(b []byte) error {
 	s, _, err := schemaguard.CheckJSON(b)
 	if err != nil {
-		return schemaText{}, err
+		return err
 	}
 	if s.Type != "object" {
 		t := s.Type
 		if t == "" && len(s.Types) > 0 {
 			t = fmt.Sprint(s.Types)
 		}
-		return schemaText{}, schemaguard.Errorf("want a schema of type \"object\", got type %q", t)
+		return schemaguard.Errorf("want a schema of type \"object\", got type %q", t)
 	}
 	if _, err := s.Resolve(nil); err != nil {
-		return schemaText{}, schemaguard.Errorf("invalid schema: %v", err)
+		return schemaguard.Errorf("invalid schema: %v", err)
 	}
-	return makeSchemaText(b), nil
+	return nil
 }
 
 // compactJSON returns v's JSON without insignificant space: raw JSON is

@@ -62,20 +62,34 @@ func (s schemaText) MarshalJSON() ([]byte, error) { return []byte(s), nil }
 // textSchemas checks schemas given as JSON text (schemaguard.CheckJSON,
 // whose decoded schema is dropped) and returns them as schemaText.
 func textSchemas(name, inText, outText string) (in, out any, err error) {
-	s, _, err := schemaguard.CheckJSON([]byte(inText))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: tool %q: input schema: %w", toolkit.ErrSchema, name, err)
-	}
-	if s.Type != "object" {
-		return nil, nil, fmt.Errorf("%w: tool %q: input schema is not an object schema (type %q)", toolkit.ErrSchema, name, s.Type)
+	if err := checkedInputs.CheckString(inText, func() error { return checkInputText(inText) }); err != nil {
+		return nil, nil, fmt.Errorf("%w: tool %q: %w", toolkit.ErrSchema, name, err)
 	}
 	if outText != "" {
-		if _, _, err := schemaguard.CheckJSON([]byte(outText)); err != nil {
+		check := func() error { _, _, err := schemaguard.CheckJSON([]byte(outText)); return err }
+		if err := checkedOutputs.CheckString(outText, check); err != nil {
 			return nil, nil, fmt.Errorf("%w: tool %q: output schema: %w", toolkit.ErrSchema, name, err)
 		}
 		out = schemaText(outText)
 	}
 	return schemaText(inText), out, nil
+}
+
+// checkedInputs and checkedOutputs remember the verdicts on the schema
+// texts registered: tools that share a schema have it checked once.
+var checkedInputs, checkedOutputs schemaguard.Memo
+
+// checkInputText checks an input schema's text: the guard's checks, and
+// type "object".
+func checkInputText(text string) error {
+	s, _, err := schemaguard.CheckJSON([]byte(text))
+	if err != nil {
+		return fmt.Errorf("input schema: %w", err)
+	}
+	if s.Type != "object" {
+		return fmt.Errorf("input schema is not an object schema (type %q)", s.Type)
+	}
+	return nil
 }
 
 // inputSchemaDecoded returns a registered tool's input schema decoded:
