@@ -116,13 +116,21 @@ func (s *taskSlot) observeResult(result []byte) {
 }
 
 // observeMessage reads a JSON-RPC message that may be the tools/list answer
-// (a streamable HTTP response body or one of its events), and keeps a copy
-// of an answer.
-func (s *taskSlot) observeMessage(msg []byte) {
+// (one event of a streamable HTTP response, whose buffer is reused), and
+// keeps a copy of an answer.
+func (s *taskSlot) observeMessage(msg []byte) { s.observeAnswer(msg, false) }
+
+// observeAnswer is observeMessage for a message that is the slot's to keep
+// when owned (a whole response body), a copy otherwise.
+func (s *taskSlot) observeAnswer(msg []byte, owned bool) {
 	if bytes.Contains(msg, resultKey) {
+		kept := msg
+		if !owned {
+			kept = bytes.Clone(msg)
+		}
 		s.mu.Lock()
 		if !s.done.Load() {
-			s.msg, s.result = bytes.Clone(msg), nil
+			s.msg, s.result = kept, nil
 		}
 		s.mu.Unlock()
 	}
@@ -282,7 +290,7 @@ func (t *jsonTap) feed(p []byte) {
 
 func (t *jsonTap) end() {
 	if !t.over && t.buf != nil {
-		t.slot.observeMessage(t.buf)
+		t.slot.observeAnswer(t.buf, true)
 	}
 	t.buf, t.over = nil, true
 }
