@@ -80,3 +80,47 @@ func TestDeepCallAnswerFailsAlone(t *testing.T) {
 		})
 	}
 }
+
+// Over stdio, legacy SSE and an OptDialer's transport every message is
+// clamped before the go-sdk decodes it: a call whose structured content
+// nests 2,000 levels deep fails alone with the same error, and the
+// session stays. Before, the call returned the clamped value as if it were
+// the server's.
+func TestDeepStructuredContentFailsAlone(t *testing.T) {
+	leakCheck(t)
+	raw := &testserver.Raw{Handle: func(req testserver.RawRequest) [][]byte {
+		switch req.Method {
+		case "initialize":
+			return [][]byte{testserver.Initialize(req, "deep")}
+		case "tools/list":
+			return [][]byte{testserver.RawResult(req, `{"tools":[{"name":"deep","inputSchema":{"type":"object"}},{"name":"fine","inputSchema":{"type":"object"}}]}`)}
+		case "tools/call":
+			if strings.Contains(string(req.Params), `"deep"`) {
+				return [][]byte{testserver.RawResult(req, `{"content":[],"structuredContent":`+deepJSON(2000)+`}`)}
+			}
+			return [][]byte{testserver.RawResult(req, `{"content":[{"type":"text","text":"fine"}]}`)}
+		case "prompts/list", "resources/list", "resources/templates/list":
+			return [][]byte{testserver.Result(req, map[string]any{})}
+		}
+		if len(req.ID) > 0 {
+			return [][]byte{testserver.MethodNotFound(req)}
+		}
+		return nil
+	}}
+	t.Cleanup(raw.Close)
+	r := start(t, "memory://deep", false, OptDialer(raw.Dial))
+	ctx := context.Background()
+	_, err := call(t, ctx, r.Connector, "deep", `{}`)
+	if !errors.Is(err, toolkit.ErrToolFailed) || !strings.Contains(err.Error(), "nests more than 512 levels deep") {
+		t.Errorf("deep answer: %v, want ErrToolFailed saying it nests too deep", err)
+	}
+	out, err := call(t, ctx, r.Connector, "fine", `{}`)
+	mustNotErr(t, err)
+	if got := read(t, out); got != "fine" {
+		t.Errorf("next call: %q", got)
+	}
+	if n := r.states.count(toolkit.StatusReady); n != 1 {
+		t.Errorf("the connector was ready %d times (%s), want once", n, r.states.statuses())
+	}
+	mustNotErr(t, r.stop(t))
+}

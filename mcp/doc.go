@@ -124,7 +124,9 @@
 // answer and the server's own event stream. Over streamable HTTP the
 // answer to a call, read or prompt nested that deep fails that request
 // alone, with an error wrapping toolkit.ErrToolFailed that says so; the
-// session and the other requests in flight are kept.
+// session and the other requests in flight are kept. Over the other
+// transports a call whose structured content was clamped fails the same
+// way.
 //
 // Run maps the tools/call result to one resource:
 //
