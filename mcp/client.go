@@ -193,6 +193,9 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 		done()
 		var badJSON *json.MarshalerError
 		switch {
+		case err == nil && in != nil && in.tooDeep.Load():
+			// The request ran; its answer is unusable (wiredepth.go).
+			return fmt.Errorf("%w: %s of server %s: the answer nests more than %d levels deep", errs.ErrToolFailed, what, c.serverName(), maxWireDepth)
 		case err == nil:
 			return nil
 		case ctx.Err() != nil:

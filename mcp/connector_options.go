@@ -34,6 +34,8 @@ const (
 	DefaultStableAfter      = 10 * time.Second
 	DefaultTerminateTimeout = 2 * time.Second
 	DefaultMaxMessageBytes  = 16 << 20
+	DefaultMaxListItems     = 100_000  // OptMaxListItems
+	DefaultMaxListBytes     = 64 << 20 // OptMaxListBytes
 	DefaultLogLevel         = "info"
 )
 
@@ -92,8 +94,8 @@ type options struct {
 	// one that a waiting call may bring forward.
 	kickFloor time.Duration
 	// maxItems is the most items of one kind kept from a server, and
-	// maxListBytes the most bytes of their definitions (maxListItems and
-	// maxListBytes but in tests).
+	// maxListBytes the most bytes of their definitions (OptMaxListItems,
+	// OptMaxListBytes; tests set them lower still).
 	maxItems, maxListBytes int
 	// now is the clock of the rate limits (nil: time.Now) but in tests.
 	now func() time.Time
@@ -127,8 +129,8 @@ func defaultOptions() options {
 		protocolVersion:  DefaultProtocolVersion,
 		logLevel:         DefaultLogLevel,
 		kickFloor:        time.Second,
-		maxItems:         maxListItems,
-		maxListBytes:     maxListBytes,
+		maxItems:         DefaultMaxListItems,
+		maxListBytes:     DefaultMaxListBytes,
 	}
 }
 
@@ -331,6 +333,38 @@ func OptMaxConcurrency(n int) Option {
 // message).
 func OptMaxResultBytes(n int64) Option {
 	return func(o *options) error { o.maxResult = n; return errs.AtLeast("OptMaxResultBytes", n, 0) }
+}
+
+// OptMaxListItems bounds the items of one kind (tools, prompts,
+// resources, resource templates) a connector takes from its server: it
+// stops paging once the server has sent n of them, the ones it skips
+// included, and keeps the first, with one warning. n is 1 to
+// DefaultMaxListItems, the default.
+func OptMaxListItems(n int) Option {
+	return func(o *options) error {
+		if n < 1 || n > DefaultMaxListItems {
+			return errs.Option("OptMaxListItems", n, fmt.Sprintf("want 1 to %d", DefaultMaxListItems))
+		}
+		o.maxItems = n
+		return nil
+	}
+}
+
+// OptMaxListBytes bounds the definitions of one kind of item a connector
+// keeps from its server, measured as their JSON (names, descriptions,
+// schemas): it stops paging before the item that would pass n bytes, and
+// keeps those before it, with one warning. What the connector holds of a
+// listing is a few times the bytes it received (the package
+// documentation gives the figure), so n bounds a connector's memory for
+// its server's items. n is 1024 to DefaultMaxListBytes, the default.
+func OptMaxListBytes(n int64) Option {
+	return func(o *options) error {
+		if n < 1024 || n > DefaultMaxListBytes {
+			return errs.Option("OptMaxListBytes", n, fmt.Sprintf("want 1024 to %d", DefaultMaxListBytes))
+		}
+		o.maxListBytes = int(n)
+		return nil
+	}
 }
 
 // OptHeader adds an HTTP header to every request (for example

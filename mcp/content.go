@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -148,6 +149,10 @@ func (c *Connector) toolResult(name string, res *sdk.CallToolResult) (any, error
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
 			return nil, fmt.Errorf("%w: tool %q of server %s: structured content: %v", errs.ErrToolFailed, name, c.serverName(), err)
+		}
+		if bytes.Contains(b, tooDeepJSON) {
+			// A value clamped on its way in (wiredepth.go).
+			return nil, fmt.Errorf("%w: tool %q of server %s: the answer nests more than %d levels deep", errs.ErrToolFailed, name, c.serverName(), maxWireDepth)
 		}
 		if err := c.checkSize(what, size+int64(len(b))); err != nil {
 			return nil, err

@@ -99,7 +99,16 @@
 // names, and later items that repeat a name (or a resource URI), are
 // skipped with one log line per page naming up to five of them. At most
 // 100,000 items of one kind, and 64 MiB of their definitions (as JSON), are
-// kept: the connector stops paging once the server has sent that many.
+// kept: the connector stops paging once the server has sent that many;
+// OptMaxListItems and OptMaxListBytes lower these caps. A tool's schemas
+// are kept as the compact JSON the server sent, shared by every tool with
+// the same schema, and decoded when asked for: a listing holds about 2 to
+// 5 times the bytes of the answers that brought it, 10 at most whatever
+// their shape (schemas of thousands of empty subschemas, the smallest
+// tools a server can list). A tools/list page the go-sdk cannot decode
+// because of one tool (a name that is a number, say) is decoded tool by
+// tool: that tool is skipped, named by its place in the page's warning,
+// and the server's other tools are kept.
 // Schemas are untrusted input: a tool whose input schema is not a valid
 // JSON Schema describing an object, or one that could hurt whoever walks
 // it (a $ref cycle, subschemas nested more than 64 levels deep, more than
@@ -112,8 +121,12 @@
 // replaced with a string before the SDK decodes it, so such a tool is
 // refused alone too: in every message of stdio, legacy SSE and an
 // OptDialer's *mcp.IOTransport, and over streamable HTTP in a tools/list
-// answer and the server's own event stream (there a call's answer nested
-// that deep fails the call, and the session is opened again).
+// answer and the server's own event stream. Over streamable HTTP the
+// answer to a call, read or prompt nested that deep fails that request
+// alone, with an error wrapping toolkit.ErrToolFailed that says so; the
+// session and the other requests in flight are kept. Over the other
+// transports a call whose structured content was clamped fails the same
+// way.
 //
 // Run maps the tools/call result to one resource:
 //

@@ -42,6 +42,10 @@ type inflight struct {
 	quietOnce sync.Once
 
 	progress atomic.Pointer[progressGate] // made by the first notification
+
+	// tooDeep: a value of the request's answer stream nested deeper than
+	// maxWireDepth and was clamped (wiredepth.go); the request fails.
+	tooDeep atomic.Bool
 }
 
 // progressGate returns the gate of the call's progress notifications; now

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
-	"github.com/llmkit/toolkit/internal/schemaguard"
 	"github.com/llmkit/toolkit/prompt"
 	"github.com/llmkit/toolkit/resource"
 	"github.com/llmkit/toolkit/tool"
@@ -23,8 +21,8 @@ type remoteTool struct {
 	c    *Connector
 	name string
 	fp   string
-	in   *jsonschema.Schema
-	out  *jsonschema.Schema
+	in   schemaText // never zero
+	out  schemaText // zero: none
 	meta tool.Meta
 	task TaskSupport
 	desc string
@@ -51,11 +49,8 @@ func (c *Connector) newRemoteTool(t *sdk.Tool, task TaskSupport, fp string) (*re
 		return nil, fmt.Errorf("input schema: %w", err)
 	}
 	if t.OutputSchema != nil {
-		out, err := objectSchema(t.OutputSchema, false)
-		if err != nil {
+		if rt.out, err = objectSchema(t.OutputSchema, false); err != nil {
 			c.logger.Warn("ignoring the unusable output schema of a remote tool", "tool", t.Name, "error", err)
-		} else {
-			rt.out = out
 		}
 	}
 	rt.meta.Title = t.Title
@@ -71,50 +66,22 @@ func (c *Connector) newRemoteTool(t *sdk.Tool, task TaskSupport, fp string) (*re
 	return rt, nil
 }
 
-// objectSchema converts a schema as decoded by the SDK into a
-// jsonschema.Schema that must describe an object, checking it first as
-// untrusted input (schemaguard.CheckJSON). A missing input schema
-// (allowNil) stands for an object with any properties. Errors wrap
-// toolkit.ErrBadParameter (schemaguard.Error).
-func objectSchema(v any, allowNil bool) (*jsonschema.Schema, error) {
-	if v == nil {
-		if allowNil {
-			return &jsonschema.Schema{Type: "object"}, nil
-		}
-		return nil, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, schemaguard.Errorf("%v", err)
-	}
-	if bytes.Contains(b, tooDeepJSON) {
-		return nil, schemaguard.Errorf("the schema nests more than %d levels deep", maxWireDepth)
-	}
-	if len(b) == 0 || b[0] != '{' {
-		return nil, schemaguard.Errorf("want a schema of type \"object\", got %.20s", b)
-	}
-	s, _, err := schemaguard.CheckJSON(b)
-	if err != nil {
-		return nil, err
-	}
-	if s.Type != "object" {
-		t := s.Type
-		if t == "" && len(s.Types) > 0 {
-			t = fmt.Sprint(s.Types)
-		}
-		return nil, schemaguard.Errorf("want a schema of type \"object\", got type %q", t)
-	}
-	if _, err := s.Resolve(nil); err != nil {
-		return nil, schemaguard.Errorf("invalid schema: %v", err)
-	}
-	return s, nil
-}
+func (t *remoteTool) Name() string        { return t.name }
+func (t *remoteTool) Description() string { return t.desc }
+func (t *remoteTool) Meta() tool.Meta     { return t.meta }
 
-func (t *remoteTool) Name() string                              { return t.name }
-func (t *remoteTool) Description() string                       { return t.desc }
-func (t *remoteTool) InputSchema() (*jsonschema.Schema, error)  { return t.in, nil }
-func (t *remoteTool) OutputSchema() (*jsonschema.Schema, error) { return t.out, nil }
-func (t *remoteTool) Meta() tool.Meta                           { return t.meta }
+// InputSchema decodes the tool's input schema; each call returns a new
+// value.
+func (t *remoteTool) InputSchema() (*jsonschema.Schema, error) { return t.in.decode() }
+
+// OutputSchema decodes the tool's output schema (nil when it has none);
+// each call returns a new value.
+func (t *remoteTool) OutputSchema() (*jsonschema.Schema, error) { return t.out.decode() }
+
+// SchemaJSON returns the compact JSON of the tool's input and output
+// schemas (out is "" when the tool has none), as checked when the tool
+// was listed; see [bridge.SchemaTexter].
+func (t *remoteTool) SchemaJSON() (in, out string) { return t.in.String(), t.out.String() }
 
 // TaskSupport returns how the server lets the tool run as a task; see
 // TaskSupporter.

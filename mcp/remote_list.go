@@ -19,12 +19,11 @@ import (
 	"github.com/llmkit/toolkit/resource"
 )
 
-// Limits on what one server may list.
+// Limits on what one server may list, besides OptMaxListItems and
+// OptMaxListBytes.
 const (
-	maxListItems = 100_000  // items of one kind
-	maxListBytes = 64 << 20 // bytes of the definitions of one kind (their JSON)
-	maxListPages = 10_000   // pages of one list
-	maxURILength = 8 << 10  // bytes of a resource URI
+	maxListPages = 10_000  // pages of one list
+	maxURILength = 8 << 10 // bytes of a resource URI
 )
 
 // catalog is an immutable snapshot of a server's items.
@@ -122,9 +121,9 @@ const maxSkipExamples = 5
 // listKind lists every item of one kind, page by page: it refuses loops
 // and endless lists, skips items whose key is invalid or repeats an
 // earlier one (with one warning per page, not per item), stops fetching
-// once the server sent maxListItems items or definitions of maxListBytes,
-// and keeps the items of prev whose fingerprint did not change. It returns
-// the items and their fingerprints by key.
+// once the server sent OptMaxListItems items or definitions of
+// OptMaxListBytes, and keeps the items of prev whose fingerprint did not
+// change. It returns the items and their fingerprints by key.
 func listKind[D, I any](ctx context.Context, c *Connector, l *live, k *kindSpec[D, I], prev []I) ([]I, map[string]string, error) {
 	type known struct {
 		it I
@@ -232,10 +231,12 @@ func invalidName(name string) string {
 }
 
 // listedTool is a tool of a tools/list page with its task support, which
-// the SDK's Tool does not keep (tasks.go).
+// the SDK's Tool does not keep (tasks.go), or, when def is nil, an entry
+// of the page that does not decode and why (lenient_list.go).
 type listedTool struct {
-	def  *sdk.Tool
-	task TaskSupport
+	def       *sdk.Tool
+	task      TaskSupport
+	undecoded string
 }
 
 var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
@@ -245,7 +246,15 @@ var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
 		res, err := s.ListTools(withTaskSlot(ctx, slot), &sdk.ListToolsParams{Cursor: cursor})
 		slot.finish()
 		if err != nil {
-			return nil, "", err
+			if ctx.Err() != nil || isRemoteError(err) {
+				return nil, "", err
+			}
+			// The SDK could not decode the answer: decode it tool by tool.
+			tools, next, lerr := decodeToolsPage(slot.rawResult())
+			if lerr != nil {
+				return nil, "", err
+			}
+			return tools, next, nil
 		}
 		out := make([]*listedTool, 0, len(res.Tools))
 		for _, t := range res.Tools {
@@ -255,7 +264,12 @@ var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
 		}
 		return out, res.NextCursor, nil
 	},
-	key: func(t *listedTool) (string, string) { return t.def.Name, invalidName(t.def.Name) },
+	key: func(t *listedTool) (string, string) {
+		if t.def == nil {
+			return "", t.undecoded
+		}
+		return t.def.Name, invalidName(t.def.Name)
+	},
 	fingerprint: func(lt *listedTool) (string, int) {
 		t := lt.def
 		return fingerprint.Sized(struct {

@@ -67,11 +67,14 @@ const taskRequiredNote = "(This tool requires task-augmented execution, which th
 // declares its task support.
 var taskSupportKey = []byte(`"taskSupport"`)
 
-// taskSlot receives the task support of the tools of one tools/list page.
+// taskSlot receives the task support of the tools of one tools/list page,
+// and the page's raw answer (lenient_list.go).
 type taskSlot struct {
-	mu    sync.Mutex
-	tools map[string]TaskSupport // tools whose support is not forbidden
-	done  atomic.Bool            // the listing returned: nothing more comes
+	mu     sync.Mutex
+	tools  map[string]TaskSupport // tools whose support is not forbidden
+	result []byte                 // the answer's result, when known alone
+	msg    []byte                 // the whole answer (HTTP), when result is not known
+	done   atomic.Bool            // the listing returned: nothing more comes
 }
 
 type taskSlotKey struct{}
@@ -98,22 +101,39 @@ func (s *taskSlot) get(name string) TaskSupport {
 // finish records that the listing returned.
 func (s *taskSlot) finish() { s.done.Store(true) }
 
-// observeResult reads the result of a tools/list answer.
+// observeResult reads the result of a tools/list answer, which it keeps
+// (the caller does not change it).
 func (s *taskSlot) observeResult(result []byte) {
 	m := parseTaskSupport(result)
-	if m == nil {
-		return
-	}
 	s.mu.Lock()
 	if !s.done.Load() {
-		s.tools = m
+		s.result, s.msg = result, nil
+		if m != nil {
+			s.tools = m
+		}
 	}
 	s.mu.Unlock()
 }
 
 // observeMessage reads a JSON-RPC message that may be the tools/list answer
-// (a streamable HTTP response body or one of its events).
-func (s *taskSlot) observeMessage(msg []byte) {
+// (one event of a streamable HTTP response, whose buffer is reused), and
+// keeps a copy of an answer.
+func (s *taskSlot) observeMessage(msg []byte) { s.observeAnswer(msg, false) }
+
+// observeAnswer is observeMessage for a message that is the slot's to keep
+// when owned (a whole response body), a copy otherwise.
+func (s *taskSlot) observeAnswer(msg []byte, owned bool) {
+	if bytes.Contains(msg, resultKey) {
+		kept := msg
+		if !owned {
+			kept = bytes.Clone(msg)
+		}
+		s.mu.Lock()
+		if !s.done.Load() {
+			s.msg, s.result = kept, nil
+		}
+		s.mu.Unlock()
+	}
 	if !bytes.Contains(msg, taskSupportKey) {
 		return
 	}
@@ -124,8 +144,17 @@ func (s *taskSlot) observeMessage(msg []byte) {
 	if json.Unmarshal(msg, &r) != nil || len(r.ID) == 0 || len(r.Result) == 0 {
 		return
 	}
-	s.observeResult(r.Result)
+	if m := parseTaskSupport(r.Result); m != nil {
+		s.mu.Lock()
+		if !s.done.Load() {
+			s.tools = m
+		}
+		s.mu.Unlock()
+	}
 }
+
+// resultKey is what an answer (not a request or notification) contains.
+var resultKey = []byte(`"result"`)
 
 // parseTaskSupport returns the tools of a tools/list result whose task
 // support is optional or required, or nil when there is none (or the
@@ -261,7 +290,7 @@ func (t *jsonTap) feed(p []byte) {
 
 func (t *jsonTap) end() {
 	if !t.over && t.buf != nil {
-		t.slot.observeMessage(t.buf)
+		t.slot.observeAnswer(t.buf, true)
 	}
 	t.buf, t.over = nil, true
 }

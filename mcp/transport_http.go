@@ -66,10 +66,16 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Clamp what the server sends (wiredepth.go): the answer to a
 		// tools/list, and the event streams of GET requests (all of the
 		// legacy SSE transport's messages, a streamable session's own
-		// requests and notifications). The answers of calls are not, to
-		// keep their cost as it is: one nested too deep fails its call
-		// and the session is opened again.
+		// requests and notifications).
 		rc = newClampCloser(rc, stream)
+	} else if in := inflightFrom(req.Context()); in != nil && req.Method == http.MethodPost && (mt == "application/json" || stream) {
+		// The answer to a call, read, or prompt: the go-sdk would close
+		// the whole session on one nested past its limit, cutting every
+		// request in flight. Clamped, it decodes, and the request fails
+		// alone (Connector.doRequest).
+		cc := newClampCloser(rc, stream)
+		cc.onClamp = func() { in.tooDeep.Store(true) }
+		rc = cc
 	}
 	if owner := inflightFrom(req.Context()); stream && owner != nil && rt.conn != nil {
 		// The stream of a call's POST: the requests of the server in it

@@ -178,6 +178,8 @@ type clampReader struct {
 	out  []byte
 	off  int
 	err  error
+	// onClamp, if set, is called once, when a value is first replaced.
+	onClamp func()
 }
 
 func newClampReader(r io.Reader, sse bool) *clampReader { return &clampReader{r: r, sse: sse} }
@@ -199,6 +201,10 @@ func (c *clampReader) Read(p []byte) (int, error) {
 			c.out = c.ev.appendClamped(c.out, c.buf[:n])
 		} else {
 			c.out = c.json.appendClamped(c.out, c.buf[:n])
+		}
+		if c.onClamp != nil && (c.json.clamped || c.ev.json.clamped) {
+			c.onClamp()
+			c.onClamp = nil
 		}
 		c.err = err
 	}

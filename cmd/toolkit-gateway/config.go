@@ -147,6 +147,14 @@ type Server struct {
 	// MaxResultBytes refuses tool results, prompts and resource reads
 	// larger than this many bytes (mcp.OptMaxResultBytes). 0: no limit.
 	MaxResultBytes int64 `yaml:"max_result_bytes"`
+	// MaxListItems lowers the items of one kind (tools, prompts,
+	// resources, templates) taken from the server (mcp.OptMaxListItems).
+	// 0: the connector's default, 100,000.
+	MaxListItems int `yaml:"max_list_items"`
+	// MaxListBytes lowers the bytes of definitions of one kind kept from
+	// the server, as JSON (mcp.OptMaxListBytes). 0: the connector's
+	// default, 64 MiB.
+	MaxListBytes int64 `yaml:"max_list_bytes"`
 	// OAuth authorizes the gateway to a server that asks for OAuth.
 	OAuth *OAuth `yaml:"oauth"`
 	// UpstreamSessions is "shared" (the default: one upstream session

@@ -289,6 +289,12 @@ func (v *validator) checkServer(s *Server, i int) {
 	} else if s.MaxResultBytes > maxResultBytesLimit {
 		v.fail(fmt.Sprintf("%d is out of range: use 0 (no limit) to %d", s.MaxResultBytes, int64(maxResultBytesLimit)), at("max_result_bytes")...)
 	}
+	if n := s.MaxListItems; n < 0 || n > mcp.DefaultMaxListItems {
+		v.fail(fmt.Sprintf("%d is out of range: use 0 (the default) to %d", n, mcp.DefaultMaxListItems), at("max_list_items")...)
+	}
+	if n := s.MaxListBytes; n != 0 && (n < 1024 || n > mcp.DefaultMaxListBytes) {
+		v.fail(fmt.Sprintf("%d is out of range: use 0 (the default) or 1024 to %d", n, mcp.DefaultMaxListBytes), at("max_list_bytes")...)
+	}
 	for _, list := range []struct {
 		key      string
 		patterns []string

@@ -31,6 +31,8 @@ servers:
     timeouts: {connect: 5s, call: 1m30s, reconnect: 2s, backoff_max: 10s}
     max_concurrency: 4
     max_result_bytes: 1048576
+    max_list_items: 500
+    max_list_bytes: 1048576
   - name: path
     command: [go, run, ., mcp-server]
 `))
@@ -68,6 +70,9 @@ servers:
 	}
 	if remote.MaxConcurrency != 4 || remote.MaxResultBytes != 1<<20 {
 		t.Errorf("max_concurrency %d, max_result_bytes %d", remote.MaxConcurrency, remote.MaxResultBytes)
+	}
+	if remote.MaxListItems != 500 || remote.MaxListBytes != 1<<20 {
+		t.Errorf("max_list_items %d, max_list_bytes %d", remote.MaxListItems, remote.MaxListBytes)
 	}
 
 	bare, err := mcp.ParseStdioURL(cfg.Servers[2].Endpoint())
@@ -121,7 +126,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"syntax", "servers:\n  - name: a\n   url: x\n", []string{"gw.yaml:1: did not find expected"}},
 		{"syntax tab", "servers:\n\t- name: a\n", []string{"gw.yaml:2: "}},
 		{"unknown top field", "listen: 127.0.0.1:1\nlisten_addr: x\n", []string{"gw.yaml:2: listen_addr: unknown field (known: listen, transport, path, stateless, session_timeout, idle_timeout, read_timeout, max_sessions, max_sessions_per_principal, max_session_calls, sse_path, qualified_names, tool_search, health_listen, startup_wait, metrics, prompts, auth, allow_unauthenticated, token_dir, policy, rate_limits, pins_file, audit_log, servers)"}},
-		{"unknown server field", "servers:\n  - name: a\n    urll: http://x/\n", []string{"gw.yaml:3: servers[0].urll: unknown field (known: name, url, command, env, dir, headers, timeouts, tools, max_concurrency, max_result_bytes, oauth, upstream_sessions, max_upstream_sessions)"}},
+		{"unknown server field", "servers:\n  - name: a\n    urll: http://x/\n", []string{"gw.yaml:3: servers[0].urll: unknown field (known: name, url, command, env, dir, headers, timeouts, tools, max_concurrency, max_result_bytes, max_list_items, max_list_bytes, oauth, upstream_sessions, max_upstream_sessions)"}},
 		{"unknown timeout", "servers:\n  - name: a\n    url: http://x/\n    timeouts: {connect: 1s, read: 2s}\n", []string{"gw.yaml:4: servers[0].timeouts.read: unknown field (known: connect, call, reconnect, backoff_max)"}},
 		{"bad duration", "servers:\n  - name: a\n    url: http://x/\n    timeouts:\n      connect: soon\n",
 			[]string{`gw.yaml:5: servers[0].timeouts.connect: cannot use "soon" as a duration`}},
@@ -140,6 +145,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"session calls huge", "max_session_calls: 99999999999\n", []string{"gw.yaml:1: max_session_calls: 99999999999 is out of range"}},
 		{"concurrency huge", "servers:\n  - name: a\n    url: http://x/\n    max_concurrency: 1000000\n", []string{"gw.yaml:4: servers[0].max_concurrency: 1000000 is out of range"}},
 		{"result bytes huge", "servers:\n  - name: a\n    url: http://x/\n    max_result_bytes: 99999999999\n", []string{"gw.yaml:4: servers[0].max_result_bytes: 99999999999 is out of range"}},
+		{"list items huge", "servers:\n  - name: a\n    url: http://x/\n    max_list_items: 100001\n", []string{"gw.yaml:4: servers[0].max_list_items: 100001 is out of range: use 0 (the default) to 100000"}},
+		{"list items negative", "servers:\n  - name: a\n    url: http://x/\n    max_list_items: -1\n", []string{"gw.yaml:4: servers[0].max_list_items: -1 is out of range"}},
+		{"list bytes small", "servers:\n  - name: a\n    url: http://x/\n    max_list_bytes: 100\n", []string{"gw.yaml:4: servers[0].max_list_bytes: 100 is out of range: use 0 (the default) or 1024 to 67108864"}},
+		{"list bytes huge", "servers:\n  - name: a\n    url: http://x/\n    max_list_bytes: 99999999999\n", []string{"gw.yaml:4: servers[0].max_list_bytes: 99999999999 is out of range"}},
 		{"timeout huge", "session_timeout: 100000h\n", []string{"gw.yaml:1: session_timeout: 100000h0m0s is out of range"}},
 		{"open listen without auth", "listen: 0.0.0.0:8080\n", []string{`gw.yaml:1: listen: "0.0.0.0:8080" is reachable from other hosts and auth is not configured`}},
 		{"empty host without auth", "listen: :8080\n", []string{`gw.yaml:1: listen: ":8080" is reachable from other hosts`}},

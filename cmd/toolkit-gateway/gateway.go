@@ -499,6 +499,12 @@ func (g *gateway) connectorOptions(endpoint string) []mcp.Option {
 	if s.perClient() {
 		opts = append(opts, mcp.OptPerClient(s.MaxUpstreamSessions))
 	}
+	if n := s.MaxListItems; n > 0 {
+		opts = append(opts, mcp.OptMaxListItems(n))
+	}
+	if n := s.MaxListBytes; n > 0 {
+		opts = append(opts, mcp.OptMaxListBytes(n))
+	}
 	oauth, err := g.oauthOptions(s)
 	if err != nil {
 		// add made the redirect listener: not expected.

@@ -92,3 +92,32 @@ func TestGatewayMaxSessions(t *testing.T) {
 		t.Errorf("after the first session closed: %s, want 200", resp.Status)
 	}
 }
+
+// TestGatewayMaxListItems: an upstream's max_list_items reaches its
+// connector: the gateway keeps only that many of the upstream's tools.
+func TestGatewayMaxListItems(t *testing.T) {
+	s := testserver.New(testserver.Options{})
+	t.Cleanup(s.Close)
+	up := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
+	config := writeConfig(t, t.TempDir(), fmt.Sprintf(`
+listen: 127.0.0.1:0
+qualified_names: true
+servers:
+  - name: up
+    url: %s
+    max_list_items: 2
+    max_list_bytes: 1048576
+`, up.URL))
+	g := startGateway(t, config)
+	g.waitLog(t, 0, upstreamReady("up"))
+	cs := connectGateway(t, g)
+	n := 0
+	for _, name := range toolNames(t, cs) {
+		if strings.HasPrefix(name, "up_") {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("the gateway serves %d of the upstream's tools, want 2", n)
+	}
+}

@@ -29,6 +29,8 @@
 //   - [Completer]: a prompt or resource template that can suggest values
 //     for its arguments, so a server's completion/complete reaches the
 //     upstream server an item came from.
+//   - [SchemaTexter]: a tool that holds its schemas as JSON text, so a
+//     server registers the text instead of a decoded copy of each schema.
 //   - [InjectTraceMeta] and [ExtractTraceMeta]: W3C trace context in the
 //     _meta map of MCP requests, so a call joins its caller's trace across
 //     every hop.

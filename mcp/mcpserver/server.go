@@ -8,12 +8,10 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/schemaguard"
 	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/resource"
 )
@@ -233,28 +231,9 @@ func sdkTool(name string, t toolkit.Tool) (st *sdk.Tool, err error) {
 			err = fmt.Errorf("%w: tool %q: %v", toolkit.ErrSchema, name, r)
 		}
 	}()
-	in, err := t.InputSchema()
+	in, out, err := toolSchemas(name, t)
 	if err != nil {
-		return nil, fmt.Errorf("%w: tool %q: input schema: %v", toolkit.ErrSchema, name, err)
-	}
-	if in == nil {
-		in = &jsonschema.Schema{Type: "object"}
-	}
-	if in.Type != "object" {
-		return nil, fmt.Errorf("%w: tool %q: input schema is not an object schema (type %q)", toolkit.ErrSchema, name, in.Type)
-	}
-	// Schemas from a source are untrusted: one the guard refuses is never
-	// encoded (jsonschema-go's encoding costs the square of a schema's
-	// depth) nor offered to clients.
-	if _, err := schemaguard.Check(in); err != nil {
-		return nil, fmt.Errorf("%w: tool %q: input schema: %w", toolkit.ErrSchema, name, err)
-	}
-	out, err := t.OutputSchema()
-	if err != nil {
-		return nil, fmt.Errorf("%w: tool %q: output schema: %v", toolkit.ErrSchema, name, err)
-	}
-	if _, err := schemaguard.Check(out); err != nil {
-		return nil, fmt.Errorf("%w: tool %q: output schema: %w", toolkit.ErrSchema, name, err)
+		return nil, err
 	}
 	meta := t.Meta()
 	st = &sdk.Tool{

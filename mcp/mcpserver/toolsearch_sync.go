@@ -74,7 +74,7 @@ func (ts *toolSearch) put(key string, st *sdk.Tool, direct bool) {
 	ns, _, _ := strings.Cut(key, ".")
 	t := &searchEntry{SearchableTool: SearchableTool{Name: st.Name, Key: key, Namespace: ns, Tool: st}, direct: direct}
 	doc := model.SearchDoc{Key: st.Name, Name: key[len(ns)+1:], Namespace: ns, Title: st.Title, Description: st.Description}
-	doc.Params = model.SearchParamsOf(inputSchemaOf(st))
+	doc.Params = model.SearchParamsOf(inputSchemaDecoded(st))
 	ts.mu.Lock()
 	ts.tools[st.Name] = t
 	ts.mu.Unlock()

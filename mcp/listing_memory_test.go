@@ -1,0 +1,222 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/testing/testserver"
+)
+
+// A listing's memory is measured against the bytes of the tools/list
+// answers that brought it, for listings shaped to cost the most per byte.
+
+// listingShape makes the JSON of tool i of a listing.
+type listingShape struct {
+	name  string
+	tools int // how many the test lists
+	tool  func(i int) string
+}
+
+var listingShapes = []listingShape{
+	// About 215 bytes a tool: a name, a description and a small schema of
+	// its own, as a large real server lists them.
+	{"plain", 5000, func(i int) string {
+		return fmt.Sprintf(`{"name":"tool_%d","description":"Tool number %d of a large server.","inputSchema":{"type":"object","properties":{"a%d":{"type":"integer","description":"first"},"b":{"type":"string"}},"required":["a%d"]}}`, i, i, i, i)
+	}},
+	// The smallest tools a server can list, 50 bytes: what the connector
+	// keeps for every tool, whatever its size, dominates.
+	{"tiny", 10000, func(i int) string {
+		return fmt.Sprintf(`{"name":"t%d","inputSchema":{"type":"object"}}`, i)
+	}},
+	// Schemas of many empty subschemas, 7 bytes each on the wire and a
+	// jsonschema.Schema of several hundred bytes each once decoded; each
+	// tool's schema is its own (one property is named after the tool).
+	{"fanout", 1000, func(i int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"name":"f%d","inputSchema":{"type":"object","properties":{"p%d":{}`, i, i)
+		for j := range 40 {
+			fmt.Fprintf(&b, `,"%c%d":{}`, 'a'+j%26, j/26)
+		}
+		b.WriteString(`}}}`)
+		return b.String()
+	}},
+}
+
+// listingServer serves total tools of shape, perPage a page, and counts
+// the bytes of its tools/list answers.
+func listingServer(tb testing.TB, shape listingShape, total, perPage int) (*testserver.Raw, *atomic.Int64) {
+	wire := &atomic.Int64{}
+	raw := &testserver.Raw{Handle: func(req testserver.RawRequest) [][]byte {
+		switch req.Method {
+		case "initialize":
+			return [][]byte{testserver.Initialize(req, "listing")}
+		case "tools/list":
+			var p struct {
+				Cursor string `json:"cursor"`
+			}
+			_ = json.Unmarshal(req.Params, &p)
+			first, _ := strconv.Atoi(p.Cursor)
+			end := min(first+perPage, total)
+			var b strings.Builder
+			b.WriteString(`{"tools":[`)
+			for i := first; i < end; i++ {
+				if i > first {
+					b.WriteByte(',')
+				}
+				b.WriteString(shape.tool(i))
+			}
+			b.WriteString(`]`)
+			if end < total {
+				fmt.Fprintf(&b, `,"nextCursor":"%d"`, end)
+			}
+			b.WriteString(`}`)
+			line := testserver.RawResult(req, b.String())
+			wire.Add(int64(len(line)))
+			return [][]byte{line}
+		case "prompts/list", "resources/list", "resources/templates/list":
+			return [][]byte{testserver.Result(req, map[string]any{})}
+		}
+		if len(req.ID) > 0 {
+			return [][]byte{testserver.MethodNotFound(req)}
+		}
+		return nil
+	}}
+	tb.Cleanup(raw.Close)
+	return raw, wire
+}
+
+// liveHeap returns the bytes of live heap objects after a full
+// collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// connectorListing runs a connector on raw until it is ready and returns
+// its tools and the growth of the live heap meanwhile.
+func connectorListing(tb testing.TB, raw *testserver.Raw, opts ...Option) ([]toolkit.Tool, uint64) {
+	tb.Helper()
+	before := liveHeap()
+	opts = append([]Option{OptDialer(raw.Dial), OptConnectTimeout(10 * time.Minute)}, opts...)
+	r := start(tb, "memory://listing", true, opts...)
+	for r.states.count(toolkit.StatusReady) == 0 {
+		<-r.states.notify
+	}
+	tools, err := r.ListTools(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tools, liveHeap() - before
+}
+
+// maxListingRatio is how many times the bytes it received a connector's
+// listing may hold.
+const maxListingRatio = 10
+
+// A connector's listing holds at most maxListingRatio times the bytes of
+// the tools/list answers that brought it, whatever their shape (it was 16
+// times for plain tools, and a hundred for schemas of empty subschemas,
+// while the connector held each tool's schema decoded).
+func TestListingMemoryProportionalToWire(t *testing.T) {
+	leakCheck(t)
+	for _, shape := range listingShapes {
+		t.Run(shape.name, func(t *testing.T) {
+			raw, wire := listingServer(t, shape, shape.tools, 1000)
+			tools, heap := connectorListing(t, raw)
+			if len(tools) != shape.tools {
+				t.Fatalf("%d tools listed, want %d", len(tools), shape.tools)
+			}
+			ratio := float64(heap) / float64(wire.Load())
+			t.Logf("%d tools: %d bytes received, %d held (%.0f a tool): %.1f times", shape.tools, wire.Load(), heap, float64(heap)/float64(shape.tools), ratio)
+			if ratio > maxListingRatio {
+				t.Errorf("the listing holds %.1f times the %d bytes received (%d bytes), want at most %d", ratio, wire.Load(), heap, maxListingRatio)
+			}
+			runtime.KeepAlive(tools)
+		})
+	}
+}
+
+// BenchmarkListingMemory measures the live heap a connector's tool
+// listing holds, per tool and per byte received, beside the baseline of a
+// raw go-sdk client holding the results of ListTools for the same pages:
+//
+//	go test -run '^$' -bench ListingMemory -benchtime 1x ./mcp/
+func BenchmarkListingMemory(b *testing.B) {
+	const total = 20_000
+	for _, shape := range listingShapes {
+		b.Run("connector/"+shape.name, func(b *testing.B) {
+			var heap uint64
+			var wire int64
+			for b.Loop() {
+				b.StopTimer()
+				raw, w := listingServer(b, shape, total, 1000)
+				b.StartTimer()
+				tools, h := connectorListing(b, raw)
+				b.StopTimer()
+				if len(tools) != total {
+					b.Fatalf("%d tools", len(tools))
+				}
+				heap, wire = h, w.Load()
+				runtime.KeepAlive(tools)
+				b.StartTimer()
+			}
+			reportListing(b, heap, wire, total)
+		})
+		b.Run("sdk/"+shape.name, func(b *testing.B) {
+			var heap uint64
+			var wire int64
+			for b.Loop() {
+				b.StopTimer()
+				raw, w := listingServer(b, shape, total, 1000)
+				before := liveHeap()
+				b.StartTimer()
+				tools := sdkListing(b, raw)
+				b.StopTimer()
+				heap, wire = liveHeap()-before, w.Load()
+				if len(tools) != total {
+					b.Fatalf("%d tools", len(tools))
+				}
+				runtime.KeepAlive(tools)
+				b.StartTimer()
+			}
+			reportListing(b, heap, wire, total)
+		})
+	}
+}
+
+// sdkListing walks every page of raw's tools/list with a go-sdk client
+// and returns the tools, as the SDK decodes them.
+func sdkListing(b *testing.B, raw *testserver.Raw) []*sdk.Tool {
+	tr, _ := raw.Dial(context.Background())
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), tr, &sdk.ClientSessionOptions{ProtocolVersion: DefaultProtocolVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	var tools []*sdk.Tool
+	for t, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		tools = append(tools, t)
+	}
+	return tools
+}
+
+func reportListing(b *testing.B, heap uint64, wire int64, tools int) {
+	b.ReportMetric(float64(heap)/float64(tools), "heap-B/tool")
+	b.ReportMetric(float64(wire)/float64(tools), "wire-B/tool")
+	b.ReportMetric(float64(heap)/float64(wire), "heap/wire")
+}
