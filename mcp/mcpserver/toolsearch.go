@@ -92,13 +92,6 @@ func mustJSONSchema(s string) *jsonschema.Schema {
 	return &sc
 }
 
-// inputSchemaOf returns a tool's input schema when it is a
-// *jsonschema.Schema (every toolkit tool's is).
-func inputSchemaOf(st *sdk.Tool) *jsonschema.Schema {
-	s, _ := st.InputSchema.(*jsonschema.Schema)
-	return s
-}
-
 // searchable returns the tool with the exposed name if the client of the
 // request may find, describe and call it: the Filter keeps it, and, when
 // listing is set, the toolkit's policy shows it to the principal of ctx
