@@ -31,7 +31,7 @@ import (
 // session and no open stream to lose, so nothing needs reconnecting.)
 func TestNegotiatedProtocolVersion(t *testing.T) {
 	const (
-		d = DefaultProtocolVersion
+		d = StatefulProtocolVersion
 		s = StatelessProtocolVersion
 	)
 	type restartFunc func(t *testing.T)
@@ -234,7 +234,7 @@ func checkPaged(t *testing.T, r *running, lc *listCounter, nPrompts, nRes int) {
 
 // A list change re-lists every page of the kind that changed.
 func TestPaginatedRefresh(t *testing.T) {
-	for _, protocol := range []string{DefaultProtocolVersion, StatelessProtocolVersion} {
+	for _, protocol := range []string{StatefulProtocolVersion, StatelessProtocolVersion} {
 		t.Run(protocol, func(t *testing.T) {
 			leakCheck(t)
 			s := newServer(t, testserver.Options{PageSize: 2})

@@ -339,9 +339,11 @@ func (c *cancelConn) Close() error {
 // handshake connects the client over t and starts watching the session.
 func (c *Connector) handshake(ctx context.Context, t sdk.Transport, kind string, st *stdioTransport) (*live, error) {
 	tt := &trackedTransport{Transport: t}
-	sess, err := c.client.Connect(ctx, tt, &sdk.ClientSessionOptions{ProtocolVersion: c.o.protocolVersion})
+	version := c.askedVersion()
+	sess, err := c.client.Connect(ctx, tt, &sdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		tt.closeConn()
+		c.handshakeFailed(ctx, version)
 		return nil, err
 	}
 	l := &live{sess: sess, transport: kind, stdio: st, done: make(chan struct{}), reg: &c.calls}

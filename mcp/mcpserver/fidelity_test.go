@@ -252,7 +252,9 @@ func TestGatewayNotifications(t *testing.T) {
 // and that its answers go back up.
 func TestGatewayServerRequests(t *testing.T) {
 	leakCheck(t)
-	s := newServer(t, testserver.Options{})
+	// The upstream's tool sends server requests: it speaks the initialize
+	// handshake only (its SDK refuses them on 2026-07-28).
+	s := newServer(t, testserver.Options{Server: &sdk.ServerOptions{SupportedProtocolVersions: []string{mcp.StatefulProtocolVersion}}})
 	s.AddTool(mustTool("ask"), func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		msg, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 10,
 			Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "name a colour"}}}})
