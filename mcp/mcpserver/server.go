@@ -101,6 +101,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		CompletionHandler:  s.complete,
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
+		SetCacheable:       setCacheable,
 		Capabilities: &sdk.ServerCapabilities{
 			Logging:     &sdk.LoggingCapabilities{},
 			Completions: &sdk.CompletionCapabilities{},
