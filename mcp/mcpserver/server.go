@@ -55,6 +55,7 @@ type Server struct {
 	calls   *callTracker  // calls.go
 	subs    subscriptions // what each session follows (subscriptions.go)
 	search  *toolSearch   // WithToolSearch; nil without it (toolsearch.go)
+	rounds  *inputRounds  // calls of 2026-07-28 clients waiting for input (inputrounds.go)
 
 	refusals metric.Int64Counter // sessions refused by a ceiling (metrics.go); nil without metrics
 }
@@ -88,6 +89,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		cfg:    cfg,
 		logger: logger,
 		static: map[string]*resource.URITemplate{},
+		rounds: newInputRounds(),
 	}
 	for k := range toolkit.NumKinds {
 		s.namers[k] = newNamer(kinds[k].uris, cfg.qualify, cfg.sep)
@@ -173,6 +175,7 @@ func (s *Server) Close() error {
 		s.unmeter()
 	}
 	s.calls.cancelAll()
+	s.rounds.closeAll()
 	var errs []error
 	for ss := range s.server.Sessions() {
 		if err := ss.Close(); err != nil {
