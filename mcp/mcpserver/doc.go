@@ -221,7 +221,9 @@
 // the answer resumes the same run of the tool, which goes on where it
 // asked (whatever it is: a Go tool, or a connector whose upstream sent a
 // server request or an input-required result of its own). The run waits
-// for the retry at most [InputWait], [MaxInputWaits] runs at a time; a
+// for the retry at most [InputWait], [MaxInputWaits] runs at a time
+// ([MaxInputWaitsPerPrincipal] of one principal; beyond, the tool's
+// question fails); a
 // requestState is 128 random bits and a round number, good for one retry
 // of the same tool by the same principal, and only on the server that
 // issued it (behind a load balancer, rounds of one call need the same

@@ -26,9 +26,13 @@ const (
 	// call is cancelled.
 	InputWait = 10 * time.Minute
 	// MaxInputWaits is the most tool calls of 2026-07-28 clients that may
-	// wait for input at once, over all clients; a call that would be one
+	// run over rounds at once, over all clients; a call that would be one
 	// more fails (with a tool error saying so).
 	MaxInputWaits = 1024
+	// MaxInputWaitsPerPrincipal is the most such calls of one principal
+	// (the UserID of the request's token; requests without a token are
+	// one principal), so that one cannot take every slot.
+	MaxInputWaitsPerPrincipal = 64
 )
 
 // errInputState refuses a retry whose requestState names no call waiting
@@ -54,10 +58,13 @@ var errInputState = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "re
 // refused (errInputState). Rounds of one call may come on different
 // connections, but not to another replica of the server.
 type inputRounds struct {
-	wait time.Duration // InputWait but in tests
+	// InputWait, MaxInputWaits and MaxInputWaitsPerPrincipal but in tests.
+	wait              time.Duration
+	max, perPrincipal int
 
 	mu      sync.Mutex
 	waiting map[string]*inputCall // by id
+	by      map[string]int        // calls per principal
 	closed  bool
 }
 
@@ -80,7 +87,13 @@ type inputCall struct {
 type inputAsk struct {
 	call  *inputCall
 	req   sdk.InputRequest
-	reply chan sdk.InputResponse // buffered
+	reply chan askReply // buffered
+}
+
+// askReply is the answer to an inputAsk, or why there is none.
+type askReply struct {
+	answer sdk.InputResponse
+	err    error
 }
 
 // callOutcome is the end of a tool call.
@@ -90,7 +103,8 @@ type callOutcome struct {
 }
 
 func newInputRounds() *inputRounds {
-	return &inputRounds{wait: InputWait, waiting: map[string]*inputCall{}}
+	return &inputRounds{wait: InputWait, max: MaxInputWaits, perPrincipal: MaxInputWaitsPerPrincipal,
+		waiting: map[string]*inputCall{}, by: map[string]int{}}
 }
 
 // usesInputRounds reports whether a tools/call must have its questions
@@ -114,7 +128,7 @@ func (r *inputRounds) call(ctx context.Context, req *sdk.CallToolRequest, sess *
 		}
 		c = ask.call
 		c.cur.Store(sess) // before the tool goes on
-		ask.reply <- answer
+		ask.reply <- askReply{answer: answer}
 	} else {
 		var err error
 		if c, err = r.start(principal, req.Params.Name); err != nil {
@@ -133,19 +147,35 @@ func (r *inputRounds) call(ctx context.Context, req *sdk.CallToolRequest, sess *
 	return r.await(ctx, c)
 }
 
-// start registers a new call.
+// start makes a new call; it is registered (and counted) when it first
+// asks its client (register).
 func (r *inputRounds) start(principal, tool string) (*inputCall, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, fmt.Errorf("%w: the server is closing", toolkit.ErrUnavailable)
 	}
-	if len(r.waiting) >= MaxInputWaits {
-		return nil, fmt.Errorf("%w: %d calls already wait for their clients' input; retry later", toolkit.ErrUnavailable, MaxInputWaits)
+	return &inputCall{id: rand.Text(), principal: principal, tool: tool, asks: make(chan *inputAsk), done: make(chan callOutcome, 1)}, nil
+}
+
+// register makes c one of the calls waiting for their clients, within the
+// bounds (MaxInputWaits, MaxInputWaitsPerPrincipal). r.mu is held.
+func (r *inputRounds) register(c *inputCall) error {
+	if r.waiting[c.id] == c {
+		return nil
 	}
-	c := &inputCall{id: rand.Text(), principal: principal, tool: tool, asks: make(chan *inputAsk), done: make(chan callOutcome, 1)}
+	if r.closed {
+		return fmt.Errorf("%w: the server is closing", toolkit.ErrUnavailable)
+	}
+	if len(r.waiting) >= r.max {
+		return fmt.Errorf("%w: %d calls already wait for their clients' input; retry later", toolkit.ErrUnavailable, r.max)
+	}
+	if r.by[c.principal] >= r.perPrincipal {
+		return fmt.Errorf("%w: %d calls of this principal already wait for input; retry later", toolkit.ErrUnavailable, r.perPrincipal)
+	}
 	r.waiting[c.id] = c
-	return c, nil
+	r.by[c.principal]++
+	return nil
 }
 
 // resume finds the call a retry's requestState names, checks that the
@@ -176,23 +206,39 @@ func (r *inputRounds) resume(state, principal string, req *sdk.CallToolRequest) 
 // await waits for the tool's end or its next question, and answers the
 // round with it. A client hanging up the round cancels the call.
 func (r *inputRounds) await(ctx context.Context, c *inputCall) (*sdk.CallToolResult, error) {
-	select {
-	case out := <-c.done:
-		r.forget(c)
-		return out.res, out.err
-	case ask := <-c.asks:
-		r.mu.Lock()
-		c.round++
-		c.pending = ask
-		state := c.id + "." + strconv.Itoa(c.round)
-		key := inputKey(c.round)
-		c.timer = time.AfterFunc(r.wait, func() { r.expire(c, ask) })
-		r.mu.Unlock()
-		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{key: ask.req}, RequestState: state}, nil
-	case <-ctx.Done():
-		r.forget(c)
-		return nil, ctx.Err()
+	for {
+		select {
+		case out := <-c.done:
+			r.forget(c)
+			return out.res, out.err
+		case ask := <-c.asks:
+			if res, ok := r.round(c, ask); ok {
+				return res, nil
+			}
+		case <-ctx.Done():
+			r.forget(c)
+			return nil, ctx.Err()
+		}
 	}
+}
+
+// round answers the current request of c with ask, as an input-required
+// result, and reports true; when c may not wait (the bounds), the tool's
+// question fails instead and round reports false.
+func (r *inputRounds) round(c *inputCall, ask *inputAsk) (*sdk.CallToolResult, bool) {
+	r.mu.Lock()
+	if err := r.register(c); err != nil {
+		r.mu.Unlock()
+		ask.reply <- askReply{err: err}
+		return nil, false
+	}
+	c.round++
+	c.pending = ask
+	state := c.id + "." + strconv.Itoa(c.round)
+	key := inputKey(c.round)
+	c.timer = time.AfterFunc(r.wait, func() { r.expire(c, ask) })
+	r.mu.Unlock()
+	return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{key: ask.req}, RequestState: state}, true
 }
 
 // expire ends a call whose client did not come back with ask's answer.
@@ -208,7 +254,12 @@ func (r *inputRounds) expire(c *inputCall, ask *inputAsk) {
 // forget removes c and cancels its tool.
 func (r *inputRounds) forget(c *inputCall) {
 	r.mu.Lock()
-	delete(r.waiting, c.id)
+	if r.waiting[c.id] == c {
+		delete(r.waiting, c.id)
+		if r.by[c.principal]--; r.by[c.principal] <= 0 {
+			delete(r.by, c.principal)
+		}
+	}
 	if c.timer != nil {
 		c.timer.Stop()
 	}
@@ -237,15 +288,15 @@ func inputKey(round int) string { return "q" + strconv.Itoa(round) }
 
 // ask hands the client a question of the tool and waits for its answer.
 func (c *inputCall) ask(ctx context.Context, req sdk.InputRequest) (sdk.InputResponse, error) {
-	a := &inputAsk{call: c, req: req, reply: make(chan sdk.InputResponse, 1)}
+	a := &inputAsk{call: c, req: req, reply: make(chan askReply, 1)}
 	select {
 	case c.asks <- a:
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
 	select {
-	case answer := <-a.reply:
-		return answer, nil
+	case r := <-a.reply:
+		return r.answer, r.err
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}

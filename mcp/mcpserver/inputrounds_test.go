@@ -98,8 +98,32 @@ func TestInputRoundsState(t *testing.T) {
 	status, body = post("alice-1", "confirm", state, yes)
 	refused("a replay", status, body)
 
+	// One principal cannot hold more waiting calls than its share; others
+	// still can.
+	rounds := f.srv.rounds
+	set := func(change func(r *inputRounds)) {
+		rounds.mu.Lock()
+		defer rounds.mu.Unlock()
+		change(rounds)
+	}
+	set(func(r *inputRounds) { r.perPrincipal = 1 })
+	first := ask()
+	status, body = post("alice-1", "confirm", "", "")
+	if status != 200 || !strings.Contains(body, `"isError":true`) || !strings.Contains(body, "wait for input") {
+		t.Errorf("alice's second waiting call: %d %s", status, body)
+	}
+	<-failed // the second call's question failed
+	status, body = post("bob-1", "confirm", "", "")
+	if status != 200 || !strings.Contains(body, `"resultType":"input_required"`) {
+		t.Errorf("bob's waiting call: %d %s", status, body)
+	}
+	if status, body = post("alice-1", "confirm", first, yes); status != 200 || !strings.Contains(body, "confirmed: accept true") {
+		t.Errorf("alice's first call: %d %s", status, body)
+	}
+	set(func(r *inputRounds) { r.perPrincipal = MaxInputWaitsPerPrincipal })
+
 	// A client that never comes back: the call is cancelled.
-	f.srv.rounds.wait = time.Millisecond
+	set(func(r *inputRounds) { r.wait = time.Millisecond })
 	state = ask()
 	select {
 	case err := <-failed:
@@ -125,7 +149,17 @@ func FuzzRequestState(f *testing.F) {
 		f.Fatal(err)
 	}
 	r.mu.Lock()
+	if err := r.register(c); err != nil {
+		f.Fatal(err)
+	}
 	c.round, c.pending, c.timer = 1, &inputAsk{call: c}, time.NewTimer(time.Hour)
+	r.mu.Unlock()
+	if _, _, err := r.resume(c.id+".1", "alice", &sdk.CallToolRequest{Params: &sdk.CallToolParamsRaw{Name: "confirm", RequestState: c.id + ".1",
+		InputResponses: sdk.InputResponseMap{"q1": &sdk.ElicitResult{Action: "accept"}}}}); err != nil {
+		f.Fatalf("the real requestState: %v", err)
+	}
+	r.mu.Lock()
+	c.pending = &inputAsk{call: c} // waiting again, for the fuzzed states
 	r.mu.Unlock()
 	real := c.id + ".1"
 	f.Fuzz(func(t *testing.T, state string) {
