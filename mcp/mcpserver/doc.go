@@ -251,8 +251,9 @@
 // [CodeRateLimited], whose data says after how many seconds to retry.
 // When the policy asks (effect ask), the session asks the client's user
 // with a form elicitation (accept runs the call; decline or cancel refuses
-// it); a client without elicitation, or on 2026-07-28, cannot be asked and
-// the call is refused unless the toolkit has an approver of its own. When
+// it; a client of 2026-07-28 is asked in rounds, see "Requests to the
+// client"); a client without elicitation cannot be asked and the call is
+// refused unless the toolkit has an approver of its own. When
 // the policy changes what principals see (rules replaced, a definition
 // approved), every client gets tools/list_changed.
 //

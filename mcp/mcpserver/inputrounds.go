@@ -374,6 +374,14 @@ func (s *roundSession) ListRoots(ctx context.Context, params *sdk.ListRootsParam
 	return nil, fmt.Errorf("%w: the client answered roots with %T", toolkit.ErrBadParameter, answer)
 }
 
+var _ toolkit.Approver = (*roundSession)(nil)
+
+// Approve asks the client's user whether a call the policy asks about may
+// run (see serverSession.Approve), in a round of the call.
+func (s *roundSession) Approve(ctx context.Context, req toolkit.ApprovalRequest) (bool, error) {
+	return approveBy(ctx, s.Elicit, req)
+}
+
 // offers reports why the client cannot be asked for what, or nil.
 func (s *roundSession) offers(what string, has func(*sdk.ClientCapabilities) bool) error {
 	if caps := s.Capabilities(); caps == nil || !has(caps) {
