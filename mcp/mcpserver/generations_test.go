@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -201,5 +202,44 @@ func TestBothGenerationsCeiling(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the listening client left: %v", err)
 		}
+	}
+}
+
+// BenchmarkGenerationsCall measures one tools/call over loopback HTTP on
+// the stateful endpoint, by a go-sdk client of each generation: in a
+// session (2025-11-25), and without one (2026-07-28: the version,
+// client info and capabilities in each request, a server session made
+// for each request).
+func BenchmarkGenerationsCall(b *testing.B) {
+	tk, err := toolkit.New(toolkit.WithTool(funcTool("hello", func(context.Context, json.RawMessage) (any, error) { return "hi", nil })))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := New(tk, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	h, err := srv.Handler()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		b.Run(version, func(b *testing.B) {
+			c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+			cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "hello"}); err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
 	}
 }
