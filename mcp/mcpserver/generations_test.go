@@ -209,7 +209,7 @@ func TestBothGenerationsCeiling(t *testing.T) {
 // the stateful endpoint, by a go-sdk client of each generation: in a
 // session (2025-11-25), and without one (2026-07-28: the version,
 // client info and capabilities in each request, a server session made
-// for each request).
+// for each request), each beside a plain go-sdk server.
 func BenchmarkGenerationsCall(b *testing.B) {
 	tk, err := toolkit.New(toolkit.WithTool(funcTool("hello", func(context.Context, json.RawMessage) (any, error) { return "hi", nil })))
 	if err != nil {
@@ -226,14 +226,35 @@ func BenchmarkGenerationsCall(b *testing.B) {
 	}
 	ts := httptest.NewServer(h)
 	defer ts.Close()
-	for _, version := range []string{"2025-11-25", "2026-07-28"} {
-		b.Run(version, func(b *testing.B) {
+	// The baselines: a plain go-sdk server of the same tool, stateful for
+	// 2025-11-25, stateless for 2026-07-28 (its stateful handler refuses
+	// that version).
+	plain := sdk.NewServer(&sdk.Implementation{Name: "plain", Version: "1"}, nil)
+	plain.AddTool(&sdk.Tool{Name: "hello", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "hi"}}}, nil
+	})
+	plainURL := map[bool]string{}
+	for _, stateless := range []bool{false, true} {
+		pts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return plain }, &sdk.StreamableHTTPOptions{Stateless: stateless}))
+		defer pts.Close()
+		plainURL[stateless] = pts.URL
+	}
+	for _, bc := range []struct{ name, url, version string }{
+		{"toolkit/2025-11-25", ts.URL, "2025-11-25"},
+		{"toolkit/2026-07-28", ts.URL, "2026-07-28"},
+		{"sdk/2025-11-25", plainURL[false], "2025-11-25"},
+		{"sdk/2026-07-28", plainURL[true], "2026-07-28"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
 			c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
-			cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+			cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: bc.url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: bc.version})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != bc.version {
+				b.Fatalf("negotiated %s", got)
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "hello"}); err != nil || res.IsError {
