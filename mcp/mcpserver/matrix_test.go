@@ -217,6 +217,49 @@ func protocolMatrixCell(t *testing.T, statelessFace bool, upstream, client strin
 	}
 }
 
+// A renamed tool keeps its Mcp-Name right on both sides of a gateway: a
+// 2026-07-28 client names the exposed name in its header, the connector
+// the upstream's name in its own, each set by the go-sdk from its body.
+func TestRenamedToolHeaders(t *testing.T) {
+	leakCheck(t)
+	// The upstream checks the headers too: a stateless go-sdk handler.
+	up := newServer(t, testserver.Options{})
+	upstream := testserver.ServeHTTP(t, up.Server, testserver.Stateless)
+	d := mustDelegate(t, mcp.OptLogger(quietLogger()))
+	tk, err := toolkit.New(toolkit.WithDelegate(d))
+	mustNotErr(t, err)
+	srv, err := New(tk, nil, WithQualifiedNames())
+	mustNotErr(t, err)
+	t.Cleanup(func() { srv.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	runDone := make(chan error, 1)
+	go func() { runDone <- tk.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		mustNotErr(t, <-runDone)
+	})
+	mustNotErr(t, tk.AddConnectorNS("up", upstream.URL))
+	wctx, wcancel := context.WithTimeout(ctx, waitLimit)
+	defer wcancel()
+	_, err = tk.WaitConnectors(wctx)
+	mustNotErr(t, err)
+	tk.WaitEvents()
+	if st := tk.Connectors()[0]; st.ProtocolVersion != statelessVersion {
+		t.Errorf("upstream protocol %s", st.ProtocolVersion)
+	}
+	h, err := srv.Handler()
+	mustNotErr(t, err)
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	cs, err := connectHTTPVersion(t, ts.URL, "", nil)
+	mustNotErr(t, err)
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "up_echo", Arguments: map[string]any{"text": "renamed"}})
+	mustNotErr(t, err)
+	if res.IsError || resultText(t, res) != "renamed" {
+		t.Errorf("up_echo: %s", jsonOf(t, res.Content))
+	}
+}
+
 // messageHandler is a slog.Handler that sends the attribute key of every
 // record whose message is msg to ch.
 type messageHandler struct {
