@@ -72,6 +72,7 @@ type options struct {
 	httpClient         *http.Client
 	logger             *slog.Logger
 	protocolVersion    string
+	protocolAsked      bool // OptProtocolVersion was given
 	logLevel           string
 	subscribeResources bool
 	forwardRequests    bool
@@ -367,15 +368,16 @@ func OptLogger(l *slog.Logger) Option {
 }
 
 // OptProtocolVersion sets the MCP protocol version the connector asks for
-// (default DefaultProtocolVersion). From StatelessProtocolVersion on the
-// connector sends server/discover first and falls back to the initialize
-// handshake; an older version goes straight to initialize. The server may
-// negotiate an older one.
+// (default DefaultProtocolVersion; StatefulProtocolVersion with OptOAuth
+// and its kin, see the package documentation). From
+// StatelessProtocolVersion on the connector sends server/discover first
+// and falls back to the initialize handshake; an older version goes
+// straight to initialize. The server may negotiate an older one.
 func OptProtocolVersion(v string) Option {
 	return func(o *options) error {
 		switch v {
 		case "2024-11-05", "2025-03-26", "2025-06-18", StatefulProtocolVersion, StatelessProtocolVersion:
-			o.protocolVersion = v
+			o.protocolVersion, o.protocolAsked = v, true
 			return nil
 		}
 		return fmt.Errorf("%w: unsupported MCP protocol version %q", errs.ErrBadParameter, v)

@@ -347,6 +347,16 @@
 // server in 2026-07-28. [toolkit.ConnectorState].ProtocolVersion says
 // which, and a reconnection negotiates again.
 //
+// A connector that authorizes with OAuth (OptOAuth and its kin) asks for
+// StatefulProtocolVersion unless OptProtocolVersion says otherwise: the
+// go-sdk's client falls back to initialize on any failure of
+// server/discover, an authorization waiting for the user included, and
+// that initialize then races the user's answer (whether the attempt waits
+// for the user, and is reported so, or goes on in the older protocol
+// would depend on who is faster). Give such a connector
+// OptProtocolVersion(StatelessProtocolVersion) for a server that speaks
+// only 2026-07-28.
+//
 // What changes with 2026-07-28:
 //   - There is no session: a lost connection is noticed only when a
 //     request fails, after which the connector checks the server with a

@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
+	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // initializeOnly returns the options of a test server that speaks only
@@ -200,4 +202,31 @@ func TestDiscoverIgnored(t *testing.T) {
 		t.Errorf("tools %v", tools)
 	}
 	mustNotErr(t, r.stop(t))
+}
+
+// A connector that authorizes with OAuth asks for StatefulProtocolVersion
+// unless told a version (statefulForOAuth); others ask for the newest.
+func TestAskedVersion(t *testing.T) {
+	cfg := oauth.Config{
+		Authorize: func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			return nil, auth.ErrInvalidToken
+		},
+		RedirectURL: "http://127.0.0.1:9/callback",
+	}
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{"default", nil, StatelessProtocolVersion},
+		{"oauth", []Option{OptOAuth(cfg)}, StatefulProtocolVersion},
+		{"oauth, told the newest", []Option{OptOAuth(cfg), OptProtocolVersion(StatelessProtocolVersion)}, StatelessProtocolVersion},
+		{"told an older one", []Option{OptProtocolVersion("2025-06-18")}, "2025-06-18"},
+	} {
+		c, err := New("https://example.com/mcp", "t", "1", tc.opts...)
+		mustNotErr(t, err)
+		if got := c.askedVersion(); got != tc.want {
+			t.Errorf("%s: asks for %s, want %s", tc.name, got, tc.want)
+		}
+	}
 }

@@ -18,14 +18,26 @@ func stateless(sess *sdk.ClientSession) bool {
 
 // askedVersion returns the protocol version the next handshake asks for:
 // the configured one, unless an earlier handshake asking for the stateless
-// version timed out (a server that never answers server/discover), in
-// which case StatefulProtocolVersion, the newest of the initialize
-// handshake.
+// version timed out (a server that never answers server/discover) or the
+// connector authorizes with OAuth on the default version
+// (statefulForOAuth), in which case StatefulProtocolVersion, the newest of
+// the initialize handshake.
 func (c *Connector) askedVersion() string {
-	if c.o.protocolVersion >= StatelessProtocolVersion && c.askStateful.Load() {
+	if c.o.protocolVersion >= StatelessProtocolVersion && (c.askStateful.Load() || c.statefulForOAuth()) {
 		return StatefulProtocolVersion
 	}
 	return c.o.protocolVersion
+}
+
+// statefulForOAuth reports whether the connector asks for
+// StatefulProtocolVersion because it authorizes with OAuth and was not
+// told a version. The go-sdk's client falls back to initialize on any
+// failure of server/discover, an authorization that waits for the user
+// included: the fallback's initialize then races the user's answer, and
+// whether the attempt fails (and the wait is reported) or succeeds on the
+// older protocol depends on who is faster.
+func (c *Connector) statefulForOAuth() bool {
+	return c.o.oauth != nil && !c.o.protocolAsked
 }
 
 // handshakeFailed records a handshake that asked for version and failed
