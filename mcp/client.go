@@ -139,6 +139,7 @@ func request[P progressParams, R any](c *Connector, ctx context.Context, what re
 	var res R
 	err := c.do(ctx, what, failed, safe, func(ctx context.Context, l *live, token string) error {
 		withTraceContext(ctx, params)
+		c.withLogLevel(l.sess, params)
 		if token != "" {
 			params.SetProgressToken(token)
 		}

@@ -30,6 +30,9 @@ type Connector struct {
 	httpClient *http.Client
 	ownHTTP    *http.Transport // closed when Run returns; nil with OptHTTPClient
 	preferSSE  atomic.Bool     // the SSE transport worked last time
+	// askStateful: a handshake asking for the stateless protocol timed out
+	// (protocol.go).
+	askStateful atomic.Bool
 
 	running atomic.Bool
 	ns      atomic.Pointer[string] // the connector's namespace, once known (naming.go)

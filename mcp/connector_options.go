@@ -17,12 +17,19 @@ import (
 
 // Protocol versions a connector may ask for.
 const (
-	// DefaultProtocolVersion is the stateful protocol version the connector
-	// asks for unless told otherwise.
-	DefaultProtocolVersion = "2025-11-25"
-	// StatelessProtocolVersion is the stateless protocol version; see the
+	// DefaultProtocolVersion is the protocol version the connector asks for
+	// unless told otherwise: the newest, StatelessProtocolVersion. A server
+	// that does not speak it is spoken to in the newest version it does
+	// (see the package documentation, "Protocol version").
+	DefaultProtocolVersion = StatelessProtocolVersion
+	// StatelessProtocolVersion is the stateless protocol version
+	// (server/discover, no session, multi round-trip requests); see the
 	// package documentation for how session loss is detected with it.
 	StatelessProtocolVersion = "2026-07-28"
+	// StatefulProtocolVersion is the newest protocol version of the
+	// initialize handshake and its session, the one a server that does not
+	// speak StatelessProtocolVersion is asked for.
+	StatefulProtocolVersion = "2025-11-25"
 )
 
 // Defaults of the connector's options.
@@ -67,6 +74,7 @@ type options struct {
 	httpClient         *http.Client
 	logger             *slog.Logger
 	protocolVersion    string
+	protocolAsked      bool // OptProtocolVersion was given
 	logLevel           string
 	subscribeResources bool
 	forwardRequests    bool
@@ -398,12 +406,16 @@ func OptLogger(l *slog.Logger) Option {
 }
 
 // OptProtocolVersion sets the MCP protocol version the connector asks for
-// (default DefaultProtocolVersion). The server may negotiate an older one.
+// (default DefaultProtocolVersion; StatefulProtocolVersion with OptOAuth
+// and its kin, see the package documentation). From
+// StatelessProtocolVersion on the connector sends server/discover first
+// and falls back to the initialize handshake; an older version goes
+// straight to initialize. The server may negotiate an older one.
 func OptProtocolVersion(v string) Option {
 	return func(o *options) error {
 		switch v {
-		case "2024-11-05", "2025-03-26", "2025-06-18", DefaultProtocolVersion, StatelessProtocolVersion:
-			o.protocolVersion = v
+		case "2024-11-05", "2025-03-26", "2025-06-18", StatefulProtocolVersion, StatelessProtocolVersion:
+			o.protocolVersion, o.protocolAsked = v, true
 			return nil
 		}
 		return fmt.Errorf("%w: unsupported MCP protocol version %q", errs.ErrBadParameter, v)

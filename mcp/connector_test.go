@@ -34,7 +34,7 @@ func transportCases() []transportCase {
 		}
 	}
 	var cases []transportCase
-	for _, pv := range []string{DefaultProtocolVersion, StatelessProtocolVersion} {
+	for _, pv := range []string{StatefulProtocolVersion, StatelessProtocolVersion} {
 		cases = append(cases,
 			transportCase{"memory", pv, mem},
 			transportCase{"stateful", pv, http(testserver.Stateful, false)},
@@ -42,8 +42,8 @@ func transportCases() []transportCase {
 		)
 	}
 	cases = append(cases,
-		transportCase{"sse", DefaultProtocolVersion, http(testserver.SSE, true)},
-		transportCase{"sse-fallback", DefaultProtocolVersion, http(testserver.SSE, false)},
+		transportCase{"sse", StatefulProtocolVersion, http(testserver.SSE, true)},
+		transportCase{"sse-fallback", StatefulProtocolVersion, http(testserver.SSE, false)},
 	)
 	return cases
 }

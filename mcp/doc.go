@@ -287,9 +287,8 @@
 // OptMaxMessageBytes, belongs to the only call in flight on the
 // connection; when several calls are in flight it is not guessed. A
 // downstream client speaking 2026-07-28 cannot receive server requests
-// during a request (that protocol replaces them with multi round-trip
-// requests, which the gateway does not bridge yet): the connector's own
-// handler answers, or the upstream's request is refused saying so.
+// during a request: a gateway's server face turns them into input-required
+// results for it (package mcpserver).
 //
 // # Per-client upstream sessions
 //
@@ -365,9 +364,46 @@
 //
 // # Protocol version
 //
-// The connector asks for DefaultProtocolVersion (2025-11-25), a stateful
-// protocol whose session loss the SDK reports promptly. OptProtocolVersion
-// may ask for the stateless 2026-07-28 protocol; a lost connection is then
-// noticed only when a request fails, after which the connector checks the
-// session with a ping and reconnects.
+// The connector asks for DefaultProtocolVersion, the newest
+// (StatelessProtocolVersion, 2026-07-28), and speaks the newest version
+// the server does: it sends server/discover first and falls back to the
+// initialize handshake (StatefulProtocolVersion, 2025-11-25, or older)
+// when the server refuses it, as the go-sdk's client does. A server that
+// never answers server/discover costs one connection attempt: the next
+// asks for StatefulProtocolVersion directly (and the one after a failure
+// so, for the newest again). A stateful streamable HTTP server of the
+// go-sdk, a legacy SSE server and every server of an older SDK are spoken
+// to in 2025-11-25 or older; a stdio, in-memory or stateless HTTP go-sdk
+// server in 2026-07-28. [toolkit.ConnectorState].ProtocolVersion says
+// which, and a reconnection negotiates again.
+//
+// A connector that authorizes with OAuth (OptOAuth and its kin) asks for
+// StatefulProtocolVersion unless OptProtocolVersion says otherwise: the
+// go-sdk's client falls back to initialize on any failure of
+// server/discover, an authorization waiting for the user included, and
+// that initialize then races the user's answer (whether the attempt waits
+// for the user, and is reported so, or goes on in the older protocol
+// would depend on who is faster). Give such a connector
+// OptProtocolVersion(StatelessProtocolVersion) for a server that speaks
+// only 2026-07-28.
+//
+// What changes with 2026-07-28:
+//   - There is no session: a lost connection is noticed only when a
+//     request fails, after which the connector checks the server with a
+//     ping and reconnects (a session of the initialize handshake is still
+//     watched, and its loss noticed at once). The guarantee against
+//     running a tool twice is the same for both.
+//   - The log level of OptLogLevel goes in every request's _meta instead
+//     of logging/setLevel.
+//   - A server needing sampling or elicitation during a call answers with
+//     an input-required result; the go-sdk's client runs the rounds
+//     (MultiRoundTripOptions), answered by the same handlers as server
+//     requests: the caller's session (OptForwardServerRequests), else
+//     OptSamplingHandler and OptElicitationHandler. Roots asked that way
+//     are the connector's own (OptRoots, OptRootSet), never a caller's.
+//   - A server whose tools still send server requests (the go-sdk's
+//     ServerSession.CreateMessage, Elicit or ListRoots) but that accepts
+//     2026-07-28 has those requests refused by its own SDK; give its
+//     connector OptProtocolVersion(StatefulProtocolVersion), or make the
+//     server speak only the initialize handshake's versions.
 package mcp

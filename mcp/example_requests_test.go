@@ -13,9 +13,13 @@ import (
 )
 
 // askingServer is a server whose tool "ask" asks its client for roots and
-// to sample a model, and reports what it got.
+// to sample a model, and reports what it got. It asks with server requests,
+// which protocol 2026-07-28 forbids, so it speaks only the versions of the
+// initialize handshake (the connector then falls back to those).
 func askingServer() *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "asking", Version: "1"}, nil)
+	s := sdk.NewServer(&sdk.Implementation{Name: "asking", Version: "1"}, &sdk.ServerOptions{
+		SupportedProtocolVersions: []string{mcp.StatefulProtocolVersion},
+	})
 	s.AddTool(&sdk.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		roots, err := req.Session.ListRoots(ctx, nil)
 		if err != nil {

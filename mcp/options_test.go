@@ -300,23 +300,36 @@ func TestSSETriedFirstAfterFallback(t *testing.T) {
 // caller.
 func TestLogLevel(t *testing.T) {
 	for _, tc := range []struct {
-		opts  []Option
-		level string // asked of the server; "" for none
+		opts     []Option
+		level    string // asked of the server; "" for none
+		protocol string
 	}{
-		{nil, DefaultLogLevel},
-		{[]Option{OptLogLevel("error")}, "error"},
-		{[]Option{OptLogLevel("")}, ""},
+		{nil, DefaultLogLevel, StatefulProtocolVersion},
+		{[]Option{OptLogLevel("error")}, "error", StatefulProtocolVersion},
+		{[]Option{OptLogLevel("")}, "", StatefulProtocolVersion},
+		// The stateless protocol has no logging/setLevel: each request
+		// carries the level in its _meta.
+		{nil, DefaultLogLevel, StatelessProtocolVersion},
+		{[]Option{OptLogLevel("error")}, "error", StatelessProtocolVersion},
 	} {
-		t.Run("level="+tc.level, func(t *testing.T) {
+		stateless := tc.protocol == StatelessProtocolVersion
+		tc.opts = append(tc.opts, OptProtocolVersion(tc.protocol))
+		t.Run(fmt.Sprintf("level=%s/stateless=%v", tc.level, stateless), func(t *testing.T) {
 			leakCheck(t)
 			s := newServer(t, testserver.Options{})
 			var mu sync.Mutex
-			var asked []string
+			var asked, carried []string
 			s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 				return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 					if p, ok := req.GetParams().(*sdk.SetLoggingLevelParams); ok && method == "logging/setLevel" {
 						mu.Lock()
 						asked = append(asked, string(p.Level))
+						mu.Unlock()
+					}
+					if method == "tools/call" {
+						l, _ := req.GetParams().GetMeta()[sdk.MetaKeyLogLevel].(string)
+						mu.Lock()
+						carried = append(carried, l)
 						mu.Unlock()
 					}
 					return next(ctx, method, req)
@@ -341,7 +354,7 @@ func TestLogLevel(t *testing.T) {
 			got := slices.Clone(asked)
 			mu.Unlock()
 			want := []string{tc.level}
-			if tc.level == "" {
+			if tc.level == "" || stateless {
 				want = nil
 			}
 			if !slices.Equal(got, want) {
@@ -369,6 +382,15 @@ func TestLogLevel(t *testing.T) {
 			}
 			s.Release <- struct{}{}
 			mustNotErr(t, <-done)
+			mu.Lock()
+			defer mu.Unlock()
+			want = []string{""}
+			if stateless {
+				want = []string{tc.level}
+			}
+			if !slices.Equal(carried, want) {
+				t.Errorf("levels in the call's _meta = %q, want %q", carried, want)
+			}
 		})
 	}
 }
@@ -380,7 +402,7 @@ func TestResourceSubscriptions(t *testing.T) {
 	for _, tc := range []struct {
 		protocol  string
 		subscribe bool
-	}{{DefaultProtocolVersion, true}, {StatelessProtocolVersion, true}, {DefaultProtocolVersion, false}} {
+	}{{StatefulProtocolVersion, true}, {StatelessProtocolVersion, true}, {StatefulProtocolVersion, false}} {
 		protocol, subscribe := tc.protocol, tc.subscribe
 		t.Run(fmt.Sprintf("%s/subscribe=%v", protocol, subscribe), func(t *testing.T) {
 			leakCheck(t)

@@ -54,6 +54,10 @@ var ErrTooManyClientSessions = fmt.Errorf("%w: too many client sessions", errs.E
 // A server that lists differently for each client is seen through its
 // shared listing. A call beyond max client sessions is refused at once
 // with an error wrapping ErrTooManyClientSessions that names the limit.
+//
+// Unless OptProtocolVersion says otherwise, such a connector asks for
+// StatefulProtocolVersion: a client's roots and the server's requests to
+// it belong to sessions, which 2026-07-28 does without.
 func OptPerClient(max int) Option {
 	return func(o *options) error {
 		if err := errs.AtLeast("OptPerClient", max, 0); err != nil {

@@ -24,14 +24,17 @@ import (
 //     sessions: it refuses the client's server/discover, and the client
 //     falls back to initialize and 2025-11-25;
 //   - the legacy SSE transport (at /sse, or reached by falling back from
-//     streamable HTTP) gives 2025-11-25.
+//     streamable HTTP) gives 2025-11-25;
+//   - a server that speaks only 2025-11-25 gives it, whatever the
+//     transport, and its lost session is noticed at once (but over
+//     stateless HTTP, which has none).
 //
 // The same version is negotiated again after a reconnection. (A restart of
 // a stateless HTTP server speaking 2025-11-25 goes unnoticed: there is no
 // session and no open stream to lose, so nothing needs reconnecting.)
 func TestNegotiatedProtocolVersion(t *testing.T) {
 	const (
-		d = DefaultProtocolVersion
+		d = StatefulProtocolVersion
 		s = StatelessProtocolVersion
 	)
 	type restartFunc func(t *testing.T)
@@ -63,24 +66,34 @@ func TestNegotiatedProtocolVersion(t *testing.T) {
 		setup       setup
 		asked, want string
 		unnoticed   bool // the restart may go unnoticed: no reconnection to wait for
+		old         bool // the server speaks only StatefulProtocolVersion
 	}{
-		{"memory", memory, d, d, false},
-		{"memory", memory, s, s, false},
-		{"stdio", stdio, d, d, false},
-		{"stdio", stdio, s, s, false},
-		{"stateless", httpSetup(testserver.Stateless, false), d, d, true},
-		{"stateless", httpSetup(testserver.Stateless, false), s, s, false},
-		{"stateful", httpSetup(testserver.Stateful, false), d, d, false},
-		{"stateful", httpSetup(testserver.Stateful, false), s, d, false},
-		{"sse", httpSetup(testserver.SSE, true), d, d, false},
-		{"sse", httpSetup(testserver.SSE, true), s, d, false},
-		{"sse-fallback", httpSetup(testserver.SSE, false), d, d, false},
-		{"sse-fallback", httpSetup(testserver.SSE, false), s, d, false},
+		// A server of the initialize handshake only: the connector falls
+		// back to it, and a lost session is noticed at once.
+		{"memory-initialize-only", memory, s, d, false, true},
+		{"stateful-initialize-only", httpSetup(testserver.Stateful, false), s, d, false, true},
+		{"stateless-initialize-only", httpSetup(testserver.Stateless, false), s, d, true, true},
+		{"memory", memory, d, d, false, false},
+		{"memory", memory, s, s, false, false},
+		{"stdio", stdio, d, d, false, false},
+		{"stdio", stdio, s, s, false, false},
+		{"stateless", httpSetup(testserver.Stateless, false), d, d, true, false},
+		{"stateless", httpSetup(testserver.Stateless, false), s, s, false, false},
+		{"stateful", httpSetup(testserver.Stateful, false), d, d, false, false},
+		{"stateful", httpSetup(testserver.Stateful, false), s, d, false, false},
+		{"sse", httpSetup(testserver.SSE, true), d, d, false, false},
+		{"sse", httpSetup(testserver.SSE, true), s, d, false, false},
+		{"sse-fallback", httpSetup(testserver.SSE, false), d, d, false, false},
+		{"sse-fallback", httpSetup(testserver.SSE, false), s, d, false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name+"/asked-"+tc.asked, func(t *testing.T) {
 			leakCheck(t)
-			srv := newServer(t, testserver.Options{})
+			o := testserver.Options{}
+			if tc.old {
+				o = initializeOnly()
+			}
+			srv := newServer(t, o)
 			url, opts, restart := tc.setup(t, srv)
 			r = start(t, url, false, append(opts, fastBackoff, OptProtocolVersion(tc.asked))...)
 			if got := r.State().ProtocolVersion; got != tc.want {
@@ -234,7 +247,7 @@ func checkPaged(t *testing.T, r *running, lc *listCounter, nPrompts, nRes int) {
 
 // A list change re-lists every page of the kind that changed.
 func TestPaginatedRefresh(t *testing.T) {
-	for _, protocol := range []string{DefaultProtocolVersion, StatelessProtocolVersion} {
+	for _, protocol := range []string{StatefulProtocolVersion, StatelessProtocolVersion} {
 		t.Run(protocol, func(t *testing.T) {
 			leakCheck(t)
 			s := newServer(t, testserver.Options{PageSize: 2})

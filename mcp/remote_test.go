@@ -157,6 +157,8 @@ func TestHostileServer(t *testing.T) {
 func TestEndlessPagination(t *testing.T) {
 	raw := &testserver.Raw{Handle: func(req testserver.RawRequest) [][]byte {
 		switch req.Method {
+		case "server/discover":
+			return [][]byte{testserver.MethodNotFound(req)}
 		case "initialize":
 			return [][]byte{testserver.Initialize(req, "loop")}
 		case "tools/list":

@@ -25,7 +25,7 @@ import (
 // call reports it.
 func TestServerRequestsRefused(t *testing.T) {
 	leakCheck(t)
-	s := newServer(t, testserver.Options{})
+	s := newServer(t, initializeOnly())
 	s.AddTool(mustTool("ask"), func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		_, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 10,
 			Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}})
@@ -139,7 +139,7 @@ func addSampler(s *testserver.Server, meet, after *barrier) {
 // on that call's response stream), with several calls in flight.
 func TestSamplingConcurrentCallsHTTP(t *testing.T) {
 	leakCheck(t)
-	s := newServer(t, testserver.Options{})
+	s := newServer(t, initializeOnly())
 	const n = 3
 	addSampler(s, newBarrier(n), newBarrier(n))
 	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
@@ -180,7 +180,7 @@ func TestSamplingConcurrentCallsShared(t *testing.T) {
 	leakCheck(t)
 	for _, own := range []bool{false, true} {
 		t.Run(fmt.Sprint("own handler ", own), func(t *testing.T) {
-			s := newServer(t, testserver.Options{})
+			s := newServer(t, initializeOnly())
 			addSampler(s, newBarrier(2), newBarrier(2))
 			m := testserver.NewMemory(s.Server)
 			t.Cleanup(m.Close)
@@ -222,7 +222,7 @@ func TestSamplingConcurrentCallsShared(t *testing.T) {
 // that cannot, and that a caller that can answers first.
 func TestSamplingHandler(t *testing.T) {
 	leakCheck(t)
-	s := newServer(t, testserver.Options{})
+	s := newServer(t, initializeOnly())
 	addSampler(s, nil, nil)
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
@@ -262,7 +262,7 @@ func TestSamplingHandler(t *testing.T) {
 // such requests; an elicitation handler answers elicitation.
 func TestServerRequestHint(t *testing.T) {
 	leakCheck(t)
-	s := newServer(t, testserver.Options{})
+	s := newServer(t, initializeOnly())
 	addSampler(s, nil, nil)
 	s.AddTool(mustTool("elicit"), func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "name?", RequestedSchema: &jsonschema.Schema{

@@ -22,9 +22,9 @@ import (
 // notifications/roots/list_changed.
 func rootsServer(t *testing.T) (*testserver.Server, chan struct{}) {
 	changed := make(chan struct{}, 16)
-	s := newServer(t, testserver.Options{Server: &sdk.ServerOptions{
-		RootsListChangedHandler: func(context.Context, *sdk.RootsListChangedRequest) { changed <- struct{}{} },
-	}})
+	o := initializeOnly()
+	o.Server.RootsListChangedHandler = func(context.Context, *sdk.RootsListChangedRequest) { changed <- struct{}{} }
+	s := newServer(t, o)
 	s.AddTool(mustTool("roots"), func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		res, err := req.Session.ListRoots(ctx, nil)
 		if err != nil {

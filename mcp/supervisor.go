@@ -266,7 +266,8 @@ func (c *Connector) connect(ctx context.Context) (*live, error) {
 	if caps == nil {
 		caps = &sdk.ServerCapabilities{}
 	}
-	if caps.Logging != nil && c.o.logLevel != "" {
+	// A stateless session carries the level in each request (withLogLevel).
+	if caps.Logging != nil && c.o.logLevel != "" && !stateless(l.sess) {
 		if err := l.sess.SetLoggingLevel(cctx, &sdk.SetLoggingLevelParams{Level: sdk.LoggingLevel(c.o.logLevel)}); err != nil {
 			c.logger.Debug("server refused the log level", "error", err)
 		}

@@ -24,11 +24,11 @@ func TestServerKilledMidCall(t *testing.T) {
 		mode     testserver.Mode
 		protocol string
 	}{
-		{testserver.Stateful, DefaultProtocolVersion},
-		{testserver.Stateless, DefaultProtocolVersion},
+		{testserver.Stateful, StatefulProtocolVersion},
+		{testserver.Stateless, StatefulProtocolVersion},
 		{testserver.Stateful, StatelessProtocolVersion},
 		{testserver.Stateless, StatelessProtocolVersion},
-		{testserver.SSE, DefaultProtocolVersion},
+		{testserver.SSE, StatefulProtocolVersion},
 	}
 	for _, tc := range cases {
 		t.Run(tc.mode.String()+"/"+tc.protocol, func(t *testing.T) {
@@ -116,7 +116,11 @@ func TestMemoryReconnect(t *testing.T) {
 }
 
 func TestFlappingServerBacksOff(t *testing.T) {
-	s := newServer(t, testserver.Options{Server: testserver.Flapping()})
+	// The server closes the session when the client says it is
+	// initialized: a server of the initialize handshake.
+	flapping := testserver.Flapping()
+	flapping.SupportedProtocolVersions = []string{StatefulProtocolVersion}
+	s := newServer(t, testserver.Options{Server: flapping})
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
 	type step struct {

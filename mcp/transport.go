@@ -344,9 +344,11 @@ func (c *cancelConn) Close() error {
 // session.
 func (c *Connector) handshake(ctx context.Context, cl *sdk.Client, t sdk.Transport, kind string, st *stdioTransport) (*live, error) {
 	tt := &trackedTransport{Transport: t}
-	sess, err := cl.Connect(ctx, tt, &sdk.ClientSessionOptions{ProtocolVersion: c.o.protocolVersion})
+	version := c.askedVersion()
+	sess, err := cl.Connect(ctx, tt, &sdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		tt.closeConn()
+		c.handshakeFailed(ctx, version)
 		return nil, err
 	}
 	l := &live{sess: sess, transport: kind, stdio: st, done: make(chan struct{}), reg: &c.calls}

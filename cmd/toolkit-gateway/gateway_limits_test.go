@@ -64,7 +64,7 @@ servers:
 func TestGatewayMaxSessions(t *testing.T) {
 	config := writeConfig(t, t.TempDir(), "listen: 127.0.0.1:0\nmax_sessions: 1\nidle_timeout: 1m\nread_timeout: 10s\n")
 	g := startGateway(t, config)
-	first := connectGateway(t, g)
+	first := connectGatewaySession(t, g)
 	initialize := func() *http.Response {
 		t.Helper()
 		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`

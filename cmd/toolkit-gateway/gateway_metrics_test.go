@@ -30,7 +30,7 @@ servers:
 		t.Fatalf("the serving record names no metrics URL: %v", rec)
 	}
 
-	cs := connectGateway(t, g)
+	cs := connectGatewaySession(t, g)
 	var sum addOut
 	callJSON(t, cs, "add", map[string]int{"a": 2, "b": 3}, &sum)
 

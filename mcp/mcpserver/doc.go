@@ -215,11 +215,23 @@
 // [bridge.ServerRequestHandler] and [bridge.RootsLister], which is how a
 // gateway passes an upstream server's sampling, elicitation and roots/list
 // requests down to the client whose call the upstream serves (see the
-// connector's mcp.OptForwardServerRequests). A client that does not offer
-// the capability, or speaks 2026-07-28 (which forbids server requests
-// during a request), makes these methods fail with an error wrapping
-// toolkit.ErrNotImplemented; the connector then answers with its own
-// handlers (mcp.OptSamplingHandler, mcp.OptElicitationHandler,
+// connector's mcp.OptForwardServerRequests). A client of 2026-07-28, which
+// forbids server requests during a request, is asked in rounds instead: a
+// tools/call whose tool asks is answered with an input-required result
+// carrying the question and a requestState, and the client's retry with
+// the answer resumes the same run of the tool, which goes on where it
+// asked (whatever it is: a Go tool, or a connector whose upstream sent a
+// server request or an input-required result of its own). The run waits
+// for the retry at most [InputWait], [MaxInputWaits] runs at a time
+// ([MaxInputWaitsPerPrincipal] of one principal; beyond, the tool's
+// question fails); a
+// requestState is 128 random bits and a round number, good for one retry
+// of the same tool by the same principal, and only on the server that
+// issued it (behind a load balancer, rounds of one call need the same
+// replica). Prompts and resource reads are not asked in rounds. A client
+// that does not offer the capability makes these methods fail with an
+// error wrapping toolkit.ErrNotImplemented; the connector then answers
+// with its own handlers (mcp.OptSamplingHandler, mcp.OptElicitationHandler,
 // mcp.OptRoots) when it has them. Without WithClientSessions a client's
 // notifications/roots/list_changed is not passed upstream: an upstream
 // server that asks for roots during a call gets those of that call's
@@ -252,8 +264,9 @@
 // [CodeRateLimited], whose data says after how many seconds to retry.
 // When the policy asks (effect ask), the session asks the client's user
 // with a form elicitation (accept runs the call; decline or cancel refuses
-// it); a client without elicitation, or on 2026-07-28, cannot be asked and
-// the call is refused unless the toolkit has an approver of its own. When
+// it; a client of 2026-07-28 is asked in rounds, see "Requests to the
+// client"); a client without elicitation cannot be asked and the call is
+// refused unless the toolkit has an approver of its own. When
 // the policy changes what principals see (rules replaced, a definition
 // approved), every client gets tools/list_changed. With tool search,
 // search_tools and describe_tools leave out what the policy denies to the

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -252,7 +251,9 @@ func TestGatewayNotifications(t *testing.T) {
 // and that its answers go back up.
 func TestGatewayServerRequests(t *testing.T) {
 	leakCheck(t)
-	s := newServer(t, testserver.Options{})
+	// The upstream's tool sends server requests: it speaks the initialize
+	// handshake only (its SDK refuses them on 2026-07-28).
+	s := newServer(t, testserver.Options{Server: &sdk.ServerOptions{SupportedProtocolVersions: []string{mcp.StatefulProtocolVersion}}})
 	s.AddTool(mustTool("ask"), func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		msg, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 10,
 			Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "name a colour"}}}})
@@ -270,10 +271,10 @@ func TestGatewayServerRequests(t *testing.T) {
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
 	f, ctx := newGatewayFixture(t, m, []mcp.Option{mcp.OptForwardServerRequests()})
-	// A client of protocol 2025-11-25: the 2026-07-28 protocol forbids
-	// server requests during a request (it has multi round-trip requests
-	// instead, which the gateway does not bridge).
-	gw := f.connectVersion(t, &sdk.ClientOptions{
+	// A client of protocol 2025-11-25 is sent the upstream's requests; one
+	// of 2026-07-28 (which forbids server requests during a request) gets
+	// them as input-required results, and its retries carry the answers.
+	handlers := &sdk.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
 			if q := req.Params.Messages[0].Content.(*sdk.TextContent).Text; q != "name a colour" {
 				return nil, fmt.Errorf("asked %q", q)
@@ -283,21 +284,24 @@ func TestGatewayServerRequests(t *testing.T) {
 		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 		},
-	}, "2025-11-25")
-	res, err := gw.CallTool(ctx, &sdk.CallToolParams{Name: "ask"})
-	mustNotErr(t, err)
-	if res.IsError || resultText(t, res) != "teal/accept/Ada" {
-		t.Errorf("result %s", jsonOf(t, res.Content))
 	}
-	// A 2026-07-28 client gets a tool error that says why, not a hang.
-	res, err = f.connect(t, &sdk.ClientOptions{
-		CreateMessageHandler: func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
-			return nil, errors.New("not asked")
-		},
-	}).CallTool(ctx, &sdk.CallToolParams{Name: "ask"})
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		gw := f.connectVersion(t, handlers, version)
+		if got := gw.InitializeResult().ProtocolVersion; got != version {
+			t.Errorf("negotiated %s, want %s", got, version)
+		}
+		res, err := gw.CallTool(ctx, &sdk.CallToolParams{Name: "ask"})
+		mustNotErr(t, err)
+		if res.IsError || resultText(t, res) != "teal/accept/Ada" {
+			t.Errorf("%s: result %s", version, jsonOf(t, res.Content))
+		}
+	}
+	// A 2026-07-28 client without sampling gets a tool error that says
+	// why, not a hang.
+	res, err := f.connect(t, &sdk.ClientOptions{}).CallTool(ctx, &sdk.CallToolParams{Name: "ask"})
 	mustNotErr(t, err)
-	if !res.IsError || !strings.Contains(resultText(t, res), "2026-07-28") {
-		t.Errorf("result for a 2026-07-28 client %s", jsonOf(t, res.Content))
+	if !res.IsError || !strings.Contains(resultText(t, res), "does not offer sampling") {
+		t.Errorf("result for a 2026-07-28 client without sampling %s", jsonOf(t, res.Content))
 	}
 }
 

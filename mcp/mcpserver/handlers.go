@@ -64,9 +64,20 @@ func (s *Server) callTool(ctx context.Context, key string, structured bool, req 
 	input := argsInput(args)
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
 	sess.clients = s.clients
+	if usesInputRounds(req) {
+		// Questions to a 2026-07-28 client become rounds (inputrounds.go).
+		return s.rounds.call(ctx, req, sess, func(rctx context.Context, ts toolkit.Session) (*sdk.CallToolResult, error) {
+			return s.runTool(rctx, item.Value, input, structured, ts, req)
+		})
+	}
+	return s.runTool(ctx, item.Value, input, structured, sess, req)
+}
+
+// runTool runs the tool of a tools/call with the session sess.
+func (s *Server) runTool(ctx context.Context, tool any, input toolkit.Resource, structured bool, sess toolkit.Session, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	cctx := withPrincipal(toolkit.ContextWithSession(ctx, sess), req.Extra)
 	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
-	out, err := s.tk.Call(cctx, item.Value, input)
+	out, err := s.tk.Call(cctx, tool, input)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

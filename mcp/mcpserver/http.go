@@ -11,7 +11,13 @@ import (
 )
 
 // Handler returns an http.Handler serving the MCP streamable HTTP transport
-// for s, stateful unless WithStateless is given. opts add to (and win over)
+// for s, stateful unless WithStateless is given. A stateful handler serves
+// both generations of the protocol on its one endpoint: initialize and
+// sessions for clients up to 2025-11-25, and for clients of 2026-07-28
+// (server/discover, no session) the requests that name that version in
+// their Mcp-Protocol-Version header, served as WithStateless serves them.
+// Requests of 2026-07-28 whose Mcp-Method or Mcp-Name header is missing
+// or differs from their body are refused (400, code -32020). opts add to (and win over)
 // the options given to New with WithHTTP. An invalid option among opts
 // makes Handler fail with an error that wraps toolkit.ErrBadParameter and
 // names the option (those given to New were checked there).
@@ -29,10 +35,11 @@ import (
 //   - A request body limit (WithMaxBodyBytes, 4 MiB by default; 413).
 //
 // Ceilings: a body must arrive within WithReadTimeout (30s by default), and
-// a stateful handler keeps at most WithMaxSessions sessions (1,000 by
-// default), WithMaxSessionsPerPrincipal (100) for one authenticated
-// principal; beyond them a new session is refused with 503 and
-// Retry-After.
+// a handler keeps at most WithMaxSessions sessions (1,000 by default),
+// WithMaxSessionsPerPrincipal (100) for one authenticated principal;
+// beyond them a new session is refused with 503 and Retry-After. The
+// subscriptions/listen stream of a 2026-07-28 client counts as a session
+// while it is open.
 func (s *Server) Handler(opts ...HTTPOption) (http.Handler, error) {
 	h, _, err := s.handler(opts)
 	if err != nil {
@@ -48,23 +55,28 @@ func (s *Server) handler(opts []HTTPOption) (http.Handler, *httpConfig, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.StreamableHTTPOptions{
-		Stateless:                  cfg.stateless,
-		JSONResponse:               cfg.jsonResponse,
-		Logger:                     s.cfg.sdkLogger,
-		SessionTimeout:             effectiveTimeout(cfg.sessionTimeout),
-		MaxRequestBodyBytes:        cfg.maxBody,
-		DisableLocalhostProtection: cfg.noRebinding || len(cfg.hosts) > 0, // the guard below checks
-		EventStore:                 cfg.eventStore,
-		// From protocol version 2026-07-28 the go-sdk itself ends a call
-		// whose request the client hung up.
-		PropagateRequestCancellation: cfg.eventStore == nil,
-	})
-	// With an event store a client may resume the stream of a request it
-	// hung up, so its calls go on.
-	h = s.calls.wrap(h, cfg.eventStore == nil)
+	sdkHandler := func(stateless bool) http.Handler {
+		h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.StreamableHTTPOptions{
+			Stateless:                  stateless,
+			JSONResponse:               cfg.jsonResponse,
+			Logger:                     s.cfg.sdkLogger,
+			SessionTimeout:             effectiveTimeout(cfg.sessionTimeout),
+			MaxRequestBodyBytes:        cfg.maxBody,
+			DisableLocalhostProtection: cfg.noRebinding || len(cfg.hosts) > 0, // the guard below checks
+			EventStore:                 cfg.eventStore,
+			// From protocol version 2026-07-28 the go-sdk itself ends a call
+			// whose request the client hung up.
+			PropagateRequestCancellation: cfg.eventStore == nil,
+		})
+		// With an event store a client may resume the stream of a request
+		// it hung up, so its calls go on.
+		return s.calls.wrap(h, cfg.eventStore == nil)
+	}
+	gate := newSessionGate(cfg.ceilings, s.logger, s.countRefusedSession, s.server.Sessions)
+	h := gate.wrapListen(sdkHandler(true))
 	if !cfg.stateless {
-		h = newSessionGate(cfg.ceilings, s.logger, s.countRefusedSession, s.server.Sessions).wrap(h)
+		// Both generations on one endpoint (generations.go).
+		h = bothGenerations(gate.wrap(sdkHandler(false)), h)
 	}
 	return bodyTimeout(cfg.secure(h), cfg.ceilings.read(), s.logger), cfg, nil
 }

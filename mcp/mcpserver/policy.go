@@ -185,7 +185,12 @@ var _ toolkit.Approver = (*serverSession)(nil)
 // a request, cannot be asked: the error wraps toolkit.ErrNotImplemented
 // and the toolkit tries its own approver, or refuses the call.
 func (s *serverSession) Approve(ctx context.Context, req toolkit.ApprovalRequest) (bool, error) {
-	res, err := s.Elicit(ctx, &sdk.ElicitParams{
+	return approveBy(ctx, s.Elicit, req)
+}
+
+// approveBy asks for the approval of req with elicit, as Approve says.
+func approveBy(ctx context.Context, elicit func(context.Context, *sdk.ElicitParams) (*sdk.ElicitResult, error), req toolkit.ApprovalRequest) (bool, error) {
+	res, err := elicit(ctx, &sdk.ElicitParams{
 		Mode:    "form",
 		Message: approvalMessage(req),
 		RequestedSchema: map[string]any{

@@ -228,7 +228,9 @@ func TestPolicyAskThroughElicitation(t *testing.T) {
 		{"decline", answer("decline", nil), "2025-11-25", false, "declined"},
 		{"cancel", answer("cancel", nil), "2025-11-25", false, "declined"},
 		{"no elicitation", nil, "2025-11-25", false, "no way to ask"},
-		{"protocol without server requests", answer("accept", nil), "", false, "no way to ask"},
+		{"2026-07-28, asked in rounds", answer("accept", nil), "", true, ""},
+		{"2026-07-28 declined", answer("decline", nil), "", false, "declined"},
+		{"2026-07-28 without elicitation", nil, "", false, "no way to ask"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			mu.Lock()
@@ -245,7 +247,7 @@ func TestPolicyAskThroughElicitation(t *testing.T) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if tt.opts != nil && tt.version != "" {
+			if tt.opts != nil {
 				if len(asked) != 1 || !strings.Contains(asked[0], `"srv.rm"`) || !strings.Contains(asked[0], "it deletes files") || !strings.Contains(asked[0], `{"path":"/tmp/x"}`) {
 					t.Errorf("asked %q", asked)
 				}

@@ -8,6 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/prompt"
 	"github.com/llmkit/toolkit/resource"
 )
@@ -44,9 +45,10 @@ func WithSamplingMaxTokens(n int64) SamplingOption {
 //
 // It fails with toolkit.ErrNotImplemented outside an MCP request, when the
 // client does not offer sampling, when p cannot be rendered, and on
-// protocol versions from 2026-07-28 on, where a server may no longer send
-// requests to the client while it serves one (multi round-trip requests
-// replace them).
+// protocol versions from 2026-07-28 on outside a tools/call (where a
+// server may no longer send requests to the client while it serves one;
+// within a tools/call the client is asked in rounds of input-required
+// results).
 func RunPromptWithSampling(ctx context.Context, p toolkit.Prompt, resources ...toolkit.Resource) (toolkit.Resource, error) {
 	return runSampling(ctx, samplingConfig{}, p, resources...)
 }
@@ -55,8 +57,8 @@ func runSampling(ctx context.Context, cfg samplingConfig, p toolkit.Prompt, reso
 	if p == nil {
 		return nil, fmt.Errorf("%w: nil prompt", toolkit.ErrBadParameter)
 	}
-	ss := ServerSessionFromContext(ctx)
-	if ss == nil {
+	ss, ok := toolkit.SessionAs[bridge.ServerRequestHandler](toolkit.SessionFromContext(ctx))
+	if !ok || ServerSessionFromContext(ctx) == nil {
 		return nil, fmt.Errorf("%w: prompt %q: no MCP client session to sample from", toolkit.ErrNotImplemented, p.Name())
 	}
 	if err := canSample(toolkit.SessionFromContext(ctx)); err != nil {
@@ -158,8 +160,11 @@ func canAsk(sess toolkit.Session, what string, offers func(*sdk.ClientCapabiliti
 // canRequest reports why the client of sess may not be sent a request
 // while it waits for the answer to its own, or nil when it may: protocol
 // versions from 2026-07-28 on forbid it (multi round-trip requests replace
-// such requests).
+// such requests), unless the session asks in rounds (inputrounds.go).
 func canRequest(sess toolkit.Session) error {
+	if _, ok := toolkit.SessionAs[*roundSession](sess); ok {
+		return nil
+	}
 	if pv, ok := toolkit.SessionAs[interface{ ProtocolVersion() string }](sess); ok && pv.ProtocolVersion() >= "2026-07-28" {
 		return fmt.Errorf("%w: the MCP client speaks protocol %s, which forbids server requests during a request", toolkit.ErrNotImplemented, pv.ProtocolVersion())
 	}

@@ -54,6 +54,7 @@ type Server struct {
 	subs    subscriptions // what each session follows (subscriptions.go)
 	search  *toolSearch   // WithToolSearch; nil without it (toolsearch.go)
 	clients *clientTable  // WithClientSessions; nil without it (clients.go)
+	rounds  *inputRounds  // calls of 2026-07-28 clients waiting for input (inputrounds.go)
 
 	refusals metric.Int64Counter // sessions refused by a ceiling (metrics.go); nil without metrics
 }
@@ -87,6 +88,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		cfg:    cfg,
 		logger: logger,
 		static: map[string]*resource.URITemplate{},
+		rounds: newInputRounds(),
 	}
 	for k := range toolkit.NumKinds {
 		s.namers[k] = newNamer(kinds[k].uris, cfg.qualify, cfg.sep)
@@ -100,6 +102,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		CompletionHandler:  s.complete,
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
+		SetCacheable:       setCacheable,
 		Capabilities: &sdk.ServerCapabilities{
 			Logging:     &sdk.LoggingCapabilities{},
 			Completions: &sdk.CompletionCapabilities{},
@@ -177,6 +180,7 @@ func (s *Server) Close() error {
 	}
 	s.calls.cancelAll()
 	s.clients.close()
+	s.rounds.closeAll()
 	var errs []error
 	for ss := range s.server.Sessions() {
 		if err := ss.Close(); err != nil {

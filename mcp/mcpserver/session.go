@@ -151,8 +151,11 @@ func RequestExtraFromContext(ctx context.Context) *sdk.RequestExtra {
 
 // ServerSessionFromContext returns the MCP server session of the client whose
 // request is being served, or nil when ctx does not come from a Server.
-// Tools use it for requests to the client such as sampling
-// (CreateMessage) and elicitation (Elicit).
+// Its requests to the client (CreateMessage, Elicit, ListRoots) reach
+// clients of the initialize handshake only; a tool that asks its client
+// should ask through the call's toolkit.Session instead, as a
+// bridge.ServerRequestHandler, which also asks a 2026-07-28 client (in
+// rounds of input-required results; see the package documentation).
 func ServerSessionFromContext(ctx context.Context) *sdk.ServerSession {
 	if s, ok := toolkit.SessionAs[interface{ ServerSession() *sdk.ServerSession }](toolkit.SessionFromContext(ctx)); ok {
 		return s.ServerSession()

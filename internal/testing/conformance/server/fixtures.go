@@ -91,9 +91,12 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func session(ctx context.Context) (*sdk.ServerSession, error) {
-	ss := mcpserver.ServerSessionFromContext(ctx)
-	if ss == nil {
+// session returns what asks the calling MCP client: the session of the
+// call, which sends a client of 2025-11-25 requests and turns them into
+// input-required results for one of 2026-07-28.
+func session(ctx context.Context) (bridge.ServerRequestHandler, error) {
+	ss, ok := toolkit.SessionAs[bridge.ServerRequestHandler](toolkit.SessionFromContext(ctx))
+	if !ok {
 		return nil, errors.New("not called through MCP")
 	}
 	return ss, nil

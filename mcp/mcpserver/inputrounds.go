@@ -1,0 +1,447 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/bridge"
+)
+
+// Bounds of the calls that wait for a client's input (inputRounds).
+const (
+	// InputWait is how long a tool call of a 2026-07-28 client waits for
+	// the client to come back with the input it was asked for (an
+	// input-required result answered by a retry of the call); past it the
+	// call is cancelled.
+	InputWait = 10 * time.Minute
+	// MaxInputWaits is the most tool calls of 2026-07-28 clients that may
+	// run over rounds at once, over all clients; a call that would be one
+	// more fails (with a tool error saying so).
+	MaxInputWaits = 1024
+	// MaxInputWaitsPerPrincipal is the most such calls of one principal
+	// (the UserID of the request's token; requests without a token are
+	// one principal), so that one cannot take every slot.
+	MaxInputWaitsPerPrincipal = 64
+)
+
+// errInputState refuses a retry whose requestState names no call waiting
+// here: forged, replayed, expired, of another principal or tool, or one
+// the server never issued (another replica's).
+var errInputState = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState names no call waiting for input here (unknown, expired or already answered)"}
+
+// inputRounds turns the requests a tool sends its client while it runs
+// (sampling, elicitation, roots) into the input-required results of
+// protocol 2026-07-28, which forbids server requests during a request:
+//
+//   - the first tools/call starts the tool in a goroutine of its own, with
+//     a session whose CreateMessage, Elicit and ListRoots do not send a
+//     request but hand it over (inputAsk) and wait for the answer;
+//   - the call's handler waits for the tool's end or its first question;
+//     a question is answered to the client as an input-required result:
+//     the request, and a requestState naming the waiting call;
+//   - the client's retry carries the answer and that requestState: the
+//     answer goes to the waiting tool, and the handler waits again.
+//
+// A requestState is 128 random bits and the round, good for one retry of
+// the same tool by the same principal within InputWait: anything else is
+// refused (errInputState). Rounds of one call may come on different
+// connections, but not to another replica of the server.
+type inputRounds struct {
+	// InputWait, MaxInputWaits and MaxInputWaitsPerPrincipal but in tests.
+	wait              time.Duration
+	max, perPrincipal int
+
+	mu      sync.Mutex
+	waiting map[string]*inputCall // by id
+	by      map[string]int        // calls per principal
+	closed  bool
+}
+
+// inputCall is a tool call running over several rounds.
+type inputCall struct {
+	id        string
+	principal string
+	tool      string
+	cancel    context.CancelFunc
+	asks      chan *inputAsk                // the tool's questions
+	done      chan callOutcome              // the tool's end (buffered)
+	cur       atomic.Pointer[serverSession] // the session of the current round
+	round     int                           // guarded by inputRounds.mu
+	pending   *inputAsk                     // the question the client was sent; guarded by inputRounds.mu
+	timer     *time.Timer                   // expiry while waiting for the client; guarded by inputRounds.mu
+}
+
+// inputAsk is one question of a tool to the client, and where its answer
+// goes.
+type inputAsk struct {
+	call  *inputCall
+	req   sdk.InputRequest
+	reply chan askReply // buffered
+}
+
+// askReply is the answer to an inputAsk, or why there is none.
+type askReply struct {
+	answer sdk.InputResponse
+	err    error
+}
+
+// callOutcome is the end of a tool call.
+type callOutcome struct {
+	res *sdk.CallToolResult
+	err error
+}
+
+func newInputRounds() *inputRounds {
+	return &inputRounds{wait: InputWait, max: MaxInputWaits, perPrincipal: MaxInputWaitsPerPrincipal,
+		waiting: map[string]*inputCall{}, by: map[string]int{}}
+}
+
+// usesInputRounds reports whether a tools/call must have its questions
+// to the client turned into input-required results: its client speaks
+// 2026-07-28 or newer, or it carries a requestState of ours.
+func usesInputRounds(req *sdk.CallToolRequest) bool {
+	return req.ProtocolVersion() >= statelessVersion || req.Params.RequestState != ""
+}
+
+// call serves one round of a tools/call: the first (no requestState)
+// starts run, a retry hands the client's answer to the waiting call. run
+// runs the tool with a context that outlives the round's request and
+// the session given (whose questions to the client become rounds).
+func (r *inputRounds) call(ctx context.Context, req *sdk.CallToolRequest, sess *serverSession, run func(ctx context.Context, sess toolkit.Session) (*sdk.CallToolResult, error)) (*sdk.CallToolResult, error) {
+	principal := principalOf(req.Extra)
+	var c *inputCall
+	if state := req.Params.RequestState; state != "" {
+		ask, answer, err := r.resume(state, principal, req)
+		if err != nil {
+			return nil, err
+		}
+		c = ask.call
+		c.cur.Store(sess) // before the tool goes on
+		ask.reply <- askReply{answer: answer}
+	} else {
+		var err error
+		if c, err = r.start(principal, req.Params.Name); err != nil {
+			return errorResult(err), nil
+		}
+		c.cur.Store(sess)
+		// The call outlives this round's request; it ends with its tool,
+		// when the client does not come back in time, or with the server.
+		rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		c.cancel = cancel
+		go func() {
+			res, err := run(rctx, &roundSession{serverSession: sess, call: c})
+			c.done <- callOutcome{res, err}
+		}()
+	}
+	return r.await(ctx, c)
+}
+
+// start makes a new call; it is registered (and counted) when it first
+// asks its client (register).
+func (r *inputRounds) start(principal, tool string) (*inputCall, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, fmt.Errorf("%w: the server is closing", toolkit.ErrUnavailable)
+	}
+	return &inputCall{id: rand.Text(), principal: principal, tool: tool, asks: make(chan *inputAsk), done: make(chan callOutcome, 1)}, nil
+}
+
+// register makes c one of the calls waiting for their clients, within the
+// bounds (MaxInputWaits, MaxInputWaitsPerPrincipal). r.mu is held.
+func (r *inputRounds) register(c *inputCall) error {
+	if r.waiting[c.id] == c {
+		return nil
+	}
+	if r.closed {
+		return fmt.Errorf("%w: the server is closing", toolkit.ErrUnavailable)
+	}
+	if len(r.waiting) >= r.max {
+		return fmt.Errorf("%w: %d calls already wait for their clients' input; retry later", toolkit.ErrUnavailable, r.max)
+	}
+	if r.by[c.principal] >= r.perPrincipal {
+		return fmt.Errorf("%w: %d calls of this principal already wait for input; retry later", toolkit.ErrUnavailable, r.perPrincipal)
+	}
+	r.waiting[c.id] = c
+	r.by[c.principal]++
+	return nil
+}
+
+// resume finds the call a retry's requestState names, checks that the
+// retry may answer it, and returns the question it answers (taken: a
+// second retry with the same requestState is refused) and the answer.
+func (r *inputRounds) resume(state, principal string, req *sdk.CallToolRequest) (*inputAsk, sdk.InputResponse, error) {
+	id, roundText, ok := strings.Cut(state, ".")
+	round, err := strconv.Atoi(roundText)
+	if !ok || err != nil {
+		return nil, nil, errInputState
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.waiting[id]
+	if c == nil || c.pending == nil || c.round != round || c.principal != principal || c.tool != req.Params.Name {
+		return nil, nil, errInputState
+	}
+	answer := req.Params.InputResponses[inputKey(round)]
+	if answer == nil {
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses has no %q", inputKey(round))}
+	}
+	ask := c.pending
+	c.pending = nil
+	c.timer.Stop()
+	return ask, answer, nil
+}
+
+// await waits for the tool's end or its next question, and answers the
+// round with it. A client hanging up the round cancels the call.
+func (r *inputRounds) await(ctx context.Context, c *inputCall) (*sdk.CallToolResult, error) {
+	for {
+		select {
+		case out := <-c.done:
+			r.forget(c)
+			return out.res, out.err
+		case ask := <-c.asks:
+			if res, ok := r.round(c, ask); ok {
+				return res, nil
+			}
+		case <-ctx.Done():
+			r.forget(c)
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// round answers the current request of c with ask, as an input-required
+// result, and reports true; when c may not wait (the bounds), the tool's
+// question fails instead and round reports false.
+func (r *inputRounds) round(c *inputCall, ask *inputAsk) (*sdk.CallToolResult, bool) {
+	r.mu.Lock()
+	if err := r.register(c); err != nil {
+		r.mu.Unlock()
+		ask.reply <- askReply{err: err}
+		return nil, false
+	}
+	c.round++
+	c.pending = ask
+	state := c.id + "." + strconv.Itoa(c.round)
+	key := inputKey(c.round)
+	c.timer = time.AfterFunc(r.wait, func() { r.expire(c, ask) })
+	r.mu.Unlock()
+	return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{key: ask.req}, RequestState: state}, true
+}
+
+// expire ends a call whose client did not come back with ask's answer.
+func (r *inputRounds) expire(c *inputCall, ask *inputAsk) {
+	r.mu.Lock()
+	stale := c.pending != ask
+	r.mu.Unlock()
+	if !stale {
+		r.forget(c)
+	}
+}
+
+// forget removes c and cancels its tool.
+func (r *inputRounds) forget(c *inputCall) {
+	r.mu.Lock()
+	if r.waiting[c.id] == c {
+		delete(r.waiting, c.id)
+		if r.by[c.principal]--; r.by[c.principal] <= 0 {
+			delete(r.by, c.principal)
+		}
+	}
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	r.mu.Unlock()
+	if c.cancel != nil {
+		c.cancel()
+	}
+}
+
+// closeAll cancels every waiting call; no new one starts.
+func (r *inputRounds) closeAll() {
+	r.mu.Lock()
+	r.closed = true
+	calls := make([]*inputCall, 0, len(r.waiting))
+	for _, c := range r.waiting {
+		calls = append(calls, c)
+	}
+	r.mu.Unlock()
+	for _, c := range calls {
+		r.forget(c)
+	}
+}
+
+// inputKey is the key of round's question in inputRequests.
+func inputKey(round int) string { return "q" + strconv.Itoa(round) }
+
+// ask hands the client a question of the tool and waits for its answer.
+func (c *inputCall) ask(ctx context.Context, req sdk.InputRequest) (sdk.InputResponse, error) {
+	a := &inputAsk{call: c, req: req, reply: make(chan askReply, 1)}
+	select {
+	case c.asks <- a:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	select {
+	case r := <-a.reply:
+		return r.answer, r.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// roundSession is the session of a tool running over rounds: its
+// questions to the client become input-required results (inputRounds),
+// and its notifications go on the stream of the current round.
+type roundSession struct {
+	*serverSession // the first round's: client info, capabilities, _meta
+	call           *inputCall
+
+	once   sync.Once
+	logger *slog.Logger
+}
+
+var (
+	_ bridge.ServerRequestHandler = (*roundSession)(nil)
+	_ bridge.RootsLister          = (*roundSession)(nil)
+	_ bridge.LogForwarder         = (*roundSession)(nil)
+)
+
+// CreateMessage asks the client to sample its model, in a round of the
+// call.
+func (s *roundSession) CreateMessage(ctx context.Context, params *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
+	if err := s.offers("sampling", func(c *sdk.ClientCapabilities) bool { return c.Sampling != nil }); err != nil {
+		return nil, err
+	}
+	answer, err := s.call.ask(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	switch a := answer.(type) {
+	case *sdk.CreateMessageResult:
+		return a, nil
+	case *sdk.CreateMessageWithToolsResult:
+		if len(a.Content) != 1 {
+			return nil, fmt.Errorf("%w: the client's sampling answer has %d content blocks, want 1", toolkit.ErrBadParameter, len(a.Content))
+		}
+		return &sdk.CreateMessageResult{Meta: a.Meta, Content: a.Content[0], Model: a.Model, Role: a.Role, StopReason: a.StopReason}, nil
+	}
+	return nil, fmt.Errorf("%w: the client answered sampling with %T", toolkit.ErrBadParameter, answer)
+}
+
+// Elicit asks the client's user, in a round of the call.
+func (s *roundSession) Elicit(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	if err := s.offers("elicitation", func(c *sdk.ClientCapabilities) bool { return c.Elicitation != nil }); err != nil {
+		return nil, err
+	}
+	answer, err := s.call.ask(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	if a, ok := answer.(*sdk.ElicitResult); ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("%w: the client answered elicitation with %T", toolkit.ErrBadParameter, answer)
+}
+
+// ListRoots asks the client for its roots, in a round of the call.
+func (s *roundSession) ListRoots(ctx context.Context, params *sdk.ListRootsParams) (*sdk.ListRootsResult, error) {
+	if err := s.offers("roots", func(c *sdk.ClientCapabilities) bool { return c.RootsV2 != nil }); err != nil {
+		return nil, err
+	}
+	if params == nil {
+		params = &sdk.ListRootsParams{}
+	}
+	answer, err := s.call.ask(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	if a, ok := answer.(*sdk.ListRootsResult); ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("%w: the client answered roots with %T", toolkit.ErrBadParameter, answer)
+}
+
+var _ toolkit.Approver = (*roundSession)(nil)
+
+// Approve asks the client's user whether a call the policy asks about may
+// run (see serverSession.Approve), in a round of the call.
+func (s *roundSession) Approve(ctx context.Context, req toolkit.ApprovalRequest) (bool, error) {
+	return approveBy(ctx, s.Elicit, req)
+}
+
+// offers reports why the client cannot be asked for what, or nil.
+func (s *roundSession) offers(what string, has func(*sdk.ClientCapabilities) bool) error {
+	if caps := s.Capabilities(); caps == nil || !has(caps) {
+		return fmt.Errorf("%w: the MCP client does not offer %s", toolkit.ErrNotImplemented, what)
+	}
+	return nil
+}
+
+// Progress reports progress on the stream of the current round.
+func (s *roundSession) Progress(progress, total float64, message ...string) error {
+	return s.call.cur.Load().Progress(progress, total, message...)
+}
+
+// Logger returns a logger whose records reach the client on the stream of
+// the current round.
+func (s *roundSession) Logger() *slog.Logger {
+	s.once.Do(func() { s.logger = slog.New(&roundLogHandler{s: s}) })
+	return s.logger
+}
+
+// ForwardLog passes an upstream server's log message on, on the stream of
+// the current round.
+func (s *roundSession) ForwardLog(ctx context.Context, params *sdk.LoggingMessageParams) error {
+	return s.call.cur.Load().ForwardLog(ctx, params)
+}
+
+// roundLogHandler sends records through the logger of the current
+// round's session, with the attributes and groups added to it, in order.
+type roundLogHandler struct {
+	s   *roundSession
+	ops []func(slog.Handler) slog.Handler
+}
+
+func (h *roundLogHandler) handler() slog.Handler {
+	out := h.s.call.cur.Load().Logger().Handler()
+	for _, op := range h.ops {
+		out = op(out)
+	}
+	return out
+}
+
+func (h *roundLogHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.handler().Enabled(ctx, l)
+}
+
+func (h *roundLogHandler) Handle(ctx context.Context, r slog.Record) error {
+	return h.handler().Handle(ctx, r)
+}
+
+func (h *roundLogHandler) with(op func(slog.Handler) slog.Handler) slog.Handler {
+	return &roundLogHandler{s: h.s, ops: append(h.ops[:len(h.ops):len(h.ops)], op)}
+}
+
+func (h *roundLogHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return h.with(func(x slog.Handler) slog.Handler { return x.WithAttrs(as) })
+}
+
+func (h *roundLogHandler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	return h.with(func(x slog.Handler) slog.Handler { return x.WithGroup(name) })
+}
