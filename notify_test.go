@@ -22,7 +22,7 @@ func TestNotifyReadYourWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stuck, release := make(chan struct{}), make(chan struct{})
+	stuck, release := make(chan struct{}, 1), make(chan struct{})
 	defer func() { close(release); tk.WaitEvents() }()
 	cancel := tk.Subscribe(func(ConnectorEvent) {
 		select {
