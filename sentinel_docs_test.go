@@ -31,6 +31,7 @@ func TestSentinelDocsQuoteTheirMessage(t *testing.T) {
 		".:ErrToolFailed": toolkit.ErrToolFailed, ".:ErrSchema": toolkit.ErrSchema, ".:ErrClosed": toolkit.ErrClosed,
 		".:ErrDenied": toolkit.ErrDenied, ".:ErrRateLimited": toolkit.ErrRateLimited,
 		"mcp:ErrTaskRequired":               mcp.ErrTaskRequired,
+		"mcp:ErrTooManyClientSessions":      mcp.ErrTooManyClientSessions,
 		"mcp/oauth:ErrAuthorizationPending": oauth.ErrAuthorizationPending,
 		"store:ErrOutside":                  store.ErrOutside,
 	}
