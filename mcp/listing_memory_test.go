@@ -200,7 +200,7 @@ func BenchmarkListingMemory(b *testing.B) {
 // and returns the tools, as the SDK decodes them.
 func sdkListing(b *testing.B, raw *testserver.Raw) []*sdk.Tool {
 	tr, _ := raw.Dial(context.Background())
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), tr, &sdk.ClientSessionOptions{ProtocolVersion: DefaultProtocolVersion})
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), tr, &sdk.ClientSessionOptions{ProtocolVersion: StatefulProtocolVersion})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func TestPerClientStdioSessionsLeaveNothing(t *testing.T) {
 			default:
 			}
 		},
-	}).Connect(context.Background(), pt, &sdk.ClientSessionOptions{ProtocolVersion: DefaultProtocolVersion})
+	}).Connect(context.Background(), pt, &sdk.ClientSessionOptions{ProtocolVersion: StatefulProtocolVersion})
 	mustNotErr(t, err)
 	<-started
 	mustNotErr(t, tk.AddConnectorNS("up", stdioURL(t, testserver.StdioServe)))
@@ -124,7 +124,7 @@ func TestPerClientStdioSessionsLeaveNothing(t *testing.T) {
 			go func() { _ = srv.Run(sctx, st); close(served) }()
 			defer func() { stop(); <-served }()
 			cl := sdk.NewClient(&sdk.Implementation{Name: "c" + strconv.Itoa(i), Version: "1"}, nil)
-			cs, err := cl.Connect(context.Background(), ct, &sdk.ClientSessionOptions{ProtocolVersion: DefaultProtocolVersion})
+			cs, err := cl.Connect(context.Background(), ct, &sdk.ClientSessionOptions{ProtocolVersion: StatefulProtocolVersion})
 			if err != nil {
 				t.Error(err)
 				return

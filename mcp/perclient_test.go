@@ -178,7 +178,7 @@ func (g *perClientGateway) connect(t *testing.T, c *sdk.Client) *sdk.ClientSessi
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = g.srv.Run(ctx, st); close(done) }()
-	cs, err := c.Connect(context.Background(), ct, &sdk.ClientSessionOptions{ProtocolVersion: mcp.DefaultProtocolVersion})
+	cs, err := c.Connect(context.Background(), ct, &sdk.ClientSessionOptions{ProtocolVersion: mcp.StatefulProtocolVersion})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
