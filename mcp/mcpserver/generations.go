@@ -59,18 +59,8 @@ func bothGenerations(stateful, stateless http.Handler) http.Handler {
 // whose Mcp-Method header differs from its method, so the header tells.
 // Other stateless requests hold no slot: they end with their answer.
 func (g *sessionGate) wrapListen(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get(headerMethod) != "subscriptions/listen" {
-			h.ServeHTTP(w, r)
-			return
-		}
-		sl, perPrincipal := g.take(r)
-		if sl == nil {
-			g.refuse(w, r, perPrincipal)
-			return
-		}
-		defer sl.release()
-		h.ServeHTTP(w, r)
+	return g.holdDuring(h, func(r *http.Request) bool {
+		return r.Method == http.MethodPost && r.Header.Get(headerMethod) == "subscriptions/listen"
 	})
 }
 

@@ -226,8 +226,15 @@ func (g *sessionGate) wrap(h http.Handler) http.Handler {
 // wrapSSE returns h, a legacy SSE handler, behind the gate: a GET opens a
 // session that lasts as long as the request.
 func (g *sessionGate) wrapSSE(h http.Handler) http.Handler {
+	return g.holdDuring(h, func(r *http.Request) bool { return r.Method == http.MethodGet })
+}
+
+// holdDuring returns h behind the gate for the requests held says so of:
+// each holds a session slot for as long as it is served, and is refused
+// when none is free. Other requests pass as they are.
+func (g *sessionGate) holdDuring(h http.Handler, held func(*http.Request) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet {
+		if !held(r) {
 			h.ServeHTTP(w, r)
 			return
 		}
