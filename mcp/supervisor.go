@@ -16,6 +16,10 @@ import (
 	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
+// maxEndedAuth bounds the attempts in a row retried at once because the
+// authorization they found pending had ended by the time they failed.
+const maxEndedAuth = 3
+
 // Run connects to the server and keeps the connection alive until ctx is
 // cancelled, reconnecting with backoff whenever it is lost. It returns nil
 // when ctx is cancelled, and an error when the connector gives up
@@ -66,6 +70,10 @@ func (c *Connector) Run(ctx context.Context) error {
 	// that stayed up for OptStableAfter: failed connection attempts, and
 	// sessions lost less than kickFloor after a loss retried at once.
 	attempt := 0
+	// endedAuth counts the attempts in a row that found an authorization
+	// pending which had ended when they were looked at: each is retried
+	// at once, maxEndedAuth of them at most.
+	endedAuth := 0
 	var lastQuick time.Time // the last loss retried at once
 	for first := true; ; first = false {
 		if ctx.Err() != nil {
@@ -90,6 +98,14 @@ func (c *Connector) Run(ctx context.Context) error {
 			// Waiting for a person is no failure; an authorization that
 			// failed is one.
 			changed, failed, authErr := c.oauthWait()
+			if authErr == nil && errors.Is(err, ErrAuthorizationPending) && endedAuth < maxEndedAuth {
+				// The attempt found the user being asked, and the
+				// authorization ended before this look: no failure of
+				// the server's, so the next attempt is made at once.
+				endedAuth++
+				continue
+			}
+			endedAuth = 0
 			if failed {
 				// Say why the authorization failed, not that the
 				// attempt found it pending.
