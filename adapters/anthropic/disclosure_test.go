@@ -54,25 +54,7 @@ func TestDisclosed(t *testing.T) {
 	})
 	c := client(prov)
 	ctx := context.Background()
-	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
-		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Search the docs for adapters."))}}
-	at.ConverseTurns(t, at.DisclosureAnswer, 3, func() (string, bool) {
-		var err error
-		if params.Tools, err = conv.ToolParams(ctx); err != nil {
-			t.Fatal(err)
-		}
-		msg, err := c.Messages.New(ctx, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		params.Messages = append(params.Messages, msg.ToParam())
-		reply, ok := conv.Run(ctx, msg)
-		if !ok {
-			return msg.Content[0].Text, true
-		}
-		params.Messages = append(params.Messages, reply)
-		return "", false
-	})
+	converseDisclosed(ctx, t, c, conv)
 	if names := found.Names(); len(names) != 1 || !at.IsRemote(names[0]) {
 		t.Errorf("found %v", names)
 	}
@@ -227,6 +209,14 @@ func TestDisclosedToolReferences(t *testing.T) {
 	})
 	ctx := context.Background()
 	c := client(prov)
+	converseDisclosed(ctx, t, c, conv)
+}
+
+// converseDisclosed holds the disclosure conversation of adaptertest
+// (at.ConverseTurns, three turns at most) with Claude through c, each
+// request offering what the view conv offers then.
+func converseDisclosed(ctx context.Context, t *testing.T, c anthropic.Client, conv *an.Tools) {
+	t.Helper()
 	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Search the docs for adapters."))}}
 	at.ConverseTurns(t, at.DisclosureAnswer, 3, func() (string, bool) {
