@@ -243,10 +243,7 @@ func asker(name string, barrier *sync.WaitGroup) *sdk.Client {
 // are each asked of their own client.
 func TestPerClientElicitation(t *testing.T) {
 	checkLeaks(t)
-	up := newRootsServer()
-	m := testserver.NewMemory(up.Server)
-	t.Cleanup(m.Close)
-	g := startPerClientGateway(t, 4, "memory://up", mcp.OptDialer(m.Dial))
+	_, _, g := rootsGateway(t, 4)
 	var barrier sync.WaitGroup
 	barrier.Add(2)
 	sessions := []*sdk.ClientSession{g.connect(t, asker("A", &barrier)), g.connect(t, asker("B", &barrier))}
@@ -271,10 +268,7 @@ func TestPerClientElicitation(t *testing.T) {
 // they could not be told apart).
 func TestPerClientRootsAndSampling(t *testing.T) {
 	checkLeaks(t)
-	up := newRootsServer()
-	m := testserver.NewMemory(up.Server)
-	t.Cleanup(m.Close)
-	g := startPerClientGateway(t, 4, "memory://up", mcp.OptDialer(m.Dial))
+	up, _, g := rootsGateway(t, 4)
 
 	var barrier sync.WaitGroup
 	barrier.Add(2)
@@ -326,10 +320,7 @@ func TestPerClientRootsAndSampling(t *testing.T) {
 // its calls are served on a session of its own.
 func TestPerClientLimit(t *testing.T) {
 	checkLeaks(t)
-	up := newRootsServer()
-	m := testserver.NewMemory(up.Server)
-	t.Cleanup(m.Close)
-	g := startPerClientGateway(t, 1, "memory://up", mcp.OptDialer(m.Dial))
+	up, _, g := rootsGateway(t, 1)
 
 	a := g.connect(t, sampler("A", nil, "file:///a"))
 	<-up.seen
@@ -373,10 +364,7 @@ func connectorOf(t *testing.T, g *perClientGateway) *mcp.Connector {
 // session meanwhile.
 func TestPerClientReopensDroppedSession(t *testing.T) {
 	checkLeaks(t)
-	up := newRootsServer()
-	m := testserver.NewMemory(up.Server)
-	t.Cleanup(m.Close)
-	g := startPerClientGateway(t, 2, "memory://up", mcp.OptDialer(m.Dial))
+	up, m, g := rootsGateway(t, 2)
 	a := g.connect(t, sampler("A", nil, "file:///a"))
 	<-up.seen
 	m.Drop() // every upstream session, the shared one too
@@ -399,4 +387,14 @@ func TestOptPerClientRefusesNegative(t *testing.T) {
 	if _, err := mcp.New("http://x/mcp", "c", "1", mcp.OptPerClient(-1)); !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptPerClient") {
 		t.Errorf("OptPerClient(-1): %v", err)
 	}
+}
+
+// rootsGateway starts a roots server in memory, as upstream "up" of a
+// per-client gateway keeping at most max client sessions.
+func rootsGateway(t *testing.T, max int) (*rootsServer, *testserver.Memory, *perClientGateway) {
+	t.Helper()
+	up := newRootsServer()
+	m := testserver.NewMemory(up.Server)
+	t.Cleanup(m.Close)
+	return up, m, startPerClientGateway(t, max, "memory://up", mcp.OptDialer(m.Dial))
 }
