@@ -109,10 +109,13 @@ type Handler struct {
 
 	refused atomic.Pointer[error] // the last request refused (guard.go)
 
-	issuer atomic.Pointer[string]         // of the metadata fetched last (tokens.go)
-	owns   bool                           // the handler keeps the tokens (authorization code flow)
-	ts     atomic.Pointer[savingSource]   // its token, when it owns them
-	reason atomic.Pointer[string]         // why the next authorization is needed
+	issuer atomic.Pointer[string]       // of the metadata fetched last (tokens.go)
+	owns   bool                         // the handler keeps the tokens (authorization code flow)
+	ts     atomic.Pointer[savingSource] // its token, when it owns them
+	reason atomic.Pointer[string]       // why the next authorization is needed
+	// dead is the access token the server refused last, which a stored
+	// token never brings back (tokens.go: stored).
+	dead   atomic.Pointer[string]
 	metaMu sync.Mutex                     // guards meta
 	meta   map[string]*authServerMetadata // by registration endpoint
 
@@ -254,6 +257,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 				return nil
 			}
 			if refused {
+				h.dead.Store(&sent)
 				why := "the server refused the access token"
 				if code != "" {
 					why += " (" + oneLine(strings.TrimSuffix(code+": "+description, ": "), MaxErrorDescription) + ")"

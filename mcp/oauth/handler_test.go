@@ -218,3 +218,41 @@ func TestHandlerRefusesRefresh(t *testing.T) {
 		t.Fatalf("refusal noted: %v", r)
 	}
 }
+
+// TestHandlerForgetsRefusedStoredToken: once the server refused the stored
+// token, a request that went out without a token meanwhile is not retried
+// with that token from the store (the SDK retries once, so it would fail
+// for good with a bare 401): it waits for the authorization like the
+// request that found the token refused. Before the fix it failed about
+// once in twenty connections whose stored token had been revoked.
+func TestHandlerForgetsRefusedStoredToken(t *testing.T) {
+	leakCheck(t)
+	s := newFlowServer(t)
+	store := &memoryStore{t: &StoredToken{
+		Resource: s.URL + "/mcp", Issuer: s.URL, TokenURL: s.URL + "/token", ClientID: "client-1",
+		Token: &oauth2.Token{AccessToken: "secret-revoked", Expiry: time.Now().Add(time.Hour)},
+	}}
+	no := errors.New("the user said no")
+	refuse := func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) { return nil, no }
+	flow, err := AuthorizationCode(Config{Authorize: refuse, RedirectURL: "http://127.0.0.1:9/callback", Store: store})
+	mustNotErr(t, err)
+	h := NewHandler(context.Background(), flow, HandlerConfig{Resource: s.URL + "/mcp"})
+	defer h.Stop()
+	refused := func(bearer string) error {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, s.URL+"/mcp", nil)
+		mustNotErr(t, err)
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		mustNotErr(t, err)
+		return h.Authorize(context.Background(), req, resp)
+	}
+	if err := refused("secret-revoked"); !errors.Is(err, no) {
+		t.Fatalf("Authorize after the stored token was refused = %v, want the user's refusal", err)
+	}
+	if err := refused(""); err == nil {
+		t.Fatal("Authorize of a request sent without a token = nil: the SDK would retry it with the refused token")
+	}
+}

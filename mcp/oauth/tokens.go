@@ -84,13 +84,19 @@ func (h *Handler) load(ctx context.Context, hc *http.Client) *savingSource {
 
 // stored returns a token source for the token stored for the resource
 // when it is another than sent (the token the server refused) and can be
-// sent: one that another handler, or process, of the same store got.
+// sent: one that another handler, or process, of the same store got. The
+// token the server last refused is never brought back: the store holds it
+// until an authorization replaces it, and a request sent without a token
+// meanwhile would be retried with it once and fail for good.
 func (h *Handler) stored(sent string) *savingSource {
 	if h.store == nil {
 		return nil
 	}
 	s := h.load(context.Background(), h.observe(h.legacy.base))
 	if s == nil || s.tok.AccessToken == sent || !s.fresh() {
+		return nil
+	}
+	if d := h.dead.Load(); d != nil && s.tok.AccessToken == *d {
 		return nil
 	}
 	return s
