@@ -74,6 +74,7 @@ type Connector struct {
 	// reqs answers the server's requests (requests.go); roots mirrors the
 	// roots of OptRoots or OptRootSet in the SDK client (roots.go).
 	reqs  serverRequests
+	asks  askGate // bounds the server's requests waiting (askbound.go)
 	roots rootsMirror
 
 	// pc holds the upstream sessions of each client (OptPerClient,

@@ -46,6 +46,10 @@ type inflight struct {
 	// tooDeep: a value of the request's answer stream nested deeper than
 	// maxWireDepth and was clamped (wiredepth.go); the request fails.
 	tooDeep atomic.Bool
+
+	// asks counts the server's requests for the call that wait for an
+	// answer (askbound.go).
+	asks atomic.Int32
 }
 
 // progressGate returns the gate of the call's progress notifications; now

@@ -430,6 +430,12 @@ const clientAskTimeout = 5 * time.Minute
 func answerFor[PP sdk.Params, H, R any](c *Connector, up *clientUpstream, ctx context.Context, cs *sdk.ClientSession, kind *requestKind, params PP, ask func(H, context.Context, PP) (R, error), own func(context.Context, PP) (R, error)) (R, error) {
 	var sess toolkit.Session
 	in := c.untag(params)
+	leave, err := c.enterAsk(ctx, in, kind.what)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	defer leave()
 	switch {
 	case kind == kindRoots:
 		// Roots are the client's, not a call's: a server asks for them
@@ -442,7 +448,6 @@ func answerFor[PP sdk.Params, H, R any](c *Connector, up *clientUpstream, ctx co
 			sess = s
 		}
 	}
-	err := error(nil)
 	if h, ok := toolkit.SessionAs[H](sess); ok {
 		var r R
 		if r, err = ask(h, ctx, params); err == nil || !errors.Is(err, toolkit.ErrNotImplemented) {
