@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,10 +162,23 @@ func (f *fixture) connectVersion(t *testing.T, copts *sdk.ClientOptions, version
 	done := make(chan error, 1)
 	go func() { done <- f.srv.Run(ctx, st) }()
 	c := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "2"}, copts)
+	listening, acked := awaitListen(c)
 	cs, err := c.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
+	}
+	if listening.Load() {
+		// A 2026-07-28 client's Connect returns once its
+		// subscriptions/listen is sent, not once the server has it: the
+		// list changes made before the server's acknowledgement are not
+		// the client's to hear.
+		select {
+		case <-acked:
+		case <-time.After(waitLimit):
+			cancel()
+			t.Fatal("the server never acknowledged subscriptions/listen")
+		}
 	}
 	t.Cleanup(func() {
 		cs.Close()
@@ -172,6 +186,33 @@ func (f *fixture) connectVersion(t *testing.T, copts *sdk.ClientOptions, version
 		<-done
 	})
 	return cs
+}
+
+// awaitListen watches c: listening is set once it has sent
+// subscriptions/listen, acked receives once the server acknowledged it.
+func awaitListen(c *sdk.Client) (listening *atomic.Bool, acked <-chan struct{}) {
+	listening = new(atomic.Bool)
+	ack := make(chan struct{}, 1)
+	c.AddSendingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "subscriptions/listen" {
+				listening.Store(true)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	c.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "notifications/subscriptions/acknowledged" {
+				select {
+				case ack <- struct{}{}:
+				default:
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return listening, ack
 }
 
 func resultText(t *testing.T, res *sdk.CallToolResult) string {
