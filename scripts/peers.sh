@@ -47,7 +47,8 @@ for entry in \
 	node_modules/@modelcontextprotocol/server-filesystem/dist/index.js \
 	node_modules/@modelcontextprotocol/conformance/dist/index.js \
 	node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js \
-	node_modules/@modelcontextprotocol/client/dist/index.mjs; do
+	node_modules/@modelcontextprotocol/client/dist/index.mjs \
+	node_modules/@modelcontextprotocol/server/dist/index.mjs; do
 	[[ -f "$entry" ]] || die "missing $entry"
 done
 

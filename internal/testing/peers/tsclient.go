@@ -155,3 +155,21 @@ func (w *limitedWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// tsServerRel is the script of the TypeScript SDK server below the
+// repository root.
+const tsServerRel = "tools/peers/tsserver.mjs"
+
+// TSServerStdio returns the command line that runs a stdio MCP server
+// written with the TypeScript SDK's version 2 (@modelcontextprotocol/server,
+// tools/peers/tsserver.mjs: tools echo, ask_model, ask_user and add_tool),
+// which speaks 2025-11-25 and 2026-07-28. It skips the test when the peers
+// are not installed.
+func TSServerStdio(t testing.TB) (cmd string, args []string) {
+	t.Helper()
+	in := usable(t)
+	if _, err := os.Stat(filepath.Join(in.root, "tools/peers/node_modules/@modelcontextprotocol/server/package.json")); err != nil {
+		unavailable(t, err)
+	}
+	return in.node, []string{filepath.Join(in.root, tsServerRel)}
+}
