@@ -106,12 +106,18 @@ type TokenExchangeConfig struct {
 // [HandlerConfig.Allow]), redirects are not followed and answers are
 // read up to 64 KiB.
 //
-// The token of a request is looked up with the context the transport
-// gives the handler's token source, the exchange made with the request's:
-// the SDK's streamable HTTP transport gives its token source the context
-// of Connect (its values kept), so a per-user setup connects each user's
-// session with a context that carries that user's token
-// ([WithSubjectToken]) and makes that user's requests on it.
+// Which subject a request is made for comes from contexts. Its token is
+// the one of the subject that the context the transport gives the
+// handler's token source carries (the SDK's streamable HTTP transport
+// gives the context of Connect, with its values; [Transport] the
+// request's), and a token about to expire is exchanged again there,
+// before it is sent. A server's 401 has a token exchanged for the subject
+// of the request's context or, when it carries none, for the subject of
+// the token the request carried. So a per-user setup connects each
+// user's session with a context that carries that user's token
+// ([WithSubjectToken], or what SubjectToken reads) and makes only that
+// user's requests on it; a connection shared by several users acts for
+// the subject of its own context.
 //
 // The SDK's oauthex.ExchangeToken is not used: it is made for ID-JAG
 // (client_secret_post only, audience required, any token type), see

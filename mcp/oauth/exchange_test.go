@@ -215,22 +215,21 @@ func TestTokenExchangeSubjects(t *testing.T) {
 	s.noSecrets(t)
 }
 
-// TestTokenExchangeExpiry: a token about to expire is not sent; the
-// server's 401 has it exchanged again, on the same session.
+// TestTokenExchangeExpiry: a token about to expire is exchanged again
+// before it is sent, with the session's context (the call's carries no
+// subject): the server never refuses it.
 func TestTokenExchangeExpiry(t *testing.T) {
 	leakCheck(t)
 	s := newExchangeSetup(t, TokenExchangeConfig{})
-	ctx, cancel := context.WithTimeout(WithSubjectToken(context.Background(), s.userToken("alice"), ""), waitLimit)
+	bg, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
+	ctx := WithSubjectToken(bg, s.userToken("alice"), "")
 	cs, err := s.session(ctx)
 	mustNotErr(t, err)
 	defer cs.Close()
 	first := s.tokenFor(t, ctx)
 	s.clock.Advance(time.Hour - 5*time.Second) // within the refresh margin
-	if tok := s.tokenFor(t, ctx); tok != "" {
-		t.Fatal("a token about to expire is served")
-	}
-	who, err := whoami(ctx, cs)
+	who, err := whoami(bg, cs)
 	if err != nil || who != "alice" {
 		t.Fatalf("whoami = %q, %v; want alice", who, err)
 	}
@@ -240,20 +239,24 @@ func TestTokenExchangeExpiry(t *testing.T) {
 	if tok := s.tokenFor(t, ctx); tok == "" || tok == first {
 		t.Fatal("the token was not exchanged again")
 	}
+	if n := s.rs.refused.Load(); n != 0 {
+		t.Fatalf("the server refused %d tokens", n)
+	}
 }
 
 // TestTokenExchangeRevoked: a token the server refuses before its expiry
-// is exchanged again.
+// is exchanged again, for the subject it was obtained for when the
+// call's context carries none.
 func TestTokenExchangeRevoked(t *testing.T) {
 	leakCheck(t)
 	s := newExchangeSetup(t, TokenExchangeConfig{})
-	ctx, cancel := context.WithTimeout(WithSubjectToken(context.Background(), s.userToken("alice"), ""), waitLimit)
+	bg, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	cs, err := s.session(ctx)
+	cs, err := s.session(WithSubjectToken(bg, s.userToken("alice"), ""))
 	mustNotErr(t, err)
 	defer cs.Close()
 	s.as.RevokeAccessTokens()
-	if who, err := whoami(ctx, cs); err != nil || who != "alice" {
+	if who, err := whoami(bg, cs); err != nil || who != "alice" {
 		t.Fatalf("whoami = %q, %v; want alice", who, err)
 	}
 	if n := s.as.ExchangesFor("alice"); n != 2 {

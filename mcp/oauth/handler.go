@@ -149,9 +149,9 @@ func NewHandler(ctx context.Context, f *Flow, hc HandlerConfig) *Handler {
 	case f.handler != nil:
 		h.inner = f.handler
 	case f.enterprise != nil:
-		h.inner = newSubjectHandler(&enterpriseFlow{cfg: f.enterprise}, client, h.clockOf, f.enterprise.Timeout, f.enterprise.MaxSubjects, h.exchangeFailed)
+		h.inner = newSubjectHandler(&enterpriseFlow{cfg: f.enterprise}, hc.Resource, client, h.clockOf, f.enterprise.Timeout, f.enterprise.MaxSubjects, h.exchangeFailed)
 	case f.exchange != nil:
-		h.inner = newSubjectHandler(exchangeFlow{cfg: f.exchange}, client, h.clockOf, f.exchange.Timeout, f.exchange.MaxSubjects, h.exchangeFailed)
+		h.inner = newSubjectHandler(exchangeFlow{cfg: f.exchange}, hc.Resource, client, h.clockOf, f.exchange.Timeout, f.exchange.MaxSubjects, h.exchangeFailed)
 	case f.clientCreds != nil:
 		hc := client
 		if f.assertion != nil {

@@ -79,12 +79,13 @@ type subjectFlow interface {
 // failure) and obtains a token for the request's subject, one exchange at
 // a time per subject; its token source serves each subject its own token.
 type subjectHandler struct {
-	flow    subjectFlow
-	hc      *http.Client
-	clock   func() clock
-	timeout time.Duration
-	max     int
-	onError func(error) // told of each failed exchange (logged)
+	flow     subjectFlow
+	resource string // the protected resource's URL
+	hc       *http.Client
+	clock    func() clock
+	timeout  time.Duration
+	max      int
+	onError  func(error) // told of each failed exchange (logged)
 
 	mu       sync.Mutex
 	tgt      *target
@@ -94,6 +95,7 @@ type subjectHandler struct {
 
 // subjectToken is the token of one subject, or its failure.
 type subjectToken struct {
+	sub      subject
 	tok      *oauth2.Token
 	obtained time.Time
 	err      error     // the last exchange failed with it
@@ -106,14 +108,14 @@ type exchangeCall struct {
 	err  error
 }
 
-func newSubjectHandler(flow subjectFlow, hc *http.Client, clk func() clock, timeout time.Duration, max int, onError func(error)) *subjectHandler {
+func newSubjectHandler(flow subjectFlow, resource string, hc *http.Client, clk func() clock, timeout time.Duration, max int, onError func(error)) *subjectHandler {
 	if timeout <= 0 {
 		timeout = DefaultExchangeTimeout
 	}
 	if max <= 0 {
 		max = DefaultMaxSubjects
 	}
-	return &subjectHandler{flow: flow, hc: hc, clock: clk, timeout: timeout, max: max, onError: onError,
+	return &subjectHandler{flow: flow, resource: resource, hc: hc, clock: clk, timeout: timeout, max: max, onError: onError,
 		tokens: map[string]*subjectToken{}, inflight: map[string]*exchangeCall{}}
 }
 
@@ -129,23 +131,55 @@ type subjectSource struct {
 	ctx context.Context
 }
 
-// Token implements oauth2.TokenSource.
+// Token implements oauth2.TokenSource. A token about to expire is
+// exchanged again here, with the source's context (the SDK's streamable
+// transport gives the one of Connect, which carries the subject), so that
+// the server never has to refuse it; when that fails the request goes
+// without a token and the server's 401 has the failure reported.
 func (s subjectSource) Token() (*oauth2.Token, error) {
 	sub, err := s.h.flow.subject(s.ctx)
 	if err != nil {
 		return nil, nil // Authorize reports it
 	}
-	return s.h.fresh(sub.key), nil
+	if tok, stale := s.h.fresh(sub.key); tok != nil || !stale {
+		return tok, nil
+	}
+	if err := s.h.obtain(s.ctx, sub, nil, ""); err != nil {
+		return nil, nil
+	}
+	tok, _ := s.h.fresh(sub.key)
+	return tok, nil
 }
 
-// fresh returns the fresh token of the subject key, or nil.
-func (h *subjectHandler) fresh(key string) *oauth2.Token {
+// fresh returns the fresh token of the subject key, or nil, and whether
+// the subject has a token that is no longer fresh from an authorization
+// server the handler knows.
+func (h *subjectHandler) fresh(key string) (tok *oauth2.Token, stale bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if st := h.tokens[key]; st != nil && st.tok != nil && fresh(st.tok, st.obtained, h.clock().Now()) {
-		return st.tok
+	st := h.tokens[key]
+	if st == nil || st.tok == nil {
+		return nil, false
 	}
-	return nil
+	if fresh(st.tok, st.obtained, h.clock().Now()) {
+		return st.tok, false
+	}
+	return nil, h.tgt != nil
+}
+
+// subjectOf returns the subject the access token tok was obtained for.
+func (h *subjectHandler) subjectOf(tok string) (subject, bool) {
+	if tok == "" {
+		return subject{}, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, st := range h.tokens {
+		if st.tok != nil && st.tok.AccessToken == tok {
+			return st.sub, true
+		}
+	}
+	return subject{}, false
 }
 
 // Authorize implements auth.OAuthHandler.
@@ -161,11 +195,25 @@ func (h *subjectHandler) Authorize(ctx context.Context, req *http.Request, resp 
 		// request is sent again and its answer handled as usual.
 		return nil
 	}
+	sent := bearerOf(req)
 	sub, err := h.flow.subject(ctx)
 	if err != nil {
-		return err
+		// The request's context may not carry the subject when the
+		// connection's does: the token sent tells whose it is.
+		var ok bool
+		if sub, ok = h.subjectOf(sent); !ok {
+			return err
+		}
 	}
-	sent := bearerOf(req)
+	return h.obtain(ctx, sub, challenges, sent)
+}
+
+// obtain gets a token for sub, unless another request of the subject
+// just got one (another token than sent), or its last failure is still
+// remembered: it starts the subject's exchange, or joins the one in
+// flight, and waits for it within ctx. challenges are those of the
+// server's refusal (nil: none).
+func (h *subjectHandler) obtain(ctx context.Context, sub subject, challenges []oauthex.Challenge, sent string) error {
 	for {
 		h.mu.Lock()
 		if st := h.tokens[sub.key]; st != nil {
@@ -191,7 +239,7 @@ func (h *subjectHandler) Authorize(ctx context.Context, req *http.Request, resp 
 			xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 			go func() {
 				defer cancel()
-				h.run(xctx, c, sub, challenges, req.URL.String())
+				h.run(xctx, c, sub, challenges)
 			}()
 		} else {
 			h.mu.Unlock()
@@ -210,8 +258,8 @@ func (h *subjectHandler) Authorize(ctx context.Context, req *http.Request, resp 
 }
 
 // run makes the exchange c for sub and keeps its outcome.
-func (h *subjectHandler) run(ctx context.Context, c *exchangeCall, sub subject, challenges []oauthex.Challenge, resource string) {
-	tok, err := h.exchange(ctx, sub, challenges, resource)
+func (h *subjectHandler) run(ctx context.Context, c *exchangeCall, sub subject, challenges []oauthex.Challenge) {
+	tok, err := h.exchange(ctx, sub, challenges)
 	now := h.clock().Now()
 	h.mu.Lock()
 	delete(h.inflight, sub.key)
@@ -223,12 +271,12 @@ func (h *subjectHandler) run(ctx context.Context, c *exchangeCall, sub subject, 
 			if se != nil && se.RetryAfter > wait {
 				wait = se.RetryAfter
 			}
-			h.keepLocked(sub.key, &subjectToken{err: err, until: now.Add(wait)}, now)
+			h.keepLocked(sub.key, &subjectToken{sub: sub, err: err, until: now.Add(wait)}, now)
 		} else {
 			delete(h.tokens, sub.key)
 		}
 	} else {
-		h.keepLocked(sub.key, &subjectToken{tok: tok, obtained: now}, now)
+		h.keepLocked(sub.key, &subjectToken{sub: sub, tok: tok, obtained: now}, now)
 	}
 	h.mu.Unlock()
 	if err != nil && h.onError != nil {
@@ -271,13 +319,13 @@ func (h *subjectHandler) keepLocked(key string, st *subjectToken, now time.Time)
 
 // exchange finds the resource's authorization server, if needed, and
 // obtains a token for sub.
-func (h *subjectHandler) exchange(ctx context.Context, sub subject, challenges []oauthex.Challenge, resource string) (*oauth2.Token, error) {
+func (h *subjectHandler) exchange(ctx context.Context, sub subject, challenges []oauthex.Challenge) (*oauth2.Token, error) {
 	h.mu.Lock()
 	t := h.tgt
 	h.mu.Unlock()
 	if t == nil {
 		var err error
-		if t, err = discoverTarget(ctx, challenges, resource, h.hc); err != nil {
+		if t, err = discoverTarget(ctx, challenges, h.resource, h.hc); err != nil {
 			return nil, err
 		}
 		h.mu.Lock()
