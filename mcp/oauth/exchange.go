@@ -37,9 +37,14 @@ var ErrExchangeRefused = errors.New("OAuth token exchange refused")
 
 // Client authentication methods at a token endpoint (RFC 7591 §2).
 const (
+	// AuthMethodClientSecretBasic sends the client ID and secret with
+	// HTTP Basic authentication (RFC 6749 §2.3.1).
 	AuthMethodClientSecretBasic = "client_secret_basic"
-	AuthMethodClientSecretPost  = "client_secret_post"
-	AuthMethodNone              = "none"
+	// AuthMethodClientSecretPost sends them in the request's form.
+	AuthMethodClientSecretPost = "client_secret_post"
+	// AuthMethodNone sends the client ID alone, in the form: a public
+	// client.
+	AuthMethodNone = "none"
 )
 
 // TokenExchangeConfig configures OAuth 2.0 token exchange (RFC 8693), see

@@ -754,3 +754,29 @@ func FuzzParseExchangeAnswer(f *testing.F) {
 		}
 	})
 }
+
+// TestTokenExchangeStop: Stop ends the exchanges in flight, and the
+// requests waiting for them fail.
+func TestTokenExchangeStop(t *testing.T) {
+	leakCheck(t)
+	started := make(chan struct{})
+	s := newFakeAS(t, func(_ http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-r.Context().Done()
+	})
+	flow, err := TokenExchange(TokenExchangeConfig{ClientID: "a"})
+	mustNotErr(t, err)
+	h := s.handler(t, flow, io.Discard)
+	ctx, cancel := context.WithTimeout(WithSubjectToken(context.Background(), "secret-tok-alice", ""), waitLimit)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.get(ctx, h)
+		done <- err
+	}()
+	<-started
+	h.Stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("get = %v, want the exchange canceled", err)
+	}
+}

@@ -104,8 +104,9 @@ type subjectToken struct {
 
 // exchangeCall is an exchange in flight for one subject.
 type exchangeCall struct {
-	done chan struct{}
-	err  error
+	done   chan struct{}
+	err    error
+	cancel context.CancelFunc // ends it (stop)
 }
 
 func newSubjectHandler(flow subjectFlow, resource string, hc *http.Client, clk func() clock, timeout time.Duration, max int, onError func(error)) *subjectHandler {
@@ -231,12 +232,12 @@ func (h *subjectHandler) obtain(ctx context.Context, sub subject, challenges []o
 		c := h.inflight[sub.key]
 		own := c == nil
 		if own {
-			c = &exchangeCall{done: make(chan struct{})}
-			h.inflight[sub.key] = c
-			h.mu.Unlock()
 			// The exchange outlives the request that started it (others
 			// of the subject may wait for it), bounded by the timeout.
 			xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
+			c = &exchangeCall{done: make(chan struct{}), cancel: cancel}
+			h.inflight[sub.key] = c
+			h.mu.Unlock()
 			go func() {
 				defer cancel()
 				h.run(xctx, c, sub, challenges)
@@ -284,6 +285,20 @@ func (h *subjectHandler) run(ctx context.Context, c *exchangeCall, sub subject, 
 	}
 	c.err = err
 	close(c.done)
+}
+
+// stop ends the exchanges in flight and waits until they have ended.
+func (h *subjectHandler) stop() {
+	h.mu.Lock()
+	calls := make([]*exchangeCall, 0, len(h.inflight))
+	for _, c := range h.inflight {
+		calls = append(calls, c)
+	}
+	h.mu.Unlock()
+	for _, c := range calls {
+		c.cancel()
+		<-c.done
+	}
 }
 
 // keepLocked keeps st for key, making room when the handler keeps as
