@@ -356,11 +356,11 @@ func newFakeAS(t *testing.T, token http.HandlerFunc) *fakeAS {
 			_, _ = io.WriteString(w, tok)
 			return
 		}
-		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+s.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		w.Header().Set("WWW-Authenticate", `Bearer scope="tools", resource_metadata="`+s.URL+`/.well-known/oauth-protected-resource/mcp"`)
 		w.WriteHeader(http.StatusUnauthorized)
 	})
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"resource": s.URL + "/mcp", "authorization_servers": []string{s.URL}})
+		writeJSON(w, http.StatusOK, map[string]any{"resource": s.URL + "/mcp", "authorization_servers": []string{s.URL}, "scopes_supported": []string{"tools", "admin"}})
 	})
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"issuer": s.URL, "token_endpoint": s.tokenEndpoint,
@@ -778,5 +778,37 @@ func TestTokenExchangeStop(t *testing.T) {
 	h.Stop()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("get = %v, want the exchange canceled", err)
+	}
+}
+
+// TestTokenExchangeScopes: the exchange asks for the scopes of the
+// server's challenge, and for the same ones when the token is exchanged
+// again before it expires (no challenge then).
+func TestTokenExchangeScopes(t *testing.T) {
+	leakCheck(t)
+	var mu sync.Mutex
+	var asked []string
+	s := newFakeAS(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.PostFormValue("scope"))
+		mu.Unlock()
+		exchangeAnswer(w, r)
+	})
+	flow, err := TokenExchange(TokenExchangeConfig{ClientID: "a"})
+	mustNotErr(t, err)
+	h := s.handler(t, flow, io.Discard)
+	clock := newFakeClock()
+	h.clock = clock
+	ctx := WithSubjectToken(context.Background(), "secret-tok-alice", "")
+	for range 2 {
+		if body, err := s.get(ctx, h); err != nil || body != "alice" {
+			t.Fatalf("get = %q, %v", body, err)
+		}
+		clock.Advance(time.Hour)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || asked[0] != "tools" || asked[1] != "tools" {
+		t.Fatalf("scopes asked %q, want tools twice", asked)
 	}
 }

@@ -98,6 +98,7 @@ type subjectToken struct {
 	sub      subject
 	tok      *oauth2.Token
 	obtained time.Time
+	scopes   []string  // asked for it: asked for again when it expires
 	err      error     // the last exchange failed with it
 	until    time.Time // and is remembered until then
 }
@@ -260,7 +261,7 @@ func (h *subjectHandler) obtain(ctx context.Context, sub subject, challenges []o
 
 // run makes the exchange c for sub and keeps its outcome.
 func (h *subjectHandler) run(ctx context.Context, c *exchangeCall, sub subject, challenges []oauthex.Challenge) {
-	tok, err := h.exchange(ctx, sub, challenges)
+	tok, scopes, err := h.exchange(ctx, sub, challenges)
 	now := h.clock().Now()
 	h.mu.Lock()
 	delete(h.inflight, sub.key)
@@ -277,7 +278,7 @@ func (h *subjectHandler) run(ctx context.Context, c *exchangeCall, sub subject, 
 			delete(h.tokens, sub.key)
 		}
 	} else {
-		h.keepLocked(sub.key, &subjectToken{sub: sub, tok: tok, obtained: now}, now)
+		h.keepLocked(sub.key, &subjectToken{sub: sub, tok: tok, obtained: now, scopes: scopes}, now)
 	}
 	h.mu.Unlock()
 	if err != nil && h.onError != nil {
@@ -333,15 +334,21 @@ func (h *subjectHandler) keepLocked(key string, st *subjectToken, now time.Time)
 }
 
 // exchange finds the resource's authorization server, if needed, and
-// obtains a token for sub.
-func (h *subjectHandler) exchange(ctx context.Context, sub subject, challenges []oauthex.Challenge) (*oauth2.Token, error) {
+// obtains a token for sub, asking for the scopes configured, else those
+// of the server's challenge, else those asked for the subject's last
+// token, else those of the resource's metadata; it returns them.
+func (h *subjectHandler) exchange(ctx context.Context, sub subject, challenges []oauthex.Challenge) (*oauth2.Token, []string, error) {
 	h.mu.Lock()
 	t := h.tgt
+	var last []string
+	if st := h.tokens[sub.key]; st != nil {
+		last = st.scopes
+	}
 	h.mu.Unlock()
 	if t == nil {
 		var err error
 		if t, err = discoverTarget(ctx, challenges, h.resource, h.hc); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		h.mu.Lock()
 		h.tgt = t
@@ -352,17 +359,20 @@ func (h *subjectHandler) exchange(ctx context.Context, sub subject, challenges [
 		scopes = challengeScopes(challenges)
 	}
 	if len(scopes) == 0 {
+		scopes = last
+	}
+	if len(scopes) == 0 {
 		scopes = t.prm.ScopesSupported
 	}
 	tok, err := h.flow.obtain(ctx, h.hc, sub, t, scopes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tok == nil || tok.AccessToken == "" {
-		return nil, fmt.Errorf("%w: no access token", ErrExchangeRefused)
+		return nil, nil, fmt.Errorf("%w: no access token", ErrExchangeRefused)
 	}
 	if !tok.Expiry.IsZero() && !tok.Expiry.After(time.Now()) {
-		return nil, fmt.Errorf("%w: the access token issued had already expired", ErrExchangeRefused)
+		return nil, nil, fmt.Errorf("%w: the access token issued had already expired", ErrExchangeRefused)
 	}
 	if c := h.clock(); c != nil {
 		if _, real := c.(realClock); !real && !tok.Expiry.IsZero() {
@@ -371,7 +381,7 @@ func (h *subjectHandler) exchange(ctx context.Context, sub subject, challenges [
 			tok = &t
 		}
 	}
-	return tok, nil
+	return tok, scopes, nil
 }
 
 // discoverTarget finds the protected resource metadata of resource and
