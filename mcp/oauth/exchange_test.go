@@ -340,7 +340,8 @@ func TestTokenExchangeOptions(t *testing.T) {
 // writes.
 type fakeAS struct {
 	*httptest.Server
-	tokenEndpoint string // in the metadata (default URL/token)
+	tokenEndpoint string   // in the metadata (default URL/token)
+	authMethods   []string // token_endpoint_auth_methods_supported, if any
 	hits          atomic.Int32
 }
 
@@ -363,8 +364,12 @@ func newFakeAS(t *testing.T, token http.HandlerFunc) *fakeAS {
 		writeJSON(w, http.StatusOK, map[string]any{"resource": s.URL + "/mcp", "authorization_servers": []string{s.URL}, "scopes_supported": []string{"tools", "admin"}})
 	})
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"issuer": s.URL, "token_endpoint": s.tokenEndpoint,
-			"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"}})
+		m := map[string]any{"issuer": s.URL, "token_endpoint": s.tokenEndpoint,
+			"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"}}
+		if s.authMethods != nil {
+			m["token_endpoint_auth_methods_supported"] = s.authMethods
+		}
+		writeJSON(w, http.StatusOK, m)
 	})
 	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
 		s.hits.Add(1)
@@ -541,12 +546,15 @@ func TestTokenExchangeHostile(t *testing.T) {
 func TestTokenExchangeAuthMethods(t *testing.T) {
 	leakCheck(t)
 	for _, tc := range []struct {
-		cfg  TokenExchangeConfig
-		want string
+		cfg     TokenExchangeConfig
+		methods []string // the server's
+		want    string
 	}{
-		{TokenExchangeConfig{ClientID: "a b", ClientSecret: "s:1"}, "basic a b s:1"},
-		{TokenExchangeConfig{ClientID: "a", ClientSecret: "s", AuthMethod: AuthMethodClientSecretPost}, "post a s"},
-		{TokenExchangeConfig{ClientID: "a"}, "none a"},
+		{TokenExchangeConfig{ClientID: "a b", ClientSecret: "s:1"}, nil, "basic a b s:1"},
+		{TokenExchangeConfig{ClientID: "a", ClientSecret: "s", AuthMethod: AuthMethodClientSecretPost}, nil, "post a s"},
+		{TokenExchangeConfig{ClientID: "a", ClientSecret: "s"}, []string{"private_key_jwt", "client_secret_post"}, "post a s"},
+		{TokenExchangeConfig{ClientID: "a", ClientSecret: "s"}, []string{"client_secret_post", "client_secret_basic"}, "basic a s"},
+		{TokenExchangeConfig{ClientID: "a"}, nil, "none a"},
 	} {
 		var got atomic.Pointer[string]
 		s := newFakeAS(t, func(w http.ResponseWriter, r *http.Request) {
@@ -561,6 +569,7 @@ func TestTokenExchangeAuthMethods(t *testing.T) {
 			got.Store(&how)
 			exchangeAnswer(w, r)
 		})
+		s.authMethods = tc.methods
 		flow, err := TokenExchange(tc.cfg)
 		mustNotErr(t, err)
 		h := s.handler(t, flow, io.Discard)
