@@ -345,7 +345,8 @@
 // authorized it goes on by itself (see the package oauth documentation
 // for each case). OptOAuthClientCredentials uses the client
 // credentials grant instead (OptOAuthClientCredentialsJWT with a private
-// key), OptOAuthEnterprise enterprise-managed authorization, and
+// key), OptOAuthEnterprise enterprise-managed authorization,
+// OptOAuthTokenExchange token exchange of the user's own token, and
 // OptOAuthHandler takes any SDK handler. Tokens never appear in logs,
 // errors or the state. Connectors on the legacy SSE transport authorize
 // the same way. The flow's requests go only to public https destinations

@@ -26,6 +26,9 @@
 //   - [Enterprise]: enterprise-managed authorization (SEP-990): the user's
 //     ID token exchanged at the IdP for an identity assertion grant, then a
 //     JWT bearer grant at the server's authorization server.
+//   - [TokenExchange]: token exchange (RFC 8693) of the user's own access
+//     token, issued by an identity provider the server's authorization
+//     server trusts, for a token of the server.
 //   - [FromHandler]: any handler of the SDK's.
 //
 // [NewHandler] runs a flow for one protected resource (an MCP server's
@@ -68,6 +71,18 @@
 //   - The authorization server answers an error: it reaches people as a
 //     [ServerError], one line with its error code and description (cut to
 //     [MaxErrorDescription]), never its body.
+//
+// # Tokens per user
+//
+// [Enterprise] and [TokenExchange] act for a user who is already signed
+// in, whose credential (ID token, access token) a function reads from each
+// request's context ([WithSubjectToken] puts one there): nobody is asked.
+// Their tokens are kept per user, told apart by a hash of that
+// credential, and never served for another user; each user's exchange
+// runs on its own (one at a time per user), outside the one-at-a-time
+// gate above, and so does its failure: an error wrapping
+// [ErrExchangeRefused] for that user's requests, remembered for a few
+// seconds. A token about to expire is exchanged again before it is sent.
 //
 // # Where a client's requests may go
 //

@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 )
@@ -23,8 +23,12 @@ const grantTypeJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 // EnterpriseConfig configures enterprise-managed authorization (the MCP
 // extension SEP-990, "cross-app access"), see [Enterprise].
 type EnterpriseConfig struct {
-	// IDToken returns an OpenID Connect ID token of the user, issued by the
-	// enterprise identity provider (IdP) to the client. Required.
+	// IDToken returns an OpenID Connect ID token of the user a request is
+	// made for, issued by the enterprise identity provider (IdP) to the
+	// client. Required. It is called with the context of each request (so
+	// it should be cheap): an application that acts for several users
+	// returns the ID token of the user the context names, and each user
+	// gets their own access token (see [Enterprise]).
 	IDToken func(ctx context.Context) (string, error)
 	// IdPIssuer is the issuer identifier of the IdP. Its token endpoint is
 	// found in its metadata (RFC 8414 or OpenID discovery, the issuer
@@ -41,96 +45,110 @@ type EnterpriseConfig struct {
 	// Scopes are the scopes asked for (default: those of the server's
 	// challenge, else those of its resource metadata).
 	Scopes []string
+	// Timeout bounds one discovery and exchange (default
+	// [DefaultExchangeTimeout]).
+	Timeout time.Duration
+	// MaxSubjects bounds the users whose tokens are kept (default
+	// [DefaultMaxSubjects]).
+	MaxSubjects int
 }
 
-// enterpriseHandler implements auth.OAuthHandler for [Enterprise].
-type enterpriseHandler struct {
+// enterpriseFlow is the subjectFlow of [Enterprise]: the subject is the
+// user's ID token.
+type enterpriseFlow struct {
 	cfg *EnterpriseConfig
-	hc  *http.Client
 
-	mu sync.Mutex
-	ts oauth2.TokenSource
+	mu       sync.Mutex
+	idpToken string // the IdP's token endpoint, once found
 }
 
-// TokenSource implements auth.OAuthHandler.
-func (h *enterpriseHandler) TokenSource(context.Context) (oauth2.TokenSource, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.ts, nil
+func (f *enterpriseFlow) scopes() []string { return f.cfg.Scopes }
+
+func (f *enterpriseFlow) subject(ctx context.Context) (subject, error) {
+	idToken, err := f.cfg.IDToken(ctx)
+	if err != nil {
+		return subject{}, fmt.Errorf("ID token: %w", err)
+	}
+	if idToken == "" {
+		return subject{}, errors.New("ID token: none")
+	}
+	return newSubject(idToken, oauthex.TokenTypeIDToken), nil
 }
 
-// Authorize implements auth.OAuthHandler.
-func (h *enterpriseHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	challenges, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+// idpTokenEndpoint returns the IdP's token endpoint: the one configured,
+// or the one its metadata names (found once).
+func (f *enterpriseFlow) idpTokenEndpoint(ctx context.Context, hc *http.Client) (string, error) {
+	if f.cfg.IdPTokenURL != "" {
+		return f.cfg.IdPTokenURL, nil
+	}
+	f.mu.Lock()
+	te := f.idpToken
+	f.mu.Unlock()
+	if te != "" {
+		return te, nil
+	}
+	te, err := idpTokenEndpoint(ctx, f.cfg.IdPIssuer, hc)
 	if err != nil {
-		return fmt.Errorf("WWW-Authenticate: %w", err)
+		return "", err
 	}
-	if resp.StatusCode == http.StatusForbidden && !hasChallengeError(challenges, "insufficient_scope") {
-		// Not a matter of authorization (as the SDK's handlers do): the
-		// request is sent again and its answer handled as usual.
-		return nil
-	}
-	prm, err := discoverResource(ctx, challenges, req.URL.String(), h.hc)
+	f.mu.Lock()
+	f.idpToken = te
+	f.mu.Unlock()
+	return te, nil
+}
+
+func (f *enterpriseFlow) obtain(ctx context.Context, hc *http.Client, s subject, t *target, scopes []string) (*oauth2.Token, error) {
+	idpToken, err := f.idpTokenEndpoint(ctx, hc)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	asURL := prm.AuthorizationServers[0]
-	asm, err := auth.GetAuthServerMetadata(ctx, asURL, h.hc)
-	if err != nil {
-		return fmt.Errorf("authorization server metadata: %w", err)
-	}
-	if asm == nil { // 2025-03-26 default endpoints
-		asm = &oauthex.AuthServerMeta{Issuer: asURL, TokenEndpoint: strings.TrimRight(asURL, "/") + "/token"}
-	}
-	idpToken := h.cfg.IdPTokenURL
-	if idpToken == "" {
-		if idpToken, err = idpTokenEndpoint(ctx, h.cfg.IdPIssuer, h.hc); err != nil {
-			return err
-		}
-	}
-	idToken, err := h.cfg.IDToken(ctx)
-	if err != nil {
-		return fmt.Errorf("ID token: %w", err)
-	}
-	scopes := h.cfg.Scopes
-	if len(scopes) == 0 {
-		scopes = challengeScopes(challenges)
-	}
-	if len(scopes) == 0 {
-		scopes = prm.ScopesSupported
-	}
-	idp := &oauthex.ClientCredentials{ClientID: h.cfg.IdPClientID}
-	if h.cfg.IdPClientSecret != "" {
-		idp.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: h.cfg.IdPClientSecret}
+	idp := &oauthex.ClientCredentials{ClientID: f.cfg.IdPClientID}
+	if f.cfg.IdPClientSecret != "" {
+		idp.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: f.cfg.IdPClientSecret}
 	}
 	jag, err := oauthex.ExchangeToken(ctx, idpToken, &oauthex.TokenExchangeRequest{
 		RequestedTokenType: oauthex.TokenTypeIDJAG,
-		Audience:           asm.Issuer,
-		Resource:           prm.Resource,
+		Audience:           t.asm.Issuer,
+		Resource:           t.prm.Resource,
 		Scope:              scopes,
-		SubjectToken:       idToken,
+		SubjectToken:       s.token,
 		SubjectTokenType:   oauthex.TokenTypeIDToken,
-	}, idp, h.hc)
+	}, idp, hc)
 	if err != nil {
-		return fmt.Errorf("token exchange at the IdP: %w", cleanError(err))
+		return nil, refusal("token exchange at the IdP", err, s.token, f.cfg.IdPClientSecret)
 	}
 	style := oauth2.AuthStyleInHeader
-	if m := asm.TokenEndpointAuthMethodsSupported; len(m) > 0 && !slices.Contains(m, "client_secret_basic") && slices.Contains(m, "client_secret_post") {
+	if m := t.asm.TokenEndpointAuthMethodsSupported; len(m) > 0 && !slices.Contains(m, "client_secret_basic") && slices.Contains(m, "client_secret_post") {
 		style = oauth2.AuthStyleInParams
 	}
-	oc := &oauth2.Config{ClientID: h.cfg.ClientID, ClientSecret: h.cfg.ClientSecret, Endpoint: oauth2.Endpoint{TokenURL: asm.TokenEndpoint, AuthStyle: style}}
-	tok, err := oc.Exchange(context.WithValue(ctx, oauth2.HTTPClient, h.hc), "",
+	oc := &oauth2.Config{ClientID: f.cfg.ClientID, ClientSecret: f.cfg.ClientSecret, Endpoint: oauth2.Endpoint{TokenURL: t.asm.TokenEndpoint, AuthStyle: style}}
+	tok, err := oc.Exchange(context.WithValue(ctx, oauth2.HTTPClient, hc), "",
 		oauth2.SetAuthURLParam("grant_type", grantTypeJWTBearer),
 		oauth2.SetAuthURLParam("assertion", jag.AccessToken))
 	if err != nil {
-		return fmt.Errorf("JWT bearer grant: %w", cleanError(err))
+		return nil, refusal("JWT bearer grant", err, s.token, jag.AccessToken, f.cfg.ClientSecret)
 	}
-	h.mu.Lock()
-	h.ts = oauth2.StaticTokenSource(tok)
-	h.mu.Unlock()
-	return nil
+	return tok, nil
+}
+
+// refusal is the error of a step of a flow that failed with err, an
+// error of golang.org/x/oauth2 or of the SDK: a token endpoint's error
+// answer becomes a [ServerError] (without its description when it quotes
+// one of the secrets) wrapped with [ErrExchangeRefused]; other errors
+// lose the answer they quote.
+func refusal(step string, err error, secrets ...string) error {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return fmt.Errorf("%s: %w", step, cleanError(err))
+	}
+	se := &ServerError{Endpoint: "token", Code: errorCode(re.ErrorCode), Description: oneLine(re.ErrorDescription, MaxErrorDescription)}
+	if re.Response != nil {
+		se.Status = re.Response.StatusCode
+	}
+	if quotes(se.Description, secrets...) {
+		se.Description = ""
+	}
+	return fmt.Errorf("%s: %w: %w", step, ErrExchangeRefused, se)
 }
 
 // discoverResource returns the protected resource metadata of the MCP

@@ -381,11 +381,15 @@ func (h *Handler) changed() {
 	}
 }
 
-// Stop ends the authorization this handler has in flight, if any, and
+// Stop ends the authorization this handler has in flight, if any (the
+// token exchanges in flight, for [Enterprise] and [TokenExchange]), and
 // waits until it has ended; the user's answer, if it comes, is not used.
 // A stopped authorization does not count as a failure. The handler stays
 // usable: a later request that needs an authorization starts one.
 func (h *Handler) Stop() {
+	if sh, ok := h.inner.(*subjectHandler); ok {
+		sh.stop()
+	}
 	h.mu.Lock()
 	fs := make([]*flight, 0, len(h.flights))
 	for f := range h.flights {

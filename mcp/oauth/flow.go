@@ -109,15 +109,17 @@ func (cfg *Config) sdkConfig(hc *http.Client) *auth.AuthorizationCodeHandlerConf
 // A Flow is how a client gets its access tokens: the authorization code
 // flow ([AuthorizationCode]), the client credentials grant with a secret
 // ([ClientCredentials]) or a private key ([ClientCredentialsJWT]),
-// enterprise-managed authorization ([Enterprise]), or a handler of the
+// enterprise-managed authorization ([Enterprise]), token exchange
+// ([TokenExchange]), or a handler of the
 // SDK's ([FromHandler]). [NewHandler] runs it for one protected resource.
 // A Flow holds configuration only: one may serve several handlers.
 type Flow struct {
 	cfg         *Config
 	clientCreds *oauthex.ClientCredentials
-	assertion   *clientAssertion  // ClientCredentialsJWT
-	enterprise  *EnterpriseConfig // Enterprise
-	handler     auth.OAuthHandler // FromHandler
+	assertion   *clientAssertion     // ClientCredentialsJWT
+	enterprise  *EnterpriseConfig    // Enterprise
+	exchange    *TokenExchangeConfig // TokenExchange
+	handler     auth.OAuthHandler    // FromHandler
 }
 
 // badParameter returns an error wrapping toolkit.ErrBadParameter.
@@ -182,6 +184,13 @@ func ClientCredentialsJWT(clientID string, key crypto.Signer, alg string) (*Flow
 // to the authorization server (the JWT bearer grant, RFC 7523),
 // authenticating with the client's secret as the server's metadata says
 // (client_secret_basic unless it supports only client_secret_post).
+//
+// Tokens are kept per user, told apart by a hash of their ID token
+// ([EnterpriseConfig.IDToken] is called with each request's context), as
+// [TokenExchange] describes: the token of one user is never served for
+// another, and one user's exchange never waits for another's. A step
+// refused by the IdP or the authorization server gives an error wrapping
+// [ErrExchangeRefused] and the [ServerError].
 //
 // Unlike the SDK's extauth.EnterpriseHandler, the IdP's metadata need not
 // advertise PKCE (no authorization code flow happens at the IdP here).

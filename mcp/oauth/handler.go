@@ -152,7 +152,9 @@ func NewHandler(ctx context.Context, f *Flow, hc HandlerConfig) *Handler {
 	case f.handler != nil:
 		h.inner = f.handler
 	case f.enterprise != nil:
-		h.inner = &enterpriseHandler{cfg: f.enterprise, hc: client}
+		h.inner = newSubjectHandler(&enterpriseFlow{cfg: f.enterprise}, hc.Resource, client, h.clockOf, f.enterprise.Timeout, f.enterprise.MaxSubjects, h.exchangeFailed)
+	case f.exchange != nil:
+		h.inner = newSubjectHandler(exchangeFlow{cfg: f.exchange}, hc.Resource, client, h.clockOf, f.exchange.Timeout, f.exchange.MaxSubjects, h.exchangeFailed)
 	case f.clientCreds != nil:
 		hc := client
 		if f.assertion != nil {
@@ -219,6 +221,10 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	if h.err != nil {
 		discard(resp)
 		return fmt.Errorf("%w: OAuth: %v", errs.ErrBadParameter, h.err)
+	}
+	if sh, ok := h.inner.(*subjectHandler); ok {
+		// Tokens per subject, nobody asked: no gate (subjects.go).
+		return sh.Authorize(ctx, req, resp)
 	}
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	code, description := challengeError(challenges)
@@ -472,6 +478,14 @@ func hostOf(raw string) string {
 		return u.Host
 	}
 	return ""
+}
+
+// clockOf returns the handler's clock.
+func (h *Handler) clockOf() clock { return h.clock }
+
+// exchangeFailed logs a failed token exchange.
+func (h *Handler) exchangeFailed(err error) {
+	h.logger.Warn("OAuth token exchange failed", "error", err)
 }
 
 // noteRefused notes and logs a request the rules refused.

@@ -107,6 +107,11 @@ func newResourceServer(t *testing.T, iss *oauthtest.Issuer) *resourceServer {
 		func(context.Context, *sdk.CallToolRequest, map[string]any) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "hi"}}}, nil, nil
 		})
+	// whoami answers the subject of the access token the request carried.
+	sdk.AddTool(srv, &sdk.Tool{Name: "whoami", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, _ *sdk.CallToolRequest, _ map[string]any) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: auth.TokenInfoFromContext(ctx).UserID}}}, nil, nil
+		})
 	verify := func(ctx context.Context, tok string, r *http.Request) (*auth.TokenInfo, error) {
 		info, err := v.Verify(ctx, tok, r)
 		if err != nil || !iss.Active(tok) {

@@ -9,7 +9,12 @@
 // also mint tokens of any shape with Sign, and make the server act as
 // real ones do: short-lived tokens, no refresh tokens, revocation
 // (Revoke, Active), a rate limit on registration (RefuseRegistrations) and
-// a restart that forgets its clients (ForgetClients).
+// a restart that forgets its clients (ForgetClients). Its token endpoint
+// also speaks token exchange (RFC 8693): a subject token it issued, or
+// one of an identity provider it trusts (TrustIdP), is exchanged for an
+// access token of the same subject for the resource asked for, with
+// counters (Exchanges, ExchangesFor, ExchangesRefused) and the requests
+// kept (ExchangeRequests).
 package oauthtest
 
 import (
@@ -66,6 +71,24 @@ type Issuer struct {
 	authorized    atomic.Int32 // authorization codes issued
 	registrations atomic.Int32 // clients registered dynamically
 	refreshed     atomic.Int32 // tokens issued for a refresh token
+
+	trusted   []*Issuer         // identity providers whose subject tokens it exchanges
+	exchanges []ExchangeRequest // token exchange requests received
+	exchanged map[string]int    // access tokens issued by exchange, by subject
+	exRefused atomic.Int32      // token exchanges refused
+}
+
+// ExchangeRequest is what a token exchange request asked for, without
+// the subject token and the client's secret.
+type ExchangeRequest struct {
+	// ClientID is the client that authenticated, AuthMethod how:
+	// client_secret_basic, client_secret_post or none.
+	ClientID, AuthMethod string
+	// SubjectTokenType, RequestedTokenType, Resource, Audience and Scope
+	// are the request's parameters.
+	SubjectTokenType, RequestedTokenType, Resource, Audience, Scope string
+	// Subject is the sub of the subject token, when it was accepted.
+	Subject string
 }
 
 // dynamic is a client registered dynamically.
@@ -100,7 +123,8 @@ type signingKey struct {
 func NewIssuer(t testing.TB) *Issuer {
 	t.Helper()
 	i := &Issuer{t: t, keys: map[string]signingKey{}, clients: map[string]Client{}, dynamic: map[string]dynamic{},
-		codes: map[string]grant{}, refresh: map[string]grant{}, revoked: map[string]bool{}, issued: map[string]bool{}, lifetime: time.Hour}
+		codes: map[string]grant{}, refresh: map[string]grant{}, revoked: map[string]bool{}, issued: map[string]bool{}, lifetime: time.Hour,
+		exchanged: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /jwks", i.serveJWKS)
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", i.serveMetadata)
@@ -356,7 +380,7 @@ func (i *Issuer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
 		"authorization_endpoint":                         i.URL + "/authorize",
 		"registration_endpoint":                          i.URL + "/register",
 		"jwks_uri":                                       i.JWKSURL(),
-		"grant_types_supported":                          []string{"client_credentials", "authorization_code", "refresh_token"},
+		"grant_types_supported":                          []string{"client_credentials", "authorization_code", "refresh_token", GrantTypeTokenExchange},
 		"token_endpoint_auth_methods_supported":          []string{"client_secret_basic", "client_secret_post", "none"},
 		"response_types_supported":                       []string{"code"},
 		"code_challenge_methods_supported":               []string{"S256"},
@@ -456,6 +480,9 @@ func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 	case "client_credentials":
 	case "authorization_code", "refresh_token":
 		i.serveCodeToken(w, r)
+		return
+	case GrantTypeTokenExchange:
+		i.serveExchange(w, r)
 		return
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type"})
