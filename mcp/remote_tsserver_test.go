@@ -11,23 +11,31 @@ import (
 	"github.com/llmkit/toolkit/internal/testing/peers"
 )
 
-// TestTypeScriptServer runs the connector against a stdio server written
-// with the TypeScript SDK's version 2 (tools/peers/tsserver.mjs): by
-// default it negotiates 2026-07-28 through server/discover, and the
-// server's input-required results are answered by the connector's own
-// handlers; asked for StatefulProtocolVersion it gets initialize, and the
-// same tools reach it as server requests. Either way a tool added by the
-// server is announced and listed.
+// TestTypeScriptServer runs the connector against a server written with
+// the TypeScript SDK's version 2 (tools/peers/tsserver.mjs): by default it
+// negotiates 2026-07-28 through server/discover, over stdio and over
+// streamable HTTP (where that SDK checks every request's Mcp-Method and
+// Mcp-Name headers against its body), and the server's input-required
+// results are answered by the connector's own handlers; over stdio, asked
+// for StatefulProtocolVersion, it gets initialize, and the same tools
+// reach it as server requests. Every way, a tool added by the server is
+// announced and listed.
 func TestTypeScriptServer(t *testing.T) {
-	node, args := peers.TSServerStdio(t)
-	url := (&StdioCommand{Path: node, Args: args}).String()
+	stdio := func(t *testing.T) string {
+		node, args := peers.TSServerStdio(t)
+		return (&StdioCommand{Path: node, Args: args}).String()
+	}
 	for _, tc := range []struct {
+		transport string
+		url       func(t *testing.T) string
 		ask, want string
 	}{
-		{"", StatelessProtocolVersion},
-		{StatefulProtocolVersion, StatefulProtocolVersion},
+		{"stdio", stdio, "", StatelessProtocolVersion},
+		{"stdio", stdio, StatefulProtocolVersion, StatefulProtocolVersion},
+		{"http", func(t *testing.T) string { return peers.StartTSServerHTTP(t) }, "", StatelessProtocolVersion},
 	} {
-		t.Run(tc.want, func(t *testing.T) {
+		t.Run(tc.transport+"/"+tc.want, func(t *testing.T) {
+			url := tc.url(t)
 			leakCheck(t)
 			changed := make(chan struct{}, 8)
 			opts := []Option{OptConnectTimeout(time.Minute),

@@ -1,7 +1,7 @@
 // A client written with the TypeScript SDK (v2, @modelcontextprotocol/client)
 // that the Go tests run against the server face and the gateway.
 //
-// Usage: node tsclient.mjs URL VERSION
+// Usage: node tsclient.mjs URL VERSION [noresources]
 //
 // VERSION is "legacy" (the initialize handshake, 2025-11-25) or a revision
 // pinned with server/discover ("2026-07-28"). The client answers sampling
@@ -9,15 +9,17 @@
 //   1. connects and prints {"event":"connected","version":...};
 //   2. lists the tools and prints their names;
 //   3. calls echo {"text":"hi"}, ask_model and ask_user, printing each outcome;
-//   4. follows tool list changes and the resource test://text, prints
-//      {"event":"listening"}, and waits for one update of that resource and
-//      one tool list change, printing each as it comes;
+//   4. follows tool list changes and the resource test://text (unless
+//      "noresources" is given), prints {"event":"listening"}, and waits for
+//      one update of that resource and one tool list change, printing each
+//      as it comes;
 //   5. closes and exits 0.
 // One JSON object a line on stdout. Any failure prints {"event":"error",...}
 // and exits 1; nothing waits longer than 20 seconds.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-const [url, version] = process.argv.slice(2);
+const [url, version, flag] = process.argv.slice(2);
+const resources = flag !== 'noresources';
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 const fail = (what, e) => {
 	out({ event: 'error', what, message: String(e?.message ?? e) });
@@ -77,8 +79,9 @@ const uri = 'test://text';
 let subscription;
 try {
 	if (client.getProtocolEra() === 'modern') {
-		subscription = await within('acknowledgement', client.listen({ toolsListChanged: true, resourceSubscriptions: [uri] }));
-	} else {
+		const filter = resources ? { toolsListChanged: true, resourceSubscriptions: [uri] } : { toolsListChanged: true };
+		subscription = await within('acknowledgement', client.listen(filter));
+	} else if (resources) {
 		await within('subscription', client.subscribeResource({ uri }));
 	}
 } catch (e) {
@@ -86,7 +89,7 @@ try {
 }
 out({ event: 'listening' });
 try {
-	out({ event: 'updated', uri: await within('resource update', updated) });
+	if (resources) out({ event: 'updated', uri: await within('resource update', updated) });
 	await within('tool list change', changed);
 	out({ event: 'changed' });
 } catch (e) {

@@ -3,7 +3,9 @@
 // against. It speaks 2025-11-25 (initialize) and 2026-07-28
 // (server/discover), as its client asks.
 //
-// Usage: node tsserver.mjs
+// Usage: node tsserver.mjs           (stdio)
+//        node tsserver.mjs --http    (streamable HTTP on a free loopback
+//                                     port; prints "listening on URL")
 //
 // Tools:
 //   echo {text}   returns text.
@@ -11,19 +13,26 @@
 //                 "model: <answer>".
 //   ask_user      asks the user (elicitation) for a name and returns
 //                 "user: <action> <name>".
-//   add_tool      registers the tool "late" (a tools/list_changed follows).
+//   add_tool      adds the tool "late" (a tools/list_changed follows).
 // ask_model and ask_user are written the 2026-07-28 way, with input-required
 // results; the SDK turns them into server requests for a 2025-11-25 client.
-import { McpServer, fromJsonSchema, inputRequired, inputResponse } from '@modelcontextprotocol/server';
+import { createServer } from 'node:http';
+import { McpServer, createMcpHandler, fromJsonSchema, inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 
 const object = (properties = {}) => fromJsonSchema({ type: 'object', properties });
 const text = (t) => ({ content: [{ type: 'text', text: t }] });
 
-// serveStdio lets the opening message choose the era: server/discover the
-// 2026-07-28 one, initialize the 2025 one, each from the same factory.
-serveStdio(() => {
+// Over HTTP each request gets an instance of its own: what add_tool did is
+// kept here, and the change published on the handler's bus.
+let late = false;
+let announce = () => {};
+
+// The same factory serves both eras (the opening message chooses).
+const factory = () => {
 	const server = new McpServer({ name: 'ts-server', version: '2.4.0' }, { capabilities: { tools: { listChanged: true } } });
+	const addLate = () => server.registerTool('late', { description: 'Added late.', inputSchema: object() }, async () => text('late'));
+	if (late) addLate();
 
 	server.registerTool('echo', { description: 'Echoes its text.', inputSchema: object({ text: { type: 'string' } }) }, async ({ text: t }) => text(t));
 
@@ -55,8 +64,50 @@ serveStdio(() => {
 	});
 
 	server.registerTool('add_tool', { description: 'Adds the tool "late".', inputSchema: object() }, async () => {
-		server.registerTool('late', { description: 'Added late.', inputSchema: object() }, async () => text('late'));
+		if (!late) {
+			late = true;
+			addLate();
+			announce();
+		}
 		return text('added');
 	});
 	return server;
-});
+};
+
+if (process.argv[2] !== '--http') {
+	serveStdio(factory);
+} else {
+	const handler = createMcpHandler(factory);
+	announce = () => handler.notify.toolsChanged();
+	// node:http in front of the handler's web-standard face, streaming the
+	// response body as it comes (SSE).
+	const http = createServer(async (req, res) => {
+		try {
+			const chunks = [];
+			for await (const c of req) chunks.push(c);
+			const body = chunks.length ? Buffer.concat(chunks) : undefined;
+			const headers = new Headers();
+			for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+			const abort = new AbortController();
+			res.on('close', () => abort.abort());
+			const request = new Request(`http://${req.headers.host}${req.url}`, {
+				method: req.method,
+				headers,
+				body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
+				signal: abort.signal,
+			});
+			const response = await handler.fetch(request);
+			res.writeHead(response.status, Object.fromEntries(response.headers));
+			if (response.body) {
+				for await (const chunk of response.body) res.write(chunk);
+			}
+			res.end();
+		} catch (e) {
+			if (!res.headersSent) res.writeHead(500);
+			res.end();
+		}
+	});
+	http.listen(0, '127.0.0.1', () => {
+		process.stdout.write(`listening on http://127.0.0.1:${http.address().port}/mcp\n`);
+	});
+}

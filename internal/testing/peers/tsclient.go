@@ -2,6 +2,7 @@ package peers
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -50,17 +51,22 @@ type TSClient struct {
 
 // StartTSClient runs the TypeScript client against the streamable HTTP
 // endpoint url, speaking version: "legacy" (initialize, 2025-11-25) or a
-// revision it pins with server/discover ("2026-07-28"). It skips the test
+// revision it pins with server/discover ("2026-07-28"). With resources
+// false it follows no resource (the server has none). It skips the test
 // when the peers are not installed. The process is killed when the test
 // ends, if it has not exited by then.
-func StartTSClient(t testing.TB, url, version string) *TSClient {
+func StartTSClient(t testing.TB, url, version string, resources bool) *TSClient {
 	t.Helper()
 	in := usable(t)
 	script := filepath.Join(in.root, tsClientRel)
 	if _, err := os.Stat(filepath.Join(in.root, "tools/peers/node_modules/@modelcontextprotocol/client/package.json")); err != nil {
 		unavailable(t, err)
 	}
-	cmd := exec.Command(in.node, script, url, version)
+	args := []string{script, url, version}
+	if !resources {
+		args = append(args, "noresources")
+	}
+	cmd := exec.Command(in.node, args...)
 	cmd.Dir = filepath.Dir(script)
 	configure(cmd)
 	stdout, err := cmd.StdoutPipe()
@@ -159,6 +165,43 @@ func (w *limitedWriter) Write(p []byte) (int, error) {
 // tsServerRel is the script of the TypeScript SDK server below the
 // repository root.
 const tsServerRel = "tools/peers/tsserver.mjs"
+
+// tsListening starts the line the TypeScript server prints once it listens
+// over HTTP, followed by its URL.
+const tsListening = "listening on "
+
+// StartTSServerHTTP starts the TypeScript SDK server of TSServerStdio over
+// streamable HTTP on a free loopback port (its SDK's createMcpHandler:
+// 2026-07-28 requests, and 2025-11-25 ones served statelessly) and returns
+// its MCP endpoint URL. The server runs until the test ends; on failure its
+// last output is logged. It skips the test when the peers are not
+// installed.
+func StartTSServerHTTP(t testing.TB) string {
+	t.Helper()
+	node, args := TSServerStdio(t)
+	cmd := exec.Command(node, append(args, "--http")...)
+	cmd.Dir = filepath.Dir(args[0])
+	p, err := startProcess(cmd, tsListening)
+	if err != nil {
+		t.Fatalf("starting the TypeScript server: %v", err)
+	}
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("TypeScript server, last output:\n%s", p.out.String())
+		}
+	})
+	if err := p.waitReady(context.Background(), startTimeout, nil); err != nil {
+		t.Fatalf("starting the TypeScript server: %v", err)
+	}
+	for _, line := range strings.Split(p.out.String(), "\n") {
+		if url, ok := strings.CutPrefix(line, tsListening); ok {
+			return url
+		}
+	}
+	t.Fatalf("the TypeScript server named no URL:\n%s", p.out.String())
+	return ""
+}
 
 // TSServerStdio returns the command line that runs a stdio MCP server
 // written with the TypeScript SDK's version 2 (@modelcontextprotocol/server,
