@@ -112,8 +112,8 @@ type Handler struct {
 	// principal is HandlerConfig.Principal.
 	principal string
 	logger    *slog.Logger
-	clock    clock
-	key      gateKey // of its gate (flight.go)
+	clock     clock
+	key       gateKey // of its gate (flight.go)
 
 	legacy *legacyDiscovery // AuthorizationCode: the 2025-03-26 fallback
 	reg    *registrar       // AuthorizationCode with dynamic registration
