@@ -82,9 +82,11 @@ type options struct {
 	elicitation        ElicitationFunc // OptElicitationHandler
 	roots              *RootSet        // OptRoots, OptRootSet
 	dialer             func(context.Context) (sdk.Transport, error)
-	oauth              *oauthSetup      // OptOAuth and its kin (oauth.go)
-	oauthAllow         *oauth.AllowList // OptOAuthAllow
-	perClient          int              // OptPerClient: the most client sessions; 0 without it
+	oauth              *oauthSetup                      // OptOAuth and its kin (oauth.go)
+	oauthAllow         *oauth.AllowList                 // OptOAuthAllow
+	perClient          int                              // OptPerClient: the most client sessions; 0 without it
+	perUser            func(*User) (*oauth.Flow, error) // OptOAuthPerUserFlow (peruser.go)
+	userWait           time.Duration                    // OptUserAuthorizationWait
 
 	// Hooks for tests: each backoff delay, the end of each refresh, and a
 	// call starting to wait for a session.
