@@ -96,6 +96,9 @@ type options struct {
 	// queued is called when a call starts waiting for a slot
 	// (OptMaxConcurrency).
 	queued func()
+	// userWaiting is called when a call starts waiting for its user's
+	// authorization (OptOAuthPerUser).
+	userWaiting func()
 	// clientClosed is called when a client's upstream session
 	// (OptPerClient) is closed and its process, if any, reaped.
 	clientClosed func()

@@ -20,3 +20,12 @@ func ConnectorOfForTest(v any) (*Connector, bool) {
 	}
 	return t.c, true
 }
+
+// OptUserWaitingForTest calls f each time a call starts waiting for its
+// user's authorization (OptOAuthPerUser).
+func OptUserWaitingForTest(f func()) Option {
+	return func(o *options) error {
+		o.userWaiting = f
+		return nil
+	}
+}

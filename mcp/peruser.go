@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -265,17 +266,24 @@ func (a *userAsk) complete(ctx context.Context) {
 	}
 }
 
-// markElicited notes that cl is asked, and reports whether it was not yet.
+// markElicited notes that cl is asked, and reports whether nobody was:
+// one URL is sent once, to one of the user's clients; the calls of the
+// others wait for it.
 func (a *userAsk) markElicited(cl bridge.Client) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, c := range a.elicited {
-		if c == cl {
-			return false
-		}
+	if len(a.elicited) > 0 {
+		return false
 	}
 	a.elicited = append(a.elicited, cl)
 	return true
+}
+
+// unmark forgets that cl was asked: its elicitation failed.
+func (a *userAsk) unmark(cl bridge.Client) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.elicited = slices.DeleteFunc(a.elicited, func(c bridge.Client) bool { return c == cl })
 }
 
 // setAsk sets what the user is asked to open, and wakes those waiting.
@@ -445,7 +453,8 @@ func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, e
 }
 
 // awaitUser waits until the user of cl is no longer asked to authorize:
-// it asks the client to open the URL (once per authorization), or fails
+// it asks the client to open the URL (unless another client of the user
+// was asked already: one URL per authorization), or fails
 // with an AuthorizationRequiredError when the client cannot be asked, or
 // with the pending authorization's error after a failed one.
 func (c *Connector) awaitUser(ctx context.Context, u *User, h *oauth.Handler, cl bridge.Client) error {
@@ -479,8 +488,15 @@ func (c *Connector) awaitUser(ctx context.Context, u *User, h *oauth.Handler, cl
 		}
 		if ask.markElicited(cl) {
 			if err := c.elicitURL(ctx, cl, ask); err != nil {
+				if !errors.Is(err, errDeclined) {
+					// Another call may ask again.
+					ask.unmark(cl)
+				}
 				return err
 			}
+		}
+		if c.o.userWaiting != nil {
+			c.o.userWaiting()
 		}
 		select {
 		case <-ask.done:
@@ -515,7 +531,7 @@ func (c *Connector) elicitURL(ctx context.Context, cl bridge.Client, ask *userAs
 	}
 	if res == nil || res.Action != "accept" {
 		ask.cancel(errDeclined)
-		return fmt.Errorf("%w: server %s: %v", ErrAuthorizationPending, c.serverName(), errDeclined)
+		return fmt.Errorf("%w: server %s: %w", ErrAuthorizationPending, c.serverName(), errDeclined)
 	}
 	return nil
 }

@@ -92,7 +92,7 @@ type perUserGateway struct {
 	conn *mcp.Connector
 }
 
-func startPerUserGateway(t *testing.T, up *userUpstream, tokens string) (*perUserGateway, func()) {
+func startPerUserGateway(t *testing.T, up *userUpstream, tokens string, opts ...mcp.Option) (*perUserGateway, func()) {
 	t.Helper()
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)
@@ -100,11 +100,12 @@ func startPerUserGateway(t *testing.T, up *userUpstream, tokens string) (*perUse
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := mcp.NewDelegate("gateway", "1",
+	d, err := mcp.NewDelegate("gateway", "1", append([]mcp.Option{
 		mcp.OptLogger(slog.New(slog.DiscardHandler)),
 		mcp.OptOAuthClientCredentials(gatewayClient, "gateway-secret-1"),
 		mcp.OptOAuthAllow(up.iss.URL),
-		mcp.OptOAuthPerUser(oauth.Config{Store: oauth.NewFileTokenStore(tokens), ClientName: "per-user test"}, cb))
+		mcp.OptOAuthPerUser(oauth.Config{Store: oauth.NewFileTokenStore(tokens), ClientName: "per-user test"}, cb),
+	}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,3 +373,106 @@ func TestPerUserOAuth(t *testing.T) {
 		t.Errorf("%d authorizations after the restart, want still 3", n)
 	}
 }
+
+// TestPerUserOneAuthorization: two sessions of one user calling while the
+// user is asked share one authorization: one URL, sent to one of them;
+// the other's call waits for it.
+func TestPerUserOneAuthorization(t *testing.T) {
+	checkLeaks(t)
+	up := newUserUpstream(t)
+	waiting := make(chan struct{}, 4)
+	g, _ := startPerUserGateway(t, up, filepath.Join(t.TempDir(), "tokens.json"), mcp.OptUserWaitingForTest(func() { waiting <- struct{}{} }))
+	entered, gate := make(chan struct{}), make(chan struct{})
+	first := sdk.NewClient(&sdk.Implementation{Name: "alice-1", Version: "1"}, &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{URL: &sdk.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			close(entered)
+			<-gate
+			if err := browse("alice", req.Params.URL); err != nil {
+				return nil, err
+			}
+			return &sdk.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	second := newURLUser("alice")
+	s1, s2 := g.connect(t, "alice", first), g.connect(t, "alice", second.Client)
+	type result struct {
+		text string
+		err  error
+	}
+	r1, r2 := make(chan result, 1), make(chan result, 1)
+	go func() { text, err := callText(t, s1, "whoami"); r1 <- result{text, err} }()
+	<-entered
+	go func() { text, err := callText(t, s2, "whoami"); r2 <- result{text, err} }()
+	<-waiting // the second session's call waits for the first's authorization
+	close(gate)
+	for i, r := range []result{<-r1, <-r2} {
+		if r.err != nil || r.text != "alice" {
+			t.Errorf("session %d: %q, %v", i+1, r.text, r.err)
+		}
+	}
+	if n := second.asked.Load(); n != 0 {
+		t.Errorf("the second session was asked %d times", n)
+	}
+	if n := up.iss.Authorizations(); n != 1 {
+		t.Errorf("%d authorizations, want 1", n)
+	}
+}
+
+// TestPerUserDeclined: a user who declines the elicitation fails the
+// authorization: the call says so, the next one is told when the next
+// attempt may start, without asking again, and nothing reaches the
+// upstream.
+func TestPerUserDeclined(t *testing.T) {
+	checkLeaks(t)
+	up := newUserUpstream(t)
+	g, _ := startPerUserGateway(t, up, filepath.Join(t.TempDir(), "tokens.json"))
+	var asked atomic.Int32
+	bob := sdk.NewClient(&sdk.Implementation{Name: "bob", Version: "1"}, &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{URL: &sdk.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked.Add(1)
+			return &sdk.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	cs := g.connect(t, "bob", bob)
+	if _, err := callText(t, cs, "whoami"); err == nil || !strings.Contains(err.Error(), "declined to authorize") {
+		t.Fatalf("a declined authorization: %v", err)
+	}
+	if _, err := callText(t, cs, "whoami"); err == nil || !strings.Contains(err.Error(), "declined to authorize") || !strings.Contains(err.Error(), "next attempt in") {
+		t.Errorf("the call after: %v", err)
+	}
+	if n := asked.Load(); n != 1 {
+		t.Errorf("asked %d times, want 1", n)
+	}
+	if calls := up.calls(); len(calls) != 0 {
+		t.Errorf("the upstream saw calls of %v", calls)
+	}
+}
+
+// TestOptOAuthPerUserRefusals: the options refuse what cannot work.
+func TestOptOAuthPerUserRefusals(t *testing.T) {
+	cb, err := oauth.NewCallback("https://gw.example/cb", oauth.CallbackConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	authorize := func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) { return nil, nil }
+	for name, opt := range map[string]mcp.Option{
+		"nil callback":        mcp.OptOAuthPerUser(oauth.Config{}, nil),
+		"own Authorize":       mcp.OptOAuthPerUser(oauth.Config{Authorize: authorize}, cb),
+		"other redirect":      mcp.OptOAuthPerUser(oauth.Config{RedirectURL: "https://other.example/cb"}, cb),
+		"store without users": mcp.OptOAuthPerUser(oauth.Config{Store: plainStore{}}, cb),
+		"nil flow":            mcp.OptOAuthPerUserFlow(nil),
+		"zero wait":           mcp.OptUserAuthorizationWait(0),
+	} {
+		if _, err := mcp.New("https://up.example/mcp", "c", "1", opt); !errors.Is(err, toolkit.ErrBadParameter) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// plainStore is an oauth.TokenStore that keeps no users apart.
+type plainStore struct{}
+
+func (plainStore) LoadToken(context.Context, string) (*oauth.StoredToken, error) { return nil, nil }
+func (plainStore) SaveToken(context.Context, *oauth.StoredToken) error           { return nil }
