@@ -417,6 +417,11 @@ func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, e
 	if err != nil {
 		return nil, err
 	}
+	if p := toolkit.PrincipalFromContext(ctx); p != "" && p != u.principal {
+		// A server face binds a session to its principal: never act for
+		// one with the credentials of another.
+		return nil, fmt.Errorf("%w: server %s: the call's principal is not its session's", ErrNoUser, c.serverName())
+	}
 	h, err := u.handler()
 	if err != nil {
 		return nil, err
