@@ -170,7 +170,7 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		c.pc = &perClient{max: o.perClient, by: map[bridge.Client]*clientUpstream{}}
 	}
 	if o.perUser != nil {
-		c.pu = &perUser{flow: o.perUser, wait: cmp.Or(o.userWait, DefaultUserAuthorizationWait), users: map[string]*User{}}
+		c.pu = &perUser{flow: o.perUser, wait: cmp.Or(o.userWait, DefaultUserAuthorizationWait), idle: cmp.Or(o.userIdle, userSessionIdle), users: map[string]*User{}, sessionless: map[string]*userClient{}}
 	}
 	return c, nil
 }

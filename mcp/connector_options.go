@@ -96,6 +96,8 @@ type options struct {
 	// queued is called when a call starts waiting for a slot
 	// (OptMaxConcurrency).
 	queued func()
+	// userIdle is userSessionIdle but in tests.
+	userIdle time.Duration
 	// userWaiting is called when a call starts waiting for its user's
 	// authorization (OptOAuthPerUser).
 	userWaiting func()

@@ -87,8 +87,11 @@ func (e *AuthorizationRequiredError) Unwrap() []error {
 // face): it opens the URL itself and calls again. A user who declines the
 // elicitation fails the authorization (its retry waits as oauth.Handler
 // says). A call whose caller is no authenticated user fails with
-// ErrNoUser. A client's session opens when the client's session starts
-// only if its user is authorized already; else at its first call.
+// ErrNoUser. A client's upstream session opens at its first call. The
+// calls of a user that come without a client session of their own (a
+// client of protocol 2026-07-28, which keeps none; a stateless HTTP
+// request) share one upstream session of that user, closed ten minutes
+// after the last of them started; the user is asked through the call.
 //
 // The connector's own session (listing, subscriptions, list changes, and
 // the calls of nobody's client session, which are refused) keeps the
@@ -164,9 +167,22 @@ func OptUserAuthorizationWait(d time.Duration) Option {
 type perUser struct {
 	flow func(*User) (*oauth.Flow, error)
 	wait time.Duration
+	idle time.Duration // of the upstream sessions of calls without a client session
 
-	mu    sync.Mutex
-	users map[string]*User
+	mu          sync.Mutex
+	users       map[string]*User
+	sessionless map[string]*userClient // by principal (peruser_sessionless.go)
+	stopped     bool                   // the connector does not run
+}
+
+// start readies p for a run of the connector.
+func (p *perUser) start() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = false
 }
 
 // User is one principal of a connector made with OptOAuthPerUser or
@@ -356,11 +372,13 @@ func (p *perUser) authorized(c *Connector, cl bridge.Client) bool {
 	return err == nil && h.Authorized()
 }
 
-// stop ends the users' authorizations in flight.
+// stop ends the users' authorizations in flight, and the upstream
+// sessions of their calls without a client session.
 func (p *perUser) stop() {
 	if p == nil {
 		return
 	}
+	p.endSessionless()
 	p.mu.Lock()
 	hs := make([]*oauth.Handler, 0, len(p.users))
 	for _, u := range p.users {
@@ -411,7 +429,13 @@ func (p *perUser) dialContext(ctx context.Context, c *Connector, cl bridge.Clien
 // AuthorizationRequiredError), and the call waits.
 func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, error) {
 	if cl == nil {
-		return nil, fmt.Errorf("%w: server %s acts with each user's own credentials, and the call has no client session", ErrNoUser, c.serverName())
+		p := toolkit.PrincipalFromContext(ctx)
+		if p == "" {
+			return nil, fmt.Errorf("%w: server %s acts with each user's own credentials, and the call has no client session nor principal", ErrNoUser, c.serverName())
+		}
+		// A client without a session (2026-07-28, stateless HTTP): the
+		// user's calls share one upstream session.
+		cl = c.pu.sessionlessClient(p)
 	}
 	u, err := c.pu.userOf(c, cl)
 	if err != nil {
@@ -487,7 +511,7 @@ func (c *Connector) awaitUser(ctx context.Context, u *User, h *oauth.Handler, cl
 			}
 			continue
 		}
-		if caps := cl.Capabilities(); caps == nil || caps.Elicitation == nil || caps.Elicitation.URL == nil {
+		if !urlCapable(ctx, cl) {
 			p := *ask.params
 			return &AuthorizationRequiredError{Elicitation: &p, rpc: sdk.URLElicitationRequiredError([]*sdk.ElicitParams{&p})}
 		}
@@ -511,6 +535,16 @@ func (c *Connector) awaitUser(ctx context.Context, u *User, h *oauth.Handler, cl
 			return fmt.Errorf("%w: server %s: still waiting for the user to authorize", ErrAuthorizationPending, c.serverName())
 		}
 	}
+}
+
+// urlCapable reports whether the client of a call made in ctx, whose
+// lasting session (if any) is cl, offers URL elicitation.
+func urlCapable(ctx context.Context, cl bridge.Client) bool {
+	caps := toolkit.SessionFromContext(ctx).Capabilities()
+	if caps == nil {
+		caps = cl.Capabilities()
+	}
+	return caps != nil && caps.Elicitation != nil && caps.Elicitation.URL != nil
 }
 
 // elicitURL asks cl, through the call of ctx when it can, else through
