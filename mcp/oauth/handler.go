@@ -109,11 +109,11 @@ type Handler struct {
 	err      error // the handler could not be made
 	store    TokenStore
 	resource string
-	// principal is HandlerConfig.Principal.
-	principal string
-	logger    *slog.Logger
-	clock     clock
-	key       gateKey // of its gate (flight.go)
+	logger   *slog.Logger
+	clock    clock
+	key      gateKey // of its gate (flight.go)
+
+	principal string // HandlerConfig.Principal
 
 	legacy *legacyDiscovery // AuthorizationCode: the 2025-03-26 fallback
 	reg    *registrar       // AuthorizationCode with dynamic registration
@@ -149,7 +149,8 @@ func NewHandler(ctx context.Context, f *Flow, hc HandlerConfig) *Handler {
 	if client == nil {
 		client = &http.Client{}
 	}
-	h := &Handler{resource: hc.Resource, principal: hc.Principal, logger: logger, clock: realClock{}, onWait: hc.OnWait, onChange: hc.OnChange, flights: map[*flight]bool{}}
+	h := &Handler{resource: hc.Resource, logger: logger, clock: realClock{}, onWait: hc.OnWait, onChange: hc.OnChange, flights: map[*flight]bool{}}
+	h.principal = hc.Principal
 	allow := hc.Allow
 	if f.enterprise != nil {
 		// The IdP is the application's choice, not the server's.
