@@ -295,6 +295,17 @@ servers:
 			t.Errorf("%s was asked again after the restart", c.user)
 		}
 	}
+	// A client of the go-sdk's default protocol (2026-07-28, no session
+	// of its own) acts as its user too.
+	c := sdk.NewClient(&sdk.Implementation{Name: "alice-latest", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: g2.mcpURL, HTTPClient: &http.Client{Transport: bearerTransport(tokenA)}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got, err := callTextErr(cs, "whoami", map[string]any{}); err != nil || got != "alice" {
+		t.Errorf("alice on protocol %s: %q, %v", cs.InitializeResult().ProtocolVersion, got, err)
+	}
 	if n := up.iss.Authorizations(); n != 3 {
 		t.Errorf("%d authorizations, want 3", n)
 	}
