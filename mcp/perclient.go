@@ -124,8 +124,10 @@ func (p *perClient) run(ctx context.Context) func() {
 // whose session has just started, so that the server's initialize already
 // sees the client's roots. It does nothing unless the connector was made
 // with OptPerClient and runs, or when the client has a session already;
-// beyond the limit of OptPerClient the client's calls are refused. It
-// makes the connector a [bridge.ClientObserver].
+// beyond the limit of OptPerClient the client's calls are refused. With
+// OptOAuthPerUser it opens only the session of a client whose user holds
+// a token already (the others open at the first call, which can ask the
+// user). It makes the connector a [bridge.ClientObserver].
 func (c *Connector) ClientStarted(_ context.Context, cl bridge.Client) {
 	if c.pc == nil || cl == nil {
 		return
