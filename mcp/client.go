@@ -17,6 +17,7 @@ import (
 
 	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/mcp/bridge"
+	"github.com/llmkit/toolkit/mcp/oauth"
 	"github.com/llmkit/toolkit/prompt"
 )
 
@@ -176,6 +177,11 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 		return fmt.Errorf("%s of server %s: %w", what, c.serverName(), err)
 	}
 	defer release()
+	if c.pu != nil {
+		// A user's token refused mid-session: the request fails at once,
+		// and acquireUser has the user asked (peruser.go).
+		ctx = oauth.NoWait(ctx)
+	}
 	for try := 0; ; try++ {
 		l, err := c.acquireFor(ctx)
 		if err != nil {
@@ -199,6 +205,10 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 			return fmt.Errorf("%w: %s of server %s: the answer nests more than %d levels deep", errs.ErrToolFailed, what, c.serverName(), maxWireDepth)
 		case err == nil:
 			return nil
+		case c.pu != nil && try == 0 && errors.Is(err, ErrAuthorizationPending):
+			// Refused before the server saw it: the user authorizes, and
+			// it goes again.
+			continue
 		case ctx.Err() != nil:
 			return fmt.Errorf("%s of server %s: %w", what, c.serverName(), context.Cause(ctx))
 		case errors.As(err, &badJSON):

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,6 +81,8 @@ type Connector struct {
 	// pc holds the upstream sessions of each client (OptPerClient,
 	// perclient.go); nil without it.
 	pc *perClient
+	// pu holds the users of OptOAuthPerUser (peruser.go), nil without it.
+	pu *perUser
 }
 
 // Signals for Connector.pending.
@@ -166,6 +169,9 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 	c.initRoots()
 	if o.perClient > 0 {
 		c.pc = &perClient{max: o.perClient, by: map[bridge.Client]*clientUpstream{}}
+	}
+	if o.perUser != nil {
+		c.pu = &perUser{flow: o.perUser, wait: cmp.Or(o.userWait, DefaultUserAuthorizationWait), idle: cmp.Or(o.userIdle, userSessionIdle), users: map[string]*User{}, sessionless: map[string]*userClient{}}
 	}
 	return c, nil
 }

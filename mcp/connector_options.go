@@ -82,9 +82,11 @@ type options struct {
 	elicitation        ElicitationFunc // OptElicitationHandler
 	roots              *RootSet        // OptRoots, OptRootSet
 	dialer             func(context.Context) (sdk.Transport, error)
-	oauth              *oauthSetup      // OptOAuth and its kin (oauth.go)
-	oauthAllow         *oauth.AllowList // OptOAuthAllow
-	perClient          int              // OptPerClient: the most client sessions; 0 without it
+	oauth              *oauthSetup                      // OptOAuth and its kin (oauth.go)
+	oauthAllow         *oauth.AllowList                 // OptOAuthAllow
+	perClient          int                              // OptPerClient: the most client sessions; 0 without it
+	perUser            func(*User) (*oauth.Flow, error) // OptOAuthPerUserFlow (peruser.go)
+	userWait           time.Duration                    // OptUserAuthorizationWait
 
 	// Hooks for tests: each backoff delay, the end of each refresh, and a
 	// call starting to wait for a session.
@@ -94,6 +96,11 @@ type options struct {
 	// queued is called when a call starts waiting for a slot
 	// (OptMaxConcurrency).
 	queued func()
+	// userIdle is userSessionIdle but in tests.
+	userIdle time.Duration
+	// userWaiting is called when a call starts waiting for its user's
+	// authorization (OptOAuthPerUser).
+	userWaiting func()
 	// clientClosed is called when a client's upstream session
 	// (OptPerClient) is closed and its process, if any, reaped.
 	clientClosed func()

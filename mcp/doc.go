@@ -354,6 +354,16 @@
 // OptOAuthAllow allows others (an authorization server on a private
 // network).
 //
+// A connector that serves many users (a gateway's) can act upstream with
+// each one's own credentials: OptOAuthPerUser gives each principal of the
+// server face's clients an OAuth handler and tokens of its own, kept by
+// principal, issuer and resource, and asks a user without a token on
+// their own session through URL-mode elicitation (or fails the call with
+// an AuthorizationRequiredError, JSON-RPC -32042, for a client that
+// cannot be asked); the redirect reaches an oauth.Callback the program
+// serves. Anonymous calls fail with ErrNoUser. OptOAuthPerUserFlow takes
+// any per-user flow.
+//
 // # Names in logs and errors
 //
 // Every log record of a connector (its own, the SDK client's, a stdio

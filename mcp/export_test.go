@@ -1,6 +1,10 @@
 package mcp
 
-import sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+import (
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
 
 // NewTaskServerForTest returns the server of the task support tests, for
 // the tests of package mcp_test.
@@ -19,4 +23,23 @@ func ConnectorOfForTest(v any) (*Connector, bool) {
 		return nil, false
 	}
 	return t.c, true
+}
+
+// OptUserWaitingForTest calls f each time a call starts waiting for its
+// user's authorization (OptOAuthPerUser).
+func OptUserWaitingForTest(f func()) Option {
+	return func(o *options) error {
+		o.userWaiting = f
+		return nil
+	}
+}
+
+// OptUserSessionIdleForTest sets how long the upstream session of a
+// user's calls without a client session outlives the last one, and calls
+// closed each time a client's upstream session closes.
+func OptUserSessionIdleForTest(d time.Duration, closed func()) Option {
+	return func(o *options) error {
+		o.userIdle, o.clientClosed = d, closed
+		return nil
+	}
 }

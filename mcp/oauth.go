@@ -136,6 +136,10 @@ type oauthSetup struct {
 // oauthHandler returns the OAuth handler of the connector's HTTP
 // transport, or nil without OAuth.
 func (c *Connector) oauthHandler(ctx context.Context) auth.OAuthHandler {
+	if h := userHandlerOf(ctx); h != nil {
+		// A client's upstream session, authorized as its user.
+		return h
+	}
 	h := c.oauthHandlerOf(ctx)
 	if h == nil {
 		return nil

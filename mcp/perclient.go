@@ -124,10 +124,16 @@ func (p *perClient) run(ctx context.Context) func() {
 // whose session has just started, so that the server's initialize already
 // sees the client's roots. It does nothing unless the connector was made
 // with OptPerClient and runs, or when the client has a session already;
-// beyond the limit of OptPerClient the client's calls are refused. It
-// makes the connector a [bridge.ClientObserver].
+// beyond the limit of OptPerClient the client's calls are refused. With
+// OptOAuthPerUser it opens only the session of a client whose user holds
+// a token already (the others open at the first call, which can ask the
+// user). It makes the connector a [bridge.ClientObserver].
 func (c *Connector) ClientStarted(_ context.Context, cl bridge.Client) {
 	if c.pc == nil || cl == nil {
+		return
+	}
+	if c.pu != nil && !c.pu.authorized(c, cl) {
+		// The user authorizes at their first call, which can ask them.
 		return
 	}
 	if _, err := c.openClient(cl); err != nil {
@@ -191,6 +197,9 @@ func (c *Connector) acquireFor(ctx context.Context) (*live, error) {
 		return c.acquire(ctx)
 	}
 	cl := clientOf(ctx)
+	if c.pu != nil {
+		return c.acquireUser(ctx, cl)
+	}
 	if cl == nil {
 		return c.acquire(ctx)
 	}
@@ -252,7 +261,11 @@ func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 		case <-dctx.Done():
 		}
 	}()
-	l, err := c.dialWith(dctx, up.sdk)
+	uctx, err := c.pu.dialContext(dctx, c, up.client)
+	var l *live
+	if err == nil {
+		l, err = c.dialWith(uctx, up.sdk)
+	}
 	if err == nil {
 		c.askLogLevel(dctx, l)
 	}
@@ -261,7 +274,7 @@ func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 	close(up.ready)
 	if err != nil {
 		c.pc.remove(up)
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && (c.pu == nil || !errors.Is(err, ErrAuthorizationPending)) {
 			c.pc.warn(c, up.err)
 		}
 		if c.o.clientClosed != nil {

@@ -129,6 +129,17 @@ type OAuth struct {
 	// entry): origins ("http://127.0.0.1:9000") or hosts ("10.1.2.3"),
 	// see mcp.OptOAuthAllow.
 	Allow []string `yaml:"allow"`
+	// PerUser makes each user of the gateway act upstream with their own
+	// token (grant authorization_code; mcp.OptOAuthPerUser): the gateway
+	// must authenticate its clients (auth), and the upstream gets
+	// upstream_sessions: per_client (the default then; shared is an
+	// error). A user without a token is asked to authorize through URL
+	// elicitation on their own session (a client without it gets the
+	// error -32042 with the URL); redirect_url is then required: the
+	// gateway's public URL whose path it serves on its own listener
+	// (https, or http on a loopback host). Tokens are kept per user under
+	// token_dir. An anonymous client's calls are refused.
+	PerUser bool `yaml:"per_user"`
 
 	secret string
 }
@@ -411,14 +422,18 @@ func (v *validator) checkOAuth(s *Server, i int) {
 		for _, k := range []struct {
 			key string
 			set bool
-		}{{"scopes", len(o.Scopes) > 0}, {"redirect_url", o.RedirectURL != ""}, {"client_name", o.ClientName != ""}, {"client_metadata_url", o.ClientMetadataURL != ""}, {"no_dynamic_registration", o.NoDynamicRegistration}} {
+		}{{"per_user", o.PerUser}, {"scopes", len(o.Scopes) > 0}, {"redirect_url", o.RedirectURL != ""}, {"client_name", o.ClientName != ""}, {"client_metadata_url", o.ClientMetadataURL != ""}, {"no_dynamic_registration", o.NoDynamicRegistration}} {
 			if k.set {
 				v.fail("goes with grant authorization_code (client_credentials asks for the scopes the server names)", at(k.key)...)
 			}
 		}
 		return
 	}
-	if o.RedirectURL == "" {
+	if o.PerUser {
+		if s.UpstreamSessions == "" {
+			s.UpstreamSessions = upstreamPerClient
+		}
+	} else if o.RedirectURL == "" {
 		o.RedirectURL = defaultRedirectURL
 	}
 	if o.ClientMetadataURL != "" {
@@ -526,6 +541,9 @@ type authorizers struct {
 	mu     sync.Mutex
 	m      map[string]*oauth.LoopbackAuthorizer
 	stores map[string]*oauth.FileTokenStore
+
+	callbacks map[string]*oauth.Callback // of per_user upstreams, by path (peruser.go)
+	mux       *http.ServeMux             // where they are served, once serving
 }
 
 // get returns the authorizer of redirect, starting it if needed.
@@ -598,6 +616,9 @@ func (g *gateway) oauthOptions(s Server) ([]mcp.Option, error) {
 	}
 	if o.Grant == grantClientCredentials {
 		return append(opts, mcp.OptOAuthClientCredentials(o.ClientID, o.secret)), nil
+	}
+	if o.PerUser {
+		return g.perUserOptions(s, opts)
 	}
 	login, err := g.logins.get(o.RedirectURL)
 	if err != nil {

@@ -229,6 +229,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("policy:\n  rules:\n    - {effect: deny, arguments: [{path: '/~2', equals: {a: [1, null]}}]}\n"))
 	f.Add([]byte("rate_limits:\n  - {per: principal_tool, rate: 5/10s, burst: 3}\n  - {rate: 0/s}\n  - {rate: '\"'}\n"))
 	f.Add([]byte("pins_file: p.json\naudit_log: {file: a.log, max_bytes: 4096, max_files: 1, arguments: true}\n"))
+	f.Add([]byte("auth: {bearer: {tokens_env: HOME}}\nservers:\n  - name: a\n    url: http://x/\n    oauth: {per_user: true, redirect_url: 'https://g/%zz'}\n"))
+	f.Add([]byte("servers:\n  - name: a\n    url: http://x/\n    upstream_sessions: shared\n    oauth: {per_user: yes, grant: client_credentials, redirect_url: 'http://[::1]:0/healthz'}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := parseConfig("fuzz.yaml", data)
 		if err == nil && cfg == nil {

@@ -161,6 +161,9 @@ func (d *delegate) ClientStarted(ctx context.Context, cl bridge.Client) {
 type upstreamSessions struct {
 	Open   int   `json:"open"`
 	Opened int64 `json:"opened"`
+	// Users counts the users of a per_user upstream by the state of
+	// their authorization; absent otherwise.
+	Users *userAuthorizations `json:"user_authorizations,omitempty"`
 }
 
 // clientSessions returns the per-client upstream sessions of the upstream
@@ -174,4 +177,16 @@ func (d *delegate) clientSessions(url string) (upstreamSessions, bool) {
 	}
 	open, opened := c.ClientSessions()
 	return upstreamSessions{Open: open, Opened: opened}, true
+}
+
+// userAuthorizations counts the users of the per_user upstream at url.
+func (d *delegate) userAuthorizations(url string) *userAuthorizations {
+	d.mu.Lock()
+	c := d.conns[url]
+	d.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	a, p, f := c.UserAuthorizations()
+	return &userAuthorizations{Authorized: a, Pending: p, Failed: f}
 }

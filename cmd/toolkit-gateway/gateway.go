@@ -274,6 +274,7 @@ func (g *gateway) run(ctx context.Context) error {
 		}
 		mountHealth(mux, health)
 		g.mountMetrics(mux)
+		g.logins.mount(mux)
 		if g.auth != nil && g.auth.meta != nil {
 			if err := oauth.HandleProtectedResourceMetadata(mux, g.auth.meta); err != nil {
 				return err
@@ -340,7 +341,11 @@ func (g *gateway) add(s Server) error {
 	if s.perClient() && !g.clientSessions {
 		g.logger.Warn("upstream_sessions: per_client needs a restart when no upstream had it at start: until then the upstream's session is shared", "namespace", s.Name)
 	}
-	if o := s.OAuth; o != nil && o.Grant == grantAuthorizationCode {
+	if o := s.OAuth; o != nil && o.PerUser {
+		if _, err := g.logins.callback(o.RedirectURL); err != nil {
+			return fmt.Errorf("%s:%d: servers: %q: oauth: redirect_url: %w", g.file, s.line, s.Name, err)
+		}
+	} else if o != nil && o.Grant == grantAuthorizationCode {
 		// The redirect listener is made now, so that an address in use
 		// is an error of this upstream.
 		if _, err := g.logins.get(o.RedirectURL); err != nil {
@@ -532,6 +537,9 @@ func (g *gateway) upstreamSessionsOf(url string) *upstreamSessions {
 	n, ok := g.d.clientSessions(url)
 	if !ok {
 		return nil
+	}
+	if s.OAuth != nil && s.OAuth.PerUser {
+		n.Users = g.d.userAuthorizations(url)
 	}
 	return &n
 }

@@ -56,6 +56,11 @@ const (
 	// metricUpstreamSessionsOpened counts those opened since the gateway
 	// started (toolkit_gateway_upstream_sessions_opened_total).
 	metricUpstreamSessionsOpened = "toolkit.gateway.upstream_sessions.opened"
+	// metricUserAuthorizations counts the users of each per_user upstream
+	// by the state of their authorization, the attribute
+	// toolkit.authorization.state: authorized, pending or failed
+	// (toolkit_gateway_user_authorizations in Prometheus).
+	metricUserAuthorizations = "toolkit.gateway.user_authorizations"
 )
 
 // observeUpstreamSessions reports, at each collection, the client
@@ -72,13 +77,26 @@ func (m *gatewayMetrics) observeUpstreamSessions(counts func() map[string]upstre
 	if err != nil {
 		return err
 	}
+	users, err := meter.Int64ObservableGauge(metricUserAuthorizations, metric.WithUnit("{user}"),
+		metric.WithDescription("Users of a per_user upstream, by the state of their authorization."))
+	if err != nil {
+		return err
+	}
 	_, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		for ns, n := range counts() {
 			attrs := metric.WithAttributes(attribute.String("toolkit.namespace", ns))
 			o.ObserveInt64(open, int64(n.Open), attrs)
 			o.ObserveInt64(opened, n.Opened, attrs)
+			if u := n.Users; u != nil {
+				for _, s := range []struct {
+					state string
+					n     int
+				}{{"authorized", u.Authorized}, {"pending", u.Pending}, {"failed", u.Failed}} {
+					o.ObserveInt64(users, int64(s.n), metric.WithAttributes(attribute.String("toolkit.namespace", ns), attribute.String("toolkit.authorization.state", s.state)))
+				}
+			}
 		}
 		return nil
-	}, open, opened)
+	}, open, opened, users)
 	return err
 }

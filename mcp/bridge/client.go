@@ -49,3 +49,24 @@ type ClientCarrier interface {
 type ClientObserver interface {
 	ClientStarted(ctx context.Context, c Client)
 }
+
+// ClientPrincipal is implemented by the [Client]s whose session belongs to
+// an authenticated principal: Principal returns it (the UserID of the
+// token the client's session was opened with; the principal of its calls,
+// toolkit.PrincipalFromContext), or "" for an anonymous client. A
+// connector that acts upstream with each user's own credentials
+// ([github.com/llmkit/toolkit/mcp.OptOAuthPerUser]) keeps them by it, and
+// refuses the calls of a Client that is not one or has none.
+type ClientPrincipal interface {
+	Principal() string
+}
+
+// ElicitationCompleter is implemented by the [Client]s that can tell their
+// client that a URL-mode elicitation (MCP 2025-11-25) has completed, with
+// notifications/elicitation/complete, so that it may retry what waited
+// for it. It fails with an error wrapping
+// [github.com/llmkit/toolkit.ErrNotImplemented] when the client does not
+// offer URL elicitation.
+type ElicitationCompleter interface {
+	ElicitationComplete(ctx context.Context, elicitationID string) error
+}

@@ -114,7 +114,8 @@ func (t *clientTable) close() {
 
 // clientHandle is the bridge.Client of one client session.
 type clientHandle struct {
-	ss *sdk.ServerSession
+	ss        *sdk.ServerSession
+	principal atomic.Pointer[string] // of the session's requests, once one came
 
 	once sync.Once
 	done chan struct{}
@@ -230,6 +231,42 @@ func askClient[P, R any](h *clientHandle, ctx context.Context, what string, offe
 	return send(h.ss, ctx, params)
 }
 
+var (
+	_ bridge.ClientPrincipal      = (*clientHandle)(nil)
+	_ bridge.ElicitationCompleter = (*clientHandle)(nil)
+)
+
+// Principal returns the principal the client's session belongs to: the
+// UserID of the token of its requests (the SDK binds a session to the
+// user that opened it), "" without authentication. It is known from the
+// session's first call on (the notification that starts a session
+// carries no token): a connector that needs it (OptOAuthPerUser) opens
+// the client's upstream session at that call.
+func (h *clientHandle) Principal() string {
+	if p := h.principal.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// learnPrincipal notes the principal of a request of the session, unless
+// one was noted already.
+func (h *clientHandle) learnPrincipal(p string) {
+	if p != "" {
+		h.principal.CompareAndSwap(nil, &p)
+	}
+}
+
+// ElicitationComplete tells the client that the URL-mode elicitation
+// elicitationID has completed (notifications/elicitation/complete).
+func (h *clientHandle) ElicitationComplete(ctx context.Context, elicitationID string) error {
+	_, err := askClient(h, ctx, "URL elicitation", func(c *sdk.ClientCapabilities) bool { return c.Elicitation != nil && c.Elicitation.URL != nil },
+		func(ss *sdk.ServerSession, ctx context.Context, id string) (struct{}, error) {
+			return struct{}{}, ss.NotifyElicitationComplete(ctx, &sdk.ElicitationCompleteParams{ElicitationID: id})
+		}, elicitationID)
+	return err
+}
+
 var _ bridge.ClientCarrier = (*serverSession)(nil)
 
 // Client returns the lasting session of the call's client, or nil when
@@ -239,6 +276,7 @@ func (s *serverSession) Client() bridge.Client {
 		return nil
 	}
 	if h := s.clients.of(s.ss); h != nil {
+		h.learnPrincipal(principalOf(s.extra))
 		return h
 	}
 	return nil

@@ -124,6 +124,14 @@
 // in one JSON file, mode 0600, replaced atomically;
 // [DefaultTokenStorePath] is where command-line programs keep it.
 //
+// A program that acts for several users with each one's own tokens (a
+// gateway) gives each user's [Handler] its principal
+// ([HandlerConfig.Principal]): its tokens are stored under the principal
+// too, in a [PrincipalTokenStore] ([FileTokenStore] is one), and its
+// authorizations are its own. A user's token never serves the program
+// itself ([TokenStore.LoadToken] returns none) nor another user; the
+// client's registration is shared.
+//
 // # Loopback authorizer
 //
 // A command-line program lets its user authorize with a
@@ -134,6 +142,16 @@
 // authorization in progress counts: any other (a request forged by another
 // local program, or by a web page that knows the port) is answered 400
 // and the authorizer keeps waiting for the genuine one.
+//
+// # Redirects of many users
+//
+// A server program whose users authorize from their own browsers serves a
+// [Callback] at the path of its public redirect URL: each authorization
+// registers the state of its URL ([Callback.Expect]) and waits for the
+// redirect that carries it ([Expected.Wait]). A redirect whose state no
+// authorization waits for (forged, used, expired) is answered 400 and
+// ends nothing; the waits are bounded per principal and in all, and
+// expire.
 //
 // # Resource-server role
 //

@@ -72,11 +72,13 @@ func (e *PendingError) Unwrap() []error {
 	return []error{ErrAuthorizationPending, e.Err}
 }
 
-// gateKey names the gate of a resource and a token store: a store that
-// cannot be a map key (and no store) gives each handler its own gate.
+// gateKey names the gate of a resource, a token store and a principal: a
+// store that cannot be a map key (and no store) gives each handler its own
+// gate.
 type gateKey struct {
-	store    any
-	resource string
+	store     any
+	resource  string
+	principal string
 }
 
 // gates are the gates of the process with something to remember: an
@@ -144,10 +146,14 @@ func noWait(ctx context.Context) bool {
 
 // gateKeyOf returns the key of h's gate.
 func (h *Handler) gateKeyOf() gateKey {
-	if h.store != nil && reflect.TypeOf(h.store).Comparable() {
-		return gateKey{store: h.store, resource: h.resource}
+	store := h.store
+	if ps, ok := store.(principalStore); ok {
+		store = ps.PrincipalTokenStore
 	}
-	return gateKey{store: h, resource: h.resource}
+	if store != nil && reflect.TypeOf(store).Comparable() {
+		return gateKey{store: store, resource: h.resource, principal: h.principal}
+	}
+	return gateKey{store: h, resource: h.resource, principal: h.principal}
 }
 
 // findGate returns h's gate, or nil when it has nothing to remember.

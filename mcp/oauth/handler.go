@@ -34,6 +34,15 @@ type HandlerConfig struct {
 	// Resource is the URL of the MCP server whose requests the handler
 	// authorizes: the protected resource. Tokens are stored under it.
 	Resource string
+	// Principal, when set, is the user the handler acts for, one of
+	// several a program acts for each with their own tokens: the handler's
+	// tokens are stored under it too, and its authorizations are its own
+	// (one at a time per resource, store and principal). Its flow's
+	// [Config.Store], if any, must then be a [PrincipalTokenStore], or
+	// every request fails with an error wrapping toolkit.ErrBadParameter:
+	// a store that cannot keep users apart would hand one user's token to
+	// another. Empty: the program's own tokens.
+	Principal string
 	// Logger receives what the handler does, never a token (nil
 	// discards).
 	Logger *slog.Logger
@@ -104,6 +113,8 @@ type Handler struct {
 	clock    clock
 	key      gateKey // of its gate (flight.go)
 
+	principal string // HandlerConfig.Principal
+
 	legacy *legacyDiscovery // AuthorizationCode: the 2025-03-26 fallback
 	reg    *registrar       // AuthorizationCode with dynamic registration
 
@@ -142,6 +153,7 @@ func NewHandler(ctx context.Context, f *Flow, hc HandlerConfig) *Handler {
 		client = &http.Client{}
 	}
 	h := &Handler{resource: hc.Resource, logger: logger, clock: realClock{}, onWait: hc.OnWait, onChange: hc.OnChange, flights: map[*flight]bool{}}
+	h.principal = hc.Principal
 	allow := hc.Allow
 	if f.enterprise != nil {
 		// The IdP is the application's choice, not the server's.
@@ -169,6 +181,15 @@ func NewHandler(ctx context.Context, f *Flow, hc HandlerConfig) *Handler {
 		cfg := f.cfg
 		h.owns = true
 		h.store = cfg.Store
+		if h.principal != "" && h.store != nil {
+			ps, ok := h.store.(PrincipalTokenStore)
+			if !ok {
+				h.err = fmt.Errorf("the token store %T keeps no tokens per principal (see PrincipalTokenStore)", h.store)
+				h.store = nil
+			} else {
+				h.store = principalStore{ps, h.principal}
+			}
+		}
 		if !cfg.NoDynamicRegistration {
 			h.reg = newRegistrar(h, cfg.RedirectURL, cfg.Store)
 		}
@@ -212,6 +233,14 @@ func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 		return ts, cleanError(err)
 	}
 	return quietSource{ts}, nil
+}
+
+// Authorized reports whether the handler holds a token to send: it was
+// loaded from the store or given by an authorization, and is not known to
+// be refused. Only handlers of the authorization code flow keep their
+// tokens; for the others it reports false.
+func (h *Handler) Authorized() bool {
+	return h != nil && h.owns && h.ts.Load() != nil
 }
 
 // Authorize implements auth.OAuthHandler: it refreshes the token the

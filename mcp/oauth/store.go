@@ -24,6 +24,10 @@ import (
 type StoredToken struct {
 	// Resource is the URL of the MCP server (a connector's URL).
 	Resource string `json:"resource"`
+	// Principal is the user the token acts for, when each user has tokens
+	// of their own (see [PrincipalTokenStore]); empty for the tokens of
+	// the program itself.
+	Principal string `json:"principal,omitempty"`
 	// Issuer identifies the authorization server that issued the token
 	// (its metadata's issuer; the origin of TokenURL when no metadata
 	// named one).
@@ -54,6 +58,9 @@ func (t *StoredToken) String() string {
 	if from == "" {
 		from = t.TokenURL
 	}
+	if t.Principal != "" {
+		return fmt.Sprintf("token of %q for %s from %s (client %s)", t.Principal, t.Resource, from, t.ClientID)
+	}
 	return fmt.Sprintf("token for %s from %s (client %s)", t.Resource, from, t.ClientID)
 }
 
@@ -80,6 +87,20 @@ type TokenStore interface {
 	SaveToken(ctx context.Context, t *StoredToken) error
 }
 
+// PrincipalTokenStore is a [TokenStore] that also keeps the tokens of each
+// user apart, for a program that acts upstream for several users with
+// each one's own tokens (a gateway, say: see [HandlerConfig.Principal]).
+// SaveToken stores a token under t.Principal too, and LoadToken returns
+// only tokens stored without a principal: a user's token never serves the
+// program itself, nor another user. [FileTokenStore] is one.
+type PrincipalTokenStore interface {
+	TokenStore
+	// LoadPrincipalToken returns the token stored for principal and
+	// resource, as LoadToken does for the program's own (principal ""),
+	// or nil and no error when there is none.
+	LoadPrincipalToken(ctx context.Context, principal, resource string) (*StoredToken, error)
+}
+
 // storeKey is the key of a token in a FileTokenStore's file: a hash of its
 // issuer and resource, safe as a name anywhere.
 func storeKey(issuer, resource string) string {
@@ -87,8 +108,24 @@ func storeKey(issuer, resource string) string {
 	return "t-" + hex.EncodeToString(sum[:16])
 }
 
-// FileTokenStore is a TokenStore, and a RegistrationStore, in one JSON
-// file, readable and writable by its owner only (mode 0600), replaced
+// principalKeyPrefix starts the keys of the tokens of a principal in a
+// FileTokenStore's file: versions that know no principals never read
+// them as their own.
+const principalKeyPrefix = "u-"
+
+// keyOf is the key of t in a FileTokenStore's file: storeKey for the
+// program's own tokens, a hash of the principal, issuer and resource for
+// a principal's.
+func keyOf(t *StoredToken) string {
+	if t.Principal == "" {
+		return storeKey(t.Issuer, t.Resource)
+	}
+	sum := sha256.Sum256([]byte(t.Principal + "\x00" + t.Issuer + "\x00" + t.Resource))
+	return principalKeyPrefix + hex.EncodeToString(sum[:16])
+}
+
+// FileTokenStore is a TokenStore, a [PrincipalTokenStore] and a
+// RegistrationStore, in one JSON file, readable and writable by its owner only (mode 0600), replaced
 // atomically on each change. A file it
 // cannot read is left alone (SaveToken fails). It is safe for concurrent use
 // within one process; connectors sharing a file should share one
@@ -210,8 +247,14 @@ func (s *FileTokenStore) write(tf *tokenFile) error {
 	return os.Rename(tmp.Name(), s.path)
 }
 
-// LoadToken implements TokenStore.
-func (s *FileTokenStore) LoadToken(_ context.Context, resource string) (*StoredToken, error) {
+// LoadToken implements TokenStore: tokens stored for a principal are
+// never returned.
+func (s *FileTokenStore) LoadToken(ctx context.Context, resource string) (*StoredToken, error) {
+	return s.LoadPrincipalToken(ctx, "", resource)
+}
+
+// LoadPrincipalToken implements [PrincipalTokenStore].
+func (s *FileTokenStore) LoadPrincipalToken(_ context.Context, principal, resource string) (*StoredToken, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tf, err := s.read()
@@ -224,11 +267,11 @@ func (s *FileTokenStore) LoadToken(_ context.Context, resource string) (*StoredT
 			continue
 		}
 		if legacyKey(key, t) {
-			if key != resource {
+			if key != resource || principal != "" {
 				continue
 			}
-			t.Resource, t.Issuer = resource, ""
-		} else if t.Resource != resource {
+			t.Resource, t.Issuer, t.Principal = resource, "", ""
+		} else if t.Resource != resource || t.Principal != principal {
 			continue
 		}
 		if best == nil || t.Saved.After(best.Saved) || (t.Saved.Equal(best.Saved) && t.Issuer < best.Issuer) {
@@ -239,9 +282,9 @@ func (s *FileTokenStore) LoadToken(_ context.Context, resource string) (*StoredT
 }
 
 // legacyKey reports whether t is stored under the key of earlier versions
-// (its resource) rather than storeKey.
+// (its resource) rather than keyOf.
 func legacyKey(key string, t *StoredToken) bool {
-	return key != storeKey(t.Issuer, t.Resource)
+	return key != keyOf(t)
 }
 
 // SaveToken implements TokenStore.
@@ -257,8 +300,10 @@ func (s *FileTokenStore) SaveToken(_ context.Context, t *StoredToken) error {
 	}
 	rec := *t
 	rec.Saved = time.Now().UTC()
-	delete(tf.tokens, rec.Resource) // a token stored by an earlier version
-	tf.tokens[storeKey(rec.Issuer, rec.Resource)] = &rec
+	if rec.Principal == "" {
+		delete(tf.tokens, rec.Resource) // a token stored by an earlier version
+	}
+	tf.tokens[keyOf(&rec)] = &rec
 	return s.write(tf)
 }
 
@@ -371,4 +416,23 @@ func (s *FileTokenStore) DeleteRegistration(_ context.Context, issuer, redirectU
 	}
 	delete(tf.regs, key)
 	return s.write(tf)
+}
+
+// principalStore is the view of a PrincipalTokenStore that a Handler of
+// one principal uses: it loads and saves that principal's tokens only.
+type principalStore struct {
+	PrincipalTokenStore
+	principal string
+}
+
+// LoadToken returns the principal's token for resource.
+func (s principalStore) LoadToken(ctx context.Context, resource string) (*StoredToken, error) {
+	return s.LoadPrincipalToken(ctx, s.principal, resource)
+}
+
+// SaveToken saves t as the principal's.
+func (s principalStore) SaveToken(ctx context.Context, t *StoredToken) error {
+	rec := *t
+	rec.Principal = s.principal
+	return s.PrincipalTokenStore.SaveToken(ctx, &rec)
 }

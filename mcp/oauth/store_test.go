@@ -194,6 +194,11 @@ func FuzzFileTokenStore(f *testing.F) {
 	f.Add(saved(map[string]*StoredToken{storeKey(tok.Issuer, tok.Resource): tok}))
 	f.Add(saved(map[string]*StoredToken{resource: tok}))
 	f.Add(saved(map[string]*StoredToken{"x": nil, "y": {Resource: resource}}))
+	users := *tok
+	users.Principal = "jwt:alice"
+	f.Add(saved(map[string]*StoredToken{keyOf(&users): &users}))
+	f.Add(saved(map[string]*StoredToken{storeKey(tok.Issuer, tok.Resource): &users, resource: &users}))
+	f.Add([]byte(`{"u-0":{"resource":"https://mcp.example/mcp","principal":"jwt:bob","token":{"access_token":"secret-u"}}}`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"a":{"token":null,"resource":"https://mcp.example/mcp"}}`))
@@ -217,8 +222,11 @@ func FuzzFileTokenStore(f *testing.F) {
 		switch {
 		case err != nil && quoted(err):
 			t.Fatalf("LoadToken quotes the file: %v", err)
-		case err == nil && got != nil && (got.Resource != resource || got.Token == nil):
+		case err == nil && got != nil && (got.Resource != resource || got.Token == nil || got.Principal != ""):
 			t.Fatalf("LoadToken(%q) = %+v", resource, got)
+		}
+		if got, err := s.LoadPrincipalToken(ctx, "jwt:alice", resource); err == nil && got != nil && (got.Principal != "jwt:alice" || got.Resource != resource) {
+			t.Fatalf("LoadPrincipalToken = %+v", got)
 		}
 		mine := *tok
 		mine.Issuer = "https://fuzz.example"

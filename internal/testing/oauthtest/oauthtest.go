@@ -101,7 +101,13 @@ type dynamic struct {
 type grant struct {
 	clientID, redirect, challenge, resource string
 	scopes                                  []string
+	subject                                 string // the person who consented
 }
+
+// UserHeader is the request header that names the person who consents at
+// the authorization endpoint (the sub of the tokens the code gives);
+// without it the person is "user-1".
+const UserHeader = "Oauthtest-User"
 
 // Client is a client registered for the client credentials grant.
 type Client struct {
@@ -460,7 +466,7 @@ func (i *Issuer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	i.mu.Lock()
 	i.n++
 	code := fmt.Sprintf("code-%d", i.n)
-	i.codes[code] = grant{clientID: q.Get("client_id"), redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge"), resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope"))}
+	i.codes[code] = grant{clientID: q.Get("client_id"), redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge"), resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope")), subject: r.Header.Get(UserHeader)}
 	i.mu.Unlock()
 	i.authorized.Add(1)
 	back := redirect.Query()
@@ -604,5 +610,8 @@ func (i *Issuer) serveCodeToken(w http.ResponseWriter, r *http.Request) {
 	claims["exp"] = time.Now().Add(i.lifetime).Unix()
 	i.mu.Unlock()
 	claims["client_id"], claims["jti"] = g.clientID, jti
+	if g.subject != "" {
+		claims["sub"] = g.subject
+	}
 	i.issue(w, kid, claims, answer)
 }
