@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -618,23 +619,31 @@ func (g *gateway) oauthOptions(s Server) ([]mcp.Option, error) {
 		return append(opts, mcp.OptOAuthClientCredentials(o.ClientID, o.secret)), nil
 	}
 	if o.PerUser {
-		return g.perUserOptions(s, opts)
+		opts, err := g.perUserOptions(s, opts)
+		if err != nil {
+			return nil, err
+		}
+		return withAuthorizeTimeout(s, opts), nil
 	}
 	login, err := g.logins.get(o.RedirectURL)
 	if err != nil {
 		return nil, err
 	}
+	cfg := g.authCodeConfig(s)
+	cfg.Authorize, cfg.RedirectURL = login.Authorize, login.RedirectURL()
+	return withAuthorizeTimeout(s, append(opts, mcp.OptOAuth(cfg))), nil
+}
+
+// authCodeConfig is the configuration of the authorization code grant of
+// upstream s, but for how the person authorizes (Authorize, RedirectURL).
+func (g *gateway) authCodeConfig(s Server) oauth.Config {
+	o := s.OAuth
 	cfg := oauth.Config{
-		Authorize:             login.Authorize,
-		RedirectURL:           login.RedirectURL(),
 		ClientMetadataURL:     o.ClientMetadataURL,
 		ClientID:              o.ClientID,
 		ClientSecret:          o.secret,
-		ClientName:            o.ClientName,
+		ClientName:            cmp.Or(o.ClientName, gatewayName),
 		NoDynamicRegistration: o.NoDynamicRegistration,
-	}
-	if o.ClientName == "" {
-		cfg.ClientName = gatewayName
 	}
 	if scopes := slices.Clone(o.Scopes); len(scopes) > 0 {
 		cfg.Scopes = func([]string) []string { return scopes }
@@ -642,11 +651,16 @@ func (g *gateway) oauthOptions(s Server) ([]mcp.Option, error) {
 	if dir := g.config().TokenDir; dir != "" {
 		cfg.Store = g.logins.store(tokenFile(dir, s.Name))
 	}
-	opts = append(opts, mcp.OptOAuth(cfg))
+	return cfg
+}
+
+// withAuthorizeTimeout gives an upstream authorized by a person the time
+// to do it when its configuration sets no connect timeout.
+func withAuthorizeTimeout(s Server, opts []mcp.Option) []mcp.Option {
 	if s.Timeouts.Connect == 0 {
 		opts = append(opts, mcp.OptConnectTimeout(authorizeTimeout))
 	}
-	return opts, nil
+	return opts
 }
 
 // tokenFile is the file of the tokens of the upstream name under dir.

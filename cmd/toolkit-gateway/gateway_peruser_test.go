@@ -42,6 +42,13 @@ type userServer struct {
 
 func startUserServer(t *testing.T) *userServer {
 	t.Helper()
+	return startUserServerProtecting(t, false)
+}
+
+// startUserServerProtecting is startUserServer; with all, every request
+// needs a token, listing included, as most servers that want one do.
+func startUserServerProtecting(t *testing.T, all bool) *userServer {
+	t.Helper()
 	iss := oauthtest.NewIssuer(t)
 	u := &userServer{iss: iss}
 	mux := http.NewServeMux()
@@ -77,10 +84,14 @@ func startUserServer(t *testing.T) *userServer {
 			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			var msg struct{ Method string }
-			if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+			if all || (json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call") {
 				protected.ServeHTTP(w, r)
 				return
 			}
+		}
+		if all {
+			protected.ServeHTTP(w, r)
+			return
 		}
 		open.ServeHTTP(w, r)
 	}))
@@ -359,5 +370,51 @@ func TestPerUserConfigErrors(t *testing.T) {
 	}
 	if s := cfg.Servers[0]; s.UpstreamSessions != upstreamPerClient || s.MaxUpstreamSessions == 0 {
 		t.Errorf("upstream_sessions %q, max %d", s.UpstreamSessions, s.MaxUpstreamSessions)
+	}
+}
+
+// TestGatewayPerUserProtectedListing: an upstream that wants a token for
+// everything, listing included, is listed through the gateway's own
+// session, which the operator authorizes once at the URL printed on
+// standard error (the redirect comes back to the users' callback); each
+// user's calls still go with their own token, never the operator's.
+func TestGatewayPerUserProtectedListing(t *testing.T) {
+	up := startUserServerProtecting(t, true)
+	dir := t.TempDir()
+	writeFile(t, dir, "client-tokens", tokenA+"\n")
+	addr := freeAddr(t)
+	config := writeConfig(t, dir, fmt.Sprintf(`listen: %s
+token_dir: tokens
+auth:
+  bearer:
+    tokens_file: client-tokens
+servers:
+  - name: up
+    url: %s
+    oauth:
+      per_user: true
+      redirect_url: http://%s/oauth/callback
+      allow: [%s]
+`, addr, up.url, addr, up.iss.URL))
+	g := startGateway(t, config)
+	rec := g.waitLog(t, 0, func(r map[string]any) bool {
+		msg, _ := r["msg"].(string)
+		return strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(msg, "(not JSON)")), up.iss.URL+"/authorize?")
+	})
+	if err := openAuthorization("operator", strings.TrimSpace(strings.TrimPrefix(rec["msg"].(string), "(not JSON)"))); err != nil {
+		t.Fatal(err)
+	}
+	g.waitLog(t, 0, upstreamReady("up"))
+
+	var asked atomic.Int32
+	alice := userClient(t, g, tokenA, "alice", true, &asked)
+	if got, err := callTextErr(alice, "whoami", map[string]any{}); err != nil || got != "alice" {
+		t.Fatalf("alice: %q, %v", got, err)
+	}
+	if asked.Load() != 1 {
+		t.Errorf("alice asked %d times, want once", asked.Load())
+	}
+	if subs := up.calls(); !slices.Equal(subs, []string{"alice"}) {
+		t.Errorf("the upstream's calls came from %q, want alice's alone", subs)
 	}
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/llmkit/toolkit/mcp"
 	"github.com/llmkit/toolkit/mcp/oauth"
@@ -79,28 +83,33 @@ func (a *authorizers) mount(mux *http.ServeMux) {
 // perUserOptions are the connector options of a per_user upstream, after
 // opts (its allow list).
 func (g *gateway) perUserOptions(s Server, opts []mcp.Option) ([]mcp.Option, error) {
-	o := s.OAuth
-	cb, err := g.logins.callback(o.RedirectURL)
+	cb, err := g.logins.callback(s.OAuth.RedirectURL)
 	if err != nil {
 		return nil, err
 	}
-	cfg := oauth.Config{
-		ClientMetadataURL:     o.ClientMetadataURL,
-		ClientID:              o.ClientID,
-		ClientSecret:          o.secret,
-		ClientName:            o.ClientName,
-		NoDynamicRegistration: o.NoDynamicRegistration,
+	// The upstream's own session, which lists, is authorized by the
+	// gateway's operator, as a shared upstream's is: most servers that
+	// want a user's token want one for everything, listing included.
+	own := g.authCodeConfig(s)
+	own.Authorize, own.RedirectURL = g.logins.operatorAuthorize(cb), cb.RedirectURL()
+	return append(opts, mcp.OptOAuth(own), mcp.OptOAuthPerUser(g.authCodeConfig(s), cb)), nil
+}
+
+// operatorAuthorize lets the gateway's operator authorize the own session
+// of a per_user upstream: the authorization URL is printed on standard
+// error (with a log record pointing at it), as for a shared upstream, and
+// the authorization server's redirect comes back to cb, the users'
+// callback, under no user's name.
+func (a *authorizers) operatorAuthorize(cb *oauth.Callback) auth.AuthorizationCodeFetcher {
+	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		e, err := cb.Expect("", args.URL)
+		if err != nil {
+			return nil, err
+		}
+		defer e.Close()
+		fmt.Fprintf(promptWriter{a.logger, os.Stderr}, "\nTo let the gateway list the tools of an upstream whose users act as themselves, open this URL in a browser and authorize:\n\n%s\n\n", args.URL)
+		return e.Wait(ctx)
 	}
-	if o.ClientName == "" {
-		cfg.ClientName = gatewayName
-	}
-	if scopes := slices.Clone(o.Scopes); len(scopes) > 0 {
-		cfg.Scopes = func([]string) []string { return scopes }
-	}
-	if dir := g.config().TokenDir; dir != "" {
-		cfg.Store = g.logins.store(tokenFile(dir, s.Name))
-	}
-	return append(opts, mcp.OptOAuthPerUser(cfg, cb)), nil
 }
 
 // userAuthorizations counts the users of a per_user upstream by the state
