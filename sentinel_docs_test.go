@@ -30,10 +30,12 @@ func TestSentinelDocsQuoteTheirMessage(t *testing.T) {
 		".:ErrUnavailable": toolkit.ErrUnavailable, ".:ErrDepthExceeded": toolkit.ErrDepthExceeded,
 		".:ErrToolFailed": toolkit.ErrToolFailed, ".:ErrSchema": toolkit.ErrSchema, ".:ErrClosed": toolkit.ErrClosed,
 		".:ErrDenied": toolkit.ErrDenied, ".:ErrRateLimited": toolkit.ErrRateLimited,
-		"mcp:ErrTaskRequired":               mcp.ErrTaskRequired,
-		"mcp:ErrTooManyClientSessions":      mcp.ErrTooManyClientSessions,
-		"mcp/oauth:ErrAuthorizationPending": oauth.ErrAuthorizationPending,
-		"store:ErrOutside":                  store.ErrOutside,
+		"mcp:ErrTaskRequired":                mcp.ErrTaskRequired,
+		"mcp:ErrTooManyClientSessions":       mcp.ErrTooManyClientSessions,
+		"mcp:ErrNoUser":                      mcp.ErrNoUser,
+		"mcp/oauth:ErrAuthorizationPending":  oauth.ErrAuthorizationPending,
+		"mcp/oauth:ErrTooManyAuthorizations": oauth.ErrTooManyAuthorizations,
+		"store:ErrOutside":                   store.ErrOutside,
 	}
 	seen := map[string]bool{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
