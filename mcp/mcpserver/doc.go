@@ -224,11 +224,17 @@
 // server request or an input-required result of its own). The run waits
 // for the retry at most [InputWait], [MaxInputWaits] runs at a time
 // ([MaxInputWaitsPerPrincipal] of one principal; beyond, the tool's
-// question fails); a
-// requestState is 128 random bits and a round number, good for one retry
-// of the same tool by the same principal, and only on the server that
-// issued it (behind a load balancer, rounds of one call need the same
-// replica). Prompts and resource reads are not asked in rounds. A client
+// question fails). A requestState is sealed with AES-GCM
+// ([WithInputStateKeys]; a random key per Server without it): it names
+// the waiting run (128 random bits) and the round, and binds them to the
+// principal, the tool, its arguments (a hash) and an expiry, so it is good
+// for one retry of the same request by the same principal within
+// [InputWait]; a forged, altered, expired, replayed, another principal's
+// or another request's requestState is refused with -32602. The run waits
+// in the process that started it: servers sharing a key open each other's
+// requestStates but resume only their own runs, so behind a load balancer
+// the rounds of one call need the same replica (sticky sessions); the
+// answered requestStates a server remembers against replay are its own. Prompts and resource reads are not asked in rounds. A client
 // that does not offer the capability makes these methods fail with an
 // error wrapping toolkit.ErrNotImplemented; the connector then answers
 // with its own handlers (mcp.OptSamplingHandler, mcp.OptElicitationHandler,

@@ -3,10 +3,10 @@ package mcpserver
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,11 +35,6 @@ const (
 	MaxInputWaitsPerPrincipal = 64
 )
 
-// errInputState refuses a retry whose requestState names no call waiting
-// here: forged, replayed, expired, of another principal or tool, or one
-// the server never issued (another replica's).
-var errInputState = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState names no call waiting for input here (unknown, expired or already answered)"}
-
 // inputRounds turns the requests a tool sends its client while it runs
 // (sampling, elicitation, roots) into the input-required results of
 // protocol 2026-07-28, which forbids server requests during a request:
@@ -53,26 +48,33 @@ var errInputState = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "re
 //   - the client's retry carries the answer and that requestState: the
 //     answer goes to the waiting tool, and the handler waits again.
 //
-// A requestState is 128 random bits and the round, good for one retry of
-// the same tool by the same principal within InputWait: anything else is
-// refused (errInputState). Rounds of one call may come on different
-// connections, but not to another replica of the server.
+// A requestState is sealed with AES-GCM (stateKeys, inputstate.go): it
+// names the waiting call (128 random bits) and the round, and binds them
+// to the principal, the tool, the arguments and an expiry (InputWait), so
+// that it is good for one retry of the same request by the same principal
+// within InputWait; anything else is refused with -32602. Rounds of one
+// call may come on different connections; since the call runs in this
+// process, not to another replica of the server (one that shares the key
+// opens the requestState, and says the call does not wait there).
 type inputRounds struct {
 	// InputWait, MaxInputWaits and MaxInputWaitsPerPrincipal but in tests.
 	wait              time.Duration
 	max, perPrincipal int
+	keys              *stateKeys // seal and open requestStates
 
 	mu      sync.Mutex
-	waiting map[string]*inputCall // by id
-	by      map[string]int        // calls per principal
+	waiting map[[16]byte]*inputCall // by id
+	by      map[string]int          // calls per principal
 	closed  bool
 }
 
 // inputCall is a tool call running over several rounds.
 type inputCall struct {
-	id        string
+	id        [16]byte
 	principal string
 	tool      string
+	args      json.RawMessage // of the first round, for request
+	request   [32]byte        // requestHash of tool and args, made at the first question; guarded by inputRounds.mu
 	cancel    context.CancelFunc
 	asks      chan *inputAsk                // the tool's questions
 	done      chan callOutcome              // the tool's end (buffered)
@@ -102,9 +104,9 @@ type callOutcome struct {
 	err error
 }
 
-func newInputRounds() *inputRounds {
-	return &inputRounds{wait: InputWait, max: MaxInputWaits, perPrincipal: MaxInputWaitsPerPrincipal,
-		waiting: map[string]*inputCall{}, by: map[string]int{}}
+func newInputRounds(keys *stateKeys) *inputRounds {
+	return &inputRounds{wait: InputWait, max: MaxInputWaits, perPrincipal: MaxInputWaitsPerPrincipal, keys: keys,
+		waiting: map[[16]byte]*inputCall{}, by: map[string]int{}}
 }
 
 // usesInputRounds reports whether a tools/call must have its questions
@@ -131,7 +133,7 @@ func (r *inputRounds) call(ctx context.Context, req *sdk.CallToolRequest, sess *
 		ask.reply <- askReply{answer: answer}
 	} else {
 		var err error
-		if c, err = r.start(principal, req.Params.Name); err != nil {
+		if c, err = r.start(principal, req.Params.Name, req.Params.Arguments); err != nil {
 			return errorResult(err), nil
 		}
 		c.cur.Store(sess)
@@ -149,13 +151,15 @@ func (r *inputRounds) call(ctx context.Context, req *sdk.CallToolRequest, sess *
 
 // start makes a new call; it is registered (and counted) when it first
 // asks its client (register).
-func (r *inputRounds) start(principal, tool string) (*inputCall, error) {
+func (r *inputRounds) start(principal, tool string, args json.RawMessage) (*inputCall, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, fmt.Errorf("%w: the server is closing", toolkit.ErrUnavailable)
 	}
-	return &inputCall{id: rand.Text(), principal: principal, tool: tool, asks: make(chan *inputAsk), done: make(chan callOutcome, 1)}, nil
+	c := &inputCall{principal: principal, tool: tool, args: args, asks: make(chan *inputAsk), done: make(chan callOutcome, 1)}
+	_, _ = rand.Read(c.id[:])
+	return c, nil
 }
 
 // register makes c one of the calls waiting for their clients, within the
@@ -182,20 +186,31 @@ func (r *inputRounds) register(c *inputCall) error {
 // retry may answer it, and returns the question it answers (taken: a
 // second retry with the same requestState is refused) and the answer.
 func (r *inputRounds) resume(state, principal string, req *sdk.CallToolRequest) (*inputAsk, sdk.InputResponse, error) {
-	id, roundText, ok := strings.Cut(state, ".")
-	round, err := strconv.Atoi(roundText)
-	if !ok || err != nil {
-		return nil, nil, errInputState
+	s, err := r.keys.open(state)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	if err := s.check(now, principal, req.Params.Name, requestHash(req.Params.Name, req.Params.Arguments)); err != nil {
+		return nil, nil, err
+	}
+	answer := req.Params.InputResponses[inputKey(int(s.round))]
+	if answer == nil {
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses has no %q", inputKey(int(s.round)))}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.waiting[id]
-	if c == nil || c.pending == nil || c.round != round || c.principal != principal || c.tool != req.Params.Name {
-		return nil, nil, errInputState
+	c := r.waiting[s.call]
+	switch {
+	case c == nil && r.keys.answered(s):
+		return nil, nil, errStateAnswered
+	case c == nil:
+		return nil, nil, errStateNoCall
+	case c.pending == nil || c.round != int(s.round):
+		return nil, nil, errStateAnswered
 	}
-	answer := req.Params.InputResponses[inputKey(round)]
-	if answer == nil {
-		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses has no %q", inputKey(round))}
+	if err := r.keys.redeem(now, s); err != nil {
+		return nil, nil, err
 	}
 	ask := c.pending
 	c.pending = nil
@@ -232,9 +247,14 @@ func (r *inputRounds) round(c *inputCall, ask *inputAsk) (*sdk.CallToolResult, b
 		ask.reply <- askReply{err: err}
 		return nil, false
 	}
+	if c.round == 0 {
+		c.request = requestHash(c.tool, c.args)
+		c.args = nil
+	}
 	c.round++
 	c.pending = ask
-	state := c.id + "." + strconv.Itoa(c.round)
+	state := r.keys.seal(&inputState{call: c.id, round: uint32(c.round), expires: time.Now().Add(r.wait),
+		principal: c.principal, tool: c.tool, request: c.request})
 	key := inputKey(c.round)
 	c.timer = time.AfterFunc(r.wait, func() { r.expire(c, ask) })
 	r.mu.Unlock()
