@@ -267,9 +267,20 @@ func (c *Connector) callTool(ctx context.Context, t *remoteTool, input json.RawM
 		args = json.RawMessage(in)
 	}
 	safe := t.meta.ReadOnlyHint || t.meta.IdempotentHint
-	res, err := request(c, ctx, what, errs.ErrToolFailed, safe, &sdk.CallToolParams{Name: t.name, Arguments: args}, (*sdk.ClientSession).CallTool)
+	params := &sdk.CallToolParams{Name: t.name, Arguments: args}
+	relay, relayed := bridge.InputRelayFor(ctx, t)
+	if relayed {
+		// The caller's client answers the server's input requests
+		// (rounds.go); a retry brings its answers and the server's state.
+		ctx = context.WithValue(ctx, relaying{}, relay)
+		params.InputResponses, params.RequestState = relay.Responses, relay.State
+	}
+	res, err := request(c, ctx, what, errs.ErrToolFailed, safe, params, (*sdk.ClientSession).CallTool)
 	if err != nil {
 		return nil, err
+	}
+	if asks, state, ok := inputRequired(res); ok && relayed {
+		return nil, &bridge.InputRequired{Requests: asks, State: state}
 	}
 	return c.toolResult(t.name, res)
 }

@@ -66,7 +66,7 @@ func (s *Server) callTool(ctx context.Context, key string, structured bool, req 
 	sess.clients = s.clients
 	if usesInputRounds(req) {
 		// Questions to a 2026-07-28 client become rounds (inputrounds.go).
-		return s.rounds.call(ctx, req, sess, func(rctx context.Context, ts toolkit.Session) (*sdk.CallToolResult, error) {
+		return s.rounds.call(ctx, req, key, item.Value, sess, func(rctx context.Context, ts toolkit.Session) (*sdk.CallToolResult, error) {
 			return s.runTool(rctx, item.Value, input, structured, ts, req)
 		})
 	}
@@ -81,6 +81,9 @@ func (s *Server) runTool(ctx context.Context, tool any, input toolkit.Resource, 
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if ir := (*bridge.InputRequired)(nil); errors.As(err, &ir) {
+			return nil, ir // an upstream's round, relayed (inputRounds.call)
 		}
 		if re := refusal(err); re != nil {
 			return nil, re

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -116,37 +117,75 @@ func usesInputRounds(req *sdk.CallToolRequest) bool {
 	return req.ProtocolVersion() >= statelessVersion || req.Params.RequestState != ""
 }
 
-// call serves one round of a tools/call: the first (no requestState)
-// starts run, a retry hands the client's answer to the waiting call. run
-// runs the tool with a context that outlives the round's request and
-// the session given (whose questions to the client become rounds).
-func (r *inputRounds) call(ctx context.Context, req *sdk.CallToolRequest, sess *serverSession, run func(ctx context.Context, sess toolkit.Session) (*sdk.CallToolResult, error)) (*sdk.CallToolResult, error) {
+// call serves one round of a tools/call of the tool tool (the toolkit
+// item's Value) with the toolkit key key: the first (no requestState)
+// starts run, a retry hands the client's answer to the waiting call, or,
+// for a requestState that carries an upstream server's (relay), runs the
+// tool again with the client's answers and that state. run runs the tool
+// with a context that outlives the round's request and the session given
+// (whose questions to the client become rounds).
+func (r *inputRounds) call(ctx context.Context, req *sdk.CallToolRequest, key string, tool any, sess *serverSession, run func(ctx context.Context, sess toolkit.Session) (*sdk.CallToolResult, error)) (*sdk.CallToolResult, error) {
 	principal := principalOf(req.Extra)
-	var c *inputCall
+	relay := &bridge.InputRelay{Tool: tool}
 	if state := req.Params.RequestState; state != "" {
-		ask, answer, err := r.resume(state, principal, req)
+		s, err := r.admit(state, principal, key, req)
 		if err != nil {
 			return nil, err
 		}
-		c = ask.call
-		c.cur.Store(sess) // before the tool goes on
-		ask.reply <- askReply{answer: answer}
-	} else {
-		var err error
-		if c, err = r.start(principal, req.Params.Name, req.Params.Arguments); err != nil {
-			return errorResult(err), nil
+		if !s.relay {
+			ask, answer, err := r.resume(s, req)
+			if err != nil {
+				return nil, err
+			}
+			c := ask.call
+			c.cur.Store(sess) // before the tool goes on
+			ask.reply <- askReply{answer: answer}
+			return r.await(ctx, c)
 		}
-		c.cur.Store(sess)
-		// The call outlives this round's request; it ends with its tool,
-		// when the client does not come back in time, or with the server.
-		rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		c.cancel = cancel
-		go func() {
-			res, err := run(rctx, &roundSession{serverSession: sess, call: c})
-			c.done <- callOutcome{res, err}
-		}()
+		// The upstream's round: nothing waits here, the tool runs again
+		// with the client's answers and the upstream's state.
+		if err := r.keys.redeem(time.Now(), s); err != nil {
+			return nil, err
+		}
+		relay.Responses, relay.State = req.Params.InputResponses, s.upstream
 	}
+	c, err := r.start(principal, req.Params.Name, req.Params.Arguments)
+	if err != nil {
+		return errorResult(err), nil
+	}
+	c.cur.Store(sess)
+	// The call outlives this round's request; it ends with its tool,
+	// when the client does not come back in time, or with the server.
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancel = cancel
+	go func() {
+		res, err := run(bridge.WithInputRelay(rctx, relay), &roundSession{serverSession: sess, call: c})
+		if ir := (*bridge.InputRequired)(nil); errors.As(err, &ir) {
+			res, err = r.relayed(c, key, ir), nil
+		}
+		c.done <- callOutcome{res, err}
+	}()
 	return r.await(ctx, c)
+}
+
+// relayed returns the input-required result that passes an upstream
+// server's input requests (ir) on to the client of c, whose tool has the
+// toolkit key key: the upstream's requests as they are, and a
+// requestState of ours that carries the upstream's, bound like any other
+// to the principal, tool, arguments and an expiry, and to key, so that
+// the retry goes back to the same upstream tool. Nothing waits for it
+// here: any server sharing the keys takes the retry.
+func (r *inputRounds) relayed(c *inputCall, key string, ir *bridge.InputRequired) *sdk.CallToolResult {
+	r.mu.Lock()
+	if c.round == 0 && c.args != nil {
+		c.request = requestHash(c.tool, c.args)
+		c.args = nil
+	}
+	s := &inputState{relay: true, expires: time.Now().Add(r.wait), principal: c.principal, tool: c.tool, request: c.request,
+		target: key, upstream: ir.State}
+	r.mu.Unlock()
+	_, _ = rand.Read(s.call[:])
+	return &sdk.CallToolResult{InputRequests: ir.Requests, RequestState: r.keys.seal(s)}
 }
 
 // start makes a new call; it is registered (and counted) when it first
@@ -182,18 +221,28 @@ func (r *inputRounds) register(c *inputCall) error {
 	return nil
 }
 
-// resume finds the call a retry's requestState names, checks that the
-// retry may answer it, and returns the question it answers (taken: a
-// second retry with the same requestState is refused) and the answer.
-func (r *inputRounds) resume(state, principal string, req *sdk.CallToolRequest) (*inputAsk, sdk.InputResponse, error) {
+// admit opens a retry's requestState and checks that the retry may use
+// it: sealed by our keys, not expired, for the same principal, tool and
+// arguments, and for a relayed one the same toolkit tool (key).
+func (r *inputRounds) admit(state, principal, key string, req *sdk.CallToolRequest) (*inputState, error) {
 	s, err := r.keys.open(state)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	if err := s.check(time.Now(), principal, req.Params.Name, requestHash(req.Params.Name, req.Params.Arguments)); err != nil {
+		return nil, err
+	}
+	if s.relay && s.target != key {
+		return nil, errStateOther
+	}
+	return s, nil
+}
+
+// resume finds the call waiting here that an admitted requestState (s)
+// names and returns the question the retry answers (taken: a second
+// retry with the same requestState is refused) and the answer.
+func (r *inputRounds) resume(s *inputState, req *sdk.CallToolRequest) (*inputAsk, sdk.InputResponse, error) {
 	now := time.Now()
-	if err := s.check(now, principal, req.Params.Name, requestHash(req.Params.Name, req.Params.Arguments)); err != nil {
-		return nil, nil, err
-	}
 	answer := req.Params.InputResponses[inputKey(int(s.round))]
 	if answer == nil {
 		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses has no %q", inputKey(int(s.round)))}

@@ -311,7 +311,15 @@ func FuzzRequestState(f *testing.F) {
 		return &sdk.CallToolRequest{Params: &sdk.CallToolParamsRaw{Name: "confirm", RequestState: state,
 			InputResponses: sdk.InputResponseMap{"q1": &sdk.ElicitResult{Action: "accept"}}}}
 	}
-	if _, _, err := r.resume(real, "alice", req(real)); err != nil {
+	take := func(state string) (*inputAsk, error) {
+		s, err := r.admit(state, "alice", "builtin.confirm", req(state))
+		if err != nil {
+			return nil, err
+		}
+		ask, _, err := r.resume(s, req(state))
+		return ask, err
+	}
+	if _, err := take(real); err != nil {
 		f.Fatalf("the real requestState: %v", err)
 	}
 	r.mu.Lock()
@@ -321,10 +329,13 @@ func FuzzRequestState(f *testing.F) {
 		f.Add(seed, []byte(seed))
 	}
 	f.Add("", []byte{inputStateVersion})
-	f.Add("", append([]byte{inputStateVersion}, make([]byte, 61+2)...))
-	f.Add("", append(append([]byte{inputStateVersion}, make([]byte, 60)...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01))
+	f.Add("", append([]byte{inputStateVersion, 0}, make([]byte, 60+4)...))
+	f.Add("", append([]byte{inputStateVersion, 1}, make([]byte, 60+4)...))
+	f.Add("", append([]byte{inputStateVersion, 0}, append(make([]byte, 60+2), 1, 'x', 0)...))
+	f.Add("", append([]byte{inputStateVersion, 2}, make([]byte, 60+4)...))
+	f.Add("", append(append([]byte{inputStateVersion, 0}, make([]byte, 60)...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01))
 	f.Fuzz(func(t *testing.T, state string, plain []byte) {
-		if ask, _, err := r.resume(state, "alice", req(state)); err == nil || ask != nil {
+		if ask, err := take(state); err == nil || ask != nil {
 			t.Fatalf("requestState %q taken", state)
 		}
 		s, err := parseInputState(plain)
@@ -333,7 +344,7 @@ func FuzzRequestState(f *testing.F) {
 		}
 		// What parses is what seal makes of it, byte for byte.
 		again, err := keys.open(keys.seal(s))
-		if err != nil || again.principal != s.principal || again.tool != s.tool || again.round != s.round || again.call != s.call || again.request != s.request {
+		if err != nil || *again != *s {
 			t.Fatalf("parsed %q as %+v, which does not seal back (%v)", plain, s, err)
 		}
 	})

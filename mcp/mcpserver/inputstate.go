@@ -22,7 +22,7 @@ import (
 const (
 	// maxInputStateLen is the longest requestState opened; a longer one is
 	// refused before any decoding.
-	maxInputStateLen = 4 << 10
+	maxInputStateLen = 32 << 10
 	// maxRedeemed is the most requestStates remembered as answered until
 	// their expiry (stateKeys.redeem); while that many are, a retry with
 	// another one is refused (and may be made again once some expired).
@@ -63,6 +63,12 @@ type inputState struct {
 	principal string
 	tool      string
 	request   [32]byte // requestHash of the tool and arguments
+	// relay marks the state of an upstream server's round passed on to
+	// the client (inputRounds.relayed): upstream is the server's own
+	// requestState, target the toolkit key of the tool; nothing waits.
+	relay    bool
+	target   string
+	upstream string
 }
 
 // used is the key of s among the answered states.
@@ -115,16 +121,23 @@ func newStateKeys(keys [][]byte) (*stateKeys, error) {
 // AES-GCM sealed plaintext.
 func (k *stateKeys) seal(s *inputState) string {
 	aead := k.aeads[0]
-	plain := make([]byte, 0, 1+16+4+8+32+2*binary.MaxVarintLen64+len(s.principal)+len(s.tool))
+	plain := make([]byte, 0, 2+16+4+8+32+4*binary.MaxVarintLen64+len(s.principal)+len(s.tool)+len(s.target)+len(s.upstream))
 	plain = append(plain, inputStateVersion)
+	flags := byte(0)
+	if s.relay {
+		flags = 1
+	}
+	plain = append(plain, flags)
 	plain = append(plain, s.call[:]...)
 	plain = binary.BigEndian.AppendUint32(plain, s.round)
 	plain = binary.BigEndian.AppendUint64(plain, uint64(s.expires.UnixMilli()))
 	plain = append(plain, s.request[:]...)
 	plain = binary.AppendUvarint(plain, uint64(len(s.principal)))
 	plain = append(plain, s.principal...)
-	plain = binary.AppendUvarint(plain, uint64(len(s.tool)))
-	plain = append(plain, s.tool...)
+	for _, f := range []string{s.tool, s.target, s.upstream} {
+		plain = binary.AppendUvarint(plain, uint64(len(f)))
+		plain = append(plain, f...)
+	}
 	out := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
 	_, _ = rand.Read(out)
 	out = aead.Seal(out, out, plain, inputStateAAD)
@@ -160,29 +173,26 @@ func (k *stateKeys) open(text string) (*inputState, error) {
 // nothing for granted: a wrong version, length or trailing byte is
 // refused.
 func parseInputState(p []byte) (*inputState, error) {
-	const fixed = 1 + 16 + 4 + 8 + 32
-	if len(p) < fixed || p[0] != inputStateVersion {
+	const fixed = 2 + 16 + 4 + 8 + 32
+	if len(p) < fixed || p[0] != inputStateVersion || p[1] > 1 {
 		return nil, errStateForged
 	}
-	s := &inputState{}
+	s := &inputState{relay: p[1] == 1}
+	p = p[1:]
 	copy(s.call[:], p[1:17])
 	s.round = binary.BigEndian.Uint32(p[17:21])
 	s.expires = time.UnixMilli(int64(binary.BigEndian.Uint64(p[21:29])))
 	copy(s.request[:], p[29:61])
-	rest := p[fixed:]
-	field := func() (string, bool) {
+	rest := p[fixed-1:]
+	for _, f := range []*string{&s.principal, &s.tool, &s.target, &s.upstream} {
 		n, w := binary.Uvarint(rest)
 		if w <= 0 || n > uint64(len(rest)-w) {
-			return "", false
+			return nil, errStateForged
 		}
-		v := string(rest[w : w+int(n)])
+		*f = string(rest[w : w+int(n)])
 		rest = rest[w+int(n):]
-		return v, true
 	}
-	var ok1, ok2 bool
-	s.principal, ok1 = field()
-	s.tool, ok2 = field()
-	if !ok1 || !ok2 || len(rest) != 0 {
+	if len(rest) != 0 || (!s.relay && (s.target != "" || s.upstream != "")) {
 		return nil, errStateForged
 	}
 	return s, nil
