@@ -301,6 +301,9 @@ func (c *Connector) connect(ctx context.Context) (*live, error) {
 		c.subscribe(cctx, l, next)
 	}
 	c.enterReady(ctx, l, init)
+	if l.listen != nil {
+		l.listen.endedEarly(l)
+	}
 	// After enterReady: a subscription asked for meanwhile went out on l
 	// already, and subscribing twice is harmless.
 	c.resubscribe(cctx, l)
