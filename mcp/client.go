@@ -268,19 +268,13 @@ func (c *Connector) callTool(ctx context.Context, t *remoteTool, input json.RawM
 	}
 	safe := t.meta.ReadOnlyHint || t.meta.IdempotentHint
 	params := &sdk.CallToolParams{Name: t.name, Arguments: args}
-	relay, relayed := bridge.InputRelayFor(ctx, t)
-	if relayed {
-		// The caller's client answers the server's input requests
-		// (rounds.go); a retry brings its answers and the server's state.
-		ctx = context.WithValue(ctx, relaying{}, relay)
-		params.InputResponses, params.RequestState = relay.Responses, relay.State
-	}
+	ctx, relayed := relayFor(ctx, t, &params.InputResponses, &params.RequestState)
 	res, err := request(c, ctx, what, errs.ErrToolFailed, safe, params, (*sdk.ClientSession).CallTool)
 	if err != nil {
 		return nil, err
 	}
-	if asks, state, ok := inputRequired(res); ok && relayed {
-		return nil, &bridge.InputRequired{Requests: asks, State: state}
+	if err := relayedRound(res, relayed); err != nil {
+		return nil, err
 	}
 	return c.toolResult(t.name, res)
 }
@@ -292,8 +286,13 @@ func (c *Connector) getPrompt(ctx context.Context, p *remotePrompt, input json.R
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s of server %s: %v", errs.ErrBadParameter, what, c.serverName(), err)
 	}
-	res, err := request(c, ctx, what, errs.ErrToolFailed, true, &sdk.GetPromptParams{Name: p.def.Name, Arguments: args}, (*sdk.ClientSession).GetPrompt)
+	params := &sdk.GetPromptParams{Name: p.def.Name, Arguments: args}
+	ctx, relayed := relayFor(ctx, p, &params.InputResponses, &params.RequestState)
+	res, err := request(c, ctx, what, errs.ErrToolFailed, true, params, (*sdk.ClientSession).GetPrompt)
 	if err != nil {
+		return nil, err
+	}
+	if err := relayedRound(res, relayed); err != nil {
 		return nil, err
 	}
 	if c.o.maxResult > 0 {
@@ -350,12 +349,17 @@ func promptArguments(input json.RawMessage) (map[string]string, error) {
 	return args, nil
 }
 
-// readResource reads a resource with resources/read, returning its bytes
-// and MIME type.
-func (c *Connector) readResource(ctx context.Context, uri string) ([]byte, string, error) {
+// readResource reads a resource (item, of the URI) with resources/read,
+// returning its bytes and MIME type.
+func (c *Connector) readResource(ctx context.Context, item any, uri string) ([]byte, string, error) {
 	what := reqName{"resource", uri}
-	res, err := request(c, ctx, what, errs.ErrNotFound, true, &sdk.ReadResourceParams{URI: uri}, (*sdk.ClientSession).ReadResource)
+	params := &sdk.ReadResourceParams{URI: uri}
+	ctx, relayed := relayFor(ctx, item, &params.InputResponses, &params.RequestState)
+	res, err := request(c, ctx, what, errs.ErrNotFound, true, params, (*sdk.ClientSession).ReadResource)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := relayedRound(res, relayed); err != nil {
 		return nil, "", err
 	}
 	if err := c.checkSize(what, resourceSize(res.Contents...)); err != nil {

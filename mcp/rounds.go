@@ -210,3 +210,28 @@ func baseSampling(p *sdk.CreateMessageWithToolsParams) (*sdk.CreateMessageParams
 		Metadata: p.Metadata, ModelPreferences: p.ModelPreferences, StopSequences: p.StopSequences, SystemPrompt: p.SystemPrompt,
 		Temperature: p.Temperature}, nil
 }
+
+// relayFor returns ctx marked for relaying (roundTrips) when the caller
+// relays the input rounds of item (bridge.InputRelay), with the client's
+// answers and the server's requestState of a retry set in responses and
+// state, and whether it does.
+func relayFor(ctx context.Context, item any, responses *sdk.InputResponseMap, state *string) (context.Context, bool) {
+	relay, ok := bridge.InputRelayFor(ctx, item)
+	if !ok {
+		return ctx, false
+	}
+	*responses, *state = relay.Responses, relay.State
+	return context.WithValue(ctx, relaying{}, relay), true
+}
+
+// relayedRound returns the *bridge.InputRequired error of res, an
+// input-required result of a relayed request, or nil.
+func relayedRound(res sdk.Result, relayed bool) error {
+	if !relayed {
+		return nil
+	}
+	if asks, state, ok := inputRequired(res); ok {
+		return &bridge.InputRequired{Requests: asks, State: state}
+	}
+	return nil
+}

@@ -36,7 +36,7 @@ func TestInputRelayed(t *testing.T) {
 	caller := toolkit.ContextWithSession(context.Background(), &askingSession{newTestSession("c")})
 	tool := findTool(t, r.Connector, "ask_user")
 
-	relay := &bridge.InputRelay{Tool: tool}
+	relay := &bridge.InputRelay{Item: tool}
 	_, err := tool.Run(bridge.WithInputRelay(caller, relay), []byte(`{}`))
 	var ir *bridge.InputRequired
 	if !errors.As(err, &ir) {
@@ -45,7 +45,7 @@ func TestInputRelayed(t *testing.T) {
 	if _, ok := ir.Requests["q"].(*sdk.ElicitParams); !ok || ir.State != mrtrState {
 		t.Fatalf("relayed round: %#v state %q", ir.Requests, ir.State)
 	}
-	relay = &bridge.InputRelay{Tool: tool, State: ir.State,
+	relay = &bridge.InputRelay{Item: tool, State: ir.State,
 		Responses: sdk.InputResponseMap{"q": &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "client's Ada"}}}}
 	out, err := tool.Run(bridge.WithInputRelay(caller, relay), []byte(`{}`))
 	mustNotErr(t, err)
@@ -54,7 +54,7 @@ func TestInputRelayed(t *testing.T) {
 	}
 
 	// A relay for another tool: the caller's session answers.
-	other := bridge.WithInputRelay(caller, &bridge.InputRelay{Tool: findTool(t, r.Connector, "ask_model")})
+	other := bridge.WithInputRelay(caller, &bridge.InputRelay{Item: findTool(t, r.Connector, "ask_model")})
 	res, err := call(t, other, r.Connector, "ask_user", `{}`)
 	mustNotErr(t, err)
 	if got := read(t, res); got != "user: accept caller's Ada" {
@@ -62,7 +62,7 @@ func TestInputRelayed(t *testing.T) {
 	}
 	// A state too long to relay: answered here.
 	lt := findTool(t, r.Connector, "long_state")
-	out, err = lt.Run(bridge.WithInputRelay(caller, &bridge.InputRelay{Tool: lt}), []byte(`{}`))
+	out, err = lt.Run(bridge.WithInputRelay(caller, &bridge.InputRelay{Item: lt}), []byte(`{}`))
 	mustNotErr(t, err)
 	if got := read(t, out.(toolkit.Resource)); got != "answered here" {
 		t.Errorf("a long state: %q", got)

@@ -13,20 +13,21 @@ import (
 // handlers, as for a caller that relays nothing.
 const MaxRelayedState = 16 << 10
 
-// InputRelay is put in a tool call's context (WithInputRelay) by a caller
-// that passes an upstream server's input-required results on to its own
-// client rather than having the connector answer them: an
+// InputRelay is put in the context of a tool call, a prompt's rendering
+// or a resource's read (WithInputRelay) by a caller that passes an
+// upstream server's input-required results on to its own client rather
+// than having the connector answer them: an
 // [github.com/llmkit/toolkit/mcp/mcpserver.Server] serving a client of
-// protocol 2026-07-28. The connector whose tool is Tool returns such a
+// protocol 2026-07-28. The connector whose item is Item returns such a
 // result as an [*InputRequired] error instead of answering it; the
 // caller's retry carries the client's answers (Responses) and the
 // upstream's requestState (State) back, and the connector sends them with
-// the call. Calls of other tools (a Go tool calling a remote one, say)
-// answer as usual.
+// the request. Requests for other items (a Go tool calling a remote one,
+// say) answer as usual.
 type InputRelay struct {
-	// Tool is the tool (the toolkit item's Value) whose server's
-	// input-required results are relayed.
-	Tool any
+	// Item is the tool, prompt or resource (the toolkit item's Value,
+	// comparable) whose server's input-required results are relayed.
+	Item any
 	// Responses are the client's answers to the upstream's input
 	// requests, by the upstream's keys; nil on a first call.
 	Responses sdk.InputResponseMap
@@ -41,17 +42,18 @@ func WithInputRelay(ctx context.Context, r *InputRelay) context.Context {
 	return context.WithValue(ctx, relayKey{}, r)
 }
 
-// InputRelayFor returns the relay of ctx when it is for tool.
-func InputRelayFor(ctx context.Context, tool any) (*InputRelay, bool) {
+// InputRelayFor returns the relay of ctx when it is for item (a
+// comparable value: a connector's pointer).
+func InputRelayFor(ctx context.Context, item any) (*InputRelay, bool) {
 	r, ok := ctx.Value(relayKey{}).(*InputRelay)
-	if !ok || r == nil || r.Tool != tool {
+	if !ok || r == nil || r.Item != item {
 		return nil, false
 	}
 	return r, true
 }
 
-// InputRequired is the error a connector's tool call ends with when its
-// server answered with an input-required result and the caller relays
+// InputRequired is the error a connector's tool call, prompt rendering or
+// resource read ends with when its server answered with an input-required result and the caller relays
 // them (InputRelay): the server's input requests, by its keys, and its
 // requestState, for the caller's client to answer.
 type InputRequired struct {

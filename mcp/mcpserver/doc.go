@@ -244,7 +244,11 @@
 // requestStates but resume only their own runs, so behind a load balancer
 // the rounds of one call need the same replica (sticky sessions); the
 // answered requestStates a server remembers against replay are its own.
-// Prompts and resource reads are not asked in rounds. A client
+// A prompts/get or resources/read of a connector's prompt or resource
+// whose upstream answers with an input-required result is relayed the
+// same way (bound to the prompt's name and arguments, or the URI); the
+// gateway's own questions during those (a prompt run on the client's
+// model, say) are not asked in rounds. A client
 // that does not offer the capability makes these methods fail with an
 // error wrapping toolkit.ErrNotImplemented; the connector then answers
 // with its own handlers (mcp.OptSamplingHandler, mcp.OptElicitationHandler,

@@ -192,10 +192,27 @@ func (s *Server) getPrompt(ctx context.Context, key string, req *sdk.GetPromptRe
 	sess.clients = s.clients
 	cctx := toolkit.ContextWithSession(ctx, sess)
 	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
+	// A 2026-07-28 client answers an upstream's input requests itself
+	// (inputrounds.go, relayState).
+	relays := req.Params.RequestState != "" || req.ProtocolVersion() >= statelessVersion
+	var request [32]byte
+	if relays {
+		args, _ := json.Marshal(req.Params.Arguments)
+		request = requestHash(req.Params.Name, args)
+		relay, err := s.rounds.relayIn(req.Params.RequestState, principalOf(req.Extra), "prompts/get", key, req.Params.Name, request, item.Value, req.Params.InputResponses)
+		if err != nil {
+			return nil, err
+		}
+		cctx = bridge.WithInputRelay(cctx, relay)
+	}
 	rendered, err := r.Render(cctx, input)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if ir := (*bridge.InputRequired)(nil); relays && errors.As(err, &ir) {
+			return &sdk.GetPromptResult{InputRequests: ir.Requests,
+				RequestState: s.rounds.relayState(principalOf(req.Extra), "prompts/get", key, req.Params.Name, request, ir)}, nil
 		}
 		if we := protocolError(err); we != nil {
 			return nil, we
@@ -310,6 +327,18 @@ func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadReso
 	sess.clients = s.clients
 	cctx := toolkit.ContextWithSession(ctx, sess)
 	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
+	// A 2026-07-28 client answers an upstream's input requests itself
+	// (inputrounds.go, relayState).
+	relays := req.Params.RequestState != "" || req.ProtocolVersion() >= statelessVersion
+	var request [32]byte
+	if relays {
+		request = requestHash(req.Params.URI, nil)
+		relay, err := s.rounds.relayIn(req.Params.RequestState, principalOf(req.Extra), "resources/read", key, req.Params.URI, request, item.Value, req.Params.InputResponses)
+		if err != nil {
+			return nil, err
+		}
+		cctx = bridge.WithInputRelay(cctx, relay)
+	}
 	typ := r.Type()
 	var data []byte
 	if tr, ok := r.(bridge.TypedReader); ok {
@@ -323,6 +352,10 @@ func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadReso
 		data, err = r.Read(cctx)
 	}
 	if err != nil {
+		if ir := (*bridge.InputRequired)(nil); relays && errors.As(err, &ir) {
+			return &sdk.ReadResourceResult{InputRequests: ir.Requests,
+				RequestState: s.rounds.relayState(principalOf(req.Extra), "resources/read", key, req.Params.URI, request, ir)}, nil
+		}
 		we := protocolError(err)
 		if (we == nil && errors.Is(err, toolkit.ErrNotFound)) || (we != nil && we.Code == sdk.CodeResourceNotFound) {
 			// Under the URI the client asked for.

@@ -126,7 +126,7 @@ func usesInputRounds(req *sdk.CallToolRequest) bool {
 // (whose questions to the client become rounds).
 func (r *inputRounds) call(ctx context.Context, req *sdk.CallToolRequest, key string, tool any, sess *serverSession, run func(ctx context.Context, sess toolkit.Session) (*sdk.CallToolResult, error)) (*sdk.CallToolResult, error) {
 	principal := principalOf(req.Extra)
-	relay := &bridge.InputRelay{Tool: tool}
+	relay := &bridge.InputRelay{Item: tool}
 	if state := req.Params.RequestState; state != "" {
 		s, err := r.admit(state, principal, key, req)
 		if err != nil {
@@ -171,21 +171,58 @@ func (r *inputRounds) call(ctx context.Context, req *sdk.CallToolRequest, key st
 // relayed returns the input-required result that passes an upstream
 // server's input requests (ir) on to the client of c, whose tool has the
 // toolkit key key: the upstream's requests as they are, and a
-// requestState of ours that carries the upstream's, bound like any other
-// to the principal, tool, arguments and an expiry, and to key, so that
-// the retry goes back to the same upstream tool. Nothing waits for it
-// here: any server sharing the keys takes the retry.
+// requestState of ours that carries the upstream's (relayState).
 func (r *inputRounds) relayed(c *inputCall, key string, ir *bridge.InputRequired) *sdk.CallToolResult {
 	r.mu.Lock()
 	if c.round == 0 && c.args != nil {
 		c.request = requestHash(c.tool, c.args)
 		c.args = nil
 	}
-	s := &inputState{relay: true, expires: time.Now().Add(r.wait), principal: c.principal, tool: c.tool, request: c.request,
-		target: key, upstream: ir.State}
+	request := c.request
 	r.mu.Unlock()
+	return &sdk.CallToolResult{InputRequests: ir.Requests, RequestState: r.relayState(c.principal, "tools/call", key, c.tool, request, ir)}
+}
+
+// relayState returns the requestState of a relayed round of an upstream
+// (ir) for the request method of the item with the toolkit key key, the
+// name name (a tool's or prompt's exposed name, a resource's URI) and the
+// request hash request: sealed like any other, bound to the principal,
+// the name, the request and an expiry, and to the method and key, so that
+// the retry goes back to the same upstream item. Nothing waits for it
+// here: any server sharing the keys takes the retry.
+func (r *inputRounds) relayState(principal, method, key, name string, request [32]byte, ir *bridge.InputRequired) string {
+	s := &inputState{relay: true, expires: time.Now().Add(r.wait), principal: principal, tool: name, request: request,
+		target: method + " " + key, upstream: ir.State}
 	_, _ = rand.Read(s.call[:])
-	return &sdk.CallToolResult{InputRequests: ir.Requests, RequestState: r.keys.seal(s)}
+	return r.keys.seal(s)
+}
+
+// relayIn returns the relay of a request (method) for item, with the
+// toolkit key key, name name and request hash request: on a retry
+// (state), the client's answers and the upstream's requestState that
+// state carries, once it is opened, checked (relayState's bindings) and
+// redeemed.
+func (r *inputRounds) relayIn(state, principal, method, key, name string, request [32]byte, item any, answers sdk.InputResponseMap) (*bridge.InputRelay, error) {
+	relay := &bridge.InputRelay{Item: item}
+	if state == "" {
+		return relay, nil
+	}
+	s, err := r.keys.open(state)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	if err := s.check(now, principal, name, request); err != nil {
+		return nil, err
+	}
+	if !s.relay || s.target != method+" "+key {
+		return nil, errStateOther
+	}
+	if err := r.keys.redeem(now, s); err != nil {
+		return nil, err
+	}
+	relay.Responses, relay.State = answers, s.upstream
+	return relay, nil
 }
 
 // start makes a new call; it is registered (and counted) when it first
@@ -232,7 +269,7 @@ func (r *inputRounds) admit(state, principal, key string, req *sdk.CallToolReque
 	if err := s.check(time.Now(), principal, req.Params.Name, requestHash(req.Params.Name, req.Params.Arguments)); err != nil {
 		return nil, err
 	}
-	if s.relay && s.target != key {
+	if s.relay && s.target != "tools/call "+key {
 		return nil, errStateOther
 	}
 	return s, nil
