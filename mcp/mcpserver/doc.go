@@ -244,11 +244,12 @@
 // requestStates but resume only their own runs, so behind a load balancer
 // the rounds of one call need the same replica (sticky sessions); the
 // answered requestStates a server remembers against replay are its own.
-// A prompts/get or resources/read of a connector's prompt or resource
-// whose upstream answers with an input-required result is relayed the
-// same way (bound to the prompt's name and arguments, or the URI); the
-// gateway's own questions during those (a prompt run on the client's
-// model, say) are not asked in rounds. A client
+// A prompts/get or resources/read is served in rounds the same way: its
+// questions (an upstream's server requests, a prompt run on the client's
+// model) are asked in rounds, and an upstream's input-required result is
+// relayed; its requestStates are bound to the prompt's name and
+// arguments, or the URI, and to the method and item, so none serves
+// another method or item. A client
 // that does not offer the capability makes these methods fail with an
 // error wrapping toolkit.ErrNotImplemented; the connector then answers
 // with its own handlers (mcp.OptSamplingHandler, mcp.OptElicitationHandler,

@@ -133,11 +133,12 @@ func TestInputRelayExpired(t *testing.T) {
 	mustNotErr(t, err)
 	r := newInputRounds(k)
 	r.wait = -1 // expired when made
-	c, err := r.start("alice", "ask_user", nil)
+	rq := toolRoundRequest("alice", "ask_user", "up.ask_user", "")
+	c, err := r.start(rq)
 	mustNotErr(t, err)
-	res := r.relayed(c, "up.ask_user", &bridge.InputRequired{State: "s"})
-	req := &sdk.CallToolRequest{Params: &sdk.CallToolParamsRaw{Name: "ask_user", RequestState: res.RequestState}}
-	if _, err := r.admit(res.RequestState, "alice", "up.ask_user", req); err != errStateExpired {
+	res := r.relayed(c, &bridge.InputRequired{State: "s"}).(*sdk.CallToolResult)
+	rq.state = res.RequestState
+	if _, err := r.admit(rq); err != errStateExpired {
 		t.Errorf("admit: %v", err)
 	}
 }

@@ -286,6 +286,16 @@ func TestStateKeysRedeemBound(t *testing.T) {
 	}
 }
 
+// toolRoundRequest is the roundRequest of a tools/call of tool (key) with
+// no arguments by principal, with state.
+func toolRoundRequest(principal, tool, key, state string) *roundRequest {
+	return &roundRequest{method: "tools/call", key: key, name: tool, state: state, principal: principal,
+		answers: sdk.InputResponseMap{"q1": &sdk.ElicitResult{Action: "accept"}},
+		result: func(asks sdk.InputRequestMap, state string) sdk.Result {
+			return &sdk.CallToolResult{InputRequests: asks, RequestState: state}
+		}}
+}
+
 // FuzzRequestState checks that no requestState a client makes up, of any
 // shape — tampered sealed ones included —, is taken for a waiting call's,
 // nor panics; and that the decoder of opened plaintexts refuses what seal
@@ -296,7 +306,7 @@ func FuzzRequestState(f *testing.F) {
 		f.Fatal(err)
 	}
 	r := newInputRounds(keys)
-	c, err := r.start("alice", "confirm", json.RawMessage(`{}`))
+	c, err := r.start(toolRoundRequest("alice", "confirm", "builtin.confirm", ""))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -306,17 +316,18 @@ func FuzzRequestState(f *testing.F) {
 	}
 	c.round, c.pending, c.timer, c.request = 1, &inputAsk{call: c}, time.NewTimer(time.Hour), requestHash("confirm", nil)
 	r.mu.Unlock()
-	real := keys.seal(&inputState{call: c.id, round: 1, expires: time.Now().Add(time.Hour), principal: "alice", tool: "confirm", request: c.request})
-	req := func(state string) *sdk.CallToolRequest {
-		return &sdk.CallToolRequest{Params: &sdk.CallToolParamsRaw{Name: "confirm", RequestState: state,
-			InputResponses: sdk.InputResponseMap{"q1": &sdk.ElicitResult{Action: "accept"}}}}
-	}
+	real := keys.seal(&inputState{call: c.id, round: 1, expires: time.Now().Add(time.Hour), principal: "alice", tool: "confirm", request: c.request,
+		target: "tools/call builtin.confirm"})
 	take := func(state string) (*inputAsk, error) {
-		s, err := r.admit(state, "alice", "builtin.confirm", req(state))
+		rq := toolRoundRequest("alice", "confirm", "builtin.confirm", state)
+		s, err := r.admit(rq)
 		if err != nil {
 			return nil, err
 		}
-		ask, _, err := r.resume(s, req(state))
+		if s.relay {
+			return nil, errors.New("a relayed state")
+		}
+		ask, _, err := r.resume(s, rq.answers)
 		return ask, err
 	}
 	if _, err := take(real); err != nil {
@@ -332,6 +343,7 @@ func FuzzRequestState(f *testing.F) {
 	f.Add("", append([]byte{inputStateVersion, 0}, make([]byte, 60+4)...))
 	f.Add("", append([]byte{inputStateVersion, 1}, make([]byte, 60+4)...))
 	f.Add("", append([]byte{inputStateVersion, 0}, append(make([]byte, 60+2), 1, 'x', 0)...))
+	f.Add("", append([]byte{inputStateVersion, 0}, append(make([]byte, 60+3), 1, 'x')...))
 	f.Add("", append([]byte{inputStateVersion, 2}, make([]byte, 60+4)...))
 	f.Add("", append(append([]byte{inputStateVersion, 0}, make([]byte, 60)...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01))
 	f.Fuzz(func(t *testing.T, state string, plain []byte) {

@@ -63,11 +63,12 @@ type inputState struct {
 	principal string
 	tool      string
 	request   [32]byte // requestHash of the tool and arguments
+	// target is the method and toolkit item (roundRequest.target).
+	target string
 	// relay marks the state of an upstream server's round passed on to
 	// the client (inputRounds.relayed): upstream is the server's own
-	// requestState, target the toolkit key of the tool; nothing waits.
+	// requestState; nothing waits.
 	relay    bool
-	target   string
 	upstream string
 }
 
@@ -192,7 +193,7 @@ func parseInputState(p []byte) (*inputState, error) {
 		*f = string(rest[w : w+int(n)])
 		rest = rest[w+int(n):]
 	}
-	if len(rest) != 0 || (!s.relay && (s.target != "" || s.upstream != "")) {
+	if len(rest) != 0 || (!s.relay && s.upstream != "") {
 		return nil, errStateForged
 	}
 	return s, nil
