@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
@@ -252,6 +253,13 @@ func TestRenamedToolHeaders(t *testing.T) {
 	// The upstream checks the headers too: a stateless go-sdk handler.
 	up := newServer(t, testserver.Options{})
 	upstream := testserver.ServeHTTP(t, up.Server, testserver.Stateless)
+	names := make(chan string, 16)
+	upstream.Intercept(func(_ http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get("Mcp-Method") == "tools/call" {
+			names <- r.Header.Get("Mcp-Name")
+		}
+		return false
+	})
 	d := mustDelegate(t, mcp.OptLogger(quietLogger()))
 	tk, err := toolkit.New(toolkit.WithDelegate(d))
 	mustNotErr(t, err)
@@ -284,6 +292,9 @@ func TestRenamedToolHeaders(t *testing.T) {
 	mustNotErr(t, err)
 	if res.IsError || resultText(t, res) != "renamed" {
 		t.Errorf("up_echo: %s", jsonOf(t, res.Content))
+	}
+	if got := recvString(t, names); got != "echo" {
+		t.Errorf("the connector's Mcp-Name %q, want the upstream's name", got)
 	}
 }
 
