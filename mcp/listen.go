@@ -43,15 +43,28 @@ func (w *listenWatch) attach(l *live) {
 
 // streamEnded drops the session of a stream the server ended. A session
 // not ready yet (still listing) is not dropped here: connect asks
-// endedEarly once it is.
-func (w *listenWatch) streamEnded() {
+// endedEarly once it is. A stream that broke (broke) is not dropped here
+// either: the broken stream makes the supervisor ping the server
+// (Connector.suspectCurrent), and the session is dropped when the ping
+// fails, as any, or, once it succeeds, because of the stream (ended).
+// Dropping it at once would reconnect while a restarting server is down,
+// and the go-sdk's client, falling back to initialize when
+// server/discover fails, could come back on the older protocol.
+func (w *listenWatch) streamEnded(broke bool) {
 	w.mu.Lock()
 	w.ended = true
 	l := w.l
 	w.mu.Unlock()
-	if l != nil {
+	if l != nil && !broke {
 		w.c.lost(l, errListenEnded)
 	}
+}
+
+// hasEnded reports whether a stream of the session ended.
+func (w *listenWatch) hasEnded() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ended
 }
 
 // endedEarly drops l, ready now, if one of its streams ended before.
@@ -74,7 +87,7 @@ func isListen(req *http.Request, status int) bool {
 // request: when it ends while the request is still wanted (the server
 // ended it, cleanly or not) after it carried something (the server took
 // the request: a refusal is the go-sdk's to report), the watch hears of
-// it once.
+// it once, and whether it ended cleanly or broke.
 type listenBody struct {
 	io.ReadCloser
 	ctx  context.Context
@@ -89,7 +102,7 @@ func (b *listenBody) Read(p []byte) (int, error) {
 		b.got = true
 	}
 	if err != nil && b.got && b.ctx.Err() == nil {
-		b.once.Do(b.w.streamEnded)
+		b.once.Do(func() { b.w.streamEnded(!errors.Is(err, io.EOF)) })
 	}
 	return n, err
 }

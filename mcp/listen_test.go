@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -27,41 +28,61 @@ func toolNames(t *testing.T, c *Connector) []string {
 	return out
 }
 
+// connKey carries the connection of a request of listenServer.
+type connKey struct{}
+
 // A server of 2026-07-28 sends list changes and resource updates on
 // subscriptions/listen streams, which the go-sdk's client does not open
-// again when the server ends them: the connector connects again (at
-// once, then with backoff), so a server that ended them (restarted
-// behind a load balancer, say) is heard from again, its items listed anew
-// and the subscriptions renewed.
+// again when the server ends them: the connector connects again, so a
+// server that ended them (restarted behind a load balancer, say) is
+// heard from again, its items listed anew and the subscriptions renewed.
+// A stream that ends cleanly drops the session at once; one that breaks
+// makes the connector ping the server first, and connect again once it
+// answers.
 func TestListenStreamRenewed(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		t.Run(map[bool]string{false: "ended", true: "broken"}[broken], func(t *testing.T) { listenStreamRenewed(t, broken) })
+	}
+}
+
+func listenStreamRenewed(t *testing.T, broken bool) {
 	leakCheck(t)
 	s := newServer(t, testserver.Options{Server: &sdk.ServerOptions{
 		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
 	}})
 	// The server ends its listen streams on cut(), as one restarting
-	// behind a load balancer would: it stays reachable.
+	// behind a load balancer would: it stays reachable. Broken, it closes
+	// their connections too.
 	var mu sync.Mutex
-	var open []context.CancelFunc
+	var open []func()
 	listens := 0
 	mcpH := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.Server }, &sdk.StreamableHTTPOptions{Stateless: true})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
 			ctx, cancel := context.WithCancel(r.Context())
+			conn := r.Context().Value(connKey{}).(net.Conn)
 			mu.Lock()
 			listens++
-			open = append(open, cancel)
+			open = append(open, func() {
+				if broken {
+					conn.Close()
+				}
+				cancel()
+			})
 			mu.Unlock()
 			r = r.WithContext(ctx)
 		}
 		mcpH.ServeHTTP(w, r)
 	}))
+	ts.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) }
+	ts.Start()
 	t.Cleanup(ts.Close)
 	cut := func() {
 		mu.Lock()
 		defer mu.Unlock()
-		for _, cancel := range open {
-			cancel()
+		for _, f := range open {
+			f()
 		}
 		open = nil
 	}

@@ -385,6 +385,11 @@ func (c *Connector) serve(ctx context.Context, l *live) error {
 				}
 				return fmt.Errorf("%v; ping failed: %w", reason, err)
 			}
+			if l.listen != nil && l.listen.hasEnded() {
+				// The server answers, but one of its listen streams
+				// broke: connect again to open it again (listen.go).
+				return fmt.Errorf("%v: %w", reason, errListenEnded)
+			}
 		}
 		if kinds := bits & (sigTools | sigPrompts | sigResources); kinds != 0 {
 			err := c.refresh(ctx, l, kinds)

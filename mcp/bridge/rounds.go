@@ -61,6 +61,7 @@ type InputRequired struct {
 	State    string
 }
 
+// Error says that the server asks for input, and how many requests.
 func (e *InputRequired) Error() string {
 	return fmt.Sprintf("the server asks for input (%d requests)", len(e.Requests))
 }
