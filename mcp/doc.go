@@ -398,9 +398,10 @@
 //   - List changes and resource updates come on subscriptions/listen
 //     streams, which the go-sdk's client opens (one for list changes,
 //     one per subscribed resource) but does not open again when the
-//     server ends one; the connector then connects again (at once, with
-//     backoff when it keeps happening), lists every item anew and renews
-//     the subscriptions, so no change is missed for good.
+//     server ends one; the connector then connects again (at once for a
+//     stream ended cleanly, after checking the server for one that broke;
+//     with backoff when it keeps happening), lists every item anew and
+//     renews the subscriptions, so no change is missed for good.
 //   - A server needing sampling or elicitation during a call answers with
 //     an input-required result; the connector runs the rounds itself (at
 //     most 10, as the go-sdk's client, whose own it turns off), answered
