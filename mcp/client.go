@@ -277,8 +277,13 @@ func (c *Connector) callTool(ctx context.Context, t *remoteTool, input json.RawM
 		args = json.RawMessage(in)
 	}
 	safe := t.meta.ReadOnlyHint || t.meta.IdempotentHint
-	res, err := request(c, ctx, what, errs.ErrToolFailed, safe, &sdk.CallToolParams{Name: t.name, Arguments: args}, (*sdk.ClientSession).CallTool)
+	params := &sdk.CallToolParams{Name: t.name, Arguments: args}
+	ctx, relayed := relayFor(ctx, t, &params.InputResponses, &params.RequestState)
+	res, err := request(c, ctx, what, errs.ErrToolFailed, safe, params, (*sdk.ClientSession).CallTool)
 	if err != nil {
+		return nil, err
+	}
+	if err := relayedRound(res, relayed); err != nil {
 		return nil, err
 	}
 	return c.toolResult(t.name, res)
@@ -291,8 +296,13 @@ func (c *Connector) getPrompt(ctx context.Context, p *remotePrompt, input json.R
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s of server %s: %v", errs.ErrBadParameter, what, c.serverName(), err)
 	}
-	res, err := request(c, ctx, what, errs.ErrToolFailed, true, &sdk.GetPromptParams{Name: p.def.Name, Arguments: args}, (*sdk.ClientSession).GetPrompt)
+	params := &sdk.GetPromptParams{Name: p.def.Name, Arguments: args}
+	ctx, relayed := relayFor(ctx, p, &params.InputResponses, &params.RequestState)
+	res, err := request(c, ctx, what, errs.ErrToolFailed, true, params, (*sdk.ClientSession).GetPrompt)
 	if err != nil {
+		return nil, err
+	}
+	if err := relayedRound(res, relayed); err != nil {
 		return nil, err
 	}
 	if c.o.maxResult > 0 {
@@ -349,12 +359,17 @@ func promptArguments(input json.RawMessage) (map[string]string, error) {
 	return args, nil
 }
 
-// readResource reads a resource with resources/read, returning its bytes
-// and MIME type.
-func (c *Connector) readResource(ctx context.Context, uri string) ([]byte, string, error) {
+// readResource reads a resource (item, of the URI) with resources/read,
+// returning its bytes and MIME type.
+func (c *Connector) readResource(ctx context.Context, item any, uri string) ([]byte, string, error) {
 	what := reqName{"resource", uri}
-	res, err := request(c, ctx, what, errs.ErrNotFound, true, &sdk.ReadResourceParams{URI: uri}, (*sdk.ClientSession).ReadResource)
+	params := &sdk.ReadResourceParams{URI: uri}
+	ctx, relayed := relayFor(ctx, item, &params.InputResponses, &params.RequestState)
+	res, err := request(c, ctx, what, errs.ErrNotFound, true, params, (*sdk.ClientSession).ReadResource)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := relayedRound(res, relayed); err != nil {
 		return nil, "", err
 	}
 	if err := c.checkSize(what, resourceSize(res.Contents...)); err != nil {

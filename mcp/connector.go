@@ -162,10 +162,13 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		ResourceUpdatedHandler:      c.handleResourceUpdated,
 		LoggingMessageHandler:       c.handleLog,
 		ProgressNotificationHandler: c.handleProgress,
+		// The connector runs the rounds itself (roundTrips).
+		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
 	}
 	c.setupServerRequests(copts)
 	c.client = sdk.NewClient(c.impl, copts)
 	c.client.AddReceivingMiddleware(c.receiving)
+	c.client.AddSendingMiddleware(c.roundTrips)
 	c.initRoots()
 	if o.perClient > 0 {
 		c.pc = &perClient{max: o.perClient, by: map[bridge.Client]*clientUpstream{}}

@@ -54,7 +54,7 @@ func (r *linkRes) Type() string        { return r.mime }
 
 // Read calls resources/read on the server.
 func (r *linkRes) Read(ctx context.Context) ([]byte, error) {
-	b, _, err := r.c.readResource(ctx, r.uri)
+	b, _, err := r.c.readResource(ctx, r, r.uri)
 	return b, err
 }
 

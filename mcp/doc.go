@@ -406,12 +406,25 @@
 //     running a tool twice is the same for both.
 //   - The log level of OptLogLevel goes in every request's _meta instead
 //     of logging/setLevel.
+//   - List changes and resource updates come on subscriptions/listen
+//     streams, which the go-sdk's client opens (one for list changes,
+//     one per subscribed resource) but does not open again when the
+//     server ends one; the connector then connects again (at once for a
+//     stream ended cleanly, after checking the server for one that broke;
+//     with backoff when it keeps happening), lists every item anew and
+//     renews the subscriptions, so no change is missed for good.
 //   - A server needing sampling or elicitation during a call answers with
-//     an input-required result; the go-sdk's client runs the rounds
-//     (MultiRoundTripOptions), answered by the same handlers as server
-//     requests: the caller's session (OptForwardServerRequests), else
-//     OptSamplingHandler and OptElicitationHandler. Roots asked that way
-//     are the connector's own (OptRoots, OptRootSet), never a caller's.
+//     an input-required result; the connector runs the rounds itself (at
+//     most 10, as the go-sdk's client, whose own it turns off), answered
+//     by the same handlers as server requests: the caller's session
+//     (OptForwardServerRequests), else OptSamplingHandler and
+//     OptElicitationHandler. Roots asked that way are the connector's own
+//     (OptRoots, OptRootSet), never a caller's. A caller that relays
+//     such rounds to its own client (bridge.InputRelay: an mcpserver
+//     serving a client of 2026-07-28) gets a tools/call's input-required
+//     result instead, as a *bridge.InputRequired error, and sends the
+//     client's answers and the server's requestState back with its
+//     retry. The sessions of OptPerClient keep the go-sdk's rounds.
 //   - A server whose tools still send server requests (the go-sdk's
 //     ServerSession.CreateMessage, Elicit or ListRoots) but that accepts
 //     2026-07-28 has those requests refused by its own SDK; give its

@@ -149,7 +149,7 @@ func (r *remoteResource) Type() string        { return r.def.MIMEType }
 
 // Read calls resources/read.
 func (r *remoteResource) Read(ctx context.Context) ([]byte, error) {
-	b, _, err := r.c.readResource(ctx, r.def.URI)
+	b, _, err := r.c.readResource(ctx, r, r.def.URI)
 	return b, err
 }
 
@@ -157,7 +157,7 @@ func (r *remoteResource) Read(ctx context.Context) ([]byte, error) {
 // content ("" if none), so that a gateway passes it on: a resource of a
 // template has no listed type of its own. See [bridge.TypedReader].
 func (r *remoteResource) ReadTyped(ctx context.Context) ([]byte, string, error) {
-	return r.c.readResource(ctx, r.def.URI)
+	return r.c.readResource(ctx, r, r.def.URI)
 }
 
 // remoteTemplate is a resource template served by the connector's server.

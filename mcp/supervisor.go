@@ -303,6 +303,9 @@ func (c *Connector) connect(ctx context.Context) (*live, error) {
 		c.subscribe(cctx, l, next)
 	}
 	c.enterReady(ctx, l, init)
+	if l.listen != nil {
+		l.listen.endedEarly(l)
+	}
 	// After enterReady: a subscription asked for meanwhile went out on l
 	// already, and subscribing twice is harmless.
 	c.resubscribe(cctx, l)
@@ -383,6 +386,11 @@ func (c *Connector) serve(ctx context.Context, l *live) error {
 					return nil
 				}
 				return fmt.Errorf("%v; ping failed: %w", reason, err)
+			}
+			if l.listen != nil && l.listen.hasEnded() {
+				// The server answers, but one of its listen streams
+				// broke: connect again to open it again (listen.go).
+				return fmt.Errorf("%v: %w", reason, errListenEnded)
 			}
 		}
 		if kinds := bits & (sigTools | sigPrompts | sigResources); kinds != 0 {

@@ -93,6 +93,7 @@ type live struct {
 	done      chan struct{} // closed when sess.Wait returns
 	waitErr   error
 	reg       *callRegistry
+	listen    *listenWatch // its subscriptions/listen streams (listen.go); nil but over streamable HTTP
 }
 
 // exited returns a channel closed when a stdio child exits (nil otherwise).
@@ -223,9 +224,12 @@ func (c *Connector) dialWith(ctx context.Context, cl *sdk.Client) (*live, error)
 		}
 	}
 	rec := &atomic.Int32{}
+	hc := c.httpClientWith(rec)
+	watch := &listenWatch{c: c}
+	hc.Transport.(*roundTripper).listen = watch
 	t := &sdk.StreamableClientTransport{
 		Endpoint:   c.ep.url,
-		HTTPClient: c.httpClientWith(rec),
+		HTTPClient: hc,
 		// A server may end an SSE stream mid-request and expect the client
 		// to resume it with Last-Event-ID (SEP-1699): allow a few resumptions.
 		// Losing the session for good is still the supervisor's business; a
@@ -237,6 +241,7 @@ func (c *Connector) dialWith(ctx context.Context, cl *sdk.Client) (*live, error)
 	l, err := c.handshake(ctx, cl, t, "streamable", nil)
 	if err == nil {
 		c.preferSSE.Store(false)
+		watch.attach(l)
 		return l, nil
 	}
 	if ctx.Err() != nil || !httpFallbackStatus(int(rec.Load())) {

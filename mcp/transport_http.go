@@ -20,6 +20,7 @@ type roundTripper struct {
 	maxBody  int64
 	status   *atomic.Int32
 	onBroken func(error)
+	listen   *listenWatch // nil: listen streams are not watched
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -76,6 +77,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		cc := newClampCloser(rc, stream)
 		cc.onClamp = func() { in.tooDeep.Store(true) }
 		rc = cc
+	}
+	if stream && rt.listen != nil && isListen(req, resp.StatusCode) {
+		rc = &listenBody{ReadCloser: rc, ctx: req.Context(), w: rt.listen}
 	}
 	if owner := inflightFrom(req.Context()); stream && owner != nil && rt.conn != nil {
 		// The stream of a call's POST: the requests of the server in it

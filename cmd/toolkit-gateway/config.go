@@ -64,6 +64,10 @@ type Config struct {
 	// (search_tools, describe_tools, call_tool) and the tools its Always
 	// patterns match, instead of every tool. Absent: every tool is listed.
 	ToolSearch *ToolSearch `yaml:"tool_search"`
+	// InputState gives the keys that seal the state of the input-required
+	// results of 2026-07-28 clients (see InputState); absent: a random key
+	// per process.
+	InputState *InputState `yaml:"input_state"`
 	// HealthListen is the address of the health endpoint when Transport is
 	// stdio ("" for none).
 	HealthListen string `yaml:"health_listen"`

@@ -119,6 +119,7 @@ func (v *validator) check(c *Config) {
 	}
 	v.checkServing(c)
 	v.checkToolSearch(c.ToolSearch)
+	v.checkInputState(c.InputState)
 	v.checkAuth(c)
 	v.checkPolicy(c)
 	if c.Transport == "http" && c.Auth == nil && !c.AllowUnauthenticated && !isLoopback(c.Listen) {

@@ -162,6 +162,9 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	if ts := cfg.ToolSearch; ts != nil {
 		opts = append(opts, mcpserver.WithToolSearch(mcpserver.ToolSearch{Always: ts.Always, Limit: ts.Limit}))
 	}
+	if in := cfg.InputState; in != nil {
+		opts = append(opts, mcpserver.WithInputStateKeys(in.keys...))
+	}
 	if cfg.Stateless {
 		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithStateless()))
 	}
@@ -400,6 +403,7 @@ func (g *gateway) reload() {
 		{"health_listen", cur.HealthListen, next.HealthListen}, {"prompts", cur.Prompts, next.Prompts},
 		{"metrics", cur.Metrics, next.Metrics}, {"startup_wait", durationOf(cur.StartupWait), durationOf(next.StartupWait)},
 		{"tool_search", cur.ToolSearch.String(), next.ToolSearch.String()},
+		{"input_state", cur.InputState.String(), next.InputState.String()},
 	} {
 		if f.old != f.new {
 			g.logger.Warn("configuration change needs a restart; ignored", "field", f.name)

@@ -31,6 +31,10 @@
 //     upstream server an item came from.
 //   - [SchemaTexter]: a tool that holds its schemas as JSON text, so a
 //     server registers the text instead of a decoded copy of each schema.
+//   - [InputRelay] and [InputRequired]: a caller that passes a remote
+//     server's input-required results (protocol 2026-07-28) on to its own
+//     client, and the connector's answer to it, so the upstream's rounds
+//     go through a gateway with the upstream's requestState kept.
 //   - [InjectTraceMeta] and [ExtractTraceMeta]: W3C trace context in the
 //     _meta map of MCP requests, so a call joins its caller's trace across
 //     every hop.

@@ -220,15 +220,36 @@
 // tools/call whose tool asks is answered with an input-required result
 // carrying the question and a requestState, and the client's retry with
 // the answer resumes the same run of the tool, which goes on where it
-// asked (whatever it is: a Go tool, or a connector whose upstream sent a
-// server request or an input-required result of its own). The run waits
+// asked (a Go tool, or a connector whose upstream sent a server request).
+// A connector's tool whose upstream answers with an input-required result
+// of its own has it passed on instead ([bridge.InputRelay]): the
+// client gets the upstream's input requests as they are, and a
+// requestState of this server's that carries the upstream's sealed
+// inside, bound as below and to the toolkit tool, so that the retry runs
+// the same upstream tool again with the client's answers and the
+// upstream's state; nothing waits here, so any server sharing the keys
+// takes that retry (each refuses a state answered on it already: replay
+// protection is per server, and across replicas bounded by the expiry).
+// A run that asks in rounds waits
 // for the retry at most [InputWait], [MaxInputWaits] runs at a time
 // ([MaxInputWaitsPerPrincipal] of one principal; beyond, the tool's
-// question fails); a
-// requestState is 128 random bits and a round number, good for one retry
-// of the same tool by the same principal, and only on the server that
-// issued it (behind a load balancer, rounds of one call need the same
-// replica). Prompts and resource reads are not asked in rounds. A client
+// question fails). A requestState is sealed with AES-GCM
+// ([WithInputStateKeys]; a random key per Server without it): it names
+// the waiting run (128 random bits) and the round, and binds them to the
+// principal, the tool, its arguments (a hash) and an expiry, so it is good
+// for one retry of the same request by the same principal within
+// [InputWait]; a forged, altered, expired, replayed, another principal's
+// or another request's requestState is refused with -32602. The run waits
+// in the process that started it: servers sharing a key open each other's
+// requestStates but resume only their own runs, so behind a load balancer
+// the rounds of one call need the same replica (sticky sessions); the
+// answered requestStates a server remembers against replay are its own.
+// A prompts/get or resources/read is served in rounds the same way: its
+// questions (an upstream's server requests, a prompt run on the client's
+// model) are asked in rounds, and an upstream's input-required result is
+// relayed; its requestStates are bound to the prompt's name and
+// arguments, or the URI, and to the method and item, so none serves
+// another method or item. A client
 // that does not offer the capability makes these methods fail with an
 // error wrapping toolkit.ErrNotImplemented; the connector then answers
 // with its own handlers (mcp.OptSamplingHandler, mcp.OptElicitationHandler,

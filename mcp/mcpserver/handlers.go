@@ -66,9 +66,20 @@ func (s *Server) callTool(ctx context.Context, key string, structured bool, req 
 	sess.clients = s.clients
 	if usesInputRounds(req) {
 		// Questions to a 2026-07-28 client become rounds (inputrounds.go).
-		return s.rounds.call(ctx, req, sess, func(rctx context.Context, ts toolkit.Session) (*sdk.CallToolResult, error) {
-			return s.runTool(rctx, item.Value, input, structured, ts, req)
-		})
+		rq := &roundRequest{method: "tools/call", key: key, item: item.Value, name: req.Params.Name, args: req.Params.Arguments,
+			state: req.Params.RequestState, answers: req.Params.InputResponses, principal: principalOf(req.Extra),
+			result: func(asks sdk.InputRequestMap, state string) sdk.Result {
+				return &sdk.CallToolResult{InputRequests: asks, RequestState: state}
+			},
+			failed: func(err error) (sdk.Result, error) { return errorResult(err), nil },
+		}
+		return asResult[*sdk.CallToolResult](s.rounds.serve(ctx, rq, sess, func(rctx context.Context, ts toolkit.Session) (sdk.Result, error) {
+			res, err := s.runTool(rctx, item.Value, input, structured, ts, req)
+			if res == nil {
+				return nil, err
+			}
+			return res, err
+		}))
 	}
 	return s.runTool(ctx, item.Value, input, structured, sess, req)
 }
@@ -81,6 +92,9 @@ func (s *Server) runTool(ctx context.Context, tool any, input toolkit.Resource, 
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if ir := (*bridge.InputRequired)(nil); errors.As(err, &ir) {
+			return nil, ir // an upstream's round, relayed (inputRounds.call)
 		}
 		if re := refusal(err); re != nil {
 			return nil, re
@@ -187,12 +201,43 @@ func (s *Server) getPrompt(ctx context.Context, key string, req *sdk.GetPromptRe
 	}
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
 	sess.clients = s.clients
+	render := func(ctx context.Context, ts toolkit.Session) (*sdk.GetPromptResult, error) {
+		return s.renderPrompt(ctx, ts, r, input, req)
+	}
+	if inRounds(req.ProtocolVersion(), req.Params.RequestState) {
+		// Questions to a 2026-07-28 client become rounds (inputrounds.go).
+		args, _ := json.Marshal(req.Params.Arguments)
+		rq := &roundRequest{method: "prompts/get", key: key, item: item.Value, name: req.Params.Name, args: args,
+			state: req.Params.RequestState, answers: req.Params.InputResponses, principal: principalOf(req.Extra),
+			result: func(asks sdk.InputRequestMap, state string) sdk.Result {
+				return &sdk.GetPromptResult{InputRequests: asks, RequestState: state}
+			},
+			failed: func(err error) (sdk.Result, error) { return nil, roundsFailed(err) },
+		}
+		return asResult[*sdk.GetPromptResult](s.rounds.serve(ctx, rq, sess, func(rctx context.Context, ts toolkit.Session) (sdk.Result, error) {
+			res, err := render(rctx, ts)
+			if res == nil {
+				return nil, err
+			}
+			return res, err
+		}))
+	}
+	return render(ctx, sess)
+}
+
+// renderPrompt renders the prompt r with input for req, with the session
+// sess. An upstream's input-required result (a *bridge.InputRequired) is
+// returned as it is, for inputRounds to relay.
+func (s *Server) renderPrompt(ctx context.Context, sess toolkit.Session, r prompt.Renderer, input json.RawMessage, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 	cctx := toolkit.ContextWithSession(ctx, sess)
 	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
 	rendered, err := r.Render(cctx, input)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if ir := (*bridge.InputRequired)(nil); errors.As(err, &ir) {
+			return nil, ir
 		}
 		if we := protocolError(err); we != nil {
 			return nil, we
@@ -217,6 +262,12 @@ func (s *Server) getPrompt(ctx context.Context, key string, req *sdk.GetPromptRe
 		}
 	}
 	return res, nil
+}
+
+// roundsFailed is the error of a prompts/get or resources/read that
+// cannot run over rounds (the server is closing, say).
+func roundsFailed(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
 // promptInput turns MCP prompt arguments (all strings) into the JSON
@@ -305,8 +356,33 @@ func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadReso
 	}
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
 	sess.clients = s.clients
+	if inRounds(req.ProtocolVersion(), req.Params.RequestState) {
+		// Questions to a 2026-07-28 client become rounds (inputrounds.go).
+		rq := &roundRequest{method: "resources/read", key: key, item: item.Value, name: req.Params.URI,
+			state: req.Params.RequestState, answers: req.Params.InputResponses, principal: principalOf(req.Extra),
+			result: func(asks sdk.InputRequestMap, state string) sdk.Result {
+				return &sdk.ReadResourceResult{InputRequests: asks, RequestState: state}
+			},
+			failed: func(err error) (sdk.Result, error) { return nil, roundsFailed(err) },
+		}
+		return asResult[*sdk.ReadResourceResult](s.rounds.serve(ctx, rq, sess, func(rctx context.Context, ts toolkit.Session) (sdk.Result, error) {
+			res, err := s.readWith(rctx, ts, r, req)
+			if res == nil {
+				return nil, err
+			}
+			return res, err
+		}))
+	}
+	return s.readWith(ctx, sess, r, req)
+}
+
+// readWith reads r for req with the session sess. An upstream's
+// input-required result (a *bridge.InputRequired) is returned as it is,
+// for inputRounds to relay.
+func (s *Server) readWith(ctx context.Context, sess toolkit.Session, r toolkit.Resource, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 	cctx := toolkit.ContextWithSession(ctx, sess)
 	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
+	var err error
 	typ := r.Type()
 	var data []byte
 	if tr, ok := r.(bridge.TypedReader); ok {
@@ -320,6 +396,9 @@ func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadReso
 		data, err = r.Read(cctx)
 	}
 	if err != nil {
+		if ir := (*bridge.InputRequired)(nil); errors.As(err, &ir) {
+			return nil, ir
+		}
 		we := protocolError(err)
 		if (we == nil && errors.Is(err, toolkit.ErrNotFound)) || (we != nil && we.Code == sdk.CodeResourceNotFound) {
 			// Under the URI the client asked for.

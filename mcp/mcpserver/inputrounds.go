@@ -3,10 +3,11 @@ package mcpserver
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,47 +36,77 @@ const (
 	MaxInputWaitsPerPrincipal = 64
 )
 
-// errInputState refuses a retry whose requestState names no call waiting
-// here: forged, replayed, expired, of another principal or tool, or one
-// the server never issued (another replica's).
-var errInputState = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState names no call waiting for input here (unknown, expired or already answered)"}
-
-// inputRounds turns the requests a tool sends its client while it runs
-// (sampling, elicitation, roots) into the input-required results of
-// protocol 2026-07-28, which forbids server requests during a request:
+// inputRounds turns the requests a tool (or a prompt being rendered, a
+// resource being read) sends its client while it runs (sampling,
+// elicitation, roots) into the input-required results of protocol
+// 2026-07-28, which forbids server requests during a request:
 //
-//   - the first tools/call starts the tool in a goroutine of its own, with
-//     a session whose CreateMessage, Elicit and ListRoots do not send a
-//     request but hand it over (inputAsk) and wait for the answer;
+//   - the first tools/call (prompts/get, resources/read) starts the tool
+//     in a goroutine of its own, with a session whose CreateMessage,
+//     Elicit and ListRoots do not send a request but hand it over
+//     (inputAsk) and wait for the answer;
 //   - the call's handler waits for the tool's end or its first question;
 //     a question is answered to the client as an input-required result:
 //     the request, and a requestState naming the waiting call;
 //   - the client's retry carries the answer and that requestState: the
 //     answer goes to the waiting tool, and the handler waits again.
 //
-// A requestState is 128 random bits and the round, good for one retry of
-// the same tool by the same principal within InputWait: anything else is
-// refused (errInputState). Rounds of one call may come on different
-// connections, but not to another replica of the server.
+// A requestState is sealed with AES-GCM (stateKeys, inputstate.go): it
+// names the waiting call (128 random bits) and the round, and binds them
+// to the principal, the tool, the arguments and an expiry (InputWait), so
+// that it is good for one retry of the same request by the same principal
+// within InputWait; anything else is refused with -32602. Rounds of one
+// call may come on different connections; since the call runs in this
+// process, not to another replica of the server (one that shares the key
+// opens the requestState, and says the call does not wait there). A
+// connector's upstream that answers with an input-required result of its
+// own has it relayed instead (relayed): nothing waits, and any replica
+// sharing the key takes the retry.
 type inputRounds struct {
 	// InputWait, MaxInputWaits and MaxInputWaitsPerPrincipal but in tests.
 	wait              time.Duration
 	max, perPrincipal int
+	keys              *stateKeys // seal and open requestStates
 
 	mu      sync.Mutex
-	waiting map[string]*inputCall // by id
-	by      map[string]int        // calls per principal
+	waiting map[[16]byte]*inputCall // by id
+	by      map[string]int          // calls per principal
 	closed  bool
 }
 
-// inputCall is a tool call running over several rounds.
-type inputCall struct {
-	id        string
+// roundRequest is a request served in rounds: a tools/call, prompts/get
+// or resources/read of one toolkit item.
+type roundRequest struct {
+	method    string // "tools/call", "prompts/get" or "resources/read"
+	key       string // the item's toolkit key
+	item      any    // the item (a toolkit item's Value)
+	name      string // the exposed name, or the URI
+	args      json.RawMessage
+	state     string // the requestState of a retry
+	answers   sdk.InputResponseMap
 	principal string
-	tool      string
+	// result makes the method's input-required result.
+	result func(sdk.InputRequestMap, string) sdk.Result
+	// failed answers the request when it cannot run over rounds.
+	failed func(error) (sdk.Result, error)
+}
+
+// target is what a requestState of rq is bound to besides its name and
+// arguments: the method and the toolkit item.
+func (rq *roundRequest) target() string { return rq.method + " " + rq.key }
+
+// inputCall is a request whose item runs over several rounds.
+type inputCall struct {
+	id        [16]byte
+	principal string
+	tool      string // the exposed name, or the URI
+	target    string // roundRequest.target
+	result    func(sdk.InputRequestMap, string) sdk.Result
+	args      json.RawMessage // of the first round, for request
+	request   [32]byte        // requestHash of tool and args, made at the first question; guarded by inputRounds.mu
 	cancel    context.CancelFunc
-	asks      chan *inputAsk                // the tool's questions
-	done      chan callOutcome              // the tool's end (buffered)
+	asks      chan *inputAsk                // the item's questions
+	done      chan callOutcome              // the item's end (buffered)
 	cur       atomic.Pointer[serverSession] // the session of the current round
 	round     int                           // guarded by inputRounds.mu
 	pending   *inputAsk                     // the question the client was sent; guarded by inputRounds.mu
@@ -96,66 +127,121 @@ type askReply struct {
 	err    error
 }
 
-// callOutcome is the end of a tool call.
+// callOutcome is the end of a request's run.
 type callOutcome struct {
-	res *sdk.CallToolResult
+	res sdk.Result
 	err error
 }
 
-func newInputRounds() *inputRounds {
-	return &inputRounds{wait: InputWait, max: MaxInputWaits, perPrincipal: MaxInputWaitsPerPrincipal,
-		waiting: map[string]*inputCall{}, by: map[string]int{}}
+func newInputRounds(keys *stateKeys) *inputRounds {
+	return &inputRounds{wait: InputWait, max: MaxInputWaits, perPrincipal: MaxInputWaitsPerPrincipal, keys: keys,
+		waiting: map[[16]byte]*inputCall{}, by: map[string]int{}}
 }
 
-// usesInputRounds reports whether a tools/call must have its questions
-// to the client turned into input-required results: its client speaks
-// 2026-07-28 or newer, or it carries a requestState of ours.
+// inRounds reports whether a request must have its questions to the
+// client turned into input-required results: its client speaks
+// 2026-07-28 or newer (version), or it carries a requestState of ours.
+func inRounds(version, state string) bool {
+	return version >= statelessVersion || state != ""
+}
+
+// usesInputRounds is inRounds for a tools/call.
 func usesInputRounds(req *sdk.CallToolRequest) bool {
-	return req.ProtocolVersion() >= statelessVersion || req.Params.RequestState != ""
+	return inRounds(req.ProtocolVersion(), req.Params.RequestState)
 }
 
-// call serves one round of a tools/call: the first (no requestState)
-// starts run, a retry hands the client's answer to the waiting call. run
-// runs the tool with a context that outlives the round's request and
-// the session given (whose questions to the client become rounds).
-func (r *inputRounds) call(ctx context.Context, req *sdk.CallToolRequest, sess *serverSession, run func(ctx context.Context, sess toolkit.Session) (*sdk.CallToolResult, error)) (*sdk.CallToolResult, error) {
-	principal := principalOf(req.Extra)
-	var c *inputCall
-	if state := req.Params.RequestState; state != "" {
-		ask, answer, err := r.resume(state, principal, req)
+// asResult returns res as the result type of its method.
+func asResult[R sdk.Result](res sdk.Result, err error) (R, error) {
+	r, _ := res.(R)
+	return r, err
+}
+
+// serve serves one round of rq: the first (no requestState) starts run, a
+// retry hands the client's answer to the waiting run, or, for a
+// requestState that carries an upstream server's (relay), runs the item
+// again with the client's answers and that state. run runs the item with
+// a context that outlives the round's request and the session given
+// (whose questions to the client become rounds); a connector's item whose
+// upstream answers with an input-required result ends it with a
+// *bridge.InputRequired, which goes to the client relayed (relayState).
+func (r *inputRounds) serve(ctx context.Context, rq *roundRequest, sess *serverSession, run func(ctx context.Context, sess toolkit.Session) (sdk.Result, error)) (sdk.Result, error) {
+	relay := &bridge.InputRelay{Item: rq.item}
+	if rq.state != "" {
+		s, err := r.admit(rq)
 		if err != nil {
 			return nil, err
 		}
-		c = ask.call
-		c.cur.Store(sess) // before the tool goes on
-		ask.reply <- askReply{answer: answer}
-	} else {
-		var err error
-		if c, err = r.start(principal, req.Params.Name); err != nil {
-			return errorResult(err), nil
+		if !s.relay {
+			ask, answer, err := r.resume(s, rq.answers)
+			if err != nil {
+				return nil, err
+			}
+			c := ask.call
+			c.cur.Store(sess) // before the item goes on
+			ask.reply <- askReply{answer: answer}
+			return r.await(ctx, c)
 		}
-		c.cur.Store(sess)
-		// The call outlives this round's request; it ends with its tool,
-		// when the client does not come back in time, or with the server.
-		rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		c.cancel = cancel
-		go func() {
-			res, err := run(rctx, &roundSession{serverSession: sess, call: c})
-			c.done <- callOutcome{res, err}
-		}()
+		// The upstream's round: nothing waits here, the item runs again
+		// with the client's answers and the upstream's state.
+		if err := r.keys.redeem(time.Now(), s); err != nil {
+			return nil, err
+		}
+		relay.Responses, relay.State = rq.answers, s.upstream
 	}
+	c, err := r.start(rq)
+	if err != nil {
+		return rq.failed(err)
+	}
+	c.cur.Store(sess)
+	// The run outlives this round's request; it ends with its item, when
+	// the client does not come back in time, or with the server.
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancel = cancel
+	go func() {
+		res, err := run(bridge.WithInputRelay(rctx, relay), &roundSession{serverSession: sess, call: c})
+		if ir := (*bridge.InputRequired)(nil); errors.As(err, &ir) {
+			res, err = r.relayed(c, ir), nil
+		}
+		c.done <- callOutcome{res, err}
+	}()
 	return r.await(ctx, c)
 }
 
-// start makes a new call; it is registered (and counted) when it first
-// asks its client (register).
-func (r *inputRounds) start(principal, tool string) (*inputCall, error) {
+// relayed returns the input-required result that passes an upstream
+// server's input requests (ir) on to the client of c: the upstream's
+// requests as they are, and a requestState of ours that carries the
+// upstream's, sealed like any other, bound to the principal, the name,
+// the request and an expiry, and to the method and toolkit item, so that
+// the retry goes back to the same upstream item. Nothing waits for it
+// here: any server sharing the keys takes the retry.
+func (r *inputRounds) relayed(c *inputCall, ir *bridge.InputRequired) sdk.Result {
+	r.mu.Lock()
+	if c.round == 0 && c.args != nil {
+		c.request = requestHash(c.tool, c.args)
+		c.args = nil
+	}
+	s := &inputState{relay: true, expires: time.Now().Add(r.wait), principal: c.principal, tool: c.tool, request: c.request,
+		target: c.target, upstream: ir.State}
+	r.mu.Unlock()
+	_, _ = rand.Read(s.call[:])
+	return c.result(ir.Requests, r.keys.seal(s))
+}
+
+// start makes a new run of rq; it is registered (and counted) when it
+// first asks its client (register).
+func (r *inputRounds) start(rq *roundRequest) (*inputCall, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, fmt.Errorf("%w: the server is closing", toolkit.ErrUnavailable)
 	}
-	return &inputCall{id: rand.Text(), principal: principal, tool: tool, asks: make(chan *inputAsk), done: make(chan callOutcome, 1)}, nil
+	c := &inputCall{principal: rq.principal, tool: rq.name, target: rq.target(), result: rq.result, args: rq.args,
+		asks: make(chan *inputAsk), done: make(chan callOutcome, 1)}
+	if c.args == nil {
+		c.args = json.RawMessage("{}")
+	}
+	_, _ = rand.Read(c.id[:])
+	return c, nil
 }
 
 // register makes c one of the calls waiting for their clients, within the
@@ -178,24 +264,46 @@ func (r *inputRounds) register(c *inputCall) error {
 	return nil
 }
 
-// resume finds the call a retry's requestState names, checks that the
-// retry may answer it, and returns the question it answers (taken: a
-// second retry with the same requestState is refused) and the answer.
-func (r *inputRounds) resume(state, principal string, req *sdk.CallToolRequest) (*inputAsk, sdk.InputResponse, error) {
-	id, roundText, ok := strings.Cut(state, ".")
-	round, err := strconv.Atoi(roundText)
-	if !ok || err != nil {
-		return nil, nil, errInputState
+// admit opens a retry's requestState and checks that the retry may use
+// it: sealed by our keys, not expired, for the same principal, name and
+// arguments, method and toolkit item.
+func (r *inputRounds) admit(rq *roundRequest) (*inputState, error) {
+	s, err := r.keys.open(rq.state)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.check(time.Now(), rq.principal, rq.name, requestHash(rq.name, rq.args)); err != nil {
+		return nil, err
+	}
+	if s.target != rq.target() {
+		return nil, errStateOther
+	}
+	return s, nil
+}
+
+// resume finds the run waiting here that an admitted requestState (s)
+// names and returns the question the retry answers (taken: a second
+// retry with the same requestState is refused) and the answer, from
+// answers.
+func (r *inputRounds) resume(s *inputState, answers sdk.InputResponseMap) (*inputAsk, sdk.InputResponse, error) {
+	now := time.Now()
+	answer := answers[inputKey(int(s.round))]
+	if answer == nil {
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses has no %q", inputKey(int(s.round)))}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.waiting[id]
-	if c == nil || c.pending == nil || c.round != round || c.principal != principal || c.tool != req.Params.Name {
-		return nil, nil, errInputState
+	c := r.waiting[s.call]
+	switch {
+	case c == nil && r.keys.answered(s):
+		return nil, nil, errStateAnswered
+	case c == nil:
+		return nil, nil, errStateNoCall
+	case c.pending == nil || c.round != int(s.round):
+		return nil, nil, errStateAnswered
 	}
-	answer := req.Params.InputResponses[inputKey(round)]
-	if answer == nil {
-		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses has no %q", inputKey(round))}
+	if err := r.keys.redeem(now, s); err != nil {
+		return nil, nil, err
 	}
 	ask := c.pending
 	c.pending = nil
@@ -203,9 +311,9 @@ func (r *inputRounds) resume(state, principal string, req *sdk.CallToolRequest) 
 	return ask, answer, nil
 }
 
-// await waits for the tool's end or its next question, and answers the
-// round with it. A client hanging up the round cancels the call.
-func (r *inputRounds) await(ctx context.Context, c *inputCall) (*sdk.CallToolResult, error) {
+// await waits for the run's end or its next question, and answers the
+// round with it. A client hanging up the round cancels the run.
+func (r *inputRounds) await(ctx context.Context, c *inputCall) (sdk.Result, error) {
 	for {
 		select {
 		case out := <-c.done:
@@ -223,22 +331,27 @@ func (r *inputRounds) await(ctx context.Context, c *inputCall) (*sdk.CallToolRes
 }
 
 // round answers the current request of c with ask, as an input-required
-// result, and reports true; when c may not wait (the bounds), the tool's
+// result, and reports true; when c may not wait (the bounds), the item's
 // question fails instead and round reports false.
-func (r *inputRounds) round(c *inputCall, ask *inputAsk) (*sdk.CallToolResult, bool) {
+func (r *inputRounds) round(c *inputCall, ask *inputAsk) (sdk.Result, bool) {
 	r.mu.Lock()
 	if err := r.register(c); err != nil {
 		r.mu.Unlock()
 		ask.reply <- askReply{err: err}
 		return nil, false
 	}
+	if c.round == 0 {
+		c.request = requestHash(c.tool, c.args)
+		c.args = nil
+	}
 	c.round++
 	c.pending = ask
-	state := c.id + "." + strconv.Itoa(c.round)
+	state := r.keys.seal(&inputState{call: c.id, round: uint32(c.round), expires: time.Now().Add(r.wait),
+		principal: c.principal, tool: c.tool, request: c.request, target: c.target})
 	key := inputKey(c.round)
 	c.timer = time.AfterFunc(r.wait, func() { r.expire(c, ask) })
 	r.mu.Unlock()
-	return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{key: ask.req}, RequestState: state}, true
+	return c.result(sdk.InputRequestMap{key: ask.req}, state), true
 }
 
 // expire ends a call whose client did not come back with ask's answer.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
@@ -18,7 +19,8 @@ import (
 )
 
 // addAskingTools adds to an upstream the tools "ask_model" (sampling) and
-// "ask_user" (elicitation), written for the upstream's generation: with
+// "ask_user" (elicitation) and the prompt "ask_prompt" (elicitation),
+// written for the upstream's generation: with
 // server requests (ServerSession.CreateMessage, Elicit) for one of the
 // initialize handshake, with input-required results for one of
 // 2026-07-28.
@@ -44,6 +46,23 @@ func addAskingTools(s *testserver.Server, rounds bool) {
 		}
 		return text("model: " + answer.Content[0].(*sdk.TextContent).Text), nil
 	})
+	s.AddPrompt(&sdk.Prompt{Name: "ask_prompt"}, func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		message := func(s string) *sdk.GetPromptResult {
+			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: s}}}}
+		}
+		if !rounds {
+			res, err := req.Session.Elicit(ctx, elicit)
+			if err != nil {
+				return nil, err
+			}
+			return message(fmt.Sprint("prompt: ", res.Content["name"])), nil
+		}
+		answer, ok := req.Params.InputResponses["p"].(*sdk.ElicitResult)
+		if !ok || req.Params.RequestState != state {
+			return &sdk.GetPromptResult{InputRequests: sdk.InputRequestMap{"p": elicit}, RequestState: state}, nil
+		}
+		return message(fmt.Sprint("prompt: ", answer.Content["name"])), nil
+	})
 	s.AddTool(mustTool("ask_user"), func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		if !rounds {
 			res, err := req.Session.Elicit(ctx, elicit)
@@ -64,7 +83,8 @@ func addAskingTools(s *testserver.Server, rounds bool) {
 // through a gateway — a go-sdk client at 2025-11-25 or 2026-07-28, the
 // server face stateful or stateless, a connector, an upstream speaking
 // 2025-11-25 only or 2026-07-28 — and checks list, call, a sampling tool,
-// an elicitation tool, a list change and a resource update. What a
+// an elicitation tool, a prompt that asks the user, a list change and a
+// resource update. What a
 // stateless face cannot do for a 2025-11-25 client (send it requests or
 // notifications outside a request: it has no session) fails cleanly.
 // README "Conformance" has the table.
@@ -187,6 +207,14 @@ func protocolMatrixCell(t *testing.T, statelessFace bool, upstream, client strin
 			t.Errorf("%s: %q, want a clean failure (a stateless face cannot ask a client of %s)", tool, got, client)
 		}
 	}
+	// A prompt that asks the user, through the connector and the face.
+	p, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "ask_prompt"})
+	switch {
+	case reachable && (err != nil || len(p.Messages) != 1 || p.Messages[0].Content.(*sdk.TextContent).Text != "prompt: Ada"):
+		t.Errorf("ask_prompt: %v %s", err, jsonOf(t, p))
+	case !reachable && err == nil:
+		t.Errorf("ask_prompt: %s, want a clean failure", jsonOf(t, p))
+	}
 	if !reachable {
 		return // no list change or update can reach a client without a stream
 	}
@@ -225,6 +253,13 @@ func TestRenamedToolHeaders(t *testing.T) {
 	// The upstream checks the headers too: a stateless go-sdk handler.
 	up := newServer(t, testserver.Options{})
 	upstream := testserver.ServeHTTP(t, up.Server, testserver.Stateless)
+	names := make(chan string, 16)
+	upstream.Intercept(func(_ http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get("Mcp-Method") == "tools/call" {
+			names <- r.Header.Get("Mcp-Name")
+		}
+		return false
+	})
 	d := mustDelegate(t, mcp.OptLogger(quietLogger()))
 	tk, err := toolkit.New(toolkit.WithDelegate(d))
 	mustNotErr(t, err)
@@ -257,6 +292,9 @@ func TestRenamedToolHeaders(t *testing.T) {
 	mustNotErr(t, err)
 	if res.IsError || resultText(t, res) != "renamed" {
 		t.Errorf("up_echo: %s", jsonOf(t, res.Content))
+	}
+	if got := recvString(t, names); got != "echo" {
+		t.Errorf("the connector's Mcp-Name %q, want the upstream's name", got)
 	}
 }
 

@@ -45,6 +45,7 @@ type config struct {
 	http         []HTTPOption
 	sessions     sessionConfig // options_sessions.go
 	search       *ToolSearch   // options_toolsearch.go
+	inputKeys    [][]byte      // options_inputstate.go
 }
 
 // httpConfig is what HTTPOptions set.

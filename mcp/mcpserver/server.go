@@ -83,12 +83,16 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 	if cfg.logger != nil {
 		logger = toolkit.RedactLogger(cfg.logger)
 	}
+	keys, err := newStateKeys(cfg.inputKeys)
+	if err != nil {
+		return nil, fmt.Errorf("%w: WithInputStateKeys: %v", toolkit.ErrBadParameter, err)
+	}
 	s := &Server{
 		tk:     tk,
 		cfg:    cfg,
 		logger: logger,
 		static: map[string]*resource.URITemplate{},
-		rounds: newInputRounds(),
+		rounds: newInputRounds(keys),
 	}
 	for k := range toolkit.NumKinds {
 		s.namers[k] = newNamer(kinds[k].uris, cfg.qualify, cfg.sep)
