@@ -361,7 +361,10 @@
 // their own session through URL-mode elicitation (or fails the call with
 // an AuthorizationRequiredError, JSON-RPC -32042, for a client that
 // cannot be asked); the redirect reaches an oauth.Callback the program
-// serves. Anonymous calls fail with ErrNoUser. OptOAuthPerUserFlow takes
+// serves. Anonymous calls fail with ErrNoUser. OptOAuthPerUserTokenExchange
+// asks nobody: each user's calls go with a token exchanged for the access
+// token of their latest call, which the server face verified
+// (bridge.CallCredentials, User.SubjectToken). OptOAuthPerUserFlow takes
 // any per-user flow.
 //
 // # Names in logs and errors

@@ -199,6 +199,7 @@ type User struct {
 	mu      sync.Mutex
 	ask     *userAsk      // the URL the user is asked to open, while asked
 	changed chan struct{} // closed and replaced when ask changes
+	bearer  string        // the token of the user's latest call; never logged (peruser_exchange.go)
 }
 
 // userAsk is a URL the user is asked to open to authorize access.
@@ -446,6 +447,7 @@ func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, e
 		// one with the credentials of another.
 		return nil, fmt.Errorf("%w: server %s: the call's principal is not its session's", ErrNoUser, c.serverName())
 	}
+	u.noteBearer(ctx)
 	h, err := u.handler()
 	if err != nil {
 		return nil, err
@@ -465,7 +467,7 @@ func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, e
 			if up.err == nil {
 				l = up.l
 			} else if _, perr := h.Pending(); perr == nil || try >= 2 {
-				return nil, fmt.Errorf("%w: server %s: the client's session: %w", errs.ErrUnavailable, c.serverName(), up.err)
+				return nil, fmt.Errorf("%w: server %s: the client's session: %w", errs.ErrUnavailable, c.serverName(), unwired(up.err))
 			}
 		}
 		if l != nil {

@@ -95,23 +95,29 @@ type JWTAuth struct {
 type OAuth struct {
 	// Grant is authorization_code (the default: a person authorizes once,
 	// at the URL the gateway prints on standard error; tokens are kept
-	// under token_dir) or
-	// client_credentials (the gateway's own client ID and secret).
+	// under token_dir),
+	// client_credentials (the gateway's own client ID and secret) or
+	// token_exchange (with per_user: each user's access token, which the
+	// gateway verified with auth.jwt, exchanged for an upstream token;
+	// mcp.OptOAuthPerUserTokenExchange).
 	Grant string `yaml:"grant"`
 	// ClientID is the client registered with the authorization server;
-	// required for client_credentials. With authorization_code and no
+	// required for client_credentials and token_exchange. With authorization_code and no
 	// client_id the client registers itself (dynamic registration). ${VAR}
 	// in it is replaced by the environment variable VAR, which must be
 	// set.
 	ClientID string `yaml:"client_id"`
 	// ClientSecretEnv and ClientSecretFile give the client secret, from
 	// an environment variable or a file (its first line); required for
-	// client_credentials.
+	// client_credentials (token_exchange without one is a public client).
 	ClientSecretEnv  string `yaml:"client_secret_env"`
 	ClientSecretFile string `yaml:"client_secret_file"`
-	// Scopes are asked for (authorization_code; default: those the server
-	// names).
+	// Scopes are asked for (authorization_code, token_exchange; default:
+	// those the server names).
 	Scopes []string `yaml:"scopes"`
+	// Audience is the audience parameter of token_exchange, when the
+	// authorization server wants one beside the resource.
+	Audience string `yaml:"audience"`
 	// RedirectURL is where the authorization server sends the person back
 	// (authorization_code): a loopback http URL on which the gateway
 	// listens, any path (default http://127.0.0.1:0/callback, any free
@@ -149,6 +155,7 @@ type OAuth struct {
 const (
 	grantAuthorizationCode = "authorization_code"
 	grantClientCredentials = "client_credentials"
+	grantTokenExchange     = "token_exchange"
 )
 
 // defaultRedirectURL is the redirect of the authorization code grant
@@ -381,10 +388,20 @@ func (v *validator) checkOAuth(s *Server, i int) {
 	switch o.Grant {
 	case "":
 		o.Grant = grantAuthorizationCode
-	case grantAuthorizationCode, grantClientCredentials:
+	case grantAuthorizationCode, grantClientCredentials, grantTokenExchange:
 	default:
-		v.fail(fmt.Sprintf("%q is not a grant: use %s or %s", o.Grant, grantAuthorizationCode, grantClientCredentials), at("grant")...)
+		v.fail(fmt.Sprintf("%q is not a grant: use %s, %s or %s", o.Grant, grantAuthorizationCode, grantClientCredentials, grantTokenExchange), at("grant")...)
 		return
+	}
+	if o.Audience != "" && o.Grant != grantTokenExchange {
+		v.fail("goes with grant token_exchange", at("audience")...)
+	}
+	checkScopes := func() {
+		for j, sc := range o.Scopes {
+			if sc == "" || strings.ContainsAny(sc, " \t") {
+				v.fail(fmt.Sprintf("%q is not a scope", sc), at("scopes", j)...)
+			}
+		}
 	}
 	if o.ClientSecretEnv != "" && o.ClientSecretFile != "" {
 		v.fail("give client_secret_env or client_secret_file, not both", at("client_secret_file")...)
@@ -430,6 +447,11 @@ func (v *validator) checkOAuth(s *Server, i int) {
 		}
 		return
 	}
+	if o.Grant == grantTokenExchange {
+		v.checkTokenExchange(s, i)
+		checkScopes()
+		return
+	}
 	if o.PerUser {
 		if s.UpstreamSessions == "" {
 			s.UpstreamSessions = upstreamPerClient
@@ -445,11 +467,7 @@ func (v *validator) checkOAuth(s *Server, i int) {
 	if o.ClientID == "" && o.ClientMetadataURL == "" && o.NoDynamicRegistration {
 		v.fail("without client_id or client_metadata_url the client must register itself", at("no_dynamic_registration")...)
 	}
-	for j, sc := range o.Scopes {
-		if sc == "" || strings.ContainsAny(sc, " \t") {
-			v.fail(fmt.Sprintf("%q is not a scope", sc), at("scopes", j)...)
-		}
-	}
+	checkScopes()
 }
 
 // authenticator checks the bearer tokens of downstream clients: the
@@ -617,6 +635,9 @@ func (g *gateway) oauthOptions(s Server) ([]mcp.Option, error) {
 	}
 	if o.Grant == grantClientCredentials {
 		return append(opts, mcp.OptOAuthClientCredentials(o.ClientID, o.secret)), nil
+	}
+	if o.Grant == grantTokenExchange {
+		return append(opts, tokenExchangeOptions(s)...), nil
 	}
 	if o.PerUser {
 		opts, err := g.perUserOptions(s, opts)

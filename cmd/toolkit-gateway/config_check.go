@@ -138,6 +138,7 @@ func (v *validator) check(c *Config) {
 		s.line = lineOf(v.root, "servers", i)
 		v.checkServer(s, i)
 		v.checkPerUser(c, s, i)
+		v.checkTokenExchangeAuth(c, s, i)
 		if s.perClient() && c.Stateless {
 			v.fail("per_client needs client sessions, which a stateless gateway has none of: use shared, or stateless: false", "servers", i, "upstream_sessions")
 		}

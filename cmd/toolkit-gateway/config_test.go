@@ -231,6 +231,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("pins_file: p.json\naudit_log: {file: a.log, max_bytes: 4096, max_files: 1, arguments: true}\n"))
 	f.Add([]byte("auth: {bearer: {tokens_env: HOME}}\nservers:\n  - name: a\n    url: http://x/\n    oauth: {per_user: true, redirect_url: 'https://g/%zz'}\n"))
 	f.Add([]byte("servers:\n  - name: a\n    url: http://x/\n    upstream_sessions: shared\n    oauth: {per_user: yes, grant: client_credentials, redirect_url: 'http://[::1]:0/healthz'}\n"))
+	f.Add([]byte("auth: {jwt: {jwks_url: 'https://a/j', issuer: x, audience: 'https://g/mcp'}}\nservers:\n  - name: a\n    url: http://x/\n    oauth: {per_user: true, grant: token_exchange, client_id: c, audience: [a], scopes: ['', 'a b'], redirect_url: 'https://g/cb'}\n"))
+	f.Add([]byte("auth: {bearer: {tokens_env: HOME}}\nservers:\n  - name: a\n    url: http://x/\n    upstream_sessions: shared\n    oauth: {grant: token_exchange, client_secret_file: /dev/null}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := parseConfig("fuzz.yaml", data)
 		if err == nil && cfg == nil {

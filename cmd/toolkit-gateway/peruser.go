@@ -29,6 +29,10 @@ func (v *validator) checkPerUser(c *Config, s *Server, i int) {
 	if s.UpstreamSessions != upstreamPerClient {
 		v.fail("per_user needs upstream_sessions: per_client (each client's calls go on a session authorized as its user)", "servers", i, "upstream_sessions")
 	}
+	if o.Grant == grantTokenExchange {
+		// Nobody is sent to an authorization server: no redirect.
+		return
+	}
 	if o.RedirectURL == "" {
 		v.fail("missing: per_user needs the gateway's public URL that the authorization server sends users back to, such as https://gateway.example.com/oauth/callback", at()...)
 		return

@@ -19,6 +19,9 @@
 //     can keep an upstream session of that client's own (its roots, its
 //     sampling and elicitation) and open it as the client's session
 //     starts.
+//   - [CallCredentials]: the session of a call that came with a bearer
+//     token, so a connector can exchange the caller's own token for one of
+//     the upstream server.
 //   - [TypedReader]: a resource that learns its content's MIME type only
 //     when read (a remote resource), so the server passes that type on.
 //   - [LogForwarder]: a session that takes an upstream server's log

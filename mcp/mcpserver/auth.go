@@ -64,7 +64,7 @@ func (cfg *httpConfig) requireBearer(h http.Handler) http.Handler {
 		o.ResourceMetadataURL = cfg.prmURL
 		opts = &o
 	}
-	return challenge(h, auth.RequireBearerToken(cfg.verifier, opts))
+	return challenge(h, auth.RequireBearerToken(rememberBearer(cfg.verifier), opts))
 }
 
 // challenge puts next behind the middleware mw, and adds to the

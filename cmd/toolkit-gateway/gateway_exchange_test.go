@@ -1,0 +1,147 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/llmkit/toolkit/internal/testing/oauthtest"
+)
+
+// TestGatewayPerUserTokenExchange: with oauth.per_user and grant
+// token_exchange, each client of the gateway acts upstream with a token
+// exchanged for the access token it presented (a JWT of the identity
+// provider auth.jwt trusts, which the upstream's authorization server
+// trusts too): the upstream sees alice and bob, nobody is asked to
+// authorize anything; a user whose token the authorization server
+// refuses gets its reason, and the upstream never sees them; no token
+// or secret reaches the log.
+func TestGatewayPerUserTokenExchange(t *testing.T) {
+	up := startUserServer(t)
+	idp := oauthtest.NewIssuer(t)
+	up.iss.TrustIdP(idp)
+	const secret = "exchange-secret-0123456789"
+	up.iss.Register("gateway-exchange", oauthtest.Client{Secret: secret})
+	dir := t.TempDir()
+	writeFile(t, dir, "exchange-secret", secret+"\n")
+	addr := freeAddr(t)
+	resource := "http://" + addr + "/mcp"
+	config := writeConfig(t, dir, fmt.Sprintf(`listen: %s
+auth:
+  jwt:
+    jwks_url: %s
+    issuer: %s
+    audience: %s
+servers:
+  - name: up
+    url: %s
+    oauth:
+      per_user: true
+      grant: token_exchange
+      client_id: gateway-exchange
+      client_secret_file: exchange-secret
+      allow: [%s]
+`, addr, idp.JWKSURL(), idp.URL, resource, up.url, up.iss.URL))
+	g := startGateway(t, config)
+	g.waitLog(t, 0, upstreamReady("up"))
+
+	token := func(user string, claims map[string]any) string {
+		c := idp.Claims(resource)
+		c["sub"] = user
+		for k, v := range claims {
+			c[k] = v
+		}
+		return idp.Sign("rsa-1", c)
+	}
+	var asked atomic.Int32
+	alice := userClient(t, g, token("alice", nil), "alice", true, &asked)
+	bob := userClient(t, g, token("bob", nil), "bob", true, &asked)
+	for range 2 {
+		if got, err := callTextErr(alice, "whoami", map[string]any{}); err != nil || got != "alice" {
+			t.Fatalf("alice: %q, %v", got, err)
+		}
+		if got, err := callTextErr(bob, "whoami", map[string]any{}); err != nil || got != "bob" {
+			t.Fatalf("bob: %q, %v", got, err)
+		}
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the users were asked %d times, want never", n)
+	}
+	for _, user := range []string{"alice", "bob"} {
+		if n := up.iss.ExchangesFor(user); n != 1 {
+			t.Errorf("%d exchanges for %s, want 1", n, user)
+		}
+	}
+
+	// Carol's token is not valid yet for the authorization server, which
+	// allows no clock skew; the gateway allows 30 seconds.
+	carol := userClient(t, g, token("carol", map[string]any{"nbf": time.Now().Add(20 * time.Second).Unix()}), "carol", true, &asked)
+	_, err := callTextErr(carol, "whoami", map[string]any{})
+	if err == nil || !strings.Contains(err.Error(), "OAuth token exchange refused") || !strings.Contains(err.Error(), "invalid_grant") {
+		t.Fatalf("carol, whose token the authorization server refuses: %v", err)
+	}
+	if got, want := up.calls(), []string{"alice", "bob", "alice", "bob"}; !slices.Equal(got, want) {
+		t.Errorf("the upstream saw %v, want %v", got, want)
+	}
+	g.mu.Lock()
+	logs, _ := json.Marshal(g.records)
+	g.mu.Unlock()
+	for _, text := range []string{string(logs), err.Error()} {
+		for _, leak := range []string{"eyJ", secret} {
+			if strings.Contains(text, leak) {
+				t.Errorf("%q shows in %.300s", leak, text)
+			}
+		}
+	}
+}
+
+// TestTokenExchangeConfigErrors: grant token_exchange is refused, with
+// the file, line and field, without per_user, without a client ID,
+// without auth.jwt, with what goes with sending a person to authorize,
+// and audience goes with it alone.
+func TestTokenExchangeConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "tokens", tokenA+"\n")
+	const jwt = "auth: {jwt: {jwks_url: 'https://idp.example/jwks', issuer: 'https://idp.example', audience: 'https://gw.example/mcp'}}\n"
+	const bearer = "auth: {bearer: {tokens_file: tokens}}\n"
+	const srv = "servers:\n  - name: up\n    url: https://up.example.com/mcp\n"
+	for _, tc := range []struct {
+		name, yaml string
+		want       string
+	}{
+		{"no per_user", jwt + srv + "    oauth:\n      grant: token_exchange\n      client_id: gw\n", "gw.yaml:6: servers[0].oauth.grant: the token_exchange grant exchanges each user's own access token: it needs per_user: true"},
+		{"no client", jwt + srv + "    oauth: {per_user: true, grant: token_exchange}\n", "gw.yaml:5: servers[0].oauth.client_id: missing: the token_exchange grant needs the client's ID"},
+		{"no auth", srv + "    oauth: {per_user: true, grant: token_exchange, client_id: gw}\n", "gw.yaml:4: servers[0].oauth.per_user: per_user needs the gateway to authenticate its clients"},
+		{"bearer auth", bearer + srv + "    oauth:\n      per_user: true\n      grant: token_exchange\n      client_id: gw\n", "gw.yaml:7: servers[0].oauth.grant: the token_exchange grant exchanges the access tokens the clients present: it needs auth.jwt"},
+		{"redirect", jwt + srv + "    oauth:\n      per_user: true\n      grant: token_exchange\n      client_id: gw\n      redirect_url: https://gw.example/cb\n", "gw.yaml:9: servers[0].oauth.redirect_url: goes with grant authorization_code"},
+		{"audience", jwt + srv + "    oauth:\n      audience: x\n", "gw.yaml:6: servers[0].oauth.audience: goes with grant token_exchange"},
+		{"bad grant", jwt + srv + "    oauth:\n      grant: exchange\n", `gw.yaml:6: servers[0].oauth.grant: "exchange" is not a grant: use authorization_code, client_credentials or token_exchange`},
+		{"bad scope", jwt + srv + "    oauth:\n      per_user: true\n      grant: token_exchange\n      client_id: gw\n      scopes: ['a b']\n", `gw.yaml:9: servers[0].oauth.scopes[0]: "a b" is not a scope`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseConfig(filepath.Join(dir, "gw.yaml"), []byte(tc.yaml))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if msg := strings.ReplaceAll(err.Error(), filepath.Join(dir, "gw.yaml"), "gw.yaml"); !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q does not contain %q", msg, tc.want)
+			}
+		})
+	}
+	// token_exchange with per_user implies per_client, and needs no
+	// redirect URL.
+	cfg, err := parseConfig(filepath.Join(dir, "gw.yaml"), []byte(jwt+srv+"    oauth: {per_user: true, grant: token_exchange, client_id: gw, audience: up, scopes: [read]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := cfg.Servers[0]; s.UpstreamSessions != upstreamPerClient || s.MaxUpstreamSessions == 0 {
+		t.Errorf("upstream_sessions %q, max %d", s.UpstreamSessions, s.MaxUpstreamSessions)
+	}
+}

@@ -1,0 +1,16 @@
+package bridge
+
+// CallCredentials is implemented by the toolkit sessions of calls that
+// came with a bearer token an MCP server face verified (see
+// [github.com/llmkit/toolkit/mcp/mcpserver.WithBearerAuth]): BearerToken
+// returns that token as the client presented it, or "" when the call
+// carried none. A connector that acts upstream as each user
+// ([github.com/llmkit/toolkit/mcp.OptOAuthPerUserTokenExchange])
+// exchanges it for a token of the upstream server (RFC 8693).
+//
+// The token is a credential of the caller: it must never be logged,
+// quoted in an error, or sent anywhere but to an authorization server
+// that is to exchange it.
+type CallCredentials interface {
+	BearerToken() string
+}

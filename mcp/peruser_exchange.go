@@ -1,0 +1,103 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/bridge"
+	"github.com/llmkit/toolkit/mcp/oauth"
+)
+
+// ErrNoSubjectToken is wrapped by the error of [User.SubjectToken] when
+// none of the user's calls came with a bearer token: the server face
+// authenticates its clients some other way, or not with the token the
+// upstream's authorization server is to exchange.
+var ErrNoSubjectToken = errors.New("no access token of the user is known: the user's calls came with none")
+
+// maxUserSubjects is how many subject tokens of one user the handler of a
+// connector made with OptOAuthPerUserTokenExchange keeps the exchanged
+// tokens of, unless its configuration says: a user's client presents a
+// new token now and then, and the old ones expire.
+const maxUserSubjects = 8
+
+// OptOAuthPerUserTokenExchange makes an HTTP connector act upstream as
+// each user of a program that serves many (a gateway), with a token
+// obtained by exchanging the access token that user's client presented
+// to the program (OAuth 2.0 token exchange, RFC 8693, see
+// [oauth.TokenExchange]): for servers whose authorization server trusts
+// the identity provider that issued the users' tokens. Nobody is asked
+// to authorize anything.
+//
+// It is [OptOAuthPerUserFlow] with the flow oauth.TokenExchange(cfg)
+// whose SubjectToken is [User.SubjectToken] (cfg.SubjectToken must be
+// nil): each user's calls go on an upstream session of their client's
+// own (OptPerClient is implied), authorized with the token exchanged for
+// that user's own, never another's. The user's token is the bearer token
+// of their latest call, as the server face verified it (a session that
+// implements [bridge.CallCredentials]: an
+// [github.com/llmkit/toolkit/mcp/mcpserver.Server] behind WithBearerAuth,
+// over streamable HTTP); a newer one replaces it, and is exchanged when
+// the upstream token expires. A call whose caller is no authenticated
+// user fails with ErrNoUser; one whose user's token is unknown fails
+// with an error wrapping ErrNoSubjectToken; one whose token the
+// authorization server refuses fails with an error wrapping
+// [oauth.ErrExchangeRefused]. No token is logged or quoted in an error.
+// cfg.MaxSubjects bounds the tokens kept per user (default 8).
+//
+// The connector's own session (listing, subscriptions) keeps the
+// connector's own credentials, as with OptOAuthPerUser.
+func OptOAuthPerUserTokenExchange(cfg oauth.TokenExchangeConfig) Option {
+	return func(o *options) error {
+		if cfg.SubjectToken != nil {
+			return fmt.Errorf("%w: OptOAuthPerUserTokenExchange: TokenExchangeConfig.SubjectToken must be nil: each user's token is the one their calls came with", errs.ErrBadParameter)
+		}
+		if _, err := oauth.TokenExchange(cfg); err != nil {
+			return oauthOptionError("OptOAuthPerUserTokenExchange", err)
+		}
+		if cfg.MaxSubjects == 0 {
+			cfg.MaxSubjects = maxUserSubjects
+		}
+		return OptOAuthPerUserFlow(func(u *User) (*oauth.Flow, error) {
+			c := cfg
+			c.SubjectToken = u.SubjectToken
+			return oauth.TokenExchange(c)
+		})(o)
+	}
+}
+
+// SubjectToken returns the access token that the user's client presented
+// with their latest call through a server face that verified it (see
+// [bridge.CallCredentials]), of type [oauth.TokenTypeAccessToken], for
+// [oauth.TokenExchangeConfig.SubjectToken]; ctx is not read. Without one,
+// it fails with an error wrapping ErrNoSubjectToken. The token is the
+// user's credential: never log it.
+func (u *User) SubjectToken(context.Context) (token, tokenType string, err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.bearer == "" {
+		return "", "", fmt.Errorf("%w: server %s", ErrNoSubjectToken, u.c.serverName())
+	}
+	return u.bearer, oauth.TokenTypeAccessToken, nil
+}
+
+// noteBearer keeps the bearer token of the user's call made in ctx, when
+// the call's principal is the user: it replaces the one kept.
+func (u *User) noteBearer(ctx context.Context) {
+	if toolkit.PrincipalFromContext(ctx) != u.principal {
+		return
+	}
+	cc, ok := toolkit.SessionAs[bridge.CallCredentials](toolkit.SessionFromContext(ctx))
+	if !ok {
+		return
+	}
+	tok := cc.BearerToken()
+	if tok == "" {
+		return
+	}
+	u.mu.Lock()
+	u.bearer = tok
+	u.mu.Unlock()
+}
