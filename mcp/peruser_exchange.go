@@ -101,3 +101,45 @@ func (u *User) noteBearer(ctx context.Context) {
 	u.bearer = tok
 	u.mu.Unlock()
 }
+
+// OptOAuthPerUserEnterprise makes an HTTP connector act upstream as each
+// user of a program that serves many (a gateway) with enterprise-managed
+// authorization (SEP-990, "cross-app access", see [oauth.Enterprise]):
+// the token that user's client presented to the program, which must be
+// an OpenID Connect ID token of the enterprise identity provider (as the
+// program's bearer authentication verified it), is exchanged at the IdP
+// for an identity assertion grant (ID-JAG), which the server's
+// authorization server turns into that user's access token. Nobody is
+// asked to authorize anything.
+//
+// It is [OptOAuthPerUserFlow] with the flow oauth.Enterprise(cfg) whose
+// IDToken is the user's token ([User.SubjectToken]; cfg.IDToken must be
+// nil), under the rules of [OptOAuthPerUserTokenExchange]: each user's
+// calls go on an upstream session of their client's own, with their own
+// access token, never another's; a user whose token is unknown fails with
+// an error wrapping ErrNoSubjectToken; one refused by the IdP or the
+// authorization server with an error wrapping [oauth.ErrExchangeRefused].
+// cfg.MaxSubjects bounds the tokens kept per user (default 8).
+func OptOAuthPerUserEnterprise(cfg oauth.EnterpriseConfig) Option {
+	return func(o *options) error {
+		if cfg.IDToken != nil {
+			return fmt.Errorf("%w: OptOAuthPerUserEnterprise: EnterpriseConfig.IDToken must be nil: each user's ID token is the one their calls came with", errs.ErrBadParameter)
+		}
+		check := cfg
+		check.IDToken = func(context.Context) (string, error) { return "", nil }
+		if _, err := oauth.Enterprise(check); err != nil {
+			return oauthOptionError("OptOAuthPerUserEnterprise", err)
+		}
+		if cfg.MaxSubjects == 0 {
+			cfg.MaxSubjects = maxUserSubjects
+		}
+		return OptOAuthPerUserFlow(func(u *User) (*oauth.Flow, error) {
+			c := cfg
+			c.IDToken = func(ctx context.Context) (string, error) {
+				tok, _, err := u.SubjectToken(ctx)
+				return tok, err
+			}
+			return oauth.Enterprise(c)
+		})(o)
+	}
+}

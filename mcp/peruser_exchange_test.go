@@ -58,17 +58,27 @@ type exchangeGateway struct {
 
 func startExchangeGateway(t *testing.T, up *userUpstream) *exchangeGateway {
 	t.Helper()
+	return startUsersGateway(t, up, func(*exchangeGateway) mcp.Option {
+		return mcp.OptOAuthPerUserTokenExchange(oauth.TokenExchangeConfig{ClientID: exchangeClient, ClientSecret: "exchange-secret-1"})
+	})
+}
+
+// startUsersGateway is startExchangeGateway with the per-user option
+// perUser gives.
+func startUsersGateway(t *testing.T, up *userUpstream, perUser func(*exchangeGateway) mcp.Option) *exchangeGateway {
+	t.Helper()
 	g := &exchangeGateway{idp: oauthtest.NewIssuer(t), stranger: oauthtest.NewIssuer(t), logs: &lockedBuffer{}}
 	up.iss.TrustIdP(g.idp)
 	up.iss.Register(exchangeClient, oauthtest.Client{Secret: "exchange-secret-1"})
+	g.idp.Register(exchangeClient, oauthtest.Client{Secret: "exchange-secret-1"})
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)
 	g.url = hs.URL
 	d, err := mcp.NewDelegate("gateway", "1",
 		mcp.OptLogger(slog.New(slog.NewTextHandler(g.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 		mcp.OptOAuthClientCredentials(gatewayClient, "gateway-secret-1"),
-		mcp.OptOAuthAllow(up.iss.URL),
-		mcp.OptOAuthPerUserTokenExchange(oauth.TokenExchangeConfig{ClientID: exchangeClient, ClientSecret: "exchange-secret-1"}),
+		mcp.OptOAuthAllow(up.iss.URL, g.idp.URL),
+		perUser(g),
 	)
 	mustNotErr(t, err)
 	tk, err := toolkit.New(toolkit.WithDelegate(d))
@@ -202,6 +212,58 @@ func TestPerUserTokenExchange(t *testing.T) {
 	}
 }
 
+// TestPerUserEnterprise: with enterprise-managed authorization per user,
+// each user's own token (an ID token of the enterprise IdP) is exchanged
+// at the IdP for an identity assertion grant, which the upstream's
+// authorization server redeems for that user's access token: alice and
+// bob act upstream as themselves, once exchanged each, nobody asked; a
+// user whose token the IdP did not issue gets a clear error; no token in
+// the logs.
+func TestPerUserEnterprise(t *testing.T) {
+	checkLeaks(t)
+	up := newUserUpstream(t)
+	g := startUsersGateway(t, up, func(g *exchangeGateway) mcp.Option {
+		return mcp.OptOAuthPerUserEnterprise(oauth.EnterpriseConfig{
+			IdPIssuer: g.idp.URL, IdPClientID: exchangeClient, IdPClientSecret: "exchange-secret-1",
+			ClientID: exchangeClient, ClientSecret: "exchange-secret-1",
+		})
+	})
+	alice, bob := newURLUser("alice"), newURLUser("bob")
+	as := g.connect(t, g.token(g.idp, "alice"), alice.Client)
+	bs := g.connect(t, g.token(g.idp, "bob"), bob.Client)
+	for range 2 {
+		for _, c := range []struct {
+			user string
+			cs   *sdk.ClientSession
+		}{{"alice", as}, {"bob", bs}} {
+			if got, err := callText(t, c.cs, "whoami"); err != nil || got != c.user {
+				t.Fatalf("%s's call: %q, %v\n%s", c.user, got, err, g.logs)
+			}
+		}
+	}
+	if n := alice.asked.Load() + bob.asked.Load(); n != 0 {
+		t.Errorf("the users were asked %d times, want never", n)
+	}
+	for _, user := range []string{"alice", "bob"} {
+		if n := up.iss.ExchangesFor(user); n != 1 {
+			t.Errorf("%d grants redeemed for %s, want 1", n, user)
+		}
+	}
+	carol := g.connect(t, g.token(g.stranger, "carol"), newURLUser("carol").Client)
+	_, err := callText(t, carol, "whoami")
+	if err == nil || !strings.Contains(err.Error(), oauth.ErrExchangeRefused.Error()) {
+		t.Fatalf("carol's call with a token the IdP did not issue: %v", err)
+	}
+	if got, want := up.calls(), []string{"alice", "bob", "alice", "bob"}; !slices.Equal(got, want) {
+		t.Errorf("the upstream saw calls of %v, want %v", got, want)
+	}
+	for _, s := range []string{g.logs.String(), err.Error()} {
+		if strings.Contains(s, "eyJ") || strings.Contains(s, "secret-1") {
+			t.Errorf("a token or secret leaked: %s", s)
+		}
+	}
+}
+
 // TestOptOAuthPerUserTokenExchangeRefusals: an incomplete configuration,
 // or one that names its own subject token, is refused.
 func TestOptOAuthPerUserTokenExchangeRefusals(t *testing.T) {
@@ -211,6 +273,20 @@ func TestOptOAuthPerUserTokenExchangeRefusals(t *testing.T) {
 	} {
 		_, err := mcp.New("http://127.0.0.1/mcp", "c", "1", mcp.OptOAuthPerUserTokenExchange(cfg))
 		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptOAuthPerUserTokenExchange") {
+			t.Errorf("%+v: New = %v, want ErrBadParameter naming the option", cfg, err)
+		}
+	}
+}
+
+// TestOptOAuthPerUserEnterpriseRefusals: an incomplete configuration, or
+// one that names its own ID token, is refused.
+func TestOptOAuthPerUserEnterpriseRefusals(t *testing.T) {
+	for _, cfg := range []oauth.EnterpriseConfig{
+		{},
+		{IdPIssuer: "https://idp.example.com", ClientID: "c", IDToken: func(context.Context) (string, error) { return "", nil }},
+	} {
+		_, err := mcp.New("http://127.0.0.1/mcp", "c", "1", mcp.OptOAuthPerUserEnterprise(cfg))
+		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptOAuthPerUserEnterprise") {
 			t.Errorf("%+v: New = %v, want ErrBadParameter naming the option", cfg, err)
 		}
 	}

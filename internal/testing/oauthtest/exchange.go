@@ -22,6 +22,12 @@ const (
 	TokenTypeJWT = "urn:ietf:params:oauth:token-type:jwt"
 	// TokenTypeIDToken is the token type of an OpenID Connect ID token.
 	TokenTypeIDToken = "urn:ietf:params:oauth:token-type:id_token"
+	// TokenTypeIDJAG is the token type of an identity assertion grant
+	// (SEP-990, "cross-app access").
+	TokenTypeIDJAG = "urn:ietf:params:oauth:token-type:id-jag"
+	// GrantTypeJWTBearer is the grant type of RFC 7523 §2.1, with which an
+	// ID-JAG is redeemed.
+	GrantTypeJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 )
 
 // TrustIdP makes the issuer exchange the subject tokens idp signs (with
@@ -114,7 +120,7 @@ func (i *Issuer) serveExchange(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusBadRequest, "invalid_request", "unsupported subject_token_type")
 		return
 	}
-	if req.RequestedTokenType != "" && req.RequestedTokenType != TokenTypeAccessToken {
+	if req.RequestedTokenType != "" && req.RequestedTokenType != TokenTypeAccessToken && req.RequestedTokenType != TokenTypeIDJAG {
 		refuse(http.StatusBadRequest, "invalid_request", "unsupported requested_token_type")
 		return
 	}
@@ -141,11 +147,84 @@ func (i *Issuer) serveExchange(w http.ResponseWriter, r *http.Request) {
 	jti := fmt.Sprintf("x-%d", i.n)
 	kid, lifetime := i.signWith, i.lifetime
 	i.mu.Unlock()
+	if req.RequestedTokenType == TokenTypeIDJAG {
+		// An identity assertion grant for the authorization server named
+		// by audience (SEP-990), redeemed there with GrantTypeJWTBearer.
+		claims := map[string]any{"iss": i.URL, "sub": sub, "aud": req.Audience, "resource": req.Resource, "client_id": id,
+			"jti": jti, "iat": time.Now().Unix(), "exp": time.Now().Add(5 * time.Minute).Unix(), "scope": strings.Join(scopes, " ")}
+		jag, err := i.sign(kid, kid, "oauth-id-jag+jwt", claims)
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "server_error"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"access_token": jag, "issued_token_type": TokenTypeIDJAG, "token_type": "N_A", "expires_in": 300})
+		return
+	}
 	claims := i.Claims(req.Resource, scopes...)
 	claims["sub"], claims["client_id"], claims["jti"] = sub, id, jti
 	claims["exp"] = time.Now().Add(lifetime).Unix()
 	claims["act"] = map[string]any{"sub": id}
 	i.issue(w, kid, claims, map[string]any{"issued_token_type": TokenTypeAccessToken, "scope": strings.Join(scopes, " ")})
+}
+
+// serveJAG redeems an identity assertion grant (GrantTypeJWTBearer): a
+// client registered with Register authenticates with its secret; the
+// assertion must be a JWT an identity provider this issuer trusts signed
+// for this issuer (aud), not expired. The access token issued has the
+// assertion's sub, its resource as aud, and the client as client_id; it
+// counts as an exchange for that subject (ExchangesFor).
+func (i *Issuer) serveJAG(w http.ResponseWriter, r *http.Request) {
+	id, secret, basic := r.BasicAuth()
+	if !basic {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	i.mu.Lock()
+	c, known := i.clients[id]
+	i.mu.Unlock()
+	if !known || (c.Secret != "" && secret != c.Secret) {
+		i.exRefused.Add(1)
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "invalid_client"})
+		return
+	}
+	t, err := jwt.ParseSigned(r.PostForm.Get("assertion"), []jose.SignatureAlgorithm{jose.RS256, jose.PS256, jose.ES256})
+	var claims struct {
+		jwt.Claims
+		Resource string `json:"resource"`
+		Scope    string `json:"scope"`
+	}
+	ok := err == nil && len(t.Headers) == 1
+	if ok {
+		ok = false
+		i.mu.Lock()
+		trusted := slices.Clone(i.trusted)
+		i.mu.Unlock()
+		for _, idp := range trusted {
+			idp.mu.Lock()
+			k, has := idp.keys[t.Headers[0].KeyID]
+			idp.mu.Unlock()
+			if has && t.Claims(k.key.Public(), &claims) == nil &&
+				claims.ValidateWithLeeway(jwt.Expected{Issuer: idp.URL, AnyAudience: jwt.Audience{i.URL}, Time: time.Now()}, 0) == nil &&
+				claims.Subject != "" && claims.Resource != "" {
+				ok = true
+				break
+			}
+		}
+	}
+	if !ok {
+		i.exRefused.Add(1)
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant", "error_description": "the assertion is not accepted"})
+		return
+	}
+	i.mu.Lock()
+	i.exchanged[claims.Subject]++
+	i.n++
+	jti := fmt.Sprintf("j-%d", i.n)
+	kid, lifetime := i.signWith, i.lifetime
+	i.mu.Unlock()
+	at := i.Claims(claims.Resource, strings.Fields(claims.Scope)...)
+	at["sub"], at["client_id"], at["jti"] = claims.Subject, id, jti
+	at["exp"] = time.Now().Add(lifetime).Unix()
+	i.issue(w, kid, at, map[string]any{"scope": claims.Scope})
 }
 
 // subjectOf checks a subject token and returns its sub.

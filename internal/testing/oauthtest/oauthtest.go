@@ -386,7 +386,7 @@ func (i *Issuer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
 		"authorization_endpoint":                         i.URL + "/authorize",
 		"registration_endpoint":                          i.URL + "/register",
 		"jwks_uri":                                       i.JWKSURL(),
-		"grant_types_supported":                          []string{"client_credentials", "authorization_code", "refresh_token", GrantTypeTokenExchange},
+		"grant_types_supported":                          []string{"client_credentials", "authorization_code", "refresh_token", GrantTypeTokenExchange, GrantTypeJWTBearer},
 		"token_endpoint_auth_methods_supported":          []string{"client_secret_basic", "client_secret_post", "none"},
 		"response_types_supported":                       []string{"code"},
 		"code_challenge_methods_supported":               []string{"S256"},
@@ -489,6 +489,9 @@ func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 		return
 	case GrantTypeTokenExchange:
 		i.serveExchange(w, r)
+		return
+	case GrantTypeJWTBearer:
+		i.serveJAG(w, r)
 		return
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type"})
