@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
 	"github.com/llmkit/toolkit/mcp"
 	"github.com/llmkit/toolkit/mcp/bridge"
@@ -26,30 +24,7 @@ func relayGateway(t *testing.T, m *testserver.Memory, opts ...Option) string {
 // relayGatewayWith is relayGateway with the HTTP options hopts.
 func relayGatewayWith(t *testing.T, m *testserver.Memory, hopts []HTTPOption, opts ...Option) string {
 	t.Helper()
-	d := mustDelegate(t, mcp.OptLogger(quietLogger()), mcp.OptDialer(m.Dial), mcp.OptForwardServerRequests())
-	tk, err := toolkit.New(toolkit.WithDelegate(d))
-	mustNotErr(t, err)
-	srv, err := New(tk, nil, opts...)
-	mustNotErr(t, err)
-	t.Cleanup(func() { srv.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- tk.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		mustNotErr(t, <-runDone)
-	})
-	mustNotErr(t, tk.AddConnectorNS("up", "memory://up"))
-	wctx, wcancel := context.WithTimeout(ctx, waitLimit)
-	defer wcancel()
-	_, err = tk.WaitConnectors(wctx)
-	mustNotErr(t, err)
-	tk.WaitEvents()
-	h, err := srv.Handler(hopts...)
-	mustNotErr(t, err)
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	return ts.URL
+	return startGateway(t, "memory://up", []mcp.Option{mcp.OptDialer(m.Dial), mcp.OptForwardServerRequests()}, opts, hopts).url
 }
 
 // An upstream of 2026-07-28 that answers a call with an input-required

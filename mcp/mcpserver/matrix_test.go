@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
 	"github.com/llmkit/toolkit/mcp"
 )
@@ -125,40 +123,19 @@ func protocolMatrixCell(t *testing.T, statelessFace bool, upstream, client strin
 	t.Cleanup(m.Close)
 
 	// The gateway: a toolkit of one connector, served over HTTP.
-	d := mustDelegate(t, mcp.OptLogger(quietLogger()), mcp.OptDialer(m.Dial), mcp.OptForwardServerRequests())
-	tk, err := toolkit.New(toolkit.WithDelegate(d))
-	mustNotErr(t, err)
-	srv, err := New(tk, nil)
-	mustNotErr(t, err)
-	t.Cleanup(func() { srv.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- tk.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		mustNotErr(t, <-runDone)
-	})
-	mustNotErr(t, tk.AddConnectorNS("up", "memory://up"))
-	wctx, wcancel := context.WithTimeout(ctx, waitLimit)
-	defer wcancel()
-	_, err = tk.WaitConnectors(wctx)
-	mustNotErr(t, err)
-	tk.WaitEvents()
-	if st := tk.Connectors()[0]; st.ProtocolVersion != upstream {
-		t.Errorf("the connector speaks %s to the upstream, want %s", st.ProtocolVersion, upstream)
-	}
 	var hopts []HTTPOption
 	if statelessFace {
 		hopts = append(hopts, WithStateless())
 	}
-	h, err := srv.Handler(hopts...)
-	mustNotErr(t, err)
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
+	gw := startGateway(t, "memory://up", []mcp.Option{mcp.OptDialer(m.Dial), mcp.OptForwardServerRequests()}, nil, hopts)
+	tk, ctx := gw.tk, context.Background()
+	if st := tk.Connectors()[0]; st.ProtocolVersion != upstream {
+		t.Errorf("the connector speaks %s to the upstream, want %s", st.ProtocolVersion, upstream)
+	}
 
 	// The client.
 	changes, updates := make(chan struct{}, 8), make(chan string, 8)
-	cs, err := connectHTTPVersion(t, ts.URL, client, &sdk.ClientOptions{
+	cs, err := connectHTTPVersion(t, gw.url, client, &sdk.ClientOptions{
 		CreateMessageHandler: func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
 			return &sdk.CreateMessageResult{Model: "m", Role: "assistant", Content: &sdk.TextContent{Text: "teal"}}, nil
 		},
@@ -260,33 +237,12 @@ func TestRenamedToolHeaders(t *testing.T) {
 		}
 		return false
 	})
-	d := mustDelegate(t, mcp.OptLogger(quietLogger()))
-	tk, err := toolkit.New(toolkit.WithDelegate(d))
-	mustNotErr(t, err)
-	srv, err := New(tk, nil, WithQualifiedNames())
-	mustNotErr(t, err)
-	t.Cleanup(func() { srv.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- tk.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		mustNotErr(t, <-runDone)
-	})
-	mustNotErr(t, tk.AddConnectorNS("up", upstream.URL))
-	wctx, wcancel := context.WithTimeout(ctx, waitLimit)
-	defer wcancel()
-	_, err = tk.WaitConnectors(wctx)
-	mustNotErr(t, err)
-	tk.WaitEvents()
-	if st := tk.Connectors()[0]; st.ProtocolVersion != statelessVersion {
+	gw := startGateway(t, upstream.URL, nil, []Option{WithQualifiedNames()}, nil)
+	ctx := context.Background()
+	if st := gw.tk.Connectors()[0]; st.ProtocolVersion != statelessVersion {
 		t.Errorf("upstream protocol %s", st.ProtocolVersion)
 	}
-	h, err := srv.Handler()
-	mustNotErr(t, err)
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	cs, err := connectHTTPVersion(t, ts.URL, "", nil)
+	cs, err := connectHTTPVersion(t, gw.url, "", nil)
 	mustNotErr(t, err)
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "up_echo", Arguments: map[string]any{"text": "renamed"}})
 	mustNotErr(t, err)
