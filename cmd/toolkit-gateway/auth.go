@@ -99,7 +99,11 @@ type OAuth struct {
 	// client_credentials (the gateway's own client ID and secret) or
 	// token_exchange (with per_user: each user's access token, which the
 	// gateway verified with auth.jwt, exchanged for an upstream token;
-	// mcp.OptOAuthPerUserTokenExchange).
+	// mcp.OptOAuthPerUserTokenExchange) or enterprise (with per_user:
+	// enterprise-managed authorization, SEP-990: each user's token, an ID
+	// token of the IdP idp_issuer verified with auth.jwt, exchanged at the
+	// IdP for an identity assertion grant that the upstream's
+	// authorization server redeems; mcp.OptOAuthPerUserEnterprise).
 	Grant string `yaml:"grant"`
 	// ClientID is the client registered with the authorization server;
 	// required for client_credentials and token_exchange. With authorization_code and no
@@ -118,6 +122,13 @@ type OAuth struct {
 	// Audience is the audience parameter of token_exchange, when the
 	// authorization server wants one beside the resource.
 	Audience string `yaml:"audience"`
+	// IdPIssuer is the issuer of the enterprise identity provider (grant
+	// enterprise): its token endpoint is found in its metadata.
+	IdPIssuer string `yaml:"idp_issuer"`
+	// IdPClientID and IdPClientSecretEnv identify the gateway at the IdP
+	// (grant enterprise; no secret: a public client).
+	IdPClientID        string `yaml:"idp_client_id"`
+	IdPClientSecretEnv string `yaml:"idp_client_secret_env"`
 	// RedirectURL is where the authorization server sends the person back
 	// (authorization_code): a loopback http URL on which the gateway
 	// listens, any path (default http://127.0.0.1:0/callback, any free
@@ -148,7 +159,8 @@ type OAuth struct {
 	// token_dir. An anonymous client's calls are refused.
 	PerUser bool `yaml:"per_user"`
 
-	secret string
+	secret    string
+	idpSecret string
 }
 
 // OAuth grants.
@@ -156,6 +168,7 @@ const (
 	grantAuthorizationCode = "authorization_code"
 	grantClientCredentials = "client_credentials"
 	grantTokenExchange     = "token_exchange"
+	grantEnterprise        = "enterprise"
 )
 
 // defaultRedirectURL is the redirect of the authorization code grant
@@ -388,14 +401,15 @@ func (v *validator) checkOAuth(s *Server, i int) {
 	switch o.Grant {
 	case "":
 		o.Grant = grantAuthorizationCode
-	case grantAuthorizationCode, grantClientCredentials, grantTokenExchange:
+	case grantAuthorizationCode, grantClientCredentials, grantTokenExchange, grantEnterprise:
 	default:
-		v.fail(fmt.Sprintf("%q is not a grant: use %s, %s or %s", o.Grant, grantAuthorizationCode, grantClientCredentials, grantTokenExchange), at("grant")...)
+		v.fail(fmt.Sprintf("%q is not a grant: use %s, %s, %s or %s", o.Grant, grantAuthorizationCode, grantClientCredentials, grantTokenExchange, grantEnterprise), at("grant")...)
 		return
 	}
 	if o.Audience != "" && o.Grant != grantTokenExchange {
 		v.fail("goes with grant token_exchange", at("audience")...)
 	}
+	v.checkEnterprise(o, at)
 	checkScopes := func() {
 		for j, sc := range o.Scopes {
 			if sc == "" || strings.ContainsAny(sc, " \t") {
@@ -447,7 +461,7 @@ func (v *validator) checkOAuth(s *Server, i int) {
 		}
 		return
 	}
-	if o.Grant == grantTokenExchange {
+	if o.exchanges() {
 		v.checkTokenExchange(s, i)
 		checkScopes()
 		return
@@ -636,7 +650,7 @@ func (g *gateway) oauthOptions(s Server) ([]mcp.Option, error) {
 	if o.Grant == grantClientCredentials {
 		return append(opts, mcp.OptOAuthClientCredentials(o.ClientID, o.secret)), nil
 	}
-	if o.Grant == grantTokenExchange {
+	if o.exchanges() {
 		return append(opts, tokenExchangeOptions(s)...), nil
 	}
 	if o.PerUser {

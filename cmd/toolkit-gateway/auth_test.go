@@ -133,7 +133,7 @@ func TestParseAuthConfigErrors(t *testing.T) {
 		{"negative leeway", jwt + "    leeway: -1s\n", []string{"gw.yaml:6: auth.jwt.leeway: must not be negative"}},
 		{"leeway type", jwt + "    leeway: [1s]\n", []string{"gw.yaml:6: auth.jwt.leeway: cannot use a list as a duration"}},
 		{"bad authorization server", jwt + "    authorization_servers: [ftp://x]\n", []string{`gw.yaml:6: auth.jwt.authorization_servers[0]: "ftp://x" is not an http(s) URL`}},
-		{"unknown oauth field", srv + "    oauth:\n      client_secret: hunter2\n", []string{"gw.yaml:5: servers[0].oauth.client_secret: unknown field (known: grant, client_id, client_secret_env, client_secret_file, scopes, audience, redirect_url, client_name, client_metadata_url, no_dynamic_registration, allow, per_user)"}},
+		{"unknown oauth field", srv + "    oauth:\n      client_secret: hunter2\n", []string{"gw.yaml:5: servers[0].oauth.client_secret: unknown field (known: grant, client_id, client_secret_env, client_secret_file, scopes, audience, idp_issuer, idp_client_id, idp_client_secret_env, redirect_url, client_name, client_metadata_url, no_dynamic_registration, allow, per_user)"}},
 		{"bad grant", srv + "    oauth:\n      grant: password\n", []string{`gw.yaml:5: servers[0].oauth.grant: "password" is not a grant`}},
 		{"oauth on stdio", "servers:\n  - name: up\n    command: [x]\n    oauth: {}\n", []string{"gw.yaml:4: servers[0].oauth: OAuth is for http(s) servers"}},
 		{"oauth and Authorization", srv + "    headers: {Authorization: Bearer x}\n    oauth: {}\n", []string{"gw.yaml:4: servers[0].headers.Authorization: an Authorization header and oauth exclude each other"}},

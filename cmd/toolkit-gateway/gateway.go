@@ -344,7 +344,7 @@ func (g *gateway) add(s Server) error {
 	if s.perClient() && !g.clientSessions {
 		g.logger.Warn("upstream_sessions: per_client needs a restart when no upstream had it at start: until then the upstream's session is shared", "namespace", s.Name)
 	}
-	if o := s.OAuth; o != nil && o.PerUser && o.Grant != grantTokenExchange {
+	if o := s.OAuth; o != nil && o.PerUser && !o.exchanges() {
 		if _, err := g.logins.callback(o.RedirectURL); err != nil {
 			return fmt.Errorf("%s:%d: servers: %q: oauth: redirect_url: %w", g.file, s.line, s.Name, err)
 		}

@@ -105,7 +105,8 @@ servers:
 // TestTokenExchangeConfigErrors: grant token_exchange is refused, with
 // the file, line and field, without per_user, without a client ID,
 // without auth.jwt, with what goes with sending a person to authorize,
-// and audience goes with it alone.
+// and audience goes with it alone; grant enterprise needs its IdP, whose
+// fields go with it alone.
 func TestTokenExchangeConfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "tokens", tokenA+"\n")
@@ -122,8 +123,13 @@ func TestTokenExchangeConfigErrors(t *testing.T) {
 		{"bearer auth", bearer + srv + "    oauth:\n      per_user: true\n      grant: token_exchange\n      client_id: gw\n", "gw.yaml:7: servers[0].oauth.grant: the token_exchange grant exchanges the access tokens the clients present: it needs auth.jwt"},
 		{"redirect", jwt + srv + "    oauth:\n      per_user: true\n      grant: token_exchange\n      client_id: gw\n      redirect_url: https://gw.example/cb\n", "gw.yaml:9: servers[0].oauth.redirect_url: goes with grant authorization_code"},
 		{"audience", jwt + srv + "    oauth:\n      audience: x\n", "gw.yaml:6: servers[0].oauth.audience: goes with grant token_exchange"},
-		{"bad grant", jwt + srv + "    oauth:\n      grant: exchange\n", `gw.yaml:6: servers[0].oauth.grant: "exchange" is not a grant: use authorization_code, client_credentials or token_exchange`},
+		{"bad grant", jwt + srv + "    oauth:\n      grant: exchange\n", `gw.yaml:6: servers[0].oauth.grant: "exchange" is not a grant: use authorization_code, client_credentials, token_exchange or enterprise`},
 		{"bad scope", jwt + srv + "    oauth:\n      per_user: true\n      grant: token_exchange\n      client_id: gw\n      scopes: ['a b']\n", `gw.yaml:9: servers[0].oauth.scopes[0]: "a b" is not a scope`},
+		{"enterprise no idp", jwt + srv + "    oauth:\n      per_user: true\n      grant: enterprise\n      client_id: gw\n", "gw.yaml:5: servers[0].oauth.idp_issuer: missing: the enterprise grant needs the issuer URL of the identity provider"},
+		{"enterprise no idp client", jwt + srv + "    oauth:\n      per_user: true\n      grant: enterprise\n      client_id: gw\n      idp_issuer: https://idp.example\n", "gw.yaml:5: servers[0].oauth.idp_client_id: missing: the enterprise grant needs the gateway's client ID at the identity provider"},
+		{"enterprise bearer auth", bearer + srv + "    oauth:\n      per_user: true\n      grant: enterprise\n      client_id: gw\n      idp_issuer: https://idp.example\n      idp_client_id: gw\n", "gw.yaml:7: servers[0].oauth.grant: the enterprise grant exchanges the ID tokens the clients present: it needs auth.jwt"},
+		{"enterprise secret unset", jwt + srv + "    oauth:\n      per_user: true\n      grant: enterprise\n      client_id: gw\n      idp_issuer: https://idp.example\n      idp_client_id: gw\n      idp_client_secret_env: TOOLKIT_TEST_UNSET_IDP_SECRET\n", "gw.yaml:11: servers[0].oauth.idp_client_secret_env: environment variable TOOLKIT_TEST_UNSET_IDP_SECRET is not set"},
+		{"idp without enterprise", jwt + srv + "    oauth:\n      idp_issuer: https://idp.example\n", "gw.yaml:6: servers[0].oauth.idp_issuer: goes with grant enterprise"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseConfig(filepath.Join(dir, "gw.yaml"), []byte(tc.yaml))
@@ -143,5 +149,82 @@ func TestTokenExchangeConfigErrors(t *testing.T) {
 	}
 	if s := cfg.Servers[0]; s.UpstreamSessions != upstreamPerClient || s.MaxUpstreamSessions == 0 {
 		t.Errorf("upstream_sessions %q, max %d", s.UpstreamSessions, s.MaxUpstreamSessions)
+	}
+}
+
+// TestGatewayPerUserEnterprise: with grant enterprise each user's own
+// token, an ID token of the enterprise IdP that auth.jwt verified, is
+// exchanged at the IdP for an identity assertion grant, which the
+// upstream's authorization server redeems: alice and bob act upstream as
+// themselves, once redeemed each, nobody asked; no token or secret
+// reaches the log.
+func TestGatewayPerUserEnterprise(t *testing.T) {
+	up := startUserServer(t)
+	idp := oauthtest.NewIssuer(t)
+	up.iss.TrustIdP(idp)
+	const secret = "enterprise-secret-0123456789"
+	up.iss.Register("gateway-mcp", oauthtest.Client{Secret: secret})
+	idp.Register("gateway-idp", oauthtest.Client{Secret: secret})
+	t.Setenv("TOOLKIT_TEST_IDP_SECRET", secret)
+	dir := t.TempDir()
+	writeFile(t, dir, "client-secret", secret+"\n")
+	addr := freeAddr(t)
+	resource := "http://" + addr + "/mcp"
+	config := writeConfig(t, dir, fmt.Sprintf(`listen: %s
+auth:
+  jwt:
+    jwks_url: %s
+    issuer: %s
+    audience: %s
+servers:
+  - name: up
+    url: %s
+    oauth:
+      per_user: true
+      grant: enterprise
+      client_id: gateway-mcp
+      client_secret_file: client-secret
+      idp_issuer: %s
+      idp_client_id: gateway-idp
+      idp_client_secret_env: TOOLKIT_TEST_IDP_SECRET
+      allow: [%s]
+`, addr, idp.JWKSURL(), idp.URL, resource, up.url, idp.URL, up.iss.URL))
+	g := startGateway(t, config)
+	g.waitLog(t, 0, upstreamReady("up"))
+
+	token := func(iss *oauthtest.Issuer, user string) string {
+		c := iss.Claims(resource)
+		c["sub"] = user
+		return iss.Sign("rsa-1", c)
+	}
+	var asked atomic.Int32
+	alice := userClient(t, g, token(idp, "alice"), "alice", true, &asked)
+	bob := userClient(t, g, token(idp, "bob"), "bob", true, &asked)
+	for range 2 {
+		if got, err := callTextErr(alice, "whoami", map[string]any{}); err != nil || got != "alice" {
+			t.Fatalf("alice: %q, %v", got, err)
+		}
+		if got, err := callTextErr(bob, "whoami", map[string]any{}); err != nil || got != "bob" {
+			t.Fatalf("bob: %q, %v", got, err)
+		}
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the users were asked %d times, want never", n)
+	}
+	for _, user := range []string{"alice", "bob"} {
+		if n := up.iss.ExchangesFor(user); n != 1 {
+			t.Errorf("%d grants redeemed for %s, want 1", n, user)
+		}
+	}
+	if got, want := up.calls(), []string{"alice", "bob", "alice", "bob"}; !slices.Equal(got, want) {
+		t.Errorf("the upstream saw %v, want %v", got, want)
+	}
+	g.mu.Lock()
+	logs, _ := json.Marshal(g.records)
+	g.mu.Unlock()
+	for _, leak := range []string{"eyJ", secret} {
+		if strings.Contains(string(logs), leak) {
+			t.Errorf("%q shows in the log", leak)
+		}
 	}
 }

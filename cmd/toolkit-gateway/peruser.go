@@ -29,7 +29,7 @@ func (v *validator) checkPerUser(c *Config, s *Server, i int) {
 	if s.UpstreamSessions != upstreamPerClient {
 		v.fail("per_user needs upstream_sessions: per_client (each client's calls go on a session authorized as its user)", "servers", i, "upstream_sessions")
 	}
-	if o.Grant == grantTokenExchange {
+	if o.exchanges() {
 		// Nobody is sent to an authorization server: no redirect.
 		return
 	}
