@@ -579,8 +579,9 @@ func (c *Connector) elicitURL(ctx context.Context, cl bridge.Client, ask *userAs
 
 // UserAuthorizations counts the users of a connector made with
 // OptOAuthPerUser or OptOAuthPerUserFlow by the state of their
-// authorization: those that hold a token, those asked to authorize now,
-// and those whose last authorization failed (the next attempt waits).
+// authorization: those that hold a token, those asked to authorize now
+// (or whose token is being exchanged), and those whose last authorization
+// or exchange failed (the next attempt waits).
 // Users seen but in none of these states are not counted. It names
 // nobody and shows no token.
 func (c *Connector) UserAuthorizations() (authorized, pending, failed int) {
@@ -601,6 +602,7 @@ func (c *Connector) UserAuthorizations() (authorized, pending, failed int) {
 			continue
 		}
 		_, err := h.Pending()
+		exchanging, exchangeFailed := h.Exchanges()
 		var pe *oauth.PendingError
 		switch {
 		case errors.As(err, &pe) && !pe.RetryAt.IsZero():
@@ -609,6 +611,10 @@ func (c *Connector) UserAuthorizations() (authorized, pending, failed int) {
 			pending++
 		case h.Authorized():
 			authorized++
+		case exchanging:
+			pending++
+		case exchangeFailed:
+			failed++
 		}
 	}
 	return authorized, pending, failed

@@ -90,6 +90,9 @@ servers:
 	if got, want := up.calls(), []string{"alice", "bob", "alice", "bob"}; !slices.Equal(got, want) {
 		t.Errorf("the upstream saw %v, want %v", got, want)
 	}
+	if users, body := g.userAuthorizationsOf(t, "up"); users == nil || *users != (userAuthorizations{Authorized: 2, Failed: 1}) {
+		t.Errorf("/healthz user authorizations %+v in %s", users, body)
+	}
 	g.mu.Lock()
 	logs, _ := json.Marshal(g.records)
 	g.mu.Unlock()
@@ -218,6 +221,9 @@ servers:
 	}
 	if got, want := up.calls(), []string{"alice", "bob", "alice", "bob"}; !slices.Equal(got, want) {
 		t.Errorf("the upstream saw %v, want %v", got, want)
+	}
+	if users, body := g.userAuthorizationsOf(t, "up"); users == nil || *users != (userAuthorizations{Authorized: 2}) {
+		t.Errorf("/healthz user authorizations %+v in %s", users, body)
 	}
 	g.mu.Lock()
 	logs, _ := json.Marshal(g.records)

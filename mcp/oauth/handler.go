@@ -237,10 +237,39 @@ func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 
 // Authorized reports whether the handler holds a token to send: it was
 // loaded from the store or given by an authorization, and is not known to
-// be refused. Only handlers of the authorization code flow keep their
-// tokens; for the others it reports false.
+// be refused; for the flows that exchange a user's own token
+// ([TokenExchange], [Enterprise]), whether it holds an unexpired token of
+// any subject. For the other flows it reports false.
 func (h *Handler) Authorized() bool {
+	if sh, ok := h.subjects(); ok {
+		held, _, _ := sh.summary()
+		return held
+	}
 	return h != nil && h.owns && h.ts.Load() != nil
+}
+
+// Exchanges tells, for the flows that exchange a user's own token
+// ([TokenExchange], [Enterprise]), whether an exchange is in flight, and
+// whether the last exchange of a subject failed and waits to be tried
+// again (see [Handler.Authorized] for the tokens held); false for the
+// other flows, whose state [Handler.Pending] tells.
+func (h *Handler) Exchanges() (exchanging, failed bool) {
+	sh, ok := h.subjects()
+	if !ok {
+		return false, false
+	}
+	_, exchanging, failed = sh.summary()
+	return exchanging, failed
+}
+
+// subjects returns the handler of the flows that exchange a user's own
+// token, if h runs one.
+func (h *Handler) subjects() (*subjectHandler, bool) {
+	if h == nil {
+		return nil, false
+	}
+	sh, ok := h.inner.(*subjectHandler)
+	return sh, ok
 }
 
 // Authorize implements auth.OAuthHandler: it refreshes the token the

@@ -169,6 +169,24 @@ func (h *subjectHandler) fresh(key string) (tok *oauth2.Token, stale bool) {
 	return nil, h.tgt != nil
 }
 
+// summary tells whether the handler holds a fresh token of any subject,
+// whether an exchange is in flight, and whether a failure is remembered
+// (an exchange failed and waits to be tried again).
+func (h *subjectHandler) summary() (held, exchanging, failed bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.clock().Now()
+	for _, st := range h.tokens {
+		switch {
+		case st.tok != nil && fresh(st.tok, st.obtained, now):
+			held = true
+		case st.err != nil && now.Before(st.until):
+			failed = true
+		}
+	}
+	return held, len(h.inflight) > 0, failed
+}
+
 // subjectOf returns the subject the access token tok was obtained for.
 func (h *subjectHandler) subjectOf(tok string) (subject, bool) {
 	if tok == "" {
