@@ -155,17 +155,12 @@ func (g *exchangeGateway) connect(t *testing.T, tok string, c *sdk.Client) *sdk.
 	return cs
 }
 
-// TestPerUserTokenExchange: each user's calls act upstream with a token
-// exchanged for the access token their own client presented to the
-// gateway, without asking anyone anything; a user's newer token is the
-// one exchanged for their next session; a user whose token the
-// upstream's authorization server does not trust gets a clear error,
-// never another user's token; no token reaches the logs or the errors.
-func TestPerUserTokenExchange(t *testing.T) {
-	checkLeaks(t)
-	up := newUserUpstream(t)
-	g := startExchangeGateway(t, up)
-
+// usersActAsThemselves has alice and bob, with tokens of g's IdP, call
+// whoami twice each: each is answered as themselves, with one exchange
+// (or grant redeemed) each at up's authorization server, and nobody is
+// asked to authorize.
+func (g *exchangeGateway) usersActAsThemselves(t *testing.T, up *userUpstream) {
+	t.Helper()
 	alice, bob := newURLUser("alice"), newURLUser("bob")
 	as := g.connect(t, g.token(g.idp, "alice"), alice.Client)
 	bs := g.connect(t, g.token(g.idp, "bob"), bob.Client)
@@ -175,7 +170,7 @@ func TestPerUserTokenExchange(t *testing.T) {
 			cs   *sdk.ClientSession
 		}{{"alice", as}, {"bob", bs}} {
 			if got, err := callText(t, c.cs, "whoami"); err != nil || got != c.user {
-				t.Fatalf("%s's call: %q, %v", c.user, got, err)
+				t.Fatalf("%s's call: %q, %v\n%s", c.user, got, err, g.logs)
 			}
 		}
 	}
@@ -187,6 +182,20 @@ func TestPerUserTokenExchange(t *testing.T) {
 			t.Errorf("%d exchanges for %s, want 1", n, user)
 		}
 	}
+}
+
+// TestPerUserTokenExchange: each user's calls act upstream with a token
+// exchanged for the access token their own client presented to the
+// gateway, without asking anyone anything; a user's newer token is the
+// one exchanged for their next session; a user whose token the
+// upstream's authorization server does not trust gets a clear error,
+// never another user's token; no token reaches the logs or the errors.
+func TestPerUserTokenExchange(t *testing.T) {
+	checkLeaks(t)
+	up := newUserUpstream(t)
+	g := startExchangeGateway(t, up)
+
+	g.usersActAsThemselves(t, up)
 
 	// Alice's new token, on a new session, is exchanged in turn.
 	alice2 := g.connect(t, g.token(g.idp, "alice"), newURLUser("alice").Client)
@@ -228,27 +237,7 @@ func TestPerUserEnterprise(t *testing.T) {
 			ClientID: exchangeClient, ClientSecret: "exchange-secret-1",
 		})
 	})
-	alice, bob := newURLUser("alice"), newURLUser("bob")
-	as := g.connect(t, g.token(g.idp, "alice"), alice.Client)
-	bs := g.connect(t, g.token(g.idp, "bob"), bob.Client)
-	for range 2 {
-		for _, c := range []struct {
-			user string
-			cs   *sdk.ClientSession
-		}{{"alice", as}, {"bob", bs}} {
-			if got, err := callText(t, c.cs, "whoami"); err != nil || got != c.user {
-				t.Fatalf("%s's call: %q, %v\n%s", c.user, got, err, g.logs)
-			}
-		}
-	}
-	if n := alice.asked.Load() + bob.asked.Load(); n != 0 {
-		t.Errorf("the users were asked %d times, want never", n)
-	}
-	for _, user := range []string{"alice", "bob"} {
-		if n := up.iss.ExchangesFor(user); n != 1 {
-			t.Errorf("%d grants redeemed for %s, want 1", n, user)
-		}
-	}
+	g.usersActAsThemselves(t, up)
 	carol := g.connect(t, g.token(g.stranger, "carol"), newURLUser("carol").Client)
 	_, err := callText(t, carol, "whoami")
 	if err == nil || !strings.Contains(err.Error(), oauth.ErrExchangeRefused.Error()) {

@@ -60,25 +60,8 @@ servers:
 		}
 		return idp.Sign("rsa-1", c)
 	}
+	usersActAsThemselves(t, g, up, func(user string) string { return token(user, nil) })
 	var asked atomic.Int32
-	alice := userClient(t, g, token("alice", nil), "alice", true, &asked)
-	bob := userClient(t, g, token("bob", nil), "bob", true, &asked)
-	for range 2 {
-		if got, err := callTextErr(alice, "whoami", map[string]any{}); err != nil || got != "alice" {
-			t.Fatalf("alice: %q, %v", got, err)
-		}
-		if got, err := callTextErr(bob, "whoami", map[string]any{}); err != nil || got != "bob" {
-			t.Fatalf("bob: %q, %v", got, err)
-		}
-	}
-	if n := asked.Load(); n != 0 {
-		t.Errorf("the users were asked %d times, want never", n)
-	}
-	for _, user := range []string{"alice", "bob"} {
-		if n := up.iss.ExchangesFor(user); n != 1 {
-			t.Errorf("%d exchanges for %s, want 1", n, user)
-		}
-	}
 
 	// Carol's token is not valid yet for the authorization server, which
 	// allows no clock skew; the gateway allows 30 seconds.
@@ -116,10 +99,7 @@ func TestTokenExchangeConfigErrors(t *testing.T) {
 	const jwt = "auth: {jwt: {jwks_url: 'https://idp.example/jwks', issuer: 'https://idp.example', audience: 'https://gw.example/mcp'}}\n"
 	const bearer = "auth: {bearer: {tokens_file: tokens}}\n"
 	const srv = "servers:\n  - name: up\n    url: https://up.example.com/mcp\n"
-	for _, tc := range []struct {
-		name, yaml string
-		want       string
-	}{
+	checkConfigErrors(t, dir, []configError{
 		{"no per_user", jwt + srv + "    oauth:\n      grant: token_exchange\n      client_id: gw\n", "gw.yaml:6: servers[0].oauth.grant: the token_exchange grant exchanges each user's own access token: it needs per_user: true"},
 		{"no client", jwt + srv + "    oauth: {per_user: true, grant: token_exchange}\n", "gw.yaml:5: servers[0].oauth.client_id: missing: the token_exchange grant needs the client's ID"},
 		{"no auth", srv + "    oauth: {per_user: true, grant: token_exchange, client_id: gw}\n", "gw.yaml:4: servers[0].oauth.per_user: per_user needs the gateway to authenticate its clients"},
@@ -133,17 +113,7 @@ func TestTokenExchangeConfigErrors(t *testing.T) {
 		{"enterprise bearer auth", bearer + srv + "    oauth:\n      per_user: true\n      grant: enterprise\n      client_id: gw\n      idp_issuer: https://idp.example\n      idp_client_id: gw\n", "gw.yaml:7: servers[0].oauth.grant: the enterprise grant exchanges the ID tokens the clients present: it needs auth.jwt"},
 		{"enterprise secret unset", jwt + srv + "    oauth:\n      per_user: true\n      grant: enterprise\n      client_id: gw\n      idp_issuer: https://idp.example\n      idp_client_id: gw\n      idp_client_secret_env: TOOLKIT_TEST_UNSET_IDP_SECRET\n", "gw.yaml:11: servers[0].oauth.idp_client_secret_env: environment variable TOOLKIT_TEST_UNSET_IDP_SECRET is not set"},
 		{"idp without enterprise", jwt + srv + "    oauth:\n      idp_issuer: https://idp.example\n", "gw.yaml:6: servers[0].oauth.idp_issuer: goes with grant enterprise"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseConfig(filepath.Join(dir, "gw.yaml"), []byte(tc.yaml))
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			if msg := strings.ReplaceAll(err.Error(), filepath.Join(dir, "gw.yaml"), "gw.yaml"); !strings.Contains(msg, tc.want) {
-				t.Errorf("error %q does not contain %q", msg, tc.want)
-			}
-		})
-	}
+	})
 	// token_exchange with per_user implies per_client, and needs no
 	// redirect URL.
 	cfg, err := parseConfig(filepath.Join(dir, "gw.yaml"), []byte(jwt+srv+"    oauth: {per_user: true, grant: token_exchange, client_id: gw, audience: up, scopes: [read]}\n"))
@@ -200,9 +170,32 @@ servers:
 		c["sub"] = user
 		return iss.Sign("rsa-1", c)
 	}
+	usersActAsThemselves(t, g, up, func(user string) string { return token(idp, user) })
+	if got, want := up.calls(), []string{"alice", "bob", "alice", "bob"}; !slices.Equal(got, want) {
+		t.Errorf("the upstream saw %v, want %v", got, want)
+	}
+	if users, body := g.userAuthorizationsOf(t, "up"); users == nil || *users != (userAuthorizations{Authorized: 2}) {
+		t.Errorf("/healthz user authorizations %+v in %s", users, body)
+	}
+	g.mu.Lock()
+	logs, _ := json.Marshal(g.records)
+	g.mu.Unlock()
+	for _, leak := range []string{"eyJ", secret} {
+		if strings.Contains(string(logs), leak) {
+			t.Errorf("%q shows in the log", leak)
+		}
+	}
+}
+
+// usersActAsThemselves has alice and bob, with the tokens token gives,
+// call whoami twice each through g: each is answered as themselves, with
+// one exchange (or grant redeemed) each at up's authorization server, and
+// nobody is asked to authorize.
+func usersActAsThemselves(t *testing.T, g *gatewayProcess, up *userServer, token func(user string) string) {
+	t.Helper()
 	var asked atomic.Int32
-	alice := userClient(t, g, token(idp, "alice"), "alice", true, &asked)
-	bob := userClient(t, g, token(idp, "bob"), "bob", true, &asked)
+	alice := userClient(t, g, token("alice"), "alice", true, &asked)
+	bob := userClient(t, g, token("bob"), "bob", true, &asked)
 	for range 2 {
 		if got, err := callTextErr(alice, "whoami", map[string]any{}); err != nil || got != "alice" {
 			t.Fatalf("alice: %q, %v", got, err)
@@ -216,21 +209,7 @@ servers:
 	}
 	for _, user := range []string{"alice", "bob"} {
 		if n := up.iss.ExchangesFor(user); n != 1 {
-			t.Errorf("%d grants redeemed for %s, want 1", n, user)
-		}
-	}
-	if got, want := up.calls(), []string{"alice", "bob", "alice", "bob"}; !slices.Equal(got, want) {
-		t.Errorf("the upstream saw %v, want %v", got, want)
-	}
-	if users, body := g.userAuthorizationsOf(t, "up"); users == nil || *users != (userAuthorizations{Authorized: 2}) {
-		t.Errorf("/healthz user authorizations %+v in %s", users, body)
-	}
-	g.mu.Lock()
-	logs, _ := json.Marshal(g.records)
-	g.mu.Unlock()
-	for _, leak := range []string{"eyJ", secret} {
-		if strings.Contains(string(logs), leak) {
-			t.Errorf("%q shows in the log", leak)
+			t.Errorf("%d exchanges for %s, want 1", n, user)
 		}
 	}
 }

@@ -205,20 +205,7 @@ func TestGatewayPerUser(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "client-tokens", tokenA+"\n"+tokenB+"\n"+tokenC+"\n")
 	addr := freeAddr(t)
-	config := writeConfig(t, dir, fmt.Sprintf(`listen: %s
-metrics: true
-token_dir: tokens
-auth:
-  bearer:
-    tokens_file: client-tokens
-servers:
-  - name: up
-    url: %s
-    oauth:
-      per_user: true
-      redirect_url: http://%s/oauth/callback
-      allow: [%s]
-`, addr, up.url, addr, up.iss.URL))
+	config := perUserConfig(t, dir, addr, up)
 	g := startGateway(t, config)
 	g.waitLog(t, 0, upstreamReady("up"))
 
@@ -341,10 +328,7 @@ func TestPerUserConfigErrors(t *testing.T) {
 	writeFile(t, dir, "tokens", tokenA+"\n")
 	const authed = "auth: {bearer: {tokens_file: tokens}}\n"
 	const srv = "servers:\n  - name: up\n    url: https://up.example.com/mcp\n"
-	for _, tc := range []struct {
-		name, yaml string
-		want       string
-	}{
+	checkConfigErrors(t, dir, []configError{
 		{"no auth", "listen: 127.0.0.1:0\n" + srv + "    oauth: {per_user: true, redirect_url: 'https://gw.example/cb'}\n", "gw.yaml:5: servers[0].oauth.per_user: per_user needs the gateway to authenticate its clients"},
 		{"shared", authed + srv + "    upstream_sessions: shared\n    oauth: {per_user: true, redirect_url: 'https://gw.example/cb'}\n", "gw.yaml:5: servers[0].upstream_sessions: per_user needs upstream_sessions: per_client"},
 		{"no redirect", authed + srv + "    oauth:\n      per_user: true\n", "gw.yaml:5: servers[0].oauth: missing: per_user needs the gateway's public URL"},
@@ -352,17 +336,7 @@ func TestPerUserConfigErrors(t *testing.T) {
 		{"health path", authed + srv + "    oauth:\n      per_user: true\n      redirect_url: https://gw.example/healthz\n", "gw.yaml:7: servers[0].oauth.redirect_url: the path /healthz is the gateway's for something else"},
 		{"mcp path", authed + srv + "    oauth:\n      per_user: true\n      redirect_url: https://gw.example/mcp\n", "gw.yaml:7: servers[0].oauth.redirect_url: the path /mcp is the gateway's"},
 		{"client credentials", authed + srv + "    oauth:\n      grant: client_credentials\n      client_id: gw\n      client_secret_env: PATH\n      per_user: true\n", "gw.yaml:9: servers[0].oauth.per_user: goes with grant authorization_code"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseConfig(filepath.Join(dir, "gw.yaml"), []byte(tc.yaml))
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			if msg := strings.ReplaceAll(err.Error(), filepath.Join(dir, "gw.yaml"), "gw.yaml"); !strings.Contains(msg, tc.want) {
-				t.Errorf("error %q does not contain %q", msg, tc.want)
-			}
-		})
-	}
+	})
 	// per_user implies per_client.
 	cfg, err := parseConfig(filepath.Join(dir, "gw.yaml"), []byte(authed+srv+"    oauth: {per_user: true, redirect_url: 'https://gw.example/oauth/cb'}\n"))
 	if err != nil {
@@ -383,19 +357,7 @@ func TestGatewayPerUserProtectedListing(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "client-tokens", tokenA+"\n")
 	addr := freeAddr(t)
-	config := writeConfig(t, dir, fmt.Sprintf(`listen: %s
-token_dir: tokens
-auth:
-  bearer:
-    tokens_file: client-tokens
-servers:
-  - name: up
-    url: %s
-    oauth:
-      per_user: true
-      redirect_url: http://%s/oauth/callback
-      allow: [%s]
-`, addr, up.url, addr, up.iss.URL))
+	config := perUserConfig(t, dir, addr, up)
 	g := startGateway(t, config)
 	rec := g.waitLog(t, 0, func(r map[string]any) bool {
 		msg, _ := r["msg"].(string)
@@ -416,5 +378,50 @@ servers:
 	}
 	if subs := up.calls(); !slices.Equal(subs, []string{"alice"}) {
 		t.Errorf("the upstream's calls came from %q, want alice's alone", subs)
+	}
+}
+
+// perUserConfig writes the configuration of a gateway at addr, with
+// metrics, whose clients present the tokens of dir/client-tokens and
+// whose upstream up is per_user.
+func perUserConfig(t *testing.T, dir, addr string, up *userServer) string {
+	t.Helper()
+	return writeConfig(t, dir, fmt.Sprintf(`listen: %s
+metrics: true
+token_dir: tokens
+auth:
+  bearer:
+    tokens_file: client-tokens
+servers:
+  - name: up
+    url: %s
+    oauth:
+      per_user: true
+      redirect_url: http://%s/oauth/callback
+      allow: [%s]
+`, addr, up.url, addr, up.iss.URL))
+}
+
+// configError is a configuration that parseConfig must refuse, and what
+// its error must say.
+type configError struct {
+	name, yaml string
+	want       string
+}
+
+// checkConfigErrors checks that each configuration, as dir/gw.yaml, is
+// refused with its message.
+func checkConfigErrors(t *testing.T, dir string, cases []configError) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseConfig(filepath.Join(dir, "gw.yaml"), []byte(tc.yaml))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if msg := strings.ReplaceAll(err.Error(), filepath.Join(dir, "gw.yaml"), "gw.yaml"); !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q does not contain %q", msg, tc.want)
+			}
+		})
 	}
 }
