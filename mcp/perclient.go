@@ -203,19 +203,29 @@ func (c *Connector) acquireFor(ctx context.Context) (*live, error) {
 	if cl == nil {
 		return c.acquire(ctx)
 	}
+	up, err := c.readyClient(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	if up.err != nil {
+		return nil, fmt.Errorf("%w: server %s: the client's session: %v", errs.ErrUnavailable, c.serverName(), up.err)
+	}
+	return up.l, nil
+}
+
+// readyClient returns the upstream session of cl, opened if needed, once
+// it is open or failed to open (its err), or fails when ctx ends first.
+func (c *Connector) readyClient(ctx context.Context, cl bridge.Client) (*clientUpstream, error) {
 	up, err := c.openClient(cl)
 	if err != nil {
 		return nil, err
 	}
 	select {
 	case <-up.ready:
+		return up, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	if up.err != nil {
-		return nil, fmt.Errorf("%w: server %s: the client's session: %v", errs.ErrUnavailable, c.serverName(), up.err)
-	}
-	return up.l, nil
 }
 
 // openClient returns the upstream session of cl, starting to open it when

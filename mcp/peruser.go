@@ -455,14 +455,9 @@ func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, e
 	for try := 0; ; try++ {
 		var l *live
 		if _, perr := h.Pending(); perr == nil {
-			up, err := c.openClient(cl)
+			up, err := c.readyClient(ctx, cl)
 			if err != nil {
 				return nil, err
-			}
-			select {
-			case <-up.ready:
-			case <-ctx.Done():
-				return nil, ctx.Err()
 			}
 			if up.err == nil {
 				l = up.l
