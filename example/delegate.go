@@ -1,11 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp"
@@ -27,20 +25,13 @@ type delegate struct {
 	// model runs prompts; nil means prompts are not run.
 	model *openAI
 
-	// onState, if set, is called with every connector state change as it
-	// happens. The toolkit keeps state changes to itself, so this is the
-	// place to see them.
-	onState func(namespace string, st toolkit.ConnectorState)
 	// onEvent, if set, receives the list-change and resource-update events
 	// the toolkit forwards to OnEvent.
 	onEvent func(toolkit.ConnectorEvent)
 
-	// tk is the toolkit the delegate serves. Set it right after
-	// toolkit.New: connectors report nothing before the toolkit runs.
+	// tk is the toolkit the delegate serves (its prompts run on it). Set
+	// it right after toolkit.New.
 	tk *toolkit.Toolkit
-
-	mu         sync.Mutex
-	namespaces map[string]string // connector URL → namespace, once known
 }
 
 var _ toolkit.ToolkitDelegate = (*delegate)(nil)
@@ -65,23 +56,14 @@ func (d *delegate) Call(ctx context.Context, p toolkit.Prompt, resources ...tool
 
 // CreateConnector makes the connector for url: a directory store for the
 // "user" namespace, an MCP connector for anything else. Each connector
-// reports its state changes and list changes through onEvent; the delegate
-// taps the state changes on their way to the toolkit.
+// reports its state changes and list changes through onEvent (the demo
+// hears of the state changes through toolkit.Subscribe).
 func (d *delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEvent)) (toolkit.Connector, error) {
-	// The toolkit hears of an event first: when it has handled a "ready"
-	// state, the server's items are already in List and Lookup, so a hook
-	// that waits for "ready" sees them.
-	report := func(ev toolkit.ConnectorEvent) {
-		onEvent(ev)
-		if ev.Kind == toolkit.ConnectorEventStateChange && d.onState != nil {
-			d.onState(d.namespace(url), ev.State)
-		}
-	}
 	if url == toolkit.UserConnectorURI {
 		if d.userDir == "" {
 			return nil, fmt.Errorf("%w: no user directory", toolkit.ErrNotImplemented)
 		}
-		return store.Open(d.userDir, report, store.WithLogger(d.logger))
+		return store.Open(d.userDir, onEvent, store.WithLogger(d.logger))
 	}
 
 	// mcp.Delegate makes MCP connectors wired to report their events.
@@ -89,32 +71,5 @@ func (d *delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEve
 	if err != nil {
 		return nil, err
 	}
-	return md.CreateConnector(url, report)
-}
-
-// namespace returns the namespace of the connector for url. It remembers
-// the answer, so that the last state change of a removed connector is
-// still reported under its name.
-func (d *delegate) namespace(url string) string {
-	if url == toolkit.UserConnectorURI {
-		return toolkit.UserNamespace
-	}
-	d.mu.Lock()
-	ns, ok := d.namespaces[url]
-	d.mu.Unlock()
-	if ok || d.tk == nil {
-		return cmp.Or(ns, url)
-	}
-	for _, st := range d.tk.Connectors() {
-		if st.URL == url {
-			d.mu.Lock()
-			if d.namespaces == nil {
-				d.namespaces = make(map[string]string)
-			}
-			d.namespaces[url] = st.Namespace
-			d.mu.Unlock()
-			return st.Namespace
-		}
-	}
-	return url
+	return md.CreateConnector(url, onEvent)
 }

@@ -82,10 +82,6 @@ func runDemo(ctx context.Context, cfg demoConfig) error {
 		logger:  cfg.logger,
 		userDir: userDir,
 		model:   cfg.model,
-		onState: func(ns string, st toolkit.ConnectorState) {
-			out.Printf("[state] %s: %s\n", ns, stateLine(st))
-			seen.add("state " + ns + " " + st.Status.String())
-		},
 		onEvent: func(ev toolkit.ConnectorEvent) {
 			out.Printf("[event] %s in %s\n", ev.Kind, ev.Namespace)
 			seen.add("event " + ev.Kind.String() + " " + ev.Namespace)
@@ -106,6 +102,15 @@ func runDemo(ctx context.Context, cfg demoConfig) error {
 		return err
 	}
 	d.tk = tk
+	// The toolkit announces every connector's state changes, under its
+	// namespace, to whoever subscribes; the items of a "ready" state are
+	// listed by the time it arrives.
+	defer tk.Subscribe(func(ev toolkit.ConnectorEvent) {
+		if ev.Kind == toolkit.ConnectorEventStateChange {
+			out.Printf("[state] %s: %s\n", ev.Namespace, stateLine(ev.State))
+			seen.add("state " + ev.Namespace + " " + ev.State.Status.String())
+		}
+	})()
 
 	out.Println("toolkit example: one surface over builtins, MCP servers and a user store")
 	if cfg.model != nil {

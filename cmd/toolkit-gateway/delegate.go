@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -18,8 +17,9 @@ const clientName = "toolkit-gateway"
 
 // delegate connects the gateway's toolkit to its upstreams: it creates the
 // MCP connectors the toolkit asks for, with each upstream's options and
-// tool filter, serves the "user" namespace from the prompts directory, and
-// reports every connector state change through onState. It runs no
+// tool filter, and serves the "user" namespace from the prompts
+// directory (the gateway logs the state changes it hears of through
+// toolkit.Subscribe). It runs no
 // prompts itself: the gateway wraps it in mcpserver.SamplingDelegate, so
 // prompts run on the client's own model.
 type delegate struct {
@@ -31,20 +31,12 @@ type delegate struct {
 	options func(url string) []mcp.Option
 	// wrap, if set, wraps the connector made for a URL (the tool filter).
 	wrap func(url string, c toolkit.Connector) toolkit.Connector
-	// onState, if set, is called with every connector state change as it
-	// happens.
-	onState func(namespace string, st toolkit.ConnectorState)
 	// onEvent, if set, receives the list-change and resource-update events
 	// the toolkit forwards to OnEvent.
 	onEvent func(toolkit.ConnectorEvent)
 
-	// tk is the toolkit the delegate serves. Set it right after
-	// toolkit.New: connectors report nothing before the toolkit runs.
-	tk *toolkit.Toolkit
-
-	mu         sync.Mutex
-	namespaces map[string]string         // connector URL → namespace, once known
-	conns      map[string]*mcp.Connector // MCP connectors by URL, until removed
+	mu    sync.Mutex
+	conns map[string]*mcp.Connector // MCP connectors by URL, until removed
 }
 
 var (
@@ -67,20 +59,12 @@ func (d *delegate) Call(_ context.Context, p toolkit.Prompt, _ ...toolkit.Resour
 
 // CreateConnector makes the connector for url: a directory store for the
 // "user" namespace, an MCP connector (mcp.Delegate's) for anything else.
-// The toolkit hears of an event first: when it has handled a "ready"
-// state, the server's items are already listed, so onState sees them.
 func (d *delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEvent)) (toolkit.Connector, error) {
-	report := func(ev toolkit.ConnectorEvent) {
-		onEvent(ev)
-		if ev.Kind == toolkit.ConnectorEventStateChange && d.onState != nil {
-			d.onState(d.namespace(url), ev.State)
-		}
-	}
 	if url == toolkit.UserConnectorURI {
 		if d.userDir == "" {
 			return nil, fmt.Errorf("%w: no prompts directory", toolkit.ErrNotImplemented)
 		}
-		return store.Open(d.userDir, report, store.WithLogger(d.logger))
+		return store.Open(d.userDir, onEvent, store.WithLogger(d.logger))
 	}
 	opts := []mcp.Option{mcp.OptLogger(d.logger)}
 	if d.options != nil {
@@ -90,7 +74,7 @@ func (d *delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEve
 	if err != nil {
 		return nil, err
 	}
-	c, err := md.CreateConnector(url, report)
+	c, err := md.CreateConnector(url, onEvent)
 	if err != nil {
 		return nil, err
 	}
@@ -106,33 +90,6 @@ func (d *delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEve
 		return d.wrap(url, c), nil
 	}
 	return c, nil
-}
-
-// namespace returns the namespace of the connector for url. It remembers
-// the answer, so that the last state change of a removed connector is
-// still reported under its name.
-func (d *delegate) namespace(url string) string {
-	if url == toolkit.UserConnectorURI {
-		return toolkit.UserNamespace
-	}
-	d.mu.Lock()
-	ns, ok := d.namespaces[url]
-	d.mu.Unlock()
-	if ok || d.tk == nil {
-		return cmp.Or(ns, url)
-	}
-	for _, st := range d.tk.Connectors() {
-		if st.URL == url {
-			d.mu.Lock()
-			if d.namespaces == nil {
-				d.namespaces = make(map[string]string)
-			}
-			d.namespaces[url] = st.Namespace
-			d.mu.Unlock()
-			return st.Namespace
-		}
-	}
-	return url
 }
 
 // forget drops the connector of a removed upstream.

@@ -73,6 +73,8 @@ type gateway struct {
 	audit  *rotatingFile   // the audit log; nil unless configured
 
 	pins *policy.FileStore // the pins file's store, watched; nil without one
+	// unsubscribe ends the logging of the upstreams' state changes.
+	unsubscribe func()
 	// clientSessions: the server keeps its clients' sessions
 	// (mcpserver.WithClientSessions), which per_client upstreams need.
 	clientSessions bool
@@ -92,19 +94,6 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		userDir: cfg.Prompts,
 		options: g.connectorOptions,
 		wrap:    g.wrapConnector,
-		onState: func(ns string, st toolkit.ConnectorState) {
-			level := slog.LevelInfo
-			if st.Status == toolkit.StatusReconnecting || st.Status == toolkit.StatusFailed || st.Status == toolkit.StatusNeedsAuthorization {
-				level = slog.LevelWarn
-			}
-			attrs := []any{"namespace", ns, "status", st.Status}
-			if st.Status == toolkit.StatusReady {
-				attrs = append(attrs, "server", st.Name, "version", st.Version)
-			} else if st.LastError != "" {
-				attrs = append(attrs, "error", st.LastError)
-			}
-			logger.Log(context.Background(), level, "upstream state", attrs...)
-		},
 		onEvent: func(ev toolkit.ConnectorEvent) {
 			logger.Debug("toolkit event", "kind", ev.Kind, "namespace", ev.Namespace, "uri", ev.URI)
 		},
@@ -141,7 +130,14 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		g.meters.shutdown()
 		return nil, err
 	}
-	d.tk, g.tk, g.d = tk, tk, d
+	g.tk, g.d = tk, d
+	// Every upstream's state changes are logged as they happen (the
+	// toolkit names the namespace, even of an upstream being removed).
+	g.unsubscribe = tk.Subscribe(func(ev toolkit.ConnectorEvent) {
+		if ev.Kind == toolkit.ConnectorEventStateChange {
+			logState(logger, ev.Namespace, ev.State)
+		}
+	})
 	if slices.ContainsFunc(cfg.Servers, Server.perClient) {
 		// Each client session is known, so per_client upstreams open
 		// theirs as it starts.
@@ -226,6 +222,7 @@ func (g *gateway) run(ctx context.Context) error {
 	defer func() {
 		stopToolkit()
 		<-tkDone
+		g.unsubscribe()
 		g.logins.close()
 		if err := g.eng.SavePins(context.Background()); err != nil && !errors.Is(err, toolkit.ErrNotImplemented) {
 			g.logger.Error("saving the pins", "error", err)
@@ -467,6 +464,22 @@ func durationOf(d *time.Duration) time.Duration {
 		return 0
 	}
 	return *d
+}
+
+// logState logs an upstream's new state: a warning when it is not
+// working, with the reason; its server's name and version once ready.
+func logState(logger *slog.Logger, ns string, st toolkit.ConnectorState) {
+	level := slog.LevelInfo
+	if st.Status == toolkit.StatusReconnecting || st.Status == toolkit.StatusFailed || st.Status == toolkit.StatusNeedsAuthorization {
+		level = slog.LevelWarn
+	}
+	attrs := []any{"namespace", ns, "status", st.Status}
+	if st.Status == toolkit.StatusReady {
+		attrs = append(attrs, "server", st.Name, "version", st.Version)
+	} else if st.LastError != "" {
+		attrs = append(attrs, "error", st.LastError)
+	}
+	logger.Log(context.Background(), level, "upstream state", attrs...)
 }
 
 // upstream returns the configuration of the upstream at endpoint.
