@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
@@ -441,10 +442,22 @@ func (c *Connector) waitAuthorization(ctx context.Context, changed <-chan struct
 	return true
 }
 
+// ping checks that the server of l still answers. A JSON-RPC error can
+// be an answer too:
+//   - on protocol 2026-07-28, which removed ping and keeps no session to
+//     lose, any JSON-RPC error (the go-sdk's client sends ping without the
+//     _meta that protocol wants, and its server refuses it so);
+//   - on older ones, "method not found" (a server that never implemented
+//     ping); any other error, JSON-RPC ones included (a server that lost
+//     the session may say so in one), fails the check.
 func (c *Connector) ping(ctx context.Context, l *live) error {
 	pctx, cancel := context.WithTimeout(ctx, c.o.connectTimeout)
 	defer cancel()
-	return l.sess.Ping(pctx, nil)
+	err := l.sess.Ping(pctx, nil)
+	if je := (*jsonrpc.Error)(nil); errors.As(err, &je) && (stateless(l.sess) || je.Code == jsonrpc.CodeMethodNotFound) {
+		return nil
+	}
+	return err
 }
 
 // refresh re-lists the kinds of items in bits and fires the callbacks of
