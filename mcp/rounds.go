@@ -112,7 +112,10 @@ func retryRequest(cs *sdk.ClientSession, req sdk.Request, answers sdk.InputRespo
 
 // fulfil answers the input requests of one round, each through the
 // handler of its kind (answerInput), at once; the first failure fails
-// the round.
+// the round. At most one more request than MaxAsksPerCall runs at a
+// time: the per-call bound (enterAsk) refuses that one while the others
+// wait for their answers, which fails the round, so a round of a hundred
+// thousand requests costs a few goroutines, not one each.
 func (c *Connector) fulfil(ctx context.Context, cs *sdk.ClientSession, asks sdk.InputRequestMap) (sdk.InputResponseMap, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -121,9 +124,18 @@ func (c *Connector) fulfil(ctx context.Context, cs *sdk.ClientSession, asks sdk.
 		mu       sync.Mutex
 		answers  = make(sdk.InputResponseMap, len(asks))
 		firstErr error
+		running  = make(chan struct{}, MaxAsksPerCall+1)
 	)
 	for key, ask := range asks {
+		select {
+		case running <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
 		wg.Go(func() {
+			defer func() { <-running }()
 			a, err := c.answerInput(ctx, cs, ask)
 			mu.Lock()
 			defer mu.Unlock()
@@ -140,6 +152,9 @@ func (c *Connector) fulfil(ctx context.Context, cs *sdk.ClientSession, asks sdk.
 	wg.Wait()
 	if firstErr != nil {
 		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
 	}
 	return answers, nil
 }
