@@ -1,24 +1,19 @@
 package anthropic_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/llmkit/toolkit/internal/testing/readme"
 )
 
 // TestReadmeGoBlocksCompile compiles the Go blocks of the repository's
-// README.md that use this module (the root module's test compiles the
-// others), so the README's example of this adapter never drifts from it.
+// README.md and docs/ that use this module (the root module's test compiles the
+// others), so the documentation's example of this adapter never drifts from it.
 func TestReadmeGoBlocksCompile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a package")
 	}
-	md, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks, err := readme.Blocks("README.md", string(md))
+	blocks, err := readme.Docs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +26,7 @@ func TestReadmeGoBlocksCompile(t *testing.T) {
 		}
 	}
 	if len(mine) == 0 {
-		t.Fatal("README.md has no Go block that uses this module; remove this test with the block")
+		t.Fatal("README.md and docs/ have no Go block that uses this module; remove this test with the block")
 	}
 	readme.Compile(t, ".", mine)
 }

@@ -85,7 +85,7 @@ func addAskingTools(s *testserver.Server, rounds bool) {
 // resource update. What a
 // stateless face cannot do for a 2025-11-25 client (send it requests or
 // notifications outside a request: it has no session) fails cleanly.
-// README "Conformance" has the table.
+// docs/quality.md "Conformance" has the table.
 func TestProtocolMatrix(t *testing.T) {
 	const (
 		old = "2025-11-25"

@@ -1,5 +1,6 @@
-// Package readme compiles the Go blocks of a markdown file (the module's
-// README.md), so that no snippet a reader copies drifts from the API.
+// Package readme compiles the Go blocks of markdown files (the
+// repository's README.md and its guides under docs/, see [Docs]), so that
+// no snippet a reader copies drifts from the API.
 //
 // Every block fenced with ```go is compiled, by one convention:
 //
@@ -99,6 +100,34 @@ func Blocks(file, md string) ([]Block, error) {
 		return nil, fmt.Errorf("%s:%d: the Go block is not closed", file, cur.Line-1)
 	}
 	return blocks, nil
+}
+
+// Docs returns the Go blocks of the repository's documentation under
+// root: README.md, then every docs/*.md in name order. Their File is the
+// path relative to root, so compile errors point at the guide's own line.
+func Docs(root string) ([]Block, error) {
+	guides, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(guides)
+	var all []Block
+	for _, f := range append([]string{filepath.Join(root, "README.md")}, guides...) {
+		md, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		rel, err := filepath.Rel(root, f)
+		if err != nil {
+			return nil, err
+		}
+		blocks, err := Blocks(filepath.ToSlash(rel), string(md))
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, blocks...)
+	}
+	return all, nil
 }
 
 // params returns the parameter list of a "<!-- params: ... -->" line, or

@@ -1,6 +1,10 @@
 package readme
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -66,4 +70,40 @@ func FuzzBlocks(f *testing.F) {
 			_, _ = b.Imports()
 		}
 	})
+}
+
+func TestDocs(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"README.md":        "```go\npackage main\n```\n",
+		"docs/b.md":        "x\n```go\nreturn nil\n```\n",
+		"docs/a.md":        "```go\nreturn nil\n```\n",
+		"docs/notes.txt":   "```go\nnot read\n```\n",
+		"docs/open.md.bak": "```go\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	blocks, err := Docs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range blocks {
+		got = append(got, fmt.Sprintf("%s:%d", b.File, b.Line))
+	}
+	if want := []string{"README.md:2", "docs/a.md:2", "docs/b.md:3"}; !slices.Equal(got, want) {
+		t.Errorf("blocks at %v, want %v (README first, then docs/*.md in name order)", got, want)
+	}
+	if err := os.WriteFile(filepath.Join(root, "docs", "c.md"), []byte("```go\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Docs(root); err == nil || !strings.Contains(err.Error(), "docs/c.md:1: the Go block is not closed") {
+		t.Errorf("an unclosed block in a guide: %v", err)
+	}
 }
