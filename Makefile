@@ -1,9 +1,9 @@
 # Build, test, benchmark and fuzz github.com/llmkit/toolkit.
 #
 #   make test         everything CI runs (scripts/test.sh): no stray binary
-#                     tracked, the pinned MCP peers and haproxy installed,
+#                     tracked, the pinned MCP peers, haproxy and redis-server installed,
 #                     then for every module (the library, the gateway in
-#                     cmd/toolkit-gateway, each adapters/X) vet, gofmt, a
+#                     cmd/toolkit-gateway, redisstate, each adapters/X) vet, gofmt, a
 #                     tidy go.mod and every test with the race detector
 #                     (tests that need the peers fail rather than skip),
 #                     the gateway's scale-out tests last; quiet unless
@@ -14,7 +14,7 @@
 #   make peers        install the peers only (scripts/peers.sh)
 #   make conformance  only the conformance tests against the real suite
 #   make scaleout     only the scale-out tests: gateway replicas behind
-#                     haproxy, one killed under load (scripts/haproxy.sh
+#                     haproxy, one killed under load (scripts/debian-tool.sh haproxy
 #                     installs haproxy when it is missing)
 #   make bench        benchmarks (BENCHTIME=1s by default)
 #   make fuzz         each fuzz target for FUZZTIME (20s by default)
@@ -60,7 +60,7 @@ peers:
 	@bash scripts/peers.sh >/dev/null
 
 haproxy:
-	@bash scripts/haproxy.sh >/dev/null
+	@bash scripts/debian-tool.sh haproxy >/dev/null
 
 vet:
 	$(GO) vet $(PKGS)

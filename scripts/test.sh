@@ -6,9 +6,9 @@
 # Steps, each silent unless it fails (then its output is shown):
 #   - no tracked file is an executable binary or over 1 MiB
 #     (scripts/check-tracked.sh);
-#   - the pinned MCP peers (scripts/peers.sh) and haproxy
-#     (scripts/haproxy.sh) are installed;
-#   - for every module (the library, cmd/toolkit-gateway, each adapters/X):
+#   - the pinned MCP peers (scripts/peers.sh), haproxy and redis-server
+#     (scripts/debian-tool.sh) are installed;
+#   - for every module (the library, cmd/toolkit-gateway, redisstate, each adapters/X):
 #     its dependencies downloaded, go vet, gofmt, go.mod tidy, and
 #     go test -race (tests that need the peers fail rather than skip);
 #   - the gateway's scale-out tests (replicas behind haproxy), alone, last.
@@ -51,14 +51,15 @@ gofmt_check() {
 	[[ -z "$bad" ]] || { echo "gofmt needed on:"; echo "$bad"; return 1; }
 }
 
-modules=(. cmd/toolkit-gateway)
+modules=(. cmd/toolkit-gateway redisstate)
 while IFS= read -r f; do
 	modules+=("$(dirname "$f")")
 done < <(find adapters -name go.mod -not -path '*/testdata/*' | sort)
 
 step "tracked files" bash scripts/check-tracked.sh
 step "peers" bash scripts/peers.sh
-step "haproxy" bash scripts/haproxy.sh
+step "haproxy" bash scripts/debian-tool.sh haproxy
+step "redis-server" bash scripts/debian-tool.sh redis-server
 
 go build -o "$work/testsum" ./internal/testing/testsum || { echo "cannot build internal/testing/testsum"; exit 1; }
 

@@ -21,7 +21,7 @@
 // conn-failure, option redispatch), never a request that may have reached a
 // replica.
 //
-// scripts/haproxy.sh installs haproxy (the Debian package) when it is
+// scripts/debian-tool.sh haproxy installs haproxy (the Debian package) when it is
 // missing; `make scaleout` runs it and then these tests. Under plain `go
 // test ./...` (in cmd/toolkit-gateway) the tests skip with a message when haproxy is not found, and
 // fail instead when PEERS_REQUIRED=1 (as `make test` and CI set it).

@@ -102,7 +102,7 @@ func haproxyBinary(t *testing.T) string {
 			return p
 		}
 	}
-	msg := fmt.Sprintf("haproxy not found (%s): run `make scaleout` (or scripts/haproxy.sh) to install it, or set %s",
+	msg := fmt.Sprintf("haproxy not found (%s): run `make scaleout` (or scripts/debian-tool.sh haproxy) to install it, or set %s",
 		strings.Join(candidates, ", "), haproxyEnv)
 	if os.Getenv(peers.RequiredEnv) == "1" {
 		t.Fatal(msg)
