@@ -25,7 +25,8 @@ const MetricQuarantines = "toolkit.policy.quarantines"
 // replaces its rules and limits while it runs.
 type Engine struct {
 	cfg    atomic.Pointer[compiled]
-	pins   *pins // nil without WithPins
+	pins   *pins         // nil without WithPins
+	shared *sharedLimits // nil without WithLimitStore
 	logger *slog.Logger
 
 	mu sync.Mutex // guards tk
@@ -44,10 +45,11 @@ var _ toolkit.Policy = (*Engine)(nil)
 type Option func(*options) error
 
 type options struct {
-	store   PinStore
-	logger  *slog.Logger
-	meters  metric.MeterProvider
-	onEvent func(PinEvent)
+	store      PinStore
+	limitStore *sharedLimits
+	logger     *slog.Logger
+	meters     metric.MeterProvider
+	onEvent    func(PinEvent)
 }
 
 // WithPins pins tool definitions in store: the first time the engine sees
@@ -103,7 +105,10 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Engine, error) {
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
-	e := &Engine{logger: o.logger}
+	e := &Engine{logger: o.logger, shared: o.limitStore}
+	if e.shared != nil {
+		e.shared.logger = o.logger
+	}
 	c, err := compile(cfg, nil)
 	if err != nil {
 		return nil, err
@@ -175,7 +180,11 @@ func (e *Engine) Decide(ctx context.Context, req toolkit.PolicyRequest) toolkit.
 	if req.Listing || d.Effect == toolkit.Deny || len(c.limits) == 0 {
 		return d
 	}
-	if refused, ok := c.limits.admit(&req, time.Now()); !ok {
+	if e.shared != nil {
+		if refused, ok := e.shared.admit(ctx, c.limits, &req); !ok {
+			return refused
+		}
+	} else if refused, ok := c.limits.admit(&req, time.Now()); !ok {
 		return refused
 	}
 	return d

@@ -197,10 +197,8 @@ func (l *limit) matches(req *toolkit.PolicyRequest) bool {
 	return l.principals.match(req.Principal) && l.namespaces.match(req.Namespace) && l.tools.match(req.Tool.Name())
 }
 
-// reserve takes one call from req's budget at now. It returns the
-// reservation to cancel if another limit refuses the call, or, when the
-// budget is empty, how long until it has room.
-func (l *limit) reserve(req *toolkit.PolicyRequest, now time.Time) (*rate.Reservation, time.Duration) {
+// bucketKey returns the key of req's budget in l.
+func (l *limit) bucketKey(req *toolkit.PolicyRequest) bucketKey {
 	var k bucketKey
 	switch l.per {
 	case perPrincipal:
@@ -210,6 +208,14 @@ func (l *limit) reserve(req *toolkit.PolicyRequest, now time.Time) (*rate.Reserv
 	case perPrincipalTool:
 		k = bucketKey{req.Principal, req.Namespace, req.Tool.Name()}
 	}
+	return k
+}
+
+// reserve takes one call from req's budget at now. It returns the
+// reservation to cancel if another limit refuses the call, or, when the
+// budget is empty, how long until it has room.
+func (l *limit) reserve(req *toolkit.PolicyRequest, now time.Time) (*rate.Reservation, time.Duration) {
+	k := l.bucketKey(req)
 	l.mu.Lock()
 	b := l.buckets[k]
 	if b == nil {

@@ -1,15 +1,17 @@
 // Package redisstate keeps the state a fleet of toolkit processes must
 // share on one Redis server, so that several replicas of a gateway act as
 // one: OAuth tokens and client registrations (an [oauth.PrincipalTokenStore]
-// and [oauth.RegistrationStore]) and pinned tool definitions with their
+// and [oauth.RegistrationStore]), pinned tool definitions with their
 // approvals (a [policy.PinStore] that says when another replica changed
-// them).
+// them) and rate-limit budgets (a [policy.LimitStore]: a limit counts
+// calls across the fleet).
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 //	st, err := redisstate.New(redisstate.Config{Client: rdb, SealKeys: keys})
 //	...
 //	tokens, err := st.Tokens() // for oauth.Config.Store
 //	pins := st.Pins("gateway") // for policy.WithPins
+//	limits := st.Limits()      // for policy.WithLimitStore
 //
 // Each piece of state has the in-process or file implementation of its
 // own package as the default; this package is the one for fleets, a
@@ -34,5 +36,6 @@
 // caller's back and nothing is written later. What that means for each
 // kind of state is decided where it is consumed: an OAuth handler keeps
 // the token it holds and fails a save (the person is not asked again);
-// the policy engine keeps the pins it loaded.
+// the policy engine keeps the pins it loaded, and admits or refuses
+// calls as policy.WithLimitStore's failOpen says.
 package redisstate

@@ -26,7 +26,7 @@ var (
 )
 
 // newClient returns a client of srv, closed when t ends.
-func newClient(t *testing.T, srv *redistest.Server) *redis.Client {
+func newClient(t testing.TB, srv *redistest.Server) *redis.Client {
 	t.Helper()
 	opt, err := redis.ParseURL(srv.URL())
 	if err != nil {
@@ -39,7 +39,10 @@ func newClient(t *testing.T, srv *redistest.Server) *redis.Client {
 }
 
 // newStore returns a Store on srv with its own client, as a replica has.
-func newStore(t *testing.T, srv *redistest.Server, cfg Config) *Store {
+func newStore(t *testing.T, srv *redistest.Server, cfg Config) *Store { return newStoreB(t, srv, cfg) }
+
+// newStoreB is newStore for tests and benchmarks.
+func newStoreB(t testing.TB, srv *redistest.Server, cfg Config) *Store {
 	t.Helper()
 	cfg.Client = newClient(t, srv)
 	if cfg.Logger == nil {
