@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/llmkit/toolkit/search"
 	"slices"
 	"strings"
 	"testing"
@@ -126,7 +127,7 @@ func BenchmarkSearch10k(b *testing.B) {
 			}
 		}
 	})
-	x := NewIndex(items)
+	x := search.NewIndex(items)
 	b.Run("bm25-index", func(b *testing.B) {
 		for b.Loop() {
 			if len(x.Search(query, 10, nil)) != 10 {
@@ -154,7 +155,7 @@ func BenchmarkSearch10k(b *testing.B) {
 	})
 	b.Run("index-build", func(b *testing.B) {
 		for b.Loop() {
-			NewIndex(items)
+			search.NewIndex(items)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"errors"
+	"github.com/llmkit/toolkit/search"
 	"hash/maphash"
 	"runtime"
 	"sync"
@@ -106,8 +107,9 @@ type Catalog struct {
 	// brings it up to date with its own snapshot by the difference
 	// between the two (see syncIndex).
 	indexMu sync.Mutex
-	index   *ToolIndex
+	index   *search.ToolIndex
 	indexed *snapshot
+	puts    int // documents given to index since it was made
 }
 
 // snapshot is an immutable view of the toolkit's items.

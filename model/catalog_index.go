@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"github.com/llmkit/toolkit/search"
 
 	toolkit "github.com/llmkit/toolkit"
 )
@@ -19,11 +20,11 @@ func docKey(it toolkit.Item) string {
 // items s no longer has are deleted, and nothing else is touched, so a
 // change costs in proportion to what changed (and a comparison per item).
 // The first call indexes every item of s.
-func (c *Catalog) syncIndex(s *snapshot) *ToolIndex {
+func (c *Catalog) syncIndex(s *snapshot) *search.ToolIndex {
 	c.indexMu.Lock()
 	defer c.indexMu.Unlock()
 	if c.index == nil {
-		c.index, c.indexed = NewToolIndex(), nil
+		c.index, c.indexed, c.puts = search.NewToolIndex(), nil, 0
 	}
 	if c.indexed != nil && c.indexed.gen >= s.gen {
 		return c.index
@@ -32,7 +33,7 @@ func (c *Catalog) syncIndex(s *snapshot) *ToolIndex {
 	c.index.Delete(del...)
 	// Without an embedder, Put fails never.
 	_ = c.index.Put(context.Background(), put...)
-	c.indexed = s
+	c.indexed, c.puts = s, c.puts+len(put)
 	return c.index
 }
 
@@ -94,11 +95,11 @@ func positions(spans []span) []int {
 // source whose items are the same values in the same order costs a
 // comparison per item; only the items of a changed source are looked up
 // one by one.
-func indexChanges(from, to *snapshot) (put []SearchDoc, del []string) {
+func indexChanges(from, to *snapshot) (put []search.Doc, del []string) {
 	if from == nil {
 		for _, it := range to.items {
 			if it.Type != toolkit.ListTypeResources {
-				put = append(put, SearchDocOf(docKey(it), it))
+				put = append(put, search.DocOf(docKey(it), it))
 			}
 		}
 		return put, nil
@@ -142,7 +143,7 @@ func indexChanges(from, to *snapshot) (put []SearchDoc, del []string) {
 
 // sourceChanges adds to put and del the changes of one source, whose
 // items are at was in from and at now in to.
-func sourceChanges(from *snapshot, was []span, to *snapshot, now []span, src source, put []SearchDoc, del []string) ([]SearchDoc, []string) {
+func sourceChanges(from *snapshot, was []span, to *snapshot, now []span, src source, put []search.Doc, del []string) ([]search.Doc, []string) {
 	old := make(map[string]any)
 	for _, i := range positions(was) {
 		old[from.items[i].Name] = from.items[i].Value
@@ -152,7 +153,7 @@ func sourceChanges(from *snapshot, was []span, to *snapshot, now []span, src sou
 		v, ok := old[it.Name]
 		delete(old, it.Name)
 		if !ok || !sameValue(v, it.Value) {
-			put = append(put, SearchDocOf(docKey(it), it))
+			put = append(put, search.DocOf(docKey(it), it))
 		}
 	}
 	for name := range old {

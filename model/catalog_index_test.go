@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"github.com/llmkit/toolkit/search"
 	"slices"
 	"testing"
 
@@ -144,10 +145,10 @@ func BenchmarkCatalogIndexChange(b *testing.B) {
 	}
 	b.Run(fmt.Sprintf("rebuild-%d", len(items)), func(b *testing.B) {
 		for b.Loop() {
-			x := NewToolIndex()
-			docs := make([]SearchDoc, len(items))
+			x := search.NewToolIndex()
+			docs := make([]search.Doc, len(items))
 			for i, it := range items {
-				docs[i] = SearchDocOf(docKey(it), it)
+				docs[i] = search.DocOf(docKey(it), it)
 			}
 			if err := x.Put(ctx, docs...); err != nil {
 				b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/llmkit/toolkit/search"
 	"slices"
 	"sync"
 
@@ -264,7 +265,7 @@ func (d *Disclosure) Search(ctx context.Context, l *Loaded, c ToolCall) Result {
 		if len(ans.Tools) == limit {
 			break
 		}
-		ans.Tools = append(ans.Tools, FoundTool{Name: def.Name, Description: Summary(def.Description)})
+		ans.Tools = append(ans.Tools, FoundTool{Name: def.Name, Description: search.Summary(def.Description)})
 		names = append(names, def.Name)
 	}
 	if l != nil {

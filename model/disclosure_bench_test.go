@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"github.com/llmkit/toolkit/search"
 	"testing"
 
 	toolkit "github.com/llmkit/toolkit"
@@ -10,13 +11,13 @@ import (
 
 // corpusDocs returns the corpus's tools copied under n server names each
 // (copy i of server s is namespace "s-i"), as search documents.
-func corpusDocs(tb testing.TB, copies int) []SearchDoc {
+func corpusDocs(tb testing.TB, copies int) []search.Doc {
 	items := loadCorpus(tb)
-	docs := make([]SearchDoc, 0, len(items)*copies)
+	docs := make([]search.Doc, 0, len(items)*copies)
 	for c := range copies {
 		for _, it := range items {
 			it.Namespace = fmt.Sprintf("%s-%d", it.Namespace, c)
-			docs = append(docs, SearchDocOf(it.Key(), it))
+			docs = append(docs, search.DocOf(it.Key(), it))
 		}
 	}
 	return docs
@@ -33,7 +34,7 @@ func BenchmarkToolSearch(b *testing.B) {
 	ctx := context.Background()
 	docs := corpusDocs(b, 30)
 	tasks := loadTasks(b)
-	x := NewToolIndex()
+	x := search.NewToolIndex()
 	if err := x.Put(ctx, docs...); err != nil {
 		b.Fatal(err)
 	}
@@ -54,9 +55,9 @@ func BenchmarkToolSearch(b *testing.B) {
 			i++
 		}
 	})
-	synthetic := NewToolIndex()
+	synthetic := search.NewToolIndex()
 	for _, it := range benchItems(10000) {
-		synthetic.Put(ctx, SearchDocOf(it.Key(), it))
+		synthetic.Put(ctx, search.DocOf(it.Key(), it))
 	}
 	b.Run("search-synthetic-10000", func(b *testing.B) {
 		for b.Loop() {
@@ -66,7 +67,7 @@ func BenchmarkToolSearch(b *testing.B) {
 		}
 	})
 	// One server's list change: mongodb-7's 27 tools are replaced.
-	var server []SearchDoc
+	var server []search.Doc
 	var keys []string
 	for _, d := range docs {
 		if d.Namespace == "mongodb-7" {
@@ -84,7 +85,7 @@ func BenchmarkToolSearch(b *testing.B) {
 	})
 	b.Run(fmt.Sprintf("baseline-rebuild-%d", len(docs)), func(b *testing.B) {
 		for b.Loop() {
-			y := NewToolIndex()
+			y := search.NewToolIndex()
 			y.Put(ctx, docs...)
 		}
 	})

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"github.com/llmkit/toolkit/search"
 	"math"
 	"sort"
 	"testing"
@@ -12,12 +13,12 @@ import (
 
 // corpusIndex indexes the corpus as a server face's search_tools does:
 // one document per tool, keyed namespace.name.
-func corpusIndex(t testing.TB, items []toolkit.Item) *ToolIndex {
+func corpusIndex(t testing.TB, items []toolkit.Item) *search.ToolIndex {
 	t.Helper()
-	x := NewToolIndex()
-	docs := make([]SearchDoc, len(items))
+	x := search.NewToolIndex()
+	docs := make([]search.Doc, len(items))
 	for i, it := range items {
-		docs[i] = SearchDocOf(it.Key(), it)
+		docs[i] = search.DocOf(it.Key(), it)
 	}
 	if err := x.Put(context.Background(), docs...); err != nil {
 		t.Fatal(err)
@@ -41,12 +42,16 @@ func TestDisclosureFigures(t *testing.T) {
 		t.Fatalf("%d tools and %d tasks: the corpus is too small", len(items), len(tasks))
 	}
 	x := corpusIndex(t, items)
-	search := func(q string, k int) []string {
+	find := func(q string, k int) []string {
 		hits, err := x.Search(context.Background(), q, k, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return keysOf(hits)
+		keys := make([]string, len(hits))
+		for i, h := range hits {
+			keys[i] = h.Key
+		}
+		return keys
 	}
 	var even, odd []corpusTask
 	for i, tk := range tasks {
@@ -56,12 +61,12 @@ func TestDisclosureFigures(t *testing.T) {
 			odd = append(odd, tk)
 		}
 	}
-	all := evaluate(tasks, search)
+	all := evaluate(tasks, find)
 	fmt.Printf("Finding: %d tools of %d servers, %d tasks\n", len(items), countNamespaces(items), len(tasks))
 	base := baselineSearch(items)
 	fmt.Printf("  tool search: all      %v\n", all)
-	fmt.Printf("               tuned    %v\n", evaluate(even, search))
-	fmt.Printf("               held out %v\n", evaluate(odd, search))
+	fmt.Printf("               tuned    %v\n", evaluate(even, find))
+	fmt.Printf("               held out %v\n", evaluate(odd, find))
 	fmt.Printf("  baseline:    all      %v\n", evaluate(tasks, base))
 	fmt.Printf("               tuned    %v\n", evaluate(even, base))
 	fmt.Printf("               held out %v\n", evaluate(odd, base))
@@ -88,6 +93,7 @@ func countNamespaces(items []toolkit.Item) int {
 // the plain Words of each tool's name (counting three times) and
 // description.
 func baselineSearch(items []toolkit.Item) func(string, int) []string {
+	const baselineK1, baselineB = 1.2, 0.75 // Okapi BM25's usual constants
 	type doc struct {
 		tf  map[string]float64
 		len float64
@@ -97,11 +103,11 @@ func baselineSearch(items []toolkit.Item) func(string, int) []string {
 	var total float64
 	for i, it := range items {
 		d := doc{tf: map[string]float64{}}
-		for _, w := range Words(it.Name) {
+		for _, w := range search.Words(it.Name) {
 			d.tf[w] += 3
 			d.len += 3
 		}
-		for _, w := range Words(it.Description()) {
+		for _, w := range search.Words(it.Description()) {
 			d.tf[w]++
 			d.len++
 		}
@@ -120,7 +126,7 @@ func baselineSearch(items []toolkit.Item) func(string, int) []string {
 		}
 		var hits []hit
 		words := map[string]bool{}
-		for _, w := range Words(q) {
+		for _, w := range search.Words(q) {
 			words[w] = true
 		}
 		for i, d := range docs {
@@ -131,7 +137,7 @@ func baselineSearch(items []toolkit.Item) func(string, int) []string {
 					continue
 				}
 				idf := math.Log(1 + (n-float64(df[w])+0.5)/(float64(df[w])+0.5))
-				s += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.len/avg))
+				s += idf * tf * (baselineK1 + 1) / (tf + baselineK1*(1-baselineB+baselineB*d.len/avg))
 			}
 			if s > 0 {
 				hits = append(hits, hit{items[i].Key(), s})

@@ -18,11 +18,9 @@
 // needs, and the tools its searches find join the requests that follow
 // (a conversation's found tools are a Loaded); for a provider that defers
 // tool definitions itself (Anthropic's tool search), Split tells which
-// tools to send at once and which Deferred. Search ranks tools by the
-// words of their names, namespaces, titles, descriptions and parameters,
-// stemmed, with synonyms a user would expect (Index, and ToolIndex for a
-// catalogue that changes one tool at a time); an application can add an
-// embedding model of its own (Embedder) for hybrid ranking.
+// tools to send at once and which Deferred. The ranking is package
+// [github.com/llmkit/toolkit/search]'s, which the server face's tool
+// search shares.
 //
 // The package speaks the providers' JSON shapes directly and imports no
 // provider SDK.

@@ -9,7 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit/internal/errs"
-	"github.com/llmkit/toolkit/model"
+	"github.com/llmkit/toolkit/search"
 )
 
 // Names of the tool search meta-tools (see WithToolSearch).
@@ -48,8 +48,8 @@ type ToolSearch struct {
 	// client sees in tools/list.
 	Filter ToolFilter
 	// Embedder, when set, makes the search hybrid: keywords and the
-	// embedder's vectors together (see model.Embedder).
-	Embedder model.Embedder
+	// embedder's vectors together (see search.Embedder).
+	Embedder search.Embedder
 }
 
 // ToolFilter decides whether the client of a request may see and call a

@@ -77,10 +77,10 @@ func TestToolSearchPolicy(t *testing.T) {
 	mustNotErr(t, err)
 
 	// Deny hides per principal, in search and describe alike.
-	if got := search(t, alice, "payroll report of a month", 10); !slices.Contains(got, "payroll_report") {
+	if got := searchTools(t, alice, "payroll report of a month", 10); !slices.Contains(got, "payroll_report") {
 		t.Errorf("alice finds %v", got)
 	}
-	if got := search(t, bob, "payroll report of a month", 10); slices.Contains(got, "payroll_report") {
+	if got := searchTools(t, bob, "payroll report of a month", 10); slices.Contains(got, "payroll_report") {
 		t.Errorf("bob finds %v", got)
 	}
 	if known, unknown := described(t, bob, "payroll_report", "wiki_search"); !slices.Equal(known, []string{"wiki_search"}) || !slices.Equal(unknown, []string{"payroll_report"}) {
@@ -122,7 +122,7 @@ func TestToolSearchPolicy(t *testing.T) {
 
 	// A changed definition is quarantined: out of every search and
 	// description, its call refused naming what changed, until approved.
-	if got := search(t, alice, "search the wiki", 10); !slices.Contains(got, "wiki_search") {
+	if got := searchTools(t, alice, "search the wiki", 10); !slices.Contains(got, "wiki_search") {
 		t.Fatalf("before the change alice finds %v", got)
 	}
 	tools, _ := f.conn.ListTools(context.Background())
@@ -134,7 +134,7 @@ func TestToolSearchPolicy(t *testing.T) {
 	f.conn.swap(tools...)
 	f.tk.WaitEvents()
 	for _, cs := range []*sdk.ClientSession{alice, bob} {
-		if got := search(t, cs, "search the wiki", 10); slices.Contains(got, "wiki_search") {
+		if got := searchTools(t, cs, "search the wiki", 10); slices.Contains(got, "wiki_search") {
 			t.Errorf("a quarantined tool is found: %v", got)
 		}
 		if _, unknown := described(t, cs, "wiki_search"); !slices.Equal(unknown, []string{"wiki_search"}) {
@@ -145,7 +145,7 @@ func TestToolSearchPolicy(t *testing.T) {
 		}
 	}
 	mustNotErr(t, f.eng.Approve(context.Background(), "srv.wiki_search"))
-	if got := search(t, bob, "search the wiki", 10); !slices.Contains(got, "wiki_search") {
+	if got := searchTools(t, bob, "search the wiki", 10); !slices.Contains(got, "wiki_search") {
 		t.Errorf("after approval bob finds %v", got)
 	}
 	if text, isErr := callThroughText(t, bob, "wiki_search", nil); isErr || text != "stolen" {

@@ -10,7 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/model"
+	"github.com/llmkit/toolkit/search"
 )
 
 // toolSearch is the state of WithToolSearch: every toolkit tool under its
@@ -18,7 +18,7 @@ import (
 // addTool and removeTools, toolsearch_sync.go); the meta-tools read them.
 type toolSearch struct {
 	cfg     ToolSearch
-	index   *model.ToolIndex
+	index   *search.ToolIndex
 	onError func(name string, err error) // an embedder's failure
 
 	mu    sync.RWMutex
@@ -34,7 +34,7 @@ type searchEntry struct {
 func newToolSearch(cfg ToolSearch) *toolSearch {
 	return &toolSearch{
 		cfg:   cfg,
-		index: model.NewToolIndex(model.WithEmbedder(cfg.Embedder)),
+		index: search.NewToolIndex(search.WithEmbedder(cfg.Embedder)),
 		tools: map[string]*searchEntry{},
 	}
 }
@@ -176,7 +176,7 @@ func (s *Server) searchTools(ctx context.Context, req *sdk.CallToolRequest) (*sd
 		if !ok {
 			continue // removed since
 		}
-		out.Tools = append(out.Tools, foundTool{Name: t.Name, Title: titleOf(t.Tool), Description: model.Summary(t.Tool.Description)})
+		out.Tools = append(out.Tools, foundTool{Name: t.Name, Title: titleOf(t.Tool), Description: search.Summary(t.Tool.Description)})
 	}
 	ts.mu.RUnlock()
 	return jsonResult(out)

@@ -7,7 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/llmkit/toolkit/model"
+	"github.com/llmkit/toolkit/search"
 )
 
 // addTool registers the toolkit tool with the key under its exposed name
@@ -73,8 +73,8 @@ func isMetaTool(name string) bool {
 func (ts *toolSearch) put(key string, st *sdk.Tool, direct bool) {
 	ns, _, _ := strings.Cut(key, ".")
 	t := &searchEntry{SearchableTool: SearchableTool{Name: st.Name, Key: key, Namespace: ns, Tool: st}, direct: direct}
-	doc := model.SearchDoc{Key: st.Name, Name: key[len(ns)+1:], Namespace: ns, Title: st.Title, Description: st.Description}
-	doc.Params = model.SearchParamsOf(inputSchemaDecoded(st))
+	doc := search.Doc{Key: st.Name, Name: key[len(ns)+1:], Namespace: ns, Title: st.Title, Description: st.Description}
+	doc.Params = search.ParamsOf(inputSchemaDecoded(st))
 	ts.mu.Lock()
 	ts.tools[st.Name] = t
 	ts.mu.Unlock()

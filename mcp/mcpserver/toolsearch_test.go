@@ -100,7 +100,7 @@ func (a searchAnswer) names() []string {
 	return out
 }
 
-func search(t *testing.T, cs *sdk.ClientSession, query string, limit int) []string {
+func searchTools(t *testing.T, cs *sdk.ClientSession, query string, limit int) []string {
 	t.Helper()
 	args := map[string]any{"query": query}
 	if limit > 0 {
@@ -138,10 +138,10 @@ func TestToolSearchEndToEnd(t *testing.T) {
 	}
 
 	// Search: best first, exposed names (gh's read_file is qualified).
-	if got := search(t, cs, "remove a file from disk", 1); !reflect.DeepEqual(got, []string{"delete_file"}) {
+	if got := searchTools(t, cs, "remove a file from disk", 1); !reflect.DeepEqual(got, []string{"delete_file"}) {
 		t.Errorf("search: %v", got)
 	}
-	got := search(t, cs, "read a file", 0)
+	got := searchTools(t, cs, "read a file", 0)
 	if len(got) < 2 || !slices.Contains(got[:2], "read_file") || !slices.Contains(got[:2], "gh_read_file") {
 		t.Errorf("search for a name two sources share: %v", got)
 	}
@@ -263,7 +263,7 @@ func TestToolSearchFollowsChanges(t *testing.T) {
 	if !slices.Contains(before, "list_issues") {
 		t.Fatalf("tools/list %v", before)
 	}
-	if got := search(t, cs, "rename a file", 5); slices.Contains(got, "move_file") {
+	if got := searchTools(t, cs, "rename a file", 5); slices.Contains(got, "move_file") {
 		t.Fatalf("found before it exists: %v", got)
 	}
 
@@ -274,7 +274,7 @@ func TestToolSearchFollowsChanges(t *testing.T) {
 	mv.desc = "Move or rename a file."
 	fs.set(append(slices.Clone(tools), mv))
 	tk.WaitEvents() // the server has applied the change
-	if got := search(t, cs, "rename a file", 5); len(got) == 0 || got[0] != "move_file" {
+	if got := searchTools(t, cs, "rename a file", 5); len(got) == 0 || got[0] != "move_file" {
 		t.Errorf("after the change: %v", got)
 	}
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: CallToolName, Arguments: map[string]any{"name": "move_file"}})
@@ -304,7 +304,7 @@ func TestToolSearchFollowsChanges(t *testing.T) {
 	// It goes: search and call no longer reach it.
 	fs.set(tools)
 	tk.WaitEvents()
-	if got := search(t, cs, "rename a file", 5); slices.Contains(got, "move_file") {
+	if got := searchTools(t, cs, "rename a file", 5); slices.Contains(got, "move_file") {
 		t.Errorf("found after its removal: %v", got)
 	}
 	var we *jsonrpc.Error
@@ -366,10 +366,10 @@ func TestToolSearchFilter(t *testing.T) {
 	}
 	admin, user := connect("admin"), connect("someone")
 
-	if got := search(t, user, "issue", 10); slices.ContainsFunc(got, func(n string) bool { return strings.Contains(n, "issue") }) {
+	if got := searchTools(t, user, "issue", 10); slices.ContainsFunc(got, func(n string) bool { return strings.Contains(n, "issue") }) {
 		t.Errorf("a refused tool found: %v", got)
 	}
-	if got := search(t, admin, "issue", 10); !slices.Contains(got, "create_issue") {
+	if got := searchTools(t, admin, "issue", 10); !slices.Contains(got, "create_issue") {
 		t.Errorf("admin search: %v", got)
 	}
 	var d struct{ Unknown []string }

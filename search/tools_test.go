@@ -1,4 +1,4 @@
-package model
+package search
 
 import (
 	"context"
@@ -28,10 +28,10 @@ func mustSearch(t *testing.T, x *ToolIndex, q string, k int, keep func(string) b
 	return keysOf(hits)
 }
 
-func testDocs(items []testDoc) []SearchDoc {
-	var out []SearchDoc
+func testDocs(items []testDoc) []Doc {
+	var out []Doc
 	for _, it := range items {
-		out = append(out, SearchDoc{Key: it.key, Name: it.name, Namespace: it.ns, Description: it.desc})
+		out = append(out, Doc{Key: it.key, Name: it.name, Namespace: it.ns, Description: it.desc})
 	}
 	return out
 }
@@ -55,8 +55,8 @@ func TestToolIndexFinds(t *testing.T) {
 	if err := x.Put(context.Background(), testDocs(toolDocs)...); err != nil {
 		t.Fatal(err)
 	}
-	x.Put(context.Background(), SearchDoc{Key: "maps_elevation", Name: "maps_elevation", Description: "Get elevation data.",
-		Params: []SearchParam{{Name: "locations", Description: "Latitude and longitude pairs"}}})
+	x.Put(context.Background(), Doc{Key: "maps_elevation", Name: "maps_elevation", Description: "Get elevation data.",
+		Params: []Param{{Name: "locations", Description: "Latitude and longitude pairs"}}})
 	for q, want := range map[string]string{
 		"remove the file old.txt":           "fs_delete_file", // synonym
 		"deleting files":                    "fs_delete_file", // stems
@@ -90,12 +90,12 @@ func TestToolIndexChanges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	verbs := []string{"get", "list", "delete", "create", "search", "update"}
 	nouns := []string{"file", "issue", "user", "page", "branch", "order"}
-	doc := func(i int, gen int) SearchDoc {
+	doc := func(i int, gen int) Doc {
 		v, n := verbs[(i+gen)%len(verbs)], nouns[(i/len(verbs)+gen)%len(nouns)]
-		return SearchDoc{Key: fmt.Sprintf("k%d", i), Name: v + "_" + n, Namespace: fmt.Sprintf("ns%d", i%7),
+		return Doc{Key: fmt.Sprintf("k%d", i), Name: v + "_" + n, Namespace: fmt.Sprintf("ns%d", i%7),
 			Description: fmt.Sprintf("%s the %s number %d", v, n, i)}
 	}
-	live := map[string]SearchDoc{}
+	live := map[string]Doc{}
 	x := NewToolIndex()
 	for step := range 3000 {
 		i := rng.IntN(300)
@@ -174,7 +174,7 @@ func TestToolIndexConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range 200 {
 				key := fmt.Sprintf("g%d_%d", g, i%20)
-				x.Put(ctx, SearchDoc{Key: key, Name: "delete_thing", Description: "Delete a thing."})
+				x.Put(ctx, Doc{Key: key, Name: "delete_thing", Description: "Delete a thing."})
 				if i%3 == 0 {
 					x.Delete(key)
 				}
@@ -231,7 +231,7 @@ func TestToolIndexEmbedder(t *testing.T) {
 	ctx := context.Background()
 	e := &vowelEmbedder{}
 	x := NewToolIndex(WithEmbedder(e))
-	docs := []SearchDoc{
+	docs := []Doc{
 		{Key: "aaa", Name: "aaa", Description: "aaaa aaaa"},
 		{Key: "uuu", Name: "uuu", Description: "uuuu uuuu"},
 		{Key: "delete_file", Name: "delete_file", Description: "Delete a file."},
@@ -258,7 +258,7 @@ func TestToolIndexEmbedder(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "model offline") || len(hits) == 0 || hits[0].Key != "delete_file" {
 		t.Errorf("failing embedder: %v, %v", hits, err)
 	}
-	if err := x.Put(ctx, SearchDoc{Key: "kw_only", Name: "kw_only", Description: "Keyword only."}); err == nil {
+	if err := x.Put(ctx, Doc{Key: "kw_only", Name: "kw_only", Description: "Keyword only."}); err == nil {
 		t.Error("Put hid the embedder's error")
 	}
 	if !x.Has("kw_only") {
@@ -282,9 +282,9 @@ func FuzzSearchText(f *testing.F) {
 			t.Fatalf("%d query terms", len(q))
 		}
 		tf := map[string]float32{}
-		docTerms(SearchDoc{Name: s, Description: s}, tf)
+		docTerms(Doc{Name: s, Description: s}, tf)
 		x := NewToolIndex()
-		x.Put(context.Background(), SearchDoc{Key: "k", Name: s, Description: s})
+		x.Put(context.Background(), Doc{Key: "k", Name: s, Description: s})
 		hits, err := x.Search(context.Background(), s, 3, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package model
+package search
 
 import (
 	"slices"
@@ -28,9 +28,9 @@ const (
 	descHeadWords     = 30
 )
 
-// SearchDoc is what a tool index knows of one tool or prompt: the parts
+// Doc is what a tool index knows of one tool or prompt: the parts
 // of its definition a search looks at.
-type SearchDoc struct {
+type Doc struct {
 	// Key identifies the document in the index and in its hits: the name a
 	// client or model knows the tool by (an exposed name, a model name).
 	Key string
@@ -43,21 +43,21 @@ type SearchDoc struct {
 	// Description is the tool's description.
 	Description string
 	// Params are the top-level properties of the tool's input schema.
-	Params []SearchParam
+	Params []Param
 }
 
-// SearchParam is one input property of a tool.
-type SearchParam struct {
+// Param is one input property of a tool.
+type Param struct {
 	Name        string
 	Description string
 }
 
-// SearchDocOf returns the search document of a tool or prompt item under
+// DocOf returns the search document of a tool or prompt item under
 // key: its name, namespace, title, description and the properties of its
 // input schema. An item whose schema cannot be read is indexed without
 // parameters.
-func SearchDocOf(key string, it toolkit.Item) SearchDoc {
-	d := SearchDoc{Key: key, Name: it.Name, Namespace: it.Namespace}
+func DocOf(key string, it toolkit.Item) Doc {
+	d := Doc{Key: key, Name: it.Name, Namespace: it.Namespace}
 	var schema *jsonschema.Schema
 	switch v := it.Value.(type) {
 	case toolkit.Tool:
@@ -71,16 +71,16 @@ func SearchDocOf(key string, it toolkit.Item) SearchDoc {
 	default:
 		d.Description = it.Description()
 	}
-	d.Params = SearchParamsOf(schema)
+	d.Params = ParamsOf(schema)
 	return d
 }
 
 // maxParams bounds the properties of one schema that are indexed.
 const maxParams = 64
 
-// SearchParamsOf returns the top-level properties of an input schema, by
+// ParamsOf returns the top-level properties of an input schema, by
 // name, with their descriptions (at most 64).
-func SearchParamsOf(schema *jsonschema.Schema) []SearchParam {
+func ParamsOf(schema *jsonschema.Schema) []Param {
 	if schema == nil || len(schema.Properties) == 0 {
 		return nil
 	}
@@ -92,9 +92,9 @@ func SearchParamsOf(schema *jsonschema.Schema) []SearchParam {
 	if len(names) > maxParams {
 		names = names[:maxParams]
 	}
-	out := make([]SearchParam, 0, len(names))
+	out := make([]Param, 0, len(names))
 	for _, n := range names {
-		p := SearchParam{Name: n}
+		p := Param{Name: n}
 		if s := schema.Properties[n]; s != nil {
 			p.Description = s.Description
 		}
@@ -109,7 +109,7 @@ const maxDocText = 8 << 10
 
 // docTerms returns the weighted term frequencies of a document and its
 // length (concept terms add to the frequencies, not to the length).
-func docTerms(d SearchDoc, tf map[string]float32) float32 {
+func docTerms(d Doc, tf map[string]float32) float32 {
 	var n float32
 	n += addTerms(tf, d.Name, weightName)
 	n += addTerms(tf, d.Namespace, weightNamespace)

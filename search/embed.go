@@ -1,4 +1,4 @@
-package model
+package search
 
 import (
 	"cmp"
@@ -37,7 +37,7 @@ const (
 )
 
 // embedText is what is embedded of a document.
-func embedText(d SearchDoc) string {
+func embedText(d Doc) string {
 	var b strings.Builder
 	b.WriteString(d.Name)
 	if d.Title != "" {
@@ -60,7 +60,7 @@ func embedText(d SearchDoc) string {
 }
 
 // embedDocs embeds the documents, checking what the embedder returns.
-func embedDocs(ctx context.Context, e Embedder, docs []SearchDoc) ([][]float32, error) {
+func embedDocs(ctx context.Context, e Embedder, docs []Doc) ([][]float32, error) {
 	texts := make([]string, len(docs))
 	for i, d := range docs {
 		texts[i] = embedText(d)

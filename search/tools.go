@@ -1,4 +1,4 @@
-package model
+package search
 
 import (
 	"context"
@@ -38,13 +38,13 @@ type ToolHit struct {
 	Score float64
 }
 
-// ToolIndexOption configures a ToolIndex.
-type ToolIndexOption func(*ToolIndex)
+// Option configures a ToolIndex.
+type Option func(*ToolIndex)
 
 // WithEmbedder makes the index embed every document it is given and
 // every query, and rank by keywords and vector similarity together (see
 // Embedder). A nil e is ignored.
-func WithEmbedder(e Embedder) ToolIndexOption {
+func WithEmbedder(e Embedder) Option {
 	return func(x *ToolIndex) {
 		if e != nil {
 			x.emb = e
@@ -53,7 +53,7 @@ func WithEmbedder(e Embedder) ToolIndexOption {
 }
 
 // NewToolIndex returns an empty index.
-func NewToolIndex(opts ...ToolIndexOption) *ToolIndex {
+func NewToolIndex(opts ...Option) *ToolIndex {
 	x := &ToolIndex{eng: newEngine(), ids: map[string]int32{}}
 	for _, o := range opts {
 		if o != nil {
@@ -68,7 +68,7 @@ func NewToolIndex(opts ...ToolIndexOption) *ToolIndex {
 // the documents are embedded first; when that fails they are indexed for
 // keywords alone and the embedder's error is returned. ctx bounds the
 // embedder only.
-func (x *ToolIndex) Put(ctx context.Context, docs ...SearchDoc) error {
+func (x *ToolIndex) Put(ctx context.Context, docs ...Doc) error {
 	if len(docs) == 0 {
 		return nil
 	}

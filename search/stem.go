@@ -1,4 +1,4 @@
-package model
+package search
 
 // stem reduces an English word to its stem with Porter's algorithm (M.F.
 // Porter, "An algorithm for suffix stripping", 1980), so that "deleting",

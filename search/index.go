@@ -1,4 +1,4 @@
-package model
+package search
 
 import (
 	"strings"
@@ -52,7 +52,7 @@ func NewIndex(items []toolkit.Item) *Index {
 			continue
 		}
 		clear(tf)
-		d := SearchDocOf("", it)
+		d := DocOf("", it)
 		n := docTerms(d, tf)
 		x.eng.add(tf, n, nameStems(d.Name))
 		x.pos = append(x.pos, i)
