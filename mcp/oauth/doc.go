@@ -16,7 +16,9 @@
 //     authorization spec says (protected resource metadata, authorization
 //     server metadata, client ID metadata documents, pre-registration or
 //     dynamic registration, PKCE, resource indicators, scope step-up,
-//     refresh tokens), with the SDK's auth.AuthorizationCodeHandler; see
+//     refresh tokens: offline_access, with prompt=consent as OpenID
+//     Connect Core §11 requires), with the SDK's
+//     auth.AuthorizationCodeHandler; see
 //     [Config]. Servers of the 2025-03-26 spec without resource metadata,
 //     whose root metadata names an issuer with a path on their own origin,
 //     are authorized through that issuer.
