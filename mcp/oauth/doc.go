@@ -151,9 +151,11 @@
 // [Callback] at the path of its public redirect URL: each authorization
 // registers the state of its URL ([Callback.Expect]) and waits for the
 // redirect that carries it ([Expected.Wait]). A redirect whose state no
-// authorization waits for (forged, used, expired) is answered 400 and
-// ends nothing; the waits are bounded per principal and in all, and
-// expire.
+// authorization waits for (forged, used, expired, or of a previous run of
+// the program), or that repeats a parameter, is answered 400 and ends
+// nothing, as does one whose query is longer than [MaxRedirectQuery]
+// (414); of copies of one redirect arriving at once exactly one counts.
+// The waits are bounded per principal and in all, and expire.
 //
 // # Resource-server role
 //
