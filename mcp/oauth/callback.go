@@ -157,18 +157,25 @@ func (c *Callback) Pending() int {
 // is authURL (the URL of auth.AuthorizationArgs): the redirect that
 // carries its state parameter is delivered to the returned Expected,
 // which the caller must Close when it no longer waits. It fails with
-// toolkit.ErrBadParameter for a URL without a state (or whose state is
-// already expected), and with an error wrapping ErrTooManyAuthorizations
+// toolkit.ErrBadParameter for a URL without a state, with more than one,
+// or whose state is already expected, and with an error wrapping ErrTooManyAuthorizations
 // beyond the bounds.
 func (c *Callback) Expect(principal, authURL string) (*Expected, error) {
 	u, err := url.Parse(authURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the authorization URL cannot be parsed", errs.ErrBadParameter)
 	}
-	state := u.Query().Get("state")
-	if state == "" {
+	// An authorization endpoint whose URL carries a state of its own
+	// would give the URL two: which one the server sends back is anyone's
+	// guess, so none is expected.
+	states := u.Query()["state"]
+	if len(states) > 1 {
+		return nil, fmt.Errorf("%w: the authorization URL has more than one state", errs.ErrBadParameter)
+	}
+	if len(states) == 0 || states[0] == "" {
 		return nil, fmt.Errorf("%w: the authorization URL has no state", errs.ErrBadParameter)
 	}
+	state := states[0]
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()

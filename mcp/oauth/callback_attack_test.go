@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/internal/testing/oauthtest"
 )
 
@@ -369,5 +370,26 @@ func TestCallbackReplayAcrossRestart(t *testing.T) {
 	mustNotErr(t, err)
 	if again.Token.AccessToken != stored.Token.AccessToken || iss.TokensIssued() != tokens || iss.Authorizations() != 1 {
 		t.Errorf("the replays changed the stored token or reached the issuer (%d tokens issued, want %d)", iss.TokensIssued(), tokens)
+	}
+}
+
+// TestCallbackExpectTwoStates: an authorization URL with two states (an
+// authorization endpoint whose own URL names one, say) is refused: the
+// state a redirect would carry is unknown, and a state chosen by the
+// authorization server's metadata is known to anyone.
+func TestCallbackExpectTwoStates(t *testing.T) {
+	c, err := NewCallback("https://gw.example/cb", CallbackConfig{})
+	mustNotErr(t, err)
+	for _, u := range []string{
+		"https://as.example/authorize?state=chosen&client_id=c&state=real",
+		"https://as.example/authorize?state=real&state=real",
+		"https://as.example/authorize?state=",
+	} {
+		if _, err := c.Expect("p", u); !errors.Is(err, errs.ErrBadParameter) {
+			t.Errorf("Expect(%q): %v, want ErrBadParameter", u, err)
+		}
+	}
+	if c.Pending() != 0 {
+		t.Errorf("%d pending", c.Pending())
 	}
 }
