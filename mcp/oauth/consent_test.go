@@ -21,7 +21,7 @@ import (
 // prompt=consent: panva's oidc-provider, OpenID certified, with its
 // defaults), the authorization asks the person to consent, a refresh
 // token is issued, and when the server refuses the access token it is
-// refreshed without asking the person again.
+// refreshed without asking the person again, before and after a restart.
 func TestOIDCOfflineAccess(t *testing.T) {
 	leakCheck(t)
 	op := peers.StartOIDCProvider(t)
@@ -51,8 +51,12 @@ func TestOIDCOfflineAccess(t *testing.T) {
 	mustNotErr(t, err)
 	allow, err := NewAllowList(op.Issuer)
 	mustNotErr(t, err)
-	h := NewHandler(context.Background(), flow, HandlerConfig{Resource: resource, Allow: allow})
-	t.Cleanup(h.Stop)
+	start := func() *Handler {
+		h := NewHandler(context.Background(), flow, HandlerConfig{Resource: resource, Allow: allow})
+		t.Cleanup(h.Stop)
+		return h
+	}
+	h := start()
 	lc := &lifecycle{rs: rs}
 
 	mustNotErr(t, lc.call(t, h))
@@ -82,7 +86,17 @@ func TestOIDCOfflineAccess(t *testing.T) {
 	second, err := store.LoadToken(context.Background(), resource)
 	mustNotErr(t, err)
 	if second == nil || second.Token == nil || second.Token.AccessToken == first.Token.AccessToken || second.Token.RefreshToken == "" {
-		t.Errorf("after the refresh the stored token is %v, want a new access token and a refresh token", second)
+		t.Fatalf("after the refresh the stored token is %v, want a new access token and a refresh token", second)
+	}
+
+	// A restart whose stored access token the server refuses: the stored
+	// refresh token (the provider rotates them) renews it, nobody asked.
+	mu.Lock()
+	refused[second.Token.AccessToken] = true
+	mu.Unlock()
+	mustNotErr(t, lc.call(t, start()))
+	if n := asked.Load(); n != 1 {
+		t.Errorf("after a restart the person was asked %d times in all, want once", n)
 	}
 }
 
