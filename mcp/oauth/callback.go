@@ -158,8 +158,8 @@ func (c *Callback) Pending() int {
 // carries its state parameter is delivered to the returned Expected,
 // which the caller must Close when it no longer waits. It fails with
 // toolkit.ErrBadParameter for a URL without a state, with more than one,
-// or whose state is already expected, and with an error wrapping ErrTooManyAuthorizations
-// beyond the bounds.
+// or whose state is already expected, and with an error wrapping
+// ErrTooManyAuthorizations beyond the bounds.
 func (c *Callback) Expect(principal, authURL string) (*Expected, error) {
 	u, err := url.Parse(authURL)
 	if err != nil {
