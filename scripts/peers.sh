@@ -48,7 +48,8 @@ for entry in \
 	node_modules/@modelcontextprotocol/conformance/dist/index.js \
 	node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js \
 	node_modules/@modelcontextprotocol/client/dist/index.mjs \
-	node_modules/@modelcontextprotocol/server/dist/index.mjs; do
+	node_modules/@modelcontextprotocol/server/dist/index.mjs \
+	node_modules/oidc-provider/lib/index.js; do
 	[[ -f "$entry" ]] || die "missing $entry"
 done
 

@@ -30,6 +30,16 @@ const (
 	DefaultRedirectExpiry = authorizeTimeout
 )
 
+// MaxRedirectQuery is the longest query, in bytes, of a redirect a
+// [Callback] reads; a longer one is answered 414 URI Too Long and ends
+// nothing. Authorization codes, states and issuers are far shorter.
+const MaxRedirectQuery = 16 << 10
+
+// redirectParameters are the parameters of an authorization response
+// (RFC 6749 §4.1.2 and §4.1.2.1, RFC 9207) that a redirect must not
+// repeat (RFC 6749 §3.1): a [Callback] refuses one that does.
+var redirectParameters = []string{"state", "code", "error", "iss"}
+
 // ErrTooManyAuthorizations, message "unavailable: too many authorizations
 // in progress", is wrapped by the error of [Callback.Expect] when the
 // callback already waits for as many redirects as it may, in all or for
@@ -61,8 +71,11 @@ type CallbackConfig struct {
 //
 // A redirect counts only for the authorization whose state it carries,
 // once: one with no state, or a state no authorization waits for (forged,
-// already used, expired) is answered 400 Bad Request and ends nothing, so
-// that nobody can end, or use up, another user's login. The answers never
+// already used, expired, or of a previous run of the program), or that
+// repeats one of its parameters, is answered 400 Bad Request and ends
+// nothing, so that nobody can end, or use up, another user's login; so
+// is one whose query is longer than [MaxRedirectQuery] (414). Of copies
+// of one redirect arriving at once, exactly one counts. The answers never
 // quote the request. The authorizations waiting are bounded, in all and
 // per principal, and each expires.
 type Callback struct {
@@ -144,18 +157,25 @@ func (c *Callback) Pending() int {
 // is authURL (the URL of auth.AuthorizationArgs): the redirect that
 // carries its state parameter is delivered to the returned Expected,
 // which the caller must Close when it no longer waits. It fails with
-// toolkit.ErrBadParameter for a URL without a state (or whose state is
-// already expected), and with an error wrapping ErrTooManyAuthorizations
-// beyond the bounds.
+// toolkit.ErrBadParameter for a URL without a state, with more than one,
+// or whose state is already expected, and with an error wrapping
+// ErrTooManyAuthorizations beyond the bounds.
 func (c *Callback) Expect(principal, authURL string) (*Expected, error) {
 	u, err := url.Parse(authURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the authorization URL cannot be parsed", errs.ErrBadParameter)
 	}
-	state := u.Query().Get("state")
-	if state == "" {
+	// An authorization endpoint whose URL carries a state of its own
+	// would give the URL two: which one the server sends back is anyone's
+	// guess, so none is expected.
+	states := u.Query()["state"]
+	if len(states) > 1 {
+		return nil, fmt.Errorf("%w: the authorization URL has more than one state", errs.ErrBadParameter)
+	}
+	if len(states) == 0 || states[0] == "" {
 		return nil, fmt.Errorf("%w: the authorization URL has no state", errs.ErrBadParameter)
 	}
+	state := states[0]
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -224,11 +244,21 @@ func (c *Callback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Method not allowed.", http.StatusMethodNotAllowed)
 		return
 	}
+	if len(r.URL.RawQuery) > MaxRedirectQuery {
+		http.Error(w, "The redirect's query is too long.", http.StatusRequestURITooLong)
+		return
+	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	state := q.Get("state")
 	if err != nil || state == "" {
 		http.Error(w, "This redirect carries no state: it belongs to no authorization.", http.StatusBadRequest)
 		return
+	}
+	for _, k := range redirectParameters {
+		if len(q[k]) > 1 {
+			http.Error(w, "The redirect repeats a parameter.", http.StatusBadRequest)
+			return
+		}
 	}
 	code, refused := q.Get("code"), q.Get("error")
 	if code == "" && refused == "" {
@@ -257,6 +287,12 @@ var errRedirectExpired = errors.New("no redirect came back in time")
 // state and iss, or the authorization server's refusal, or fails when ctx
 // ends or the wait expires.
 func (e *Expected) Wait(ctx context.Context) (*auth.AuthorizationResult, error) {
+	// A redirect that came in time counts, however late the wait.
+	select {
+	case r := <-e.ch:
+		return r.res, r.err
+	default:
+	}
 	t := time.NewTimer(e.deadline.Sub(e.c.now()))
 	defer t.Stop()
 	select {

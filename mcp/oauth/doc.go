@@ -16,7 +16,9 @@
 //     authorization spec says (protected resource metadata, authorization
 //     server metadata, client ID metadata documents, pre-registration or
 //     dynamic registration, PKCE, resource indicators, scope step-up,
-//     refresh tokens), with the SDK's auth.AuthorizationCodeHandler; see
+//     refresh tokens: offline_access, with prompt=consent as OpenID
+//     Connect Core §11 requires), with the SDK's
+//     auth.AuthorizationCodeHandler; see
 //     [Config]. Servers of the 2025-03-26 spec without resource metadata,
 //     whose root metadata names an issuer with a path on their own origin,
 //     are authorized through that issuer.
@@ -149,9 +151,11 @@
 // [Callback] at the path of its public redirect URL: each authorization
 // registers the state of its URL ([Callback.Expect]) and waits for the
 // redirect that carries it ([Expected.Wait]). A redirect whose state no
-// authorization waits for (forged, used, expired) is answered 400 and
-// ends nothing; the waits are bounded per principal and in all, and
-// expire.
+// authorization waits for (forged, used, expired, or of a previous run of
+// the program), or that repeats a parameter, is answered 400 and ends
+// nothing, as does one whose query is longer than [MaxRedirectQuery]
+// (414); of copies of one redirect arriving at once exactly one counts.
+// The waits are bounded per principal and in all, and expire.
 //
 // # Resource-server role
 //

@@ -59,7 +59,10 @@ type Config struct {
 	// names (in its challenge or its resource metadata).
 	Scopes func(discovered []string) []string
 	// NoRefreshToken stops the client from asking for offline_access when
-	// the authorization server supports it.
+	// the authorization server supports it. When it asks, the
+	// authorization URL also asks the user to consent (prompt=consent), as
+	// OpenID Connect Core §11 requires for offline_access to count: an
+	// OpenID provider issues no refresh token otherwise.
 	NoRefreshToken bool
 
 	// Store keeps tokens across restarts (nil: in memory only), and the
@@ -76,7 +79,7 @@ type Config struct {
 func (cfg *Config) sdkConfig(hc *http.Client) *auth.AuthorizationCodeHandlerConfig {
 	sc := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              cfg.RedirectURL,
-		AuthorizationCodeFetcher: cfg.Authorize,
+		AuthorizationCodeFetcher: askConsentForOffline(cfg.Authorize),
 		ScopeFilter:              cfg.Scopes,
 		RequestRefreshToken:      !cfg.NoRefreshToken,
 		Client:                   hc,

