@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
+	"github.com/llmkit/toolkit/redisstate"
 	"io"
 	"log/slog"
 	"net/http"
@@ -683,10 +684,25 @@ func (g *gateway) authCodeConfig(s Server) oauth.Config {
 	if scopes := slices.Clone(o.Scopes); len(scopes) > 0 {
 		cfg.Scopes = func([]string) []string { return scopes }
 	}
-	if dir := g.config().TokenDir; dir != "" {
+	if tokens := g.sharedTokens(); tokens != nil {
+		cfg.Store = tokens
+	} else if dir := g.config().TokenDir; dir != "" {
 		cfg.Store = g.logins.store(tokenFile(dir, s.Name))
 	}
 	return cfg
+}
+
+// sharedTokens is the fleet's token store on Redis, or nil without a
+// state section.
+func (g *gateway) sharedTokens() *redisstate.TokenStore {
+	if g.state == nil {
+		return nil
+	}
+	tokens, err := g.state.Tokens() // checked: the state section has keys
+	if err != nil {
+		return nil
+	}
+	return tokens
 }
 
 // withAuthorizeTimeout gives an upstream authorized by a person the time

@@ -109,6 +109,9 @@ type Config struct {
 	PinsFile string `yaml:"pins_file"`
 	// AuditLog writes a JSON line for every tool call (see AuditLog).
 	AuditLog *AuditLog `yaml:"audit_log"`
+	// State shares tokens, pins and rate limits with the other replicas
+	// of a fleet on Redis (see State); absent: each process keeps its own.
+	State *State `yaml:"state"`
 	// Servers are the upstream MCP servers.
 	Servers []Server `yaml:"servers"`
 }

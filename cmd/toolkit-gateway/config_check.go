@@ -120,6 +120,7 @@ func (v *validator) check(c *Config) {
 	v.checkServing(c)
 	v.checkToolSearch(c.ToolSearch)
 	v.checkInputState(c.InputState)
+	v.checkState(c)
 	v.checkAuth(c)
 	v.checkPolicy(c)
 	if c.Transport == "http" && c.Auth == nil && !c.AllowUnauthenticated && !isLoopback(c.Listen) {

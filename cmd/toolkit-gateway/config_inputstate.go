@@ -31,10 +31,15 @@ type InputState struct {
 
 // checkInputState checks input_state and decodes its keys.
 func (v *validator) checkInputState(in *InputState) {
-	if in == nil {
-		return
+	if in != nil {
+		v.checkKeys(in, "input_state")
 	}
-	at := func(k string) []any { return []any{"input_state", k} }
+}
+
+// checkKeys checks the keys_env or keys_file of section and decodes its
+// keys into in.keys.
+func (v *validator) checkKeys(in *InputState, section string) {
+	at := func(k string) []any { return []any{section, k} }
 	in.keys = nil
 	var text, where string
 	var key []any
@@ -64,7 +69,7 @@ func (v *validator) checkInputState(in *InputState) {
 		}
 		text, where, key = strings.Join(lines, " "), in.KeysFile, at("keys_file")
 	default:
-		v.fail("give keys_env or keys_file", "input_state")
+		v.fail("give keys_env or keys_file", section)
 		return
 	}
 	fields := strings.Fields(text)

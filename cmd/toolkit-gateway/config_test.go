@@ -125,7 +125,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"not a mapping", "- a\n- b\n", []string{"gw.yaml:1: the configuration must be a mapping"}},
 		{"syntax", "servers:\n  - name: a\n   url: x\n", []string{"gw.yaml:1: did not find expected"}},
 		{"syntax tab", "servers:\n\t- name: a\n", []string{"gw.yaml:2: "}},
-		{"unknown top field", "listen: 127.0.0.1:1\nlisten_addr: x\n", []string{"gw.yaml:2: listen_addr: unknown field (known: listen, transport, path, stateless, session_timeout, idle_timeout, read_timeout, max_sessions, max_sessions_per_principal, max_session_calls, sse_path, qualified_names, tool_search, input_state, health_listen, startup_wait, metrics, prompts, auth, allow_unauthenticated, token_dir, policy, rate_limits, pins_file, audit_log, servers)"}},
+		{"unknown top field", "listen: 127.0.0.1:1\nlisten_addr: x\n", []string{"gw.yaml:2: listen_addr: unknown field (known: listen, transport, path, stateless, session_timeout, idle_timeout, read_timeout, max_sessions, max_sessions_per_principal, max_session_calls, sse_path, qualified_names, tool_search, input_state, health_listen, startup_wait, metrics, prompts, auth, allow_unauthenticated, token_dir, policy, rate_limits, pins_file, audit_log, state, servers)"}},
 		{"unknown server field", "servers:\n  - name: a\n    urll: http://x/\n", []string{"gw.yaml:3: servers[0].urll: unknown field (known: name, url, command, env, dir, headers, timeouts, tools, max_concurrency, max_result_bytes, max_list_items, max_list_bytes, oauth, upstream_sessions, max_upstream_sessions)"}},
 		{"unknown timeout", "servers:\n  - name: a\n    url: http://x/\n    timeouts: {connect: 1s, read: 2s}\n", []string{"gw.yaml:4: servers[0].timeouts.read: unknown field (known: connect, call, reconnect, backoff_max)"}},
 		{"bad duration", "servers:\n  - name: a\n    url: http://x/\n    timeouts:\n      connect: soon\n",
@@ -220,6 +220,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("servers:\n  - name: a\n    command: [go, run, .]\n    env: {A: b}\n    tools: {deny: ['[']}\n"))
 	f.Add([]byte("listen: :0\ntransport: stdio\nprompts: .\n"))
 	f.Add([]byte("- a\n"))
+	f.Add([]byte("state:\n  redis: {url_env: X, timeout: -1s}\n  keys_file: k\n  rate_limits_unavailable: closed\n"))
 	f.Add([]byte("servers:\n  - name: a\n    command: [x]\n    upstream_sessions: per_client\n    max_upstream_sessions: 99999999999999999999\n"))
 	f.Add([]byte("stateless: true\nservers:\n  - name: a\n    url: http://x/\n    upstream_sessions: [per_client]\n"))
 	f.Add([]byte("auth:\n  bearer: {tokens_env: HOME}\n  jwt: {jwks_url: 'https://a/j', issuer: x, audience: 'https://g/mcp', algorithms: [none]}\n"))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/llmkit/toolkit/redisstate"
 	"io"
 	"log/slog"
 	"net"
@@ -72,7 +73,9 @@ type gateway struct {
 	eng    *policy.Engine  // the policy: rules, rate limits, pins
 	audit  *rotatingFile   // the audit log; nil unless configured
 
-	pins *policy.FileStore // the pins file's store, watched; nil without one
+	pins       pinWatcher        // the pins' store, watched; nil without one
+	state      *redisstate.Store // the fleet's shared state; nil without one
+	closeState func() error      // closes state's client
 	// unsubscribe ends the logging of the upstreams' state changes.
 	unsubscribe func()
 	// clientSessions: the server keeps its clients' sessions
@@ -112,7 +115,12 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		opts = append(opts, mcpserver.WithMeterProvider(m.provider))
 	}
 	var err error
-	if g.eng, g.pins, err = newPolicyEngine(context.Background(), cfg, logger, g.meters); err != nil {
+	if g.state, g.closeState, err = newStateStore(cfg.State); err != nil {
+		g.meters.shutdown()
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	if g.eng, g.pins, err = newPolicyEngine(context.Background(), cfg, g.state, logger, g.meters); err != nil {
+		g.closeOwned()
 		g.meters.shutdown()
 		return nil, err
 	}
@@ -126,7 +134,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	}
 	tk, err := toolkit.New(tkOpts...)
 	if err != nil {
-		g.closeAudit()
+		g.closeOwned()
 		g.meters.shutdown()
 		return nil, err
 	}
@@ -146,7 +154,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	}
 	if g.meters != nil {
 		if err := g.meters.observeUpstreamSessions(g.upstreamSessionCounts); err != nil {
-			g.closeAudit()
+			g.closeOwned()
 			g.meters.shutdown()
 			return nil, err
 		}
@@ -173,7 +181,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		opts = append(opts, mcpserver.WithStartupWait(*cfg.StartupWait))
 	}
 	if g.auth, err = newAuthenticator(cfg.Auth, logger); err != nil {
-		g.closeAudit()
+		g.closeOwned()
 		g.meters.shutdown()
 		return nil, err
 	}
@@ -185,7 +193,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		opts = append(opts, mcpserver.WithHTTP(g.auth.options(leeway)...))
 	}
 	if g.srv, err = mcpserver.New(tk, &sdk.Implementation{Name: gatewayName, Version: version}, opts...); err != nil {
-		g.closeAudit()
+		g.closeOwned()
 		g.meters.shutdown()
 		return nil, err
 	}
@@ -198,7 +206,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	if err := errors.Join(errs...); err != nil {
 		g.srv.Close()
 		g.logins.close()
-		g.closeAudit()
+		g.closeOwned()
 		g.meters.shutdown()
 		return nil, err
 	}
@@ -227,7 +235,7 @@ func (g *gateway) run(ctx context.Context) error {
 		if err := g.eng.SavePins(context.Background()); err != nil && !errors.Is(err, toolkit.ErrNotImplemented) {
 			g.logger.Error("saving the pins", "error", err)
 		}
-		g.closeAudit()
+		g.closeOwned()
 		g.meters.shutdown()
 		g.logger.Info("stopped")
 	}()
@@ -245,7 +253,11 @@ func (g *gateway) run(ctx context.Context) error {
 	}
 
 	cfg := g.config()
-	health := healthHandler(g.tk.Connectors, g.upstreamSessionsOf)
+	src := healthSource{states: g.tk.Connectors, sessions: g.upstreamSessionsOf}
+	if g.state != nil {
+		src.state = g.state.Ping
+	}
+	health := healthHandler(src)
 	switch cfg.Transport {
 	case "stdio":
 		serve(func() error { return g.srv.ServeStdio(serveCtx) })
@@ -401,6 +413,7 @@ func (g *gateway) reload() {
 		{"metrics", cur.Metrics, next.Metrics}, {"startup_wait", durationOf(cur.StartupWait), durationOf(next.StartupWait)},
 		{"tool_search", cur.ToolSearch.String(), next.ToolSearch.String()},
 		{"input_state", cur.InputState.String(), next.InputState.String()},
+		{"state", cur.State.String(), next.State.String()},
 	} {
 		if f.old != f.new {
 			g.logger.Warn("configuration change needs a restart; ignored", "field", f.name)
@@ -448,8 +461,12 @@ func (g *gateway) reload() {
 	g.logger.Info("configuration reloaded", "kept", kept, "added", added, "removed", removed)
 }
 
-// closeAudit closes the audit log, if any.
-func (g *gateway) closeAudit() {
+// closeOwned closes what the gateway opened for itself: the audit log
+// and the shared state's client.
+func (g *gateway) closeOwned() {
+	if g.closeState != nil {
+		g.closeState()
+	}
 	if g.audit == nil {
 		return
 	}

@@ -163,6 +163,7 @@ func (g *gatewayProcess) waitLog(t *testing.T, from int, match func(map[string]a
 type healthBody struct {
 	Status    string
 	Upstreams []struct{ Namespace, Status, URL string }
+	State     string
 }
 
 // health fetches the health report.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -47,6 +48,21 @@ type healthReport struct {
 	// Upstreams are the connectors in toolkit.Connectors' order (the user
 	// namespace last).
 	Upstreams []upstreamHealth `json:"upstreams"`
+	// State is the fleet's shared state: "ok", or "unavailable" when
+	// Redis does not answer (the status is then "degraded"). Absent
+	// without a state section.
+	State string `json:"state,omitempty"`
+}
+
+// healthSource is what the health endpoint reports on.
+type healthSource struct {
+	// states are the upstreams' states.
+	states func() []toolkit.ConnectorState
+	// sessions, if set, counts the client sessions of an upstream by URL
+	// (nil for a shared one).
+	sessions func(url string) *upstreamSessions
+	// state, if set, checks the shared state (Redis answers).
+	state func(context.Context) error
 }
 
 // upstreamHealth is what the health endpoint says of one upstream: its
@@ -63,29 +79,34 @@ type upstreamHealth struct {
 	ClientSessions *upstreamSessions `json:"client_sessions,omitempty"`
 }
 
-// healthHandler serves the state of every upstream as JSON, with status
-// 200 when all of them are ready and 503 otherwise, so that a load
-// balancer or an orchestrator can act on it. sessions, if set, counts the
-// client sessions of an upstream by URL (nil for a shared one).
-func healthHandler(states func() []toolkit.ConnectorState, sessions ...func(url string) *upstreamSessions) http.Handler {
+// healthHandler serves the state of every upstream, and of the shared
+// state, as JSON, with status 200 when all of them are ready and 503
+// otherwise, so that a load balancer or an orchestrator can act on it.
+func healthHandler(src healthSource) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !readOnly(w, r) {
 			return
 		}
 		report := healthReport{Status: "ok", Upstreams: []upstreamHealth{}}
 		code := http.StatusOK
-		for _, st := range states() {
+		for _, st := range src.states() {
 			uh := upstreamHealth{
 				Namespace: st.Namespace,
 				Status:    st.Status.String(),
 				URL:       healthURL(st.URL),
 			}
-			for _, f := range sessions {
-				uh.ClientSessions = f(st.URL)
+			if src.sessions != nil {
+				uh.ClientSessions = src.sessions(st.URL)
 			}
 			report.Upstreams = append(report.Upstreams, uh)
 			if st.Status != toolkit.StatusReady {
 				report.Status, code = "degraded", http.StatusServiceUnavailable
+			}
+		}
+		if src.state != nil {
+			report.State = "ok"
+			if err := src.state(r.Context()); err != nil {
+				report.State, report.Status, code = "unavailable", "degraded", http.StatusServiceUnavailable
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -29,7 +29,7 @@ func TestHealthHandler(t *testing.T) {
 		{"post", []toolkit.ConnectorState{ready}, http.MethodPost, http.StatusMethodNotAllowed, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := healthHandler(func() []toolkit.ConnectorState { return tc.states })
+			h := healthHandler(healthSource{states: func() []toolkit.ConnectorState { return tc.states }})
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(tc.method, "/healthz", nil))
 			if rec.Code != tc.code {
@@ -70,7 +70,7 @@ func TestHealthSaysLittle(t *testing.T) {
 			Instructions: strings.Repeat("Use this server wisely. ", 200), Title: "Secret title"},
 	}
 	rec := httptest.NewRecorder()
-	healthHandler(func() []toolkit.ConnectorState { return states }).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	healthHandler(healthSource{states: func() []toolkit.ConnectorState { return states }}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	body := rec.Body.String()
 	for _, leak := range []string{"private", "secret", "Secret", "wisely", "gone", "store"} {
 		if strings.Contains(body, leak) {
@@ -103,7 +103,7 @@ func TestHealthSaysLittle(t *testing.T) {
 func TestLivez(t *testing.T) {
 	down := toolkit.ConnectorState{Namespace: "b", Status: toolkit.StatusReconnecting}
 	mux := http.NewServeMux()
-	mountHealth(mux, healthHandler(func() []toolkit.ConnectorState { return []toolkit.ConnectorState{down} }))
+	mountHealth(mux, healthHandler(healthSource{states: func() []toolkit.ConnectorState { return []toolkit.ConnectorState{down} }}))
 	for path, want := range map[string]int{"/healthz": http.StatusServiceUnavailable, "/livez": http.StatusOK} {
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
@@ -132,7 +132,7 @@ func TestHealthClientSessions(t *testing.T) {
 		return nil
 	}
 	rec := httptest.NewRecorder()
-	healthHandler(func() []toolkit.ConnectorState { return states }, sessions).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	healthHandler(healthSource{states: func() []toolkit.ConnectorState { return states }, sessions: sessions}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	body := rec.Body.String()
 	if !strings.Contains(body, `"namespace":"fs","status":"ready","url":"stdio:fs","client_sessions":{"open":3,"opened":9}}`) {
 		t.Errorf("the per_client upstream's sessions are not reported: %s", body)

@@ -48,10 +48,16 @@ func pinsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("configuration refused:\n%w", err)
 	}
-	if cfg.PinsFile == "" {
-		return fmt.Errorf("%s: no pins_file: the gateway pins no tool definitions", *file)
+	state, closeState, err := newStateStore(cfg.State)
+	if err != nil {
+		return err
 	}
-	eng, err := policy.New(ctx, policy.Config{}, policy.WithPins(policy.NewFileStore(cfg.PinsFile)))
+	defer closeState()
+	store := pinStore(cfg, state)
+	if store == nil {
+		return fmt.Errorf("%s: no pins_file nor state: the gateway pins no tool definitions", *file)
+	}
+	eng, err := policy.New(ctx, policy.Config{}, policy.WithPins(store))
 	if err != nil {
 		return err
 	}

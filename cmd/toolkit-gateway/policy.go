@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/llmkit/toolkit/redisstate"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -124,16 +125,19 @@ func (c *Config) policyConfig() policy.Config {
 	return pc
 }
 
-// newPolicyEngine makes the gateway's policy engine, and the store of its
-// pins file (nil without one). The gateway always has an engine (without
-// rules it allows everything), so that rules added to the file take
-// effect on SIGHUP.
-func newPolicyEngine(ctx context.Context, cfg *Config, logger *slog.Logger, meters *gatewayMetrics) (*policy.Engine, *policy.FileStore, error) {
+// newPolicyEngine makes the gateway's policy engine and the store of its
+// pins (nil without pins_file or state): with a state section the pins and
+// the rate limits' budgets are the fleet's, on Redis. The gateway always
+// has an engine (without rules it allows everything), so that rules added
+// to the file take effect on SIGHUP.
+func newPolicyEngine(ctx context.Context, cfg *Config, state *redisstate.Store, logger *slog.Logger, meters *gatewayMetrics) (*policy.Engine, pinWatcher, error) {
 	opts := []policy.Option{policy.WithLogger(logger)}
-	var store *policy.FileStore
-	if cfg.PinsFile != "" {
-		store = policy.NewFileStore(cfg.PinsFile)
+	store := pinStore(cfg, state)
+	if store != nil {
 		opts = append(opts, policy.WithPins(store))
+	}
+	if state != nil {
+		opts = append(opts, policy.WithLimitStore(state.Limits(), cfg.State.RateLimits != "closed"))
 	}
 	if meters != nil {
 		opts = append(opts, policy.WithMeterProvider(meters.provider))
@@ -160,7 +164,11 @@ func (g *gateway) watchPins() (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		g.pins.Watch(ctx, pinsWatchInterval, func() { g.reloadPins("the pins file changed") })
+		why := "the pins file changed"
+		if g.state != nil {
+			why = "the shared pins changed"
+		}
+		g.pins.Watch(ctx, pinsWatchInterval, func() { g.reloadPins(why) })
 	}()
 	return func() { cancel(); <-done }
 }
@@ -189,7 +197,7 @@ func (g *gateway) reloadPolicy(cur, next *Config) {
 		pc := next.policyConfig()
 		g.logger.Info("policy reloaded", "rules", len(pc.Rules), "rate_limits", len(pc.RateLimits), "default", pc.Default)
 	}
-	if cur.PinsFile != "" {
+	if g.pins != nil {
 		g.reloadPins("SIGHUP")
 	}
 }

@@ -243,7 +243,7 @@ func TestGatewayRefusesALinkedPinsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := newPolicyEngine(t.Context(), cfg, slog.New(slog.DiscardHandler), nil); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	if _, _, err := newPolicyEngine(t.Context(), cfg, nil, slog.New(slog.DiscardHandler), nil); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("an engine over a linked pins file: %v", err)
 	}
 	config := filepath.Join(dir, "gw.yaml")
