@@ -3,8 +3,10 @@
 // one: OAuth tokens and client registrations (an [oauth.PrincipalTokenStore]
 // and [oauth.RegistrationStore]), pinned tool definitions with their
 // approvals (a [policy.PinStore] that says when another replica changed
-// them) and rate-limit budgets (a [policy.LimitStore]: a limit counts
-// calls across the fleet).
+// them), rate-limit budgets (a [policy.LimitStore]: a limit counts
+// calls across the fleet) and the authorization redirects of per-user
+// OAuth (an [oauth.RedirectRelay]: a user's browser may bring the
+// redirect to another replica than the one whose authorization waits).
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 //	st, err := redisstate.New(redisstate.Config{Client: rdb, SealKeys: keys})

@@ -578,6 +578,13 @@ type authorizers struct {
 
 	callbacks map[string]*oauth.Callback // of per_user upstreams, by path (peruser.go)
 	mux       *http.ServeMux             // where they are served, once serving
+
+	// relay, with a state section, carries the callbacks' redirects
+	// between replicas; each callback listens to it until close.
+	relay     oauth.RedirectRelay
+	listening sync.WaitGroup
+	stopRelay context.CancelFunc
+	relayCtx  context.Context
 }
 
 // get returns the authorizer of redirect, starting it if needed.
@@ -616,11 +623,15 @@ func (a *authorizers) store(file string) *oauth.FileTokenStore {
 // close stops every listener.
 func (a *authorizers) close() {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	for _, l := range a.m {
 		l.Close()
 	}
 	clear(a.m)
+	if a.stopRelay != nil {
+		a.stopRelay()
+	}
+	a.mu.Unlock()
+	a.listening.Wait()
 }
 
 // promptWriter shows the person who must authorize an upstream the URL

@@ -119,6 +119,13 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		g.meters.shutdown()
 		return nil, fmt.Errorf("state: %w", err)
 	}
+	if g.state != nil {
+		if g.logins.relay, err = g.state.Redirects(); err != nil { // checked: the state section has keys
+			g.closeOwned()
+			g.meters.shutdown()
+			return nil, fmt.Errorf("state: %w", err)
+		}
+	}
 	if g.eng, g.pins, err = newPolicyEngine(context.Background(), cfg, g.state, logger, g.meters); err != nil {
 		g.closeOwned()
 		g.meters.shutdown()

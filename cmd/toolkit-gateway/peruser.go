@@ -52,7 +52,7 @@ func (v *validator) checkPerUser(c *Config, s *Server, i int) {
 // made if needed, and served at once when the gateway serves already. Two
 // redirect URLs with one path are an error.
 func (a *authorizers) callback(redirect string) (*oauth.Callback, error) {
-	cb, err := oauth.NewCallback(redirect, oauth.CallbackConfig{})
+	cb, err := oauth.NewCallback(redirect, oauth.CallbackConfig{Relay: a.relay})
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +70,20 @@ func (a *authorizers) callback(redirect string) (*oauth.Callback, error) {
 	a.callbacks[cb.Path()] = cb
 	if a.mux != nil {
 		a.mux.Handle(cb.Path(), cb)
+	}
+	if a.relay != nil {
+		// Redirects of authorizations started here may reach another
+		// replica, and theirs this one.
+		if a.relayCtx == nil {
+			a.relayCtx, a.stopRelay = context.WithCancel(context.Background())
+		}
+		a.listening.Add(1)
+		go func() {
+			defer a.listening.Done()
+			if err := cb.ListenRelay(a.relayCtx); err != nil && a.relayCtx.Err() == nil {
+				a.logger.Error("relaying authorization redirects between replicas stopped", "error", err)
+			}
+		}()
 	}
 	return cb, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -57,6 +58,11 @@ type CallbackConfig struct {
 	// Expiry is how long an authorization waits for its redirect
 	// (DefaultRedirectExpiry); a redirect that comes later is refused.
 	Expiry time.Duration
+	// Relay, for a program run as several replicas behind one redirect
+	// URL, hands a redirect whose state this callback does not wait for
+	// to the replica that does (see [RedirectRelay]); nil: such a
+	// redirect is refused.
+	Relay RedirectRelay
 }
 
 // Callback receives the authorization server's redirects of many
@@ -87,7 +93,13 @@ type Callback struct {
 	mu      sync.Mutex
 	byState map[string]*Expected
 	per     map[string]int // waiting, by principal
+
+	relaying atomic.Int32 // redirects being relayed
 }
+
+// maxRelaying bounds the redirects a Callback relays at once; more are
+// refused as unknown.
+const maxRelaying = 32
 
 // Expected is an authorization waiting for its redirect (see
 // [Callback.Expect]).
@@ -265,19 +277,28 @@ func (c *Callback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "The redirect carries no authorization code.", http.StatusBadRequest)
 		return
 	}
-	e := c.take(state)
-	if e == nil {
-		http.Error(w, "This redirect belongs to no authorization in progress (its state is unknown, used or expired).", http.StatusBadRequest)
-		return
-	}
+	rd := Redirect{State: state, Code: code, Iss: q.Get("iss"), Error: refused}
 	if refused != "" {
-		e.ch <- loopbackResult{err: fmt.Errorf("the authorization server refused: %s", oneLine(refused, 64))}
-		http.Error(w, "Authorization was refused.", http.StatusForbidden)
-		return
+		rd.Code = "" // the refusal counts
 	}
-	e.ch <- loopbackResult{res: &auth.AuthorizationResult{Code: code, State: state, Iss: q.Get("iss")}}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = io.WriteString(w, "Authorization complete: you may close this window.\n")
+	taken := c.deliver(rd)
+	if !taken && c.cfg.Relay != nil {
+		// Another replica may wait for it: the browser came here. Forged
+		// redirects make a relay wait in vain, so few wait at once.
+		if c.relaying.Add(1) <= maxRelaying {
+			taken, _ = c.cfg.Relay.Relay(r.Context(), rd)
+		}
+		c.relaying.Add(-1)
+	}
+	switch {
+	case !taken:
+		http.Error(w, "This redirect belongs to no authorization in progress (its state is unknown, used or expired).", http.StatusBadRequest)
+	case refused != "":
+		http.Error(w, "Authorization was refused.", http.StatusForbidden)
+	default:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "Authorization complete: you may close this window.\n")
+	}
 }
 
 // errRedirectExpired is the error of a wait that outlived the expiry.
