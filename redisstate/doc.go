@@ -6,7 +6,9 @@
 // them), rate-limit budgets (a [policy.LimitStore]: a limit counts
 // calls across the fleet) and the authorization redirects of per-user
 // OAuth (an [oauth.RedirectRelay]: a user's browser may bring the
-// redirect to another replica than the one whose authorization waits).
+// redirect to another replica than the one whose authorization waits)
+// and the answered input rounds (a [mcpserver.ReplaySet]: a relayed
+// round is answered once in the fleet).
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 //	st, err := redisstate.New(redisstate.Config{Client: rdb, SealKeys: keys})

@@ -176,6 +176,10 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	if in := cfg.InputState; in != nil {
 		opts = append(opts, mcpserver.WithInputStateKeys(in.keys...))
 	}
+	if g.state != nil {
+		// A relayed round answered on one replica is refused on the others.
+		opts = append(opts, mcpserver.WithReplaySet(g.state.Replays()))
+	}
 	if cfg.Stateless {
 		opts = append(opts, mcpserver.WithHTTP(mcpserver.WithStateless()))
 	}

@@ -183,7 +183,7 @@ func (r *inputRounds) serve(ctx context.Context, rq *roundRequest, sess *serverS
 		}
 		// The upstream's round: nothing waits here, the item runs again
 		// with the client's answers and the upstream's state.
-		if err := r.keys.redeem(time.Now(), s); err != nil {
+		if err := r.keys.redeemEverywhere(ctx, time.Now(), s); err != nil {
 			return nil, err
 		}
 		relay.Responses, relay.State = rq.answers, s.upstream

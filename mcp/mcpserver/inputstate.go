@@ -2,16 +2,19 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -40,12 +43,13 @@ var inputStateAAD = []byte("toolkit/mcpserver/requestState/v1")
 // Refusals of a retry's requestState. Each is a JSON-RPC invalid-params
 // error (-32602) whose message names the requestState.
 var (
-	errStateForged   = stateError("requestState was not issued by this server (forged, altered, or sealed with a key it does not have)")
-	errStateExpired  = stateError("requestState has expired")
-	errStateOther    = stateError("requestState belongs to another principal, tool or arguments")
-	errStateAnswered = stateError("requestState was answered already")
-	errStateBusy     = stateError("requestState cannot be checked now: too many answered states remembered; retry later")
-	errStateNoCall   = stateError("requestState names no call waiting for input on this server (it ended, or runs on another replica)")
+	errStateForged    = stateError("requestState was not issued by this server (forged, altered, or sealed with a key it does not have)")
+	errStateExpired   = stateError("requestState has expired")
+	errStateOther     = stateError("requestState belongs to another principal, tool or arguments")
+	errStateAnswered  = stateError("requestState was answered already")
+	errStateBusy      = stateError("requestState cannot be checked now: too many answered states remembered; retry later")
+	errStateUnchecked = stateError("requestState cannot be checked now: the answered states shared by the replicas cannot be reached; retry later")
+	errStateNoCall    = stateError("requestState names no call waiting for input on this server (it ended, or runs on another replica)")
 )
 
 func stateError(msg string) *jsonrpc.Error {
@@ -92,6 +96,8 @@ type stateKeys struct {
 	mu       sync.Mutex
 	redeemed map[stateUse]time.Time // until when each is remembered
 	max      int
+
+	shared ReplaySet // the fleet's answered states; nil without one
 }
 
 // newStateKeys returns the sealer of keys (16, 24 or 32 bytes each, AES-128,
@@ -233,6 +239,24 @@ func (k *stateKeys) redeem(now time.Time, s *inputState) error {
 		}
 	}
 	k.redeemed[u] = s.expires
+	return nil
+}
+
+// redeemEverywhere redeems s here (redeem) and in the shared set, if
+// there is one: a state answered on another replica is refused as
+// answered, and one that cannot be checked as busy.
+func (k *stateKeys) redeemEverywhere(ctx context.Context, now time.Time, s *inputState) error {
+	if err := k.redeem(now, s); err != nil || k.shared == nil {
+		return err
+	}
+	u := s.used()
+	first, err := k.shared.Redeem(ctx, hex.EncodeToString(u.call[:])+"-"+strconv.FormatUint(uint64(u.round), 10), s.expires)
+	switch {
+	case err != nil:
+		return errStateUnchecked
+	case !first:
+		return errStateAnswered
+	}
 	return nil
 }
 

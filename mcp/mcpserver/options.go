@@ -46,6 +46,7 @@ type config struct {
 	sessions     sessionConfig // options_sessions.go
 	search       *ToolSearch   // options_toolsearch.go
 	inputKeys    [][]byte      // options_inputstate.go
+	replays      ReplaySet     // options_inputstate.go
 }
 
 // httpConfig is what HTTPOptions set.

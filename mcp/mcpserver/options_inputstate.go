@@ -1,7 +1,9 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/llmkit/toolkit"
 )
@@ -33,6 +35,32 @@ func WithInputStateKeys(keys ...[]byte) Option {
 			}
 			c.inputKeys = append(c.inputKeys, append([]byte(nil), k...))
 		}
+		return nil
+	}
+}
+
+// ReplaySet remembers which requestStates were answered, for servers that
+// share it (the replicas of a fleet): a relayed upstream round (see
+// [WithInputStateKeys]) may be answered on any replica, and with a
+// shared set it is answered once in the fleet rather than once per
+// replica. Package github.com/llmkit/toolkit/redisstate has one on Redis.
+type ReplaySet interface {
+	// Redeem records id as answered until until and reports whether it
+	// was not already. An error (the set cannot be reached) refuses the
+	// retry: answering it could answer it twice.
+	Redeem(ctx context.Context, id string, until time.Time) (bool, error)
+}
+
+// WithReplaySet checks every answer to a relayed upstream round against
+// set as well as against the server's own memory, so that a state
+// answered on one replica is refused on the others. Rounds that wait in
+// this server need no more: only this server can resume them.
+func WithReplaySet(set ReplaySet) Option {
+	return func(c *config) error {
+		if set == nil {
+			return fmt.Errorf("%w: WithReplaySet: nil set", toolkit.ErrBadParameter)
+		}
+		c.replays = set
 		return nil
 	}
 }

@@ -87,6 +87,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 	if err != nil {
 		return nil, fmt.Errorf("%w: WithInputStateKeys: %v", toolkit.ErrBadParameter, err)
 	}
+	keys.shared = cfg.replays
 	s := &Server{
 		tk:     tk,
 		cfg:    cfg,
