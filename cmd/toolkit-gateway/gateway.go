@@ -88,6 +88,7 @@ type gateway struct {
 // the upstreams. Nothing is contacted before run.
 func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error) {
 	g := &gateway{file: file, logger: logger, cfg: cfg, upstreams: map[string]Server{}}
+	cfg.logWarnings(logger)
 	g.logins.logger = logger
 	d := &delegate{
 		logger:  logger,
@@ -387,6 +388,7 @@ func (g *gateway) reload() {
 		g.logger.Error("configuration reload refused; keeping the running configuration", "error", err)
 		return
 	}
+	next.logWarnings(g.logger)
 	cur := g.config()
 	for _, f := range []struct {
 		name     string
