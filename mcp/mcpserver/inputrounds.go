@@ -176,6 +176,8 @@ func (r *inputRounds) serve(ctx context.Context, rq *roundRequest, sess *serverS
 			if err != nil {
 				return nil, err
 			}
+			// The call goes on: the run's own Call audits it.
+			markAudited(ctx)
 			c := ask.call
 			c.cur.Store(sess) // before the item goes on
 			ask.reply <- askReply{answer: answer}
