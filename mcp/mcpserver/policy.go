@@ -157,7 +157,8 @@ func (s *Server) toolVisible(ctx context.Context, exposed string) bool {
 	reg, ok := s.regs[toolkit.KindTool][exposed]
 	s.mu.Unlock()
 	if !ok {
-		return true
+		visible, meta := s.metaVisible(ctx, exposed)
+		return visible || !meta
 	}
 	it, err := s.tk.LookupType(ctx, toolkit.ListTypeTools, reg.key)
 	if err != nil {
