@@ -232,7 +232,8 @@
 // protection is per server, and across replicas bounded by the expiry).
 // A run that asks in rounds waits
 // for the retry at most [InputWait], [MaxInputWaits] runs at a time
-// ([MaxInputWaitsPerPrincipal] of one principal; beyond, the tool's
+// ([MaxInputWaitsPerPrincipal] of one principal, and the last quarter
+// only for principals with fewer than two waiting; beyond, the tool's
 // question fails). A requestState is sealed with AES-GCM
 // ([WithInputStateKeys]; a random key per Server without it): it names
 // the waiting run (128 random bits) and the round, and binds them to the
