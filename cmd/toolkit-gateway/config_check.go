@@ -44,7 +44,12 @@ func (v *validator) warn(msg string, path ...any) {
 
 // at is msg about the field at path, after its file, line and name.
 func (v *validator) at(msg string, path ...any) string {
-	return fmt.Sprintf("%s:%d: %s: %s", v.file, lineOf(v.root, path...), fieldName(path), msg)
+	return v.where(path...) + ": " + msg
+}
+
+// where is the file, line and name of the field at path.
+func (v *validator) where(path ...any) string {
+	return fmt.Sprintf("%s:%d: %s", v.file, lineOf(v.root, path...), fieldName(path))
 }
 
 // abs makes a relative path relative to the configuration file.

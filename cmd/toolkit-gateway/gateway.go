@@ -73,6 +73,9 @@ type gateway struct {
 	audit  *rotatingFile   // the audit log; nil unless configured
 
 	pins *policy.FileStore // the pins file's store, watched; nil without one
+	// rules warns about rule patterns that match no tool, once the
+	// upstreams have listed (rulecheck.go).
+	rules ruleCheck
 	// unsubscribe ends the logging of the upstreams' state changes.
 	unsubscribe func()
 	// clientSessions: the server keeps its clients' sessions
@@ -134,9 +137,11 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	g.tk, g.d = tk, d
 	// Every upstream's state changes are logged as they happen (the
 	// toolkit names the namespace, even of an upstream being removed).
+	g.rules.start(cfg)
 	g.unsubscribe = tk.Subscribe(func(ev toolkit.ConnectorEvent) {
 		if ev.Kind == toolkit.ConnectorEventStateChange {
 			logState(logger, ev.Namespace, ev.State)
+			g.noteUpstreamState(ev)
 		}
 	})
 	if slices.ContainsFunc(cfg.Servers, Server.perClient) {
@@ -427,10 +432,16 @@ func (g *gateway) reload() {
 		g.remove(s)
 		removed++
 	}
+	// The rules are checked against the tools once the new upstreams
+	// have listed too; those kept have.
+	g.rules.start(next)
 	applied := make([]Server, 0, len(next.Servers))
 	for _, s := range next.Servers {
 		if _, ok := running[s.Name]; ok {
 			applied = append(applied, s)
+			if due := g.rules.ready(s.Name); due != nil {
+				g.checkRuleTools(due)
+			}
 			continue
 		}
 		if err := g.add(s); err != nil {
