@@ -202,7 +202,9 @@ func (tk *Toolkit) upstreamOf(ns string) string {
 // the tool namespace.name that was refused before the toolkit could ask
 // its policy or run it — nothing by that name, its connector not ready,
 // arguments that are not an object — with err saying why (the record's
-// outcome is Outcome(err)), its decision "none" and its duration 0. It
+// outcome is Outcome(err)), its decision "none" and its duration 0. An
+// error in err's chain with a method AuditReason() string gives the
+// record's reason: a text that quotes nothing of the call's input. It
 // does nothing without an audit. Toolkit.Call records its own refusals;
 // a server that answers some calls itself, as the server face does for a
 // tools/call of a name it does not serve, records them with it, so that
@@ -214,12 +216,19 @@ func (tk *Toolkit) AuditRefused(ctx context.Context, namespace, name string, inp
 		return
 	}
 	a := admission{g: g, principal: PrincipalFromContext(ctx), namespace: truncate(namespace, maxAuditName), tool: truncate(name, maxAuditName), input: input}
+	var why interface{ AuditReason() string }
+	if errors.As(err, &why) {
+		a.decision.Reason = truncate(why.AuditReason(), maxAuditReason)
+	}
 	a.end(ctx, err)
 }
 
 // maxAuditName bounds a name written by AuditRefused: a caller may send
 // any.
 const maxAuditName = 256
+
+// maxAuditReason bounds a reason written by AuditRefused.
+const maxAuditReason = 512
 
 // auditMiss records the refusal of a Call of key, which names no tool the
 // toolkit holds, with the call's input when it can be read. It does

@@ -12,10 +12,11 @@ import (
 )
 
 // ErrNoSubjectToken is wrapped by the error of [User.SubjectToken] when
-// none of the user's calls came with a bearer token: the server face
-// authenticates its clients some other way, or not with the token the
-// upstream's authorization server is to exchange.
-var ErrNoSubjectToken = errors.New("no access token of the user is known: the user's calls came with none")
+// none of the user's calls came with a bearer token an identity provider
+// issued: the server face authenticates its clients some other way, or
+// the user presented a credential of the program's own (such as a
+// configured bearer token), which is never sent to anyone to exchange.
+var ErrNoSubjectToken = errors.New("no token of the user that an identity provider issued is known: a credential of this program's own is never exchanged")
 
 // maxUserSubjects is how many subject tokens of one user the handler of a
 // connector made with OptOAuthPerUserTokenExchange keeps the exchanged
@@ -36,10 +37,13 @@ const maxUserSubjects = 8
 // nil): each user's calls go on an upstream session of their client's
 // own (OptPerClient is implied), authorized with the token exchanged for
 // that user's own, never another's. The user's token is the bearer token
-// of their latest call, as the server face verified it (a session that
-// implements [bridge.CallCredentials]: an
-// [github.com/llmkit/toolkit/mcp/mcpserver.Server] behind WithBearerAuth,
-// over streamable HTTP); a newer one replaces it, and is exchanged when
+// of their latest call, as the server face verified it, when an identity
+// provider issued it (a session that implements [bridge.CallCredentials]:
+// an [github.com/llmkit/toolkit/mcp/mcpserver.Server] behind
+// WithBearerAuth, over streamable HTTP, whose verifier named the token's
+// issuer); a credential of the program's own never leaves it, so its
+// users' calls fail with ErrNoSubjectToken. A newer token replaces the
+// kept one, and is exchanged when
 // the upstream token expires. A call whose caller is no authenticated
 // user fails with ErrNoUser; one whose user's token is unknown fails
 // with an error wrapping ErrNoSubjectToken; one whose token the

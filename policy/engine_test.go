@@ -348,3 +348,23 @@ func TestAllowsAll(t *testing.T) {
 		t.Error("an engine with pins allows all")
 	}
 }
+
+// TestRuleUnmatchedTools: a tool pattern matches a tool by the name its
+// server gives it, in a namespace the rule's namespaces match; one that
+// matches none is returned, as is the exposed form server_tool.
+func TestRuleUnmatchedTools(t *testing.T) {
+	tools := map[string][]string{"github": {"create_issue", "list_issues"}, "calc": {"add"}}
+	for _, c := range []struct {
+		rule Rule
+		want string
+	}{
+		{Rule{Tools: []string{"create_issue", "*_issues"}}, "[]"},
+		{Rule{Tools: []string{"github_create_issue", "add"}}, "[github_create_issue]"},
+		{Rule{Namespaces: []string{"calc"}, Tools: []string{"create_issue", "add"}}, "[create_issue]"},
+		{Rule{Namespaces: []string{"nowhere"}, Tools: []string{"*"}}, "[*]"},
+	} {
+		if got := fmt.Sprint(c.rule.UnmatchedTools(tools)); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.rule, got, c.want)
+		}
+	}
+}

@@ -2,6 +2,8 @@
 
 package policy
 
+import "os"
+
 // lockFile does nothing where advisory locks are not available: one
 // process at a time should use a pins file there.
-func lockFile(string) (unlock func(), err error) { return func() {}, nil }
+func lockFile(*os.Root, string, string) (unlock func(), err error) { return func() {}, nil }

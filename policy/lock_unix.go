@@ -7,11 +7,11 @@ import (
 	"syscall"
 )
 
-// lockFile takes an exclusive advisory lock on the file at path (created
-// if need be; never through a symbolic link) and returns the function
-// that releases it.
-func lockFile(path string) (unlock func(), err error) {
-	f, err := openRegular(path, os.O_RDWR|os.O_CREATE, 0o600)
+// lockFile takes an exclusive advisory lock on the file name of root,
+// at path (created if need be; never through a symbolic link), and
+// returns the function that releases it.
+func lockFile(root *os.Root, name, path string) (unlock func(), err error) {
+	f, err := openRegular(root, name, path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}

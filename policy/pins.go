@@ -237,7 +237,7 @@ func (p *pins) slowCheck(k toolKey, t toolkit.Tool, inScan bool) (bool, string) 
 		}
 		p.mu.Lock()
 	}
-	ok, reason, ev := p.apply(key, &def)
+	ok, reason, ev := p.apply(key, &def, inScan)
 	gen := p.gen.Load()
 	p.mu.Unlock()
 	if reflect.TypeOf(t).Kind() == reflect.Pointer {
@@ -255,7 +255,14 @@ func (p *pins) slowCheck(k toolKey, t toolkit.Tool, inScan bool) (bool, string) 
 // apply compares def, the definition the tool of key serves, with its
 // pin, and records what changed. It returns the verdict and the event to
 // report, if any. p.mu is held.
-func (p *pins) apply(key string, def *Definition) (ok bool, reason string, ev *PinEvent) {
+//
+// A quarantine ends only on approval or when a fresh listing (listed,
+// from scan) shows the approved definition again: a tool value held
+// since before the change (this process has not heard of it yet, the
+// quarantine came from another process through the store) is refused,
+// so no call runs a definition the pins refuse, however the change
+// arrived.
+func (p *pins) apply(key string, def *Definition, listed bool) (ok bool, reason string, ev *PinEvent) {
 	pin := p.byKey[key]
 	switch {
 	case pin == nil:
@@ -271,6 +278,9 @@ func (p *pins) apply(key string, def *Definition) (ok bool, reason string, ev *P
 	case pin.Approved != nil && pin.Approved.Digest == def.Digest:
 		if pin.Pending == nil {
 			return true, "", nil
+		}
+		if !listed {
+			return false, reasonOf(pin), nil
 		}
 		p.dropPending(pin)
 		p.dirty[key] = true

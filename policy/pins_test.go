@@ -415,3 +415,49 @@ type memStore []Pin
 
 func (m memStore) Load(context.Context) ([]Pin, error) { return m, nil }
 func (m memStore) Save(context.Context, []Pin) error   { return nil }
+
+// TestPinsQuarantineHoldsAcrossProcesses: a quarantine one process
+// (replica) records reaches another sharing the file on its next reload,
+// though that one still holds the approved definition (its upstream
+// connection has not heard of the change): the tool leaves its list, its
+// calls are refused and never run, and the quarantine stays in the file.
+// Only a fresh listing of the approved definition restores the tool.
+func TestPinsQuarantineHoldsAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "pins.json")
+	first := startPinned(t, file, Config{}, newFake("t", "v1"))
+	first.tk.WaitEvents()
+	stale := newFake("t", "v1")
+	second := startPinned(t, file, Config{}, stale)
+	second.tk.WaitEvents()
+	if got := fmt.Sprint(second.names(t, ctx)); got != "[t]" {
+		t.Fatalf("listed %s before the change", got)
+	}
+
+	first.change(newFake("t", "v2"))
+	if err := second.eng.ReloadPins(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := second.names(t, ctx); len(got) != 0 {
+		t.Errorf("listed %v with the quarantine of another process in force", got)
+	}
+	_, err := second.tk.Call(ctx, "srv.t")
+	var pe *toolkit.PolicyError
+	if !errors.As(err, &pe) || pe.Decision.Rule != RulePinned {
+		t.Errorf("call with the quarantine of another process in force: %v", err)
+	}
+	if n := stale.runs.Load(); n != 0 {
+		t.Errorf("the tool ran %d times", n)
+	}
+	saved, err := NewFileStore(file).Load(ctx)
+	if q := quarantined(saved); err != nil || q != "srv.t" {
+		t.Errorf("saved quarantined: %q, %v", q, err)
+	}
+
+	// The server goes back to the approved definition: a fresh listing
+	// restores the tool.
+	second.change(newFake("t", "v1"))
+	if got := fmt.Sprint(second.names(t, ctx)); got != "[t]" {
+		t.Errorf("listed %s after the server went back", got)
+	}
+}

@@ -318,3 +318,44 @@ func (s *ruleSet) decide(ctx context.Context, req *toolkit.PolicyRequest) toolki
 	}
 	return e.final
 }
+
+// UnmatchedTools returns the patterns of r.Tools that match no tool of
+// tools (tool names by namespace) in a namespace that r.Namespaces
+// matches: as the tools stand, the rule can match nothing through them.
+// Tools are named as their namespace's server names them
+// ("create_issue" in namespace "github"), never by a name a server face
+// exposes them under ("github_create_issue"). An invalid rule gives none
+// (Check says what is wrong).
+func (r Rule) UnmatchedTools(tools map[string][]string) []string {
+	namespaces, err := compileGlobs("namespaces", r.Namespaces)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range r.Tools {
+		g, err := compileGlob(p)
+		if err != nil {
+			return nil
+		}
+		if !matchesAny(g, namespaces, tools) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// matchesAny reports whether g matches a tool name of a namespace of
+// tools that namespaces match.
+func matchesAny(g glob, namespaces globs, tools map[string][]string) bool {
+	for ns, names := range tools {
+		if !namespaces.match(ns) {
+			continue
+		}
+		for _, n := range names {
+			if g.match(n) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,8 +36,16 @@ const pinFileVersion = 1
 // through a symbolic link, nor when they are not regular files: a link
 // planted in their place is refused rather than followed, so it can
 // neither feed the engine approvals from elsewhere nor redirect a write.
+// Their directory is opened through an [os.Root] for each access and
+// must be the one the store first found: a symbolic link in the path
+// to it (a mounted configuration directory) swapped to lead elsewhere
+// is refused, not followed.
 type FileStore struct {
-	path string
+	path      string
+	dir, name string // path's directory and last element
+
+	dirMu sync.Mutex
+	dirID os.FileInfo // the directory first opened; nil before
 
 	mu   sync.Mutex  // held from a read or a write of the file to recording it
 	last os.FileInfo // the file as this store last read or wrote it; nil for none
@@ -43,7 +53,9 @@ type FileStore struct {
 
 // NewFileStore returns the store of the file at path (created on the
 // first save).
-func NewFileStore(path string) *FileStore { return &FileStore{path: path} }
+func NewFileStore(path string) *FileStore {
+	return &FileStore{path: path, dir: filepath.Dir(path), name: filepath.Base(path)}
+}
 
 // Path returns the file's path.
 func (s *FileStore) Path() string { return s.path }
@@ -56,20 +68,25 @@ type pinFile struct {
 
 // Load returns the pins in the file; none when it does not exist.
 func (s *FileStore) Load(context.Context) ([]Pin, error) {
-	unlock, err := lockFile(s.path + ".lock")
+	root, err := s.root()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	unlock, err := s.lock(root)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	return s.read()
+	return s.read(root)
 }
 
-// read reads the file and records it as the one this store knows; the
-// lock is held.
-func (s *FileStore) read() ([]Pin, error) {
+// read reads the file in root and records it as the one this store
+// knows; the lock is held.
+func (s *FileStore) read(root *os.Root) ([]Pin, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f, err := openRegular(s.path, os.O_RDONLY, 0)
+	f, err := openRegular(root, s.name, s.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.last = nil
 		return nil, nil
@@ -97,12 +114,17 @@ func (s *FileStore) read() ([]Pin, error) {
 
 // Save merges changed into the file: pins with the same key are replaced.
 func (s *FileStore) Save(_ context.Context, changed []Pin) error {
-	unlock, err := lockFile(s.path + ".lock")
+	root, err := s.root()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	unlock, err := s.lock(root)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	current, err := s.read()
+	current, err := s.read(root)
 	if err != nil {
 		return err
 	}
@@ -124,7 +146,7 @@ func (s *FileStore) Save(_ context.Context, changed []Pin) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fi, err := writeFileAtomic(s.path, append(data, '\n'))
+	fi, err := writeFileAtomic(root, s.name, append(data, '\n'))
 	if err == nil {
 		s.last = fi
 	}
@@ -183,17 +205,27 @@ func isDigest(s string) bool {
 	return true
 }
 
-// writeFileAtomic writes data to path through a temporary file in the
-// same directory, readable by its owner only, and returns what it wrote.
-// The temporary file is made exclusively (never through a link) and its
-// mode set on the open file; the rename replaces whatever is at path, a
-// symbolic link included, and writes through none.
-func writeFileAtomic(path string, data []byte) (os.FileInfo, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+// writeFileAtomic writes data to the file name in root through a
+// temporary file beside it, readable by its owner only, and returns what
+// it wrote. The temporary file is made exclusively (never through a
+// link) and its mode set on the open file; the rename replaces whatever
+// is at name, a symbolic link included, and writes through none.
+func writeFileAtomic(root *os.Root, name string, data []byte) (os.FileInfo, error) {
+	var (
+		tmp     *os.File
+		tmpName string
+		err     error
+	)
+	for range 100 {
+		tmpName = "." + name + "." + strconv.FormatUint(rand.Uint64(), 36)
+		tmp, err = root.OpenFile(tmpName, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	name := tmp.Name()
 	_, werr := tmp.Write(data)
 	if werr == nil {
 		werr = tmp.Chmod(0o600)
@@ -209,10 +241,10 @@ func writeFileAtomic(path string, data []byte) (os.FileInfo, error) {
 		werr = err
 	}
 	if werr == nil {
-		werr = os.Rename(name, path)
+		werr = root.Rename(tmpName, name)
 	}
 	if werr != nil {
-		os.Remove(name)
+		root.Remove(tmpName)
 		return nil, werr
 	}
 	return fi, nil
@@ -274,9 +306,12 @@ type watchState struct {
 // poll looks at the file once and reports whether it changed since this
 // store last read or wrote it, and since w's last report.
 func (s *FileStore) poll(w *watchState) bool {
-	cur, err := os.Lstat(s.path)
-	if err != nil {
-		cur = nil
+	var cur os.FileInfo
+	if root, err := s.root(); err == nil {
+		if cur, err = root.Lstat(s.name); err != nil {
+			cur = nil
+		}
+		root.Close()
 	}
 	s.mu.Lock()
 	known := sameFile(cur, s.last)

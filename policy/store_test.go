@@ -195,3 +195,43 @@ func mustNotFail(t *testing.T, err error) {
 // waitLimit bounds how long a test waits for something that should
 // happen at once.
 const waitLimit = 10 * time.Second
+
+// TestFileStoreDirectorySwapped: the pins file's directory is reached
+// through a symbolic link (a mounted configuration directory); once the
+// store has used it, the link swapped to another directory, holding
+// approvals of an attacker's, is refused by Load and Save alike, and
+// nothing is read or written there.
+func TestFileStoreDirectorySwapped(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	real, evilDir := filepath.Join(base, "real"), filepath.Join(base, "evil")
+	for _, d := range []string{real, evilDir} {
+		mustNotFail(t, os.Mkdir(d, 0o700))
+	}
+	link := filepath.Join(base, "config")
+	mustSymlink(t, real, link)
+	s := NewFileStore(filepath.Join(link, "pins.json"))
+	def := definitionOf(newFake("x", "approved"), timeNow())
+	mustNotFail(t, s.Save(ctx, []Pin{{Key: "srv.x", Approved: &def}}))
+	if pins, err := s.Load(ctx); err != nil || len(pins) != 1 {
+		t.Fatalf("Load: %v %v", pins, err)
+	}
+
+	evilDef := definitionOf(newFake("y", "approved elsewhere"), timeNow())
+	evilData, _ := json.Marshal(pinFile{Version: pinFileVersion, Pins: []Pin{{Key: "srv.y", Approved: &evilDef}}})
+	mustWrite(t, filepath.Join(evilDir, "pins.json"), evilData)
+	mustNotFail(t, os.Remove(link))
+	mustSymlink(t, evilDir, link)
+	if pins, err := s.Load(ctx); !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "another directory") || pins != nil {
+		t.Fatalf("Load through the swapped directory: %v %v", pins, err)
+	}
+	if err := s.Save(ctx, []Pin{{Key: "srv.z", Approved: &def}}); err == nil {
+		t.Fatal("Save wrote through the swapped directory")
+	}
+	if got, _ := os.ReadFile(filepath.Join(evilDir, "pins.json")); string(got) != string(evilData) {
+		t.Errorf("the other directory's file was written: %s", got)
+	}
+	if entries, _ := os.ReadDir(evilDir); len(entries) != 1 {
+		t.Errorf("the other directory holds %d files, want its one", len(entries))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -114,6 +115,18 @@ type Config struct {
 	State *State `yaml:"state"`
 	// Servers are the upstream MCP servers.
 	Servers []Server `yaml:"servers"`
+
+	// warnings are what the check found allowed but probably unmeant,
+	// each with its file, line and field; logged when the configuration
+	// is put in force.
+	warnings []string
+}
+
+// logWarnings logs the configuration's warnings.
+func (c *Config) logWarnings(logger *slog.Logger) {
+	for _, w := range c.warnings {
+		logger.Warn("configuration: " + w)
+	}
 }
 
 // ToolSearch configures tool search (config_toolsearch.go checks it).
@@ -270,6 +283,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	if err := errors.Join(v.errs...); err != nil {
 		return nil, err
 	}
+	cfg.warnings = v.warnings
 	return &cfg, nil
 }
 

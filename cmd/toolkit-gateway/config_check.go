@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -26,11 +27,29 @@ type validator struct {
 	root *yaml.Node
 	dir  string // the file's directory, for relative paths
 	errs []error
+	// warnings are what the configuration allows but probably does not
+	// mean, each with its file, line and field (Config.warnings).
+	warnings []string
 }
 
 // fail records a problem with the field at path (keys and indexes).
 func (v *validator) fail(msg string, path ...any) {
-	v.errs = append(v.errs, fmt.Errorf("%s:%d: %s: %s", v.file, lineOf(v.root, path...), fieldName(path), msg))
+	v.errs = append(v.errs, errors.New(v.at(msg, path...)))
+}
+
+// warn records a warning about the field at path.
+func (v *validator) warn(msg string, path ...any) {
+	v.warnings = append(v.warnings, v.at(msg, path...))
+}
+
+// at is msg about the field at path, after its file, line and name.
+func (v *validator) at(msg string, path ...any) string {
+	return v.where(path...) + ": " + msg
+}
+
+// where is the file, line and name of the field at path.
+func (v *validator) where(path ...any) string {
+	return fmt.Sprintf("%s:%d: %s", v.file, lineOf(v.root, path...), fieldName(path))
 }
 
 // abs makes a relative path relative to the configuration file.

@@ -87,9 +87,23 @@ func (v *validator) checkEnterprise(o *OAuth, at func(path ...any) []any) {
 // upstream are access tokens of an identity provider: the gateway
 // verifies them with auth.jwt (configured bearer tokens are the
 // gateway's own, which no authorization server would exchange).
+//
+// Beside auth.bearer, only the clients authenticated by auth.jwt (the
+// principals jwt:SUBJECT) can use such an upstream: a configured token is
+// the gateway's own credential, never sent anywhere, so the calls of its
+// clients (the principals token:N) are refused (mcp.ErrNoSubjectToken).
+// That is allowed, and said as a warning.
 func (v *validator) checkTokenExchangeAuth(c *Config, s *Server, i int) {
-	if o := s.OAuth; o != nil && o.exchanges() && o.PerUser && c.Auth != nil && c.Auth.JWT == nil {
+	o := s.OAuth
+	if o == nil || !o.exchanges() || !o.PerUser || c.Auth == nil {
+		return
+	}
+	if c.Auth.JWT == nil {
 		v.fail(fmt.Sprintf("the %s grant exchanges the %ss the clients present: it needs auth.jwt (tokens of an identity provider the upstream's authorization server trusts)", o.Grant, exchangedToken(o.Grant)), "servers", i, "oauth", "grant")
+		return
+	}
+	if c.Auth.Bearer != nil {
+		v.warn("only the clients authenticated by auth.jwt (principals jwt:*) can use this upstream: the calls of clients with a token of auth.bearer (principals token:N) are refused, since the gateway's own tokens are never sent to be exchanged", "servers", i, "oauth", "grant")
 	}
 }
 

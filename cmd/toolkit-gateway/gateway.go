@@ -76,6 +76,9 @@ type gateway struct {
 	pins       pinWatcher        // the pins' store, watched; nil without one
 	state      *redisstate.Store // the fleet's shared state; nil without one
 	closeState func() error      // closes state's client
+	// rules warns about rule patterns that match no tool, once the
+	// upstreams have listed (rulecheck.go).
+	rules ruleCheck
 	// unsubscribe ends the logging of the upstreams' state changes.
 	unsubscribe func()
 	// clientSessions: the server keeps its clients' sessions
@@ -91,6 +94,7 @@ type gateway struct {
 // the upstreams. Nothing is contacted before run.
 func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error) {
 	g := &gateway{file: file, logger: logger, cfg: cfg, upstreams: map[string]Server{}}
+	cfg.logWarnings(logger)
 	g.logins.logger = logger
 	d := &delegate{
 		logger:  logger,
@@ -148,9 +152,11 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	g.tk, g.d = tk, d
 	// Every upstream's state changes are logged as they happen (the
 	// toolkit names the namespace, even of an upstream being removed).
+	g.rules.start(cfg)
 	g.unsubscribe = tk.Subscribe(func(ev toolkit.ConnectorEvent) {
 		if ev.Kind == toolkit.ConnectorEventStateChange {
 			logState(logger, ev.Namespace, ev.State)
+			g.noteUpstreamState(ev)
 		}
 	})
 	if slices.ContainsFunc(cfg.Servers, Server.perClient) {
@@ -410,6 +416,7 @@ func (g *gateway) reload() {
 		g.logger.Error("configuration reload refused; keeping the running configuration", "error", err)
 		return
 	}
+	next.logWarnings(g.logger)
 	cur := g.config()
 	for _, f := range []struct {
 		name     string
@@ -449,10 +456,16 @@ func (g *gateway) reload() {
 		g.remove(s)
 		removed++
 	}
+	// The rules are checked against the tools once the new upstreams
+	// have listed too; those kept have.
+	g.rules.start(next)
 	applied := make([]Server, 0, len(next.Servers))
 	for _, s := range next.Servers {
 		if _, ok := running[s.Name]; ok {
 			applied = append(applied, s)
+			if due := g.rules.ready(s.Name); due != nil {
+				g.checkRuleTools(due)
+			}
 			continue
 		}
 		if err := g.add(s); err != nil {

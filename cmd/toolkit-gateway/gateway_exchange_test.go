@@ -213,3 +213,81 @@ func usersActAsThemselves(t *testing.T, g *gatewayProcess, up *userServer, token
 		}
 	}
 }
+
+// TestGatewayExchangeKeepsConfiguredTokens: beside auth.jwt, a client
+// authenticated by a token of auth.bearer is refused by an upstream whose
+// grant exchanges the users' tokens (token_exchange, enterprise), with a
+// clear reason, and its token, the gateway's own credential, never reaches
+// the upstream's authorization server or the IdP; a client with a JWT of
+// the IdP still acts as itself; the gateway warns at start, with the file
+// and line, which clients can use the upstream.
+func TestGatewayExchangeKeepsConfiguredTokens(t *testing.T) {
+	for _, grant := range []string{grantTokenExchange, grantEnterprise} {
+		t.Run(grant, func(t *testing.T) {
+			up := startUserServer(t)
+			idp := oauthtest.NewIssuer(t)
+			up.iss.TrustIdP(idp)
+			const secret = "exchange-secret-0123456789"
+			up.iss.Register("gateway-mcp", oauthtest.Client{Secret: secret})
+			idp.Register("gateway-idp", oauthtest.Client{Secret: secret})
+			dir := t.TempDir()
+			writeFile(t, dir, "client-secret", secret+"\n")
+			writeFile(t, dir, "tokens", tokenA+"\n")
+			addr := freeAddr(t)
+			resource := "http://" + addr + "/mcp"
+			idpFields := ""
+			if grant == grantEnterprise {
+				t.Setenv("TOOLKIT_TEST_IDP_SECRET", secret)
+				idpFields = fmt.Sprintf("      idp_issuer: %s\n      idp_client_id: gateway-idp\n      idp_client_secret_env: TOOLKIT_TEST_IDP_SECRET\n", idp.URL)
+			}
+			config := writeConfig(t, dir, fmt.Sprintf(`listen: %s
+auth:
+  bearer:
+    tokens_file: tokens
+  jwt:
+    jwks_url: %s
+    issuer: %s
+    audience: %s
+servers:
+  - name: up
+    url: %s
+    oauth:
+      per_user: true
+      grant: %s
+      client_id: gateway-mcp
+      client_secret_file: client-secret
+%s      allow: [%s]
+`, addr, idp.JWKSURL(), idp.URL, resource, up.url, grant, idpFields, up.iss.URL))
+			g := startGateway(t, config)
+			g.waitLog(t, 0, func(r map[string]any) bool {
+				msg, _ := r["msg"].(string)
+				return r["level"] == "WARN" && strings.Contains(msg, config+":14: servers[0].oauth.grant: only the clients authenticated by auth.jwt")
+			})
+			g.waitLog(t, 0, upstreamReady("up"))
+
+			var asked atomic.Int32
+			static := userClient(t, g, tokenA, "static", true, &asked)
+			_, err := callTextErr(static, "whoami", map[string]any{})
+			if err == nil || !strings.Contains(err.Error(), "identity provider issued") {
+				t.Fatalf("the client of a configured token: %v", err)
+			}
+			for name, iss := range map[string]*oauthtest.Issuer{"authorization server": up.iss, "IdP": idp} {
+				if reqs := iss.ExchangeRequests(); len(reqs) != 0 {
+					t.Errorf("the %s received %d exchange requests for the configured token: %+v", name, len(reqs), reqs)
+				}
+			}
+			c := idp.Claims(resource)
+			c["sub"] = "alice"
+			alice := userClient(t, g, idp.Sign("rsa-1", c), "alice", true, &asked)
+			if got, err := callTextErr(alice, "whoami", map[string]any{}); err != nil || got != "alice" {
+				t.Fatalf("alice: %q, %v", got, err)
+			}
+			if got, want := up.calls(), []string{"alice"}; !slices.Equal(got, want) {
+				t.Errorf("the upstream saw %v, want %v", got, want)
+			}
+			if n := asked.Load(); n != 0 {
+				t.Errorf("asked %d times, want never", n)
+			}
+		})
+	}
+}

@@ -25,8 +25,15 @@ import (
 type PolicyConfig struct {
 	// Default is allow (when absent), deny or ask.
 	Default toolkit.Effect `yaml:"default"`
-	// Rules are tried in order.
+	// Rules are tried in order. A rule names tools as their server does,
+	// with the server's name as namespace (tools: [create_issue],
+	// namespaces: [github]), never by the name clients see
+	// (github_create_issue with qualified_names).
 	Rules []policy.Rule `yaml:"rules"`
+
+	// toolsAt is, for each rule, where each of its tool patterns is
+	// written (file:line: field), for the warnings of checkRuleTools.
+	toolsAt [][]string
 }
 
 // AuditLog is where the gateway writes one JSON line per tool call: time,
@@ -65,6 +72,7 @@ func (v *validator) checkPolicy(c *Config) {
 			if err := r.Check(); err != nil {
 				v.fail(plain(err), "policy", "rules", i)
 			}
+			v.checkRuleTools(c, p, i)
 			if r.Name == "" {
 				continue
 			}
@@ -108,6 +116,25 @@ func (v *validator) checkPolicy(c *Config) {
 			v.fail(fmt.Sprintf("%d is out of range: use 1 to %d (0 or absent: %d)", a.MaxFiles, maxAuditFiles, defaultAuditFiles), "audit_log", "max_files")
 		}
 	}
+}
+
+// checkRuleTools records where the tool patterns of rule i are written,
+// and warns about a pattern written as the name a client sees a tool
+// under (server_tool): rules name tools as their server does.
+func (v *validator) checkRuleTools(c *Config, p *PolicyConfig, i int) {
+	r := p.Rules[i]
+	at := make([]string, len(r.Tools))
+	for j, pat := range r.Tools {
+		at[j] = v.where("policy", "rules", i, "tools", j)
+		for _, s := range c.Servers {
+			if s.Name == "" || !strings.HasPrefix(pat, s.Name+"_") {
+				continue
+			}
+			v.warn(fmt.Sprintf("%q looks like the name clients see a tool of server %s under: rules name a tool as its server does, in its namespace (tools: [%q], namespaces: [%s]); as written it matches only a tool named so by its server", pat, s.Name, strings.TrimPrefix(pat, s.Name+"_"), s.Name), "policy", "rules", i, "tools", j)
+			break
+		}
+	}
+	p.toolsAt = append(p.toolsAt, at)
 }
 
 // plain is err's message without the sentinel's words, which say nothing

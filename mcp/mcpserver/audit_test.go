@@ -150,3 +150,52 @@ func TestAuditTooManyCalls(t *testing.T) {
 		t.Errorf("records %q, want %q", got, want)
 	}
 }
+
+// TestAuditRefusedInputRounds: a retry of a 2026-07-28 input round
+// refused for its requestState — forged, tampered, truncated, another
+// principal's, other arguments', replayed — is in the audit once each, as
+// bad input with the refusal's reason; the call that asked and was
+// answered is in it once.
+func TestAuditRefusedInputRounds(t *testing.T) {
+	leakCheck(t)
+	var audit auditBuffer
+	failed := make(chan error, 4)
+	f := newFixture(t, []toolkit.Option{toolkit.WithTool(confirmTool(failed)), toolkit.WithAudit(slog.NewJSONHandler(&audit, nil))})
+	p := inputPoster{t, f.serveHTTP(t, WithBearerAuth(tokens, nil)).URL}
+	state := p.ask()
+	retries := []struct{ token, args, state, reason string }{
+		{"alice-1", `{"n":1}`, "forged.1", "not issued by this server"},
+		{"alice-1", `{"n":1}`, tamper(state, 20), "not issued by this server"},
+		{"alice-1", `{"n":1}`, state[:len(state)-2], "not issued by this server"},
+		{"bob-1", `{"n":1}`, state, "another principal"},
+		{"alice-1", `{"n":2}`, state, "another principal, tool or arguments"},
+		{"alice-1", `{"n":1}`, state, ""}, // the answer
+		{"alice-1", `{"n":1}`, state, "answered already"},
+	}
+	for _, r := range retries {
+		status, body := p.post(r.token, "confirm", r.args, r.state, yes)
+		if r.reason != "" {
+			refused(t, r.reason, status, body, r.reason)
+		} else if status != 200 || !strings.Contains(body, "confirmed: accept true") {
+			t.Fatalf("the answer: %d %s", status, body)
+		}
+	}
+	recs, _ := audit.records(t)
+	var got []string
+	for _, r := range recs {
+		reason, _ := r["reason"].(string)
+		got = append(got, fmt.Sprintf("%v %v %v", r["principal"], r["outcome"], reason))
+	}
+	want := []string{
+		"alice bad_input " + errStateForged.Message,
+		"alice bad_input " + errStateForged.Message,
+		"alice bad_input " + errStateForged.Message,
+		"bob bad_input " + errStateOther.Message,
+		"alice bad_input " + errStateOther.Message,
+		"alice ok ",
+		"alice bad_input " + errStateAnswered.Message,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -20,6 +20,12 @@ import (
 // TokenInfo no request holds any more takes its token with it). Nothing
 // here is logged, and the TokenInfo itself is left as the verifier made
 // it: the token is read only through bridge.CallCredentials.
+//
+// Only a token an identity provider issued is remembered: one whose
+// TokenInfo names its issuer (an "iss" in Extra, as the TokenInfos of
+// oauth.JWTVerifier do). Any other credential (a fixed token of the
+// program's own, an API key) is the program's secret, which a connector
+// must never send anywhere, so none is ever handed out.
 
 // bearerTokens maps each TokenInfo that WithBearerAuth's verifier
 // returned to the token it verified.
@@ -30,7 +36,7 @@ var bearerTokens sync.Map // weak.Pointer[auth.TokenInfo] → string
 func rememberBearer(verify auth.TokenVerifier) auth.TokenVerifier {
 	return func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 		info, err := verify(ctx, token, r)
-		if err != nil || info == nil {
+		if err != nil || info == nil || issuerOf(info) == "" {
 			return info, err
 		}
 		// A copy: a verifier may return one TokenInfo for many tokens.
@@ -40,6 +46,13 @@ func rememberBearer(verify auth.TokenVerifier) auth.TokenVerifier {
 		runtime.AddCleanup(&c, func(k weak.Pointer[auth.TokenInfo]) { bearerTokens.Delete(k) }, key)
 		return &c, nil
 	}
+}
+
+// issuerOf returns the issuer the verifier named in info's Extra ("iss"),
+// or "".
+func issuerOf(info *auth.TokenInfo) string {
+	iss, _ := info.Extra["iss"].(string)
+	return iss
 }
 
 // bearerOf returns the token WithBearerAuth verified to make info, or "".
@@ -55,9 +68,11 @@ func bearerOf(info *auth.TokenInfo) string {
 var _ bridge.CallCredentials = (*serverSession)(nil)
 
 // BearerToken returns the bearer token the call came with, as
-// WithBearerAuth verified it, or "" (no authentication, a call over
-// stdio or the legacy SSE transport). It is the caller's credential:
-// never log it.
+// WithBearerAuth verified it, when an identity provider issued it (the
+// verifier's TokenInfo names its issuer in Extra["iss"]); otherwise ""
+// (no authentication, a credential that no identity provider issued, a
+// call over stdio or the legacy SSE transport). It is the caller's
+// credential: never log it.
 func (s *serverSession) BearerToken() string {
 	if s.extra == nil {
 		return ""

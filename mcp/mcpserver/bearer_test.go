@@ -33,7 +33,9 @@ func (h *tokenHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 // came with, its own even when the verifier returns one TokenInfo for
 // every token of a principal, and each call its own when a client's
 // token changes within its session; a call without authentication gives
-// none; the verifier's TokenInfo is left as it was.
+// none, nor one whose credential no identity provider issued (the
+// verifier named no issuer: a configured token of the program's own);
+// the verifier's TokenInfo is left as it was.
 func TestCallBearerToken(t *testing.T) {
 	leakCheck(t)
 	f := newFixture(t, []toolkit.Option{toolkit.WithTool(funcTool("token", func(ctx context.Context, _ json.RawMessage) (any, error) {
@@ -43,12 +45,15 @@ func TestCallBearerToken(t *testing.T) {
 		}
 		return "token:" + cc.BearerToken(), nil
 	}))})
-	shared := &auth.TokenInfo{UserID: "alice", Expiration: time.Now().Add(time.Hour)}
+	shared := &auth.TokenInfo{UserID: "alice", Expiration: time.Now().Add(time.Hour), Extra: map[string]any{"iss": "https://idp.example"}}
 	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		if !strings.HasPrefix(tok, "alice-") {
-			return nil, auth.ErrInvalidToken
+		switch {
+		case strings.HasPrefix(tok, "alice-"):
+			return shared, nil
+		case strings.HasPrefix(tok, "static-"):
+			return &auth.TokenInfo{UserID: "token:1", Expiration: time.Now().Add(time.Hour)}, nil
 		}
-		return shared, nil
+		return nil, auth.ErrInvalidToken
 	}
 	authed, err := f.srv.Handler(WithBearerAuth(verify, nil))
 	mustNotErr(t, err)
@@ -101,7 +106,13 @@ func TestCallBearerToken(t *testing.T) {
 	if got := call(connect("/open", nil)); got != "token:" {
 		t.Errorf("anonymous call: %q", got)
 	}
-	if shared.Extra != nil {
+	static := &tokenHeader{base: http.DefaultTransport}
+	key := "static-0123456789"
+	static.token.Store(&key)
+	if got := call(connect("/mcp", static)); got != "token:" {
+		t.Errorf("a configured token was handed out: %q", got)
+	}
+	if len(shared.Extra) != 1 {
 		t.Errorf("the verifier's TokenInfo was changed: %+v", shared)
 	}
 }

@@ -232,7 +232,8 @@
 // protection is per server, and across replicas bounded by the expiry).
 // A run that asks in rounds waits
 // for the retry at most [InputWait], [MaxInputWaits] runs at a time
-// ([MaxInputWaitsPerPrincipal] of one principal; beyond, the tool's
+// ([MaxInputWaitsPerPrincipal] of one principal, and the last quarter
+// only for principals with fewer than two waiting; beyond, the tool's
 // question fails). A requestState is sealed with AES-GCM
 // ([WithInputStateKeys]; a random key per Server without it): it names
 // the waiting run (128 random bits) and the round, and binds them to the
@@ -291,13 +292,20 @@
 // the policy changes what principals see (rules replaced, a definition
 // approved), every client gets tools/list_changed. With tool search,
 // search_tools and describe_tools leave out what the policy denies to the
-// principal, and call_tool is decided as tools/call is.
+// principal, and call_tool is decided as tools/call is. search_tools and
+// describe_tools are themselves governed like any tool: each call goes
+// through the toolkit's Call as a tool of no namespace under its own name,
+// so a rule names them (tools: [search_tools]; a denied one also leaves
+// that principal's tools/list), rate limits count them, and the audit
+// records them.
 //
 // With an audit (toolkit.WithAudit), every tools/call is recorded once:
 // those that reach the toolkit's Call by it, and those the server refuses
 // itself — a name it does not serve, arguments that are not an object,
-// too many calls in flight, an unknown name through call_tool — with
-// [toolkit.Toolkit.AuditRefused].
+// too many calls in flight, an unknown name through call_tool, a retry of
+// an input round whose requestState is refused (forged, altered,
+// expired, another principal's or call's, answered already; the record's
+// reason says which) — with [toolkit.Toolkit.AuditRefused].
 //
 // # Metrics
 //

@@ -60,7 +60,6 @@ func (s *Server) callTool(ctx context.Context, key string, structured bool, req 
 		s.auditRefused(ctx, req, ns, name, fmt.Errorf("%w: %w", toolkit.ErrBadParameter, err))
 		return nil, err
 	}
-	markAudited(ctx)
 	input := argsInput(args)
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
 	sess.clients = s.clients
@@ -88,6 +87,7 @@ func (s *Server) callTool(ctx context.Context, key string, structured bool, req 
 func (s *Server) runTool(ctx context.Context, tool any, input toolkit.Resource, structured bool, sess toolkit.Session, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	cctx := withPrincipal(toolkit.ContextWithSession(ctx, sess), req.Extra)
 	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
+	markAudited(ctx) // the toolkit's Call audits it
 	out, err := s.tk.Call(cctx, tool, input)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -24,17 +24,26 @@ const (
 	// InputWait is how long a tool call of a 2026-07-28 client waits for
 	// the client to come back with the input it was asked for (an
 	// input-required result answered by a retry of the call); past it the
-	// call is cancelled.
-	InputWait = 10 * time.Minute
+	// call is cancelled. It is what a person plausibly needs to answer a
+	// form, no more: a waiting call holds a slot.
+	InputWait = 3 * time.Minute
 	// MaxInputWaits is the most tool calls of 2026-07-28 clients that may
 	// run over rounds at once, over all clients; a call that would be one
 	// more fails (with a tool error saying so).
 	MaxInputWaits = 1024
 	// MaxInputWaitsPerPrincipal is the most such calls of one principal
 	// (the UserID of the request's token; requests without a token are
-	// one principal), so that one cannot take every slot.
-	MaxInputWaitsPerPrincipal = 64
+	// one principal): a sixty-fourth of MaxInputWaits, so that a few
+	// principals cannot take every slot. Once three quarters of the
+	// slots are taken, a principal that already has inputReserveShare
+	// calls waiting gets no more: the last quarter is kept for the
+	// principals that wait for few or none.
+	MaxInputWaitsPerPrincipal = MaxInputWaits / 64
 )
+
+// inputReserveShare is how many waiting calls a principal may hold and
+// still take one of the last quarter of the slots.
+const inputReserveShare = 2
 
 // inputRounds turns the requests a tool (or a prompt being rendered, a
 // resource being read) sends its client while it runs (sampling,
@@ -176,6 +185,8 @@ func (r *inputRounds) serve(ctx context.Context, rq *roundRequest, sess *serverS
 			if err != nil {
 				return nil, err
 			}
+			// The call goes on: the run's own Call audits it.
+			markAudited(ctx)
 			c := ask.call
 			c.cur.Store(sess) // before the item goes on
 			ask.reply <- askReply{answer: answer}
@@ -245,7 +256,8 @@ func (r *inputRounds) start(rq *roundRequest) (*inputCall, error) {
 }
 
 // register makes c one of the calls waiting for their clients, within the
-// bounds (MaxInputWaits, MaxInputWaitsPerPrincipal). r.mu is held.
+// bounds (MaxInputWaits, MaxInputWaitsPerPrincipal, the reserve of the
+// last quarter). r.mu is held.
 func (r *inputRounds) register(c *inputCall) error {
 	if r.waiting[c.id] == c {
 		return nil
@@ -256,8 +268,12 @@ func (r *inputRounds) register(c *inputCall) error {
 	if len(r.waiting) >= r.max {
 		return fmt.Errorf("%w: %d calls already wait for their clients' input; retry later", toolkit.ErrUnavailable, r.max)
 	}
-	if r.by[c.principal] >= r.perPrincipal {
+	held := r.by[c.principal]
+	if held >= r.perPrincipal {
 		return fmt.Errorf("%w: %d calls of this principal already wait for input; retry later", toolkit.ErrUnavailable, r.perPrincipal)
+	}
+	if held >= inputReserveShare && len(r.waiting) >= r.max-r.max/4 {
+		return fmt.Errorf("%w: %d calls of this principal already wait for input, and the last slots are kept for others; retry later", toolkit.ErrUnavailable, held)
 	}
 	r.waiting[c.id] = c
 	r.by[c.principal]++

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -360,4 +361,42 @@ func FuzzRequestState(f *testing.F) {
 			t.Fatalf("parsed %q as %+v, which does not seal back (%v)", plain, s, err)
 		}
 	})
+}
+
+// TestInputRoundsFairShare: with the default bounds, no small group of
+// principals fills the calls waiting for input: sixty-four principals
+// that each take every slot they can leave room for another, who still
+// gets calls to wait; a waiting call is held minutes, not ten.
+func TestInputRoundsFairShare(t *testing.T) {
+	r := newInputRounds(nil)
+	fill := func(principal string) int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		n := 0
+		for ; n < MaxInputWaits; n++ {
+			c := &inputCall{principal: principal}
+			_, _ = rand.Read(c.id[:])
+			if err := r.register(c); err != nil {
+				if !errors.Is(err, toolkit.ErrUnavailable) {
+					t.Fatalf("%s: %v", principal, err)
+				}
+				break
+			}
+		}
+		return n
+	}
+	for i := range 16 {
+		if n := fill(fmt.Sprint("greedy-", i)); n > MaxInputWaits/64 {
+			t.Errorf("greedy-%d holds %d waiting calls, want at most %d", i, n, MaxInputWaits/64)
+		}
+	}
+	for i := 16; i < 64; i++ {
+		fill(fmt.Sprint("greedy-", i))
+	}
+	if n := fill("other"); n < inputReserveShare {
+		t.Errorf("another principal got %d waiting calls after 64 greedy ones, want at least %d", n, inputReserveShare)
+	}
+	if InputWait > 5*time.Minute {
+		t.Errorf("InputWait %v holds a slot longer than a person needs", InputWait)
+	}
 }

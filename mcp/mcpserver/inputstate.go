@@ -52,6 +52,16 @@ var (
 	errStateNoCall    = stateError("requestState names no call waiting for input on this server (it ended, or runs on another replica)")
 )
 
+// isStateError reports whether we is one of the refusals of a
+// requestState.
+func isStateError(we *jsonrpc.Error) bool {
+	switch we {
+	case errStateForged, errStateExpired, errStateOther, errStateAnswered, errStateBusy, errStateNoCall:
+		return true
+	}
+	return false
+}
+
 func stateError(msg string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 }

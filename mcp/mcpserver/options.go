@@ -181,7 +181,12 @@ func WithJSONResponse() HTTPOption {
 
 // WithBearerAuth requires a bearer token on every HTTP request, checked by
 // verifier (see the go-sdk auth package). Requests without a valid token get
-// 401. opts may be nil.
+// 401. opts may be nil. A token whose TokenInfo names its issuer
+// (Extra["iss"], as [github.com/llmkit/toolkit/mcp/oauth.JWTVerifier]
+// does) is an identity provider's: the connectors that act as each user
+// may exchange it upstream (see
+// [github.com/llmkit/toolkit/mcp/bridge.CallCredentials]); any other is
+// never handed to them.
 func WithBearerAuth(verifier auth.TokenVerifier, opts *auth.RequireBearerTokenOptions) HTTPOption {
 	return func(c *httpConfig) error {
 		c.verifier, c.authOpts = verifier, opts

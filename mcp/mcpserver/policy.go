@@ -98,6 +98,9 @@ func (s *Server) auditRefused(ctx context.Context, req *sdk.CallToolRequest, nam
 // refusalCause returns the toolkit error that classifies a JSON-RPC
 // refusal of a tools/call in the audit.
 func refusalCause(we *jsonrpc.Error) error {
+	if isStateError(we) {
+		return stateRefusal{we}
+	}
 	switch {
 	case we.Code == jsonrpc.CodeInvalidParams && strings.Contains(we.Message, "unknown tool"):
 		return fmt.Errorf("%w: %s", toolkit.ErrNotFound, we.Message)
@@ -108,6 +111,15 @@ func refusalCause(we *jsonrpc.Error) error {
 	}
 	return we
 }
+
+// stateRefusal is the audit's cause of a retry refused for its
+// requestState: invalid input, with the refusal's own text (which quotes
+// nothing of the request) as the record's reason.
+type stateRefusal struct{ we *jsonrpc.Error }
+
+func (r stateRefusal) Error() string       { return r.we.Message }
+func (r stateRefusal) Unwrap() error       { return toolkit.ErrBadParameter }
+func (r stateRefusal) AuditReason() string { return r.we.Message }
 
 // policyMiddleware filters each tools/list answer by the toolkit's policy
 // for the principal of the request: a tool the policy denies to that
@@ -145,7 +157,8 @@ func (s *Server) toolVisible(ctx context.Context, exposed string) bool {
 	reg, ok := s.regs[toolkit.KindTool][exposed]
 	s.mu.Unlock()
 	if !ok {
-		return true
+		visible, meta := s.metaVisible(ctx, exposed)
+		return visible || !meta
 	}
 	it, err := s.tk.LookupType(ctx, toolkit.ListTypeTools, reg.key)
 	if err != nil {

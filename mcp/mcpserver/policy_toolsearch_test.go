@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -150,5 +152,76 @@ func TestToolSearchPolicy(t *testing.T) {
 	}
 	if text, isErr := callThroughText(t, bob, "wiki_search", nil); isErr || text != "stolen" {
 		t.Errorf("after approval: %q %v", text, isErr)
+	}
+}
+
+// TestToolSearchMetaToolsGoverned: search_tools and describe_tools are
+// governed like any tool: a rule that names one denies it (the call is
+// refused naming the rule, and the tool leaves that principal's list), a
+// rate limit on one answers -32029, and every call of them is audited.
+func TestToolSearchMetaToolsGoverned(t *testing.T) {
+	leakCheck(t)
+	var audit auditBuffer
+	eng, err := policy.New(context.Background(), policy.Config{
+		Rules:      []policy.Rule{{Name: "bob-no-search", Effect: toolkit.Deny, Principals: []string{"bob"}, Tools: []string{SearchToolsName}}},
+		RateLimits: []policy.Limit{{Name: "two-describes", Per: "principal", Tools: []string{DescribeToolsName}, Rate: policy.Rate{Count: 2, Period: time.Minute}}},
+	})
+	mustNotErr(t, err)
+	f := newFixture(t, []toolkit.Option{
+		toolkit.WithTool(&testTool{name: "wiki_search", desc: "Search the wiki.", run: func(context.Context, json.RawMessage) (any, error) { return "page", nil }}),
+		toolkit.WithPolicy(eng), toolkit.WithAudit(slog.NewJSONHandler(&audit, nil)),
+	}, WithToolSearch(ToolSearch{}))
+	ts := f.serveHTTP(t, WithBearerAuth(tokens, nil))
+	alice, err := connectHTTP(t, ts.URL, bearer("alice-1"), nil)
+	mustNotErr(t, err)
+	bob, err := connectHTTP(t, ts.URL, bearer("bob-1"), nil)
+	mustNotErr(t, err)
+
+	if got := searchTools(t, alice, "search the wiki", 5); !slices.Equal(got, []string{"wiki_search"}) {
+		t.Errorf("alice finds %v", got)
+	}
+	if text, isErr := callText(t, bob, SearchToolsName, map[string]any{"query": "search the wiki"}); !isErr || !strings.Contains(text, `rule "bob-no-search"`) {
+		t.Errorf("bob's search: %q %v", text, isErr)
+	}
+	names := func(cs *sdk.ClientSession) []string {
+		res, err := cs.ListTools(context.Background(), nil)
+		mustNotErr(t, err)
+		var out []string
+		for _, tl := range res.Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	if got := names(bob); slices.Contains(got, SearchToolsName) || !slices.Contains(got, DescribeToolsName) {
+		t.Errorf("bob lists %v", got)
+	}
+	if got := names(alice); !slices.Contains(got, SearchToolsName) {
+		t.Errorf("alice lists %v", got)
+	}
+	for range 2 {
+		if known, _ := described(t, alice, "wiki_search"); !slices.Equal(known, []string{"wiki_search"}) {
+			t.Errorf("alice describes %v", known)
+		}
+	}
+	_, err = alice.CallTool(context.Background(), &sdk.CallToolParams{Name: DescribeToolsName, Arguments: map[string]any{"names": []string{"wiki_search"}}})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != CodeRateLimited || !strings.Contains(string(we.Data), "two-describes") {
+		t.Errorf("third describe: %v", err)
+	}
+
+	recs, _ := audit.records(t)
+	var got []string
+	for _, r := range recs {
+		got = append(got, fmt.Sprintf("%v %v %v %v %v", r["principal"], r["tool"], r["decision"], r["rule"], r["outcome"]))
+	}
+	want := []string{
+		"alice search_tools allow  ok",
+		"bob search_tools deny bob-no-search denied",
+		"alice describe_tools allow  ok",
+		"alice describe_tools allow  ok",
+		"alice describe_tools deny two-describes rate_limited",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -53,8 +53,11 @@ type Server struct {
 	calls   *callTracker  // calls.go
 	subs    subscriptions // what each session follows (subscriptions.go)
 	search  *toolSearch   // WithToolSearch; nil without it (toolsearch.go)
-	clients *clientTable  // WithClientSessions; nil without it (clients.go)
-	rounds  *inputRounds  // calls of 2026-07-28 clients waiting for input (inputrounds.go)
+	// metaTools are the governed meta-tools of tool search, by name
+	// (toolsearch_govern.go); set before serving, read only after.
+	metaTools map[string]*metaTool
+	clients   *clientTable // WithClientSessions; nil without it (clients.go)
+	rounds    *inputRounds // calls of 2026-07-28 clients waiting for input (inputrounds.go)
 
 	refusals metric.Int64Counter // sessions refused by a ceiling (metrics.go); nil without metrics
 }

@@ -45,7 +45,8 @@ func (s *Server) addMetaTools() {
 		s.logger.Warn("mcp server: tool search: embedding a tool; it is found by keywords only", "tool", name, "error", err)
 	}
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
-	s.server.AddTool(&sdk.Tool{
+	s.metaTools = map[string]*metaTool{}
+	searchTools := &sdk.Tool{
 		Name:  SearchToolsName,
 		Title: "Search tools",
 		Description: "Search the tools of this server: only a few are listed. Say what you want to do in a few words " +
@@ -58,8 +59,9 @@ func (s *Server) addMetaTools() {
 		OutputSchema: mustJSONSchema(`{"type":"object","properties":{"tools":{"type":"array","items":{"type":"object","properties":{` +
 			`"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"}},"required":["name"]}}},"required":["tools"]}`),
 		Annotations: readOnly,
-	}, s.searchTools)
-	s.server.AddTool(&sdk.Tool{
+	}
+	s.server.AddTool(searchTools, s.governed(searchTools, s.searchTools))
+	describeTools := &sdk.Tool{
 		Name:  DescribeToolsName,
 		Title: "Describe tools",
 		Description: "Get the full definitions of tools by name, as search_tools names them: description, " +
@@ -70,7 +72,8 @@ func (s *Server) addMetaTools() {
 		OutputSchema: mustJSONSchema(`{"type":"object","properties":{"tools":{"type":"array","items":{"type":"object"}},` +
 			`"unknown":{"type":"array","items":{"type":"string"}}},"required":["tools"]}`),
 		Annotations: readOnly,
-	}, s.describeTools)
+	}
+	s.server.AddTool(describeTools, s.governed(describeTools, s.describeTools))
 	s.server.AddTool(&sdk.Tool{
 		Name:  CallToolName,
 		Title: "Call a tool",
