@@ -208,6 +208,15 @@
 // resource), and its JSON, when the tool has an output schema, the
 // structuredContent.
 //
+// Every definition the server lists (tools, prompts, resources,
+// templates) carries the `_meta` of its toolkit item
+// (resource.MetaCarrier), a call result the `_meta` of the tool's output,
+// a prompts/get result the rendering's (prompt.Rendered.Meta), and a
+// resources/read the contents' ([bridge.TypedReader], or the resource's
+// own for a resource that is not one): a gateway passes an upstream's
+// `_meta` on. An item whose `_meta` does not marshal to JSON is not
+// listed.
+//
 // # Requests to the client
 //
 // A tool that runs for a client may ask that client to sample its model,

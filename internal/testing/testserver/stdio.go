@@ -30,6 +30,9 @@ const (
 	StdioSleep = "sleep"
 	// StdioExit writes a line to stderr and exits with status 3 at once.
 	StdioExit = "exit"
+	// StdioMeta serves the catalogue and the `_meta` catalogue
+	// (AddMetaItems) until stdin closes.
+	StdioMeta = "meta"
 )
 
 // MaybeServeStdio does nothing unless StdioEnv is set; then it behaves as
@@ -70,6 +73,9 @@ func MaybeServeStdio() {
 	}
 	if mode == StdioStubborn {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	if mode == StdioMeta {
+		s.AddMetaItems()
 	}
 	_ = s.Run(context.Background(), &sdk.StdioTransport{})
 	if mode == StdioStubborn {
