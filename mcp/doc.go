@@ -179,6 +179,20 @@
 // its item alone (named in the page's warning) or fails its answer with an
 // error wrapping toolkit.ErrToolFailed that says so.
 //
+// # Extensions
+//
+// OptExtensions declares extensions (SEP-1724 capabilities.extensions) to
+// the server; the server's own declaration is in the connector's state
+// (toolkit.ConnectorState.Extensions), bounded like a `_meta`. An upstream
+// session opened for one client (OptPerClient) declares that client's
+// extensions too, so a server that offers an extension's items only to
+// clients that can use them (an MCP Apps server's UI tools) sees the
+// client behind the gateway. The shared session never declares a
+// client's extensions on its behalf: it serves every client, and one
+// client's declaration says nothing of the others'. Give OptExtensions to
+// a shared connector only when every client of the gateway can use what
+// the extension brings.
+//
 // Remote prompts and remote resource templates also implement
 // [bridge.Completer]: Complete asks their server for values of an argument
 // (a template's variable) with completion/complete, naming the prompt or

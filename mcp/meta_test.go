@@ -42,15 +42,20 @@ func wantMeta(t testing.TB, key string, v any) {
 // its call results, prompts/get results (and their content blocks) and
 // resource contents reaches the connector's items and answers unchanged,
 // over stdio and streamable HTTP (stateful and stateless), with both
-// protocol generations.
+// protocol generations. The extensions of OptExtensions reach the server
+// (capabilities.extensions), and the server's are in the connector's
+// state.
 func TestMetaThroughConnector(t *testing.T) {
+	const clientExt = `{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`
+	var ext map[string]any
+	mustNotErr(t, json.Unmarshal([]byte(clientExt), &ext))
 	const (
 		d = StatefulProtocolVersion
 		s = StatelessProtocolVersion
 	)
 	httpURL := func(mode testserver.Mode) func(t *testing.T) string {
 		return func(t *testing.T) string {
-			srv := newServer(t, testserver.Options{})
+			srv := newServer(t, testserver.Options{Server: testserver.MetaOptions()})
 			srv.AddMetaItems()
 			return testserver.ServeHTTP(t, srv.Server, mode).URL
 		}
@@ -63,28 +68,39 @@ func TestMetaThroughConnector(t *testing.T) {
 		name  string
 		url   func(t *testing.T) string
 		proto string
+		// blind: the server cannot know the client's capabilities (a
+		// stateless 2025-11-25 server sees no initialize).
+		blind bool
 	}{
-		{"stdio", stdio, d},
-		{"stdio", stdio, s},
-		{"stateful", httpURL(testserver.Stateful), d},
-		{"stateless", httpURL(testserver.Stateless), d},
-		{"stateless", httpURL(testserver.Stateless), s},
+		{"stdio", stdio, d, false},
+		{"stdio", stdio, s, false},
+		{"stateful", httpURL(testserver.Stateful), d, false},
+		{"stateless", httpURL(testserver.Stateless), d, true},
+		{"stateless", httpURL(testserver.Stateless), s, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name+"/"+tc.proto, func(t *testing.T) {
 			leakCheck(t)
-			r := start(t, tc.url(t), false, OptProtocolVersion(tc.proto))
+			r := start(t, tc.url(t), false, OptProtocolVersion(tc.proto), OptExtensions(ext))
 			if got := r.State().ProtocolVersion; got != tc.proto {
 				t.Fatalf("negotiated %q, want %q", got, tc.proto)
 			}
+			if got := r.State().Extensions; got != testserver.MetaServerExtensions {
+				t.Errorf("server extensions %s, want %s", got, testserver.MetaServerExtensions)
+			}
 			ctx := context.Background()
+			out, err := call(t, ctx, r.Connector, "client_extensions", `{}`)
+			mustNotErr(t, err)
+			if got := read(t, out); got != clientExt && !tc.blind {
+				t.Errorf("the server saw the extensions %s, want %s", got, clientExt)
+			}
 			wantMeta(t, "tool app_view", findTool(t, r.Connector, "app_view"))
 			wantMeta(t, "tool app_only", findTool(t, r.Connector, "app_only"))
 			if m := findTool(t, r.Connector, "echo").(toolkit.MetaCarrier).MetaData(); m != nil {
 				t.Errorf("echo: _meta %v, want none", m)
 			}
 
-			out, err := call(t, ctx, r.Connector, "app_view", `{}`)
+			out, err = call(t, ctx, r.Connector, "app_view", `{}`)
 			mustNotErr(t, err)
 			wantMeta(t, "result app_view", out)
 			if read(t, out) != "shown" {

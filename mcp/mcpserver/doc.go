@@ -217,6 +217,16 @@
 // `_meta` on. An item whose `_meta` does not marshal to JSON is not
 // listed.
 //
+// # Extensions
+//
+// Each initialize and server/discover answer advertises, in
+// capabilities.extensions (SEP-1724), the extensions the server's sources
+// provide: those of [WithExtensions], then those each connector's server
+// declares (toolkit.ConnectorState.Extensions), the first settings of an
+// id winning. A client's own extensions reach the upstream sessions
+// opened for it (mcp.OptPerClient); a shared upstream session does not
+// speak for its clients (see package mcp).
+//
 // # Requests to the client
 //
 // A tool that runs for a client may ask that client to sample its model,

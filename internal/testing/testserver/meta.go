@@ -35,6 +35,19 @@ var MetaJSON = map[string]string{
 	"contents meta":        `{"x.example/tag":"templated"}`,
 }
 
+// MetaServerExtensions is the JSON of the extensions MetaOptions declares.
+const MetaServerExtensions = `{"io.modelcontextprotocol/ui":{"version":"test"}}`
+
+// MetaOptions returns server options that declare the extensions of
+// MetaServerExtensions (and logging, as the SDK's default does).
+func MetaOptions() *sdk.ServerOptions {
+	var ext map[string]any
+	if err := json.Unmarshal([]byte(MetaServerExtensions), &ext); err != nil {
+		panic(err)
+	}
+	return &sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Extensions: ext, Logging: &sdk.LoggingCapabilities{}}}
+}
+
 // metaOf decodes the `_meta` of MetaJSON[key].
 func metaOf(key string) sdk.Meta {
 	var m sdk.Meta
@@ -48,8 +61,22 @@ func metaOf(key string) sdk.Meta {
 // and app_only (text "app"), both naming MetaViewURI, and meta_empty (no
 // content); prompt meta_prompt (one user message "meta"); resource
 // MetaViewURI (MetaAppMIME, MetaViewHTML); template "meta://{id}" (text
-// of the id). Each carries the `_meta` MetaJSON gives it.
+// of the id). Each carries the `_meta` MetaJSON gives it. The tool
+// client_extensions answers the JSON of the extensions the calling client
+// declares ("null" for none).
 func (s *Server) AddMetaItems() {
+	s.AddTool(&sdk.Tool{Name: "client_extensions", InputSchema: ObjectSchema()},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var ext map[string]any
+			if caps := req.ClientCapabilities(); caps != nil {
+				ext = caps.Extensions
+			}
+			b, err := json.Marshal(ext)
+			if err != nil {
+				return nil, err
+			}
+			return text(string(b)), nil
+		})
 	s.AddTool(&sdk.Tool{Name: "app_view", InputSchema: ObjectSchema(), Meta: metaOf("tool app_view")},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			res := text("shown")

@@ -31,7 +31,8 @@ const (
 	// StdioExit writes a line to stderr and exits with status 3 at once.
 	StdioExit = "exit"
 	// StdioMeta serves the catalogue and the `_meta` catalogue
-	// (AddMetaItems) until stdin closes.
+	// (AddMetaItems), declaring the extensions of MetaOptions, until stdin
+	// closes.
 	StdioMeta = "meta"
 )
 
@@ -52,7 +53,11 @@ func MaybeServeStdio() {
 		signal.Ignore(syscall.SIGTERM)
 		select {}
 	}
-	s := New(Options{Name: "stdio-testserver"})
+	o := Options{Name: "stdio-testserver"}
+	if mode == StdioMeta {
+		o.Server = MetaOptions()
+	}
+	s := New(o)
 	child := 0
 	if mode == StdioSpawn {
 		exe, err := os.Executable()
