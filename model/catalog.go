@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"runtime"
+	"slices"
 	"sync"
 
 	toolkit "github.com/llmkit/toolkit"
@@ -295,6 +296,9 @@ func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 		}
 		items = append(items, resp.Items...)
 	}
+	// A tool reserved for an MCP App's view gets no name a model could
+	// call (apps.go).
+	items = slices.DeleteFunc(items, AppOnly)
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	for _, it := range items {
