@@ -217,6 +217,15 @@
 // `_meta` on. An item whose `_meta` does not marshal to JSON is not
 // listed.
 //
+// An MCP App's tool names its view in `_meta.ui.resourceUri`, a resource
+// of its own server. When the server exposes that resource under another
+// URI (with WithQualifiedNames, or when two sources list the same URI),
+// each tools/list answer names the URI it serves for the resource of the
+// tool's own namespace, so every tool opens its own server's view.
+// Tools an app reserves for its view (`_meta.ui.visibility` without
+// "model") are listed and callable here, as MCP Apps hosts expect;
+// package model keeps them from models.
+//
 // # Extensions
 //
 // Each initialize and server/discover answer advertises, in

@@ -125,7 +125,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 	}
 	s.server = sdk.NewServer(impl, sopts)
 	s.calls = newCallTracker(cfg.sessions.limit())
-	s.server.AddReceivingMiddleware(s.auditMiddleware, s.calls.middleware, sessionSlotMiddleware, s.policyMiddleware, s.extensionsMiddleware)
+	s.server.AddReceivingMiddleware(s.auditMiddleware, s.calls.middleware, sessionSlotMiddleware, s.policyMiddleware, s.extensionsMiddleware, s.appsMiddleware)
 	for _, t := range cfg.templates {
 		if err := safely(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
 			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)
