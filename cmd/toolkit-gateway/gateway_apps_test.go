@@ -16,7 +16,8 @@ import (
 // its `_meta` and names the URI the gateway serves for its own server's
 // view, which reads with the contents' `_meta`; call results keep theirs;
 // the app-only tool is listed to the client (whose host keeps it from its
-// model); and the gateway advertises the extensions its upstreams declare.
+// model); the gateway advertises the extensions its upstreams declare,
+// and declares to a server the extensions its configuration names.
 func TestGatewayApps(t *testing.T) {
 	var urls [2]string
 	for i := range urls {
@@ -31,6 +32,8 @@ qualified_names: true
 servers:
   - name: a
     url: %s
+    extensions:
+      io.modelcontextprotocol/ui: {mimeTypes: [text/html;profile=mcp-app]}
   - name: b
     url: %s
 `, urls[0], urls[1]))
@@ -43,6 +46,15 @@ servers:
 	ext, err := json.Marshal(cs.InitializeResult().Capabilities.Extensions)
 	if err != nil || string(ext) != testserver.MetaServerExtensions {
 		t.Errorf("advertised extensions %s (%v), want %s", ext, err, testserver.MetaServerExtensions)
+	}
+	for ns, want := range map[string]string{"a": `{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`, "b": "null"} {
+		cr, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: ns + "_client_extensions", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cr.Content[0].(*sdk.TextContent).Text; got != want {
+			t.Errorf("server %s saw the extensions %s, want %s", ns, got, want)
+		}
 	}
 	res, err := cs.ListTools(ctx, nil)
 	if err != nil {
