@@ -42,3 +42,30 @@ func TestExtensions(t *testing.T) {
 		}
 	}
 }
+
+// FuzzExtensionsJSON: any text either is refused or becomes Extensions
+// that decode and marshal back to the same text.
+func FuzzExtensionsJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `null`, `{"a/b":{"k":[1,2]}}`, ` { "x" : { } } `, `[]`, `{"a":`, `"s"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var e Extensions
+		if err := e.UnmarshalJSON([]byte(s)); err != nil {
+			return
+		}
+		if _, err := e.Map(); err != nil && e != "" {
+			// A JSON object that is not a map of strings to values
+			// cannot be: every object is.
+			t.Fatalf("%q kept as %q does not decode: %v", s, e, err)
+		}
+		b, err := e.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again Extensions
+		if err := again.UnmarshalJSON(b); err != nil || again != e {
+			t.Fatalf("%q: round trip %q, %v", s, again, err)
+		}
+	})
+}

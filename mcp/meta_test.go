@@ -246,3 +246,27 @@ func TestMetaHostileBounded(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckMeta: checking any decoded `_meta` ends without a panic, and a
+// `_meta` it accepts marshals to at most a few times its bound.
+func FuzzCheckMeta(f *testing.F) {
+	for _, s := range []string{`{}`, `{"ui":{"resourceUri":"ui://x","visibility":["app"]}}`, `{"a":[[[[[[1]]]]]]}`, `{"k":"` + strings.Repeat("x", 100) + `"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var m map[string]any
+		if json.Unmarshal([]byte(s), &m) != nil {
+			return
+		}
+		if checkMeta(m) != nil {
+			return
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > 8*maxMetaBytes {
+			t.Fatalf("accepted a _meta of %d bytes", len(b))
+		}
+	})
+}
