@@ -193,6 +193,10 @@ type ConnectorState struct {
 	Instructions string `json:"instructions,omitempty"`
 	// ProtocolVersion is the negotiated MCP protocol version.
 	ProtocolVersion string `json:"protocol_version,omitempty"`
+	// Extensions are the extensions the remote server declares
+	// (capabilities.extensions), "" when none. A server face advertises
+	// them to its own clients.
+	Extensions Extensions `json:"extensions,omitempty"`
 
 	// Status is the connector's phase.
 	Status ConnectorStatus `json:"status"`

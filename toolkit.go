@@ -31,6 +31,11 @@ type Resource = resource.Resource
 // URI that no resource has returns the resource a matching template gives.
 type ResourceTemplate = resource.Template
 
+// MetaCarrier is implemented by items (tools, prompts, resources,
+// templates) and call outputs that carry MCP `_meta`; see package
+// resource.
+type MetaCarrier = resource.MetaCarrier
+
 // Reserved namespaces and the URI of the user connector.
 const (
 	// BuiltinNamespace is the namespace of the items added to the toolkit

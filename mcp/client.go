@@ -316,7 +316,10 @@ func (c *Connector) getPrompt(ctx context.Context, p *remotePrompt, input json.R
 			return nil, err
 		}
 	}
-	out := &prompt.Rendered{Description: res.Description}
+	if err := checkMeta(res.Meta); err != nil {
+		return nil, fmt.Errorf("%w: %s of server %s: %w", errs.ErrToolFailed, what, c.serverName(), err)
+	}
+	out := &prompt.Rendered{Description: res.Description, Meta: dataMeta(res.Meta)}
 	base := c.resultURI("prompt", p.def.Name)
 	for i, m := range res.Messages {
 		if m == nil {
@@ -326,7 +329,7 @@ func (c *Connector) getPrompt(ctx context.Context, p *remotePrompt, input json.R
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s of server %s: message %d: %v", errs.ErrToolFailed, what, c.serverName(), i, err)
 		}
-		r = carry(r, []sdk.Content{m.Content}, nil)
+		r = carry(r, []sdk.Content{m.Content}, nil, nil)
 		role := prompt.RoleUser
 		if m.Role == "assistant" {
 			role = prompt.RoleAssistant
@@ -360,20 +363,20 @@ func promptArguments(input json.RawMessage) (map[string]string, error) {
 }
 
 // readResource reads a resource (item, of the URI) with resources/read,
-// returning its bytes and MIME type.
-func (c *Connector) readResource(ctx context.Context, item any, uri string) ([]byte, string, error) {
+// returning its bytes, MIME type and `_meta`.
+func (c *Connector) readResource(ctx context.Context, item any, uri string) (bridge.Contents, error) {
 	what := reqName{"resource", uri}
 	params := &sdk.ReadResourceParams{URI: uri}
 	ctx, relayed := relayFor(ctx, item, &params.InputResponses, &params.RequestState)
 	res, err := request(c, ctx, what, errs.ErrNotFound, true, params, (*sdk.ClientSession).ReadResource)
 	if err != nil {
-		return nil, "", err
+		return bridge.Contents{}, err
 	}
 	if err := relayedRound(res, relayed); err != nil {
-		return nil, "", err
+		return bridge.Contents{}, err
 	}
 	if err := c.checkSize(what, resourceSize(res.Contents...)); err != nil {
-		return nil, "", err
+		return bridge.Contents{}, err
 	}
 	var pick *sdk.ResourceContents
 	for _, rc := range res.Contents {
@@ -385,10 +388,14 @@ func (c *Connector) readResource(ctx context.Context, item any, uri string) ([]b
 		}
 	}
 	if pick == nil {
-		return nil, "", fmt.Errorf("%w: %s of server %s: no contents", errs.ErrNotFound, what, c.serverName())
+		return bridge.Contents{}, fmt.Errorf("%w: %s of server %s: no contents", errs.ErrNotFound, what, c.serverName())
 	}
-	if pick.Blob != nil {
-		return pick.Blob, pick.MIMEType, nil
+	if err := checkMeta(pick.Meta); err != nil {
+		return bridge.Contents{}, fmt.Errorf("%w: %s of server %s: %w", errs.ErrToolFailed, what, c.serverName(), err)
 	}
-	return []byte(pick.Text), pick.MIMEType, nil
+	rc := bridge.Contents{Data: pick.Blob, MIMEType: pick.MIMEType, Meta: dataMeta(pick.Meta)}
+	if pick.Blob == nil {
+		rc.Data = []byte(pick.Text)
+	}
+	return rc, nil
 }

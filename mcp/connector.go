@@ -155,7 +155,7 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 	c.impl = &sdk.Implementation{Name: clientName, Version: clientVersion}
 	copts := &sdk.ClientOptions{
 		Logger:                      c.logger,
-		Capabilities:                &sdk.ClientCapabilities{},
+		Capabilities:                &sdk.ClientCapabilities{Extensions: c.clientExtensions(nil)},
 		ToolListChangedHandler:      func(context.Context, *sdk.ToolListChangedRequest) { c.signal(sigTools) },
 		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { c.signal(sigPrompts) },
 		ResourceListChangedHandler:  func(context.Context, *sdk.ResourceListChangedRequest) { c.signal(sigResources) },

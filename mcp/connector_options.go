@@ -81,6 +81,7 @@ type options struct {
 	sampling           SamplingFunc    // OptSamplingHandler
 	elicitation        ElicitationFunc // OptElicitationHandler
 	roots              *RootSet        // OptRoots, OptRootSet
+	extensions         map[string]any  // OptExtensions
 	dialer             func(context.Context) (sdk.Transport, error)
 	oauth              *oauthSetup                      // OptOAuth and its kin (oauth.go)
 	oauthAllow         *oauth.AllowList                 // OptOAuthAllow
@@ -261,6 +262,30 @@ func OptRootSet(rs *RootSet) Option {
 	return func(o *options) error {
 		o.roots = rs
 		return errs.Given("OptRootSet", rs != nil, "root set")
+	}
+}
+
+// OptExtensions makes the connector declare extensions to its server
+// (SEP-1724 capabilities.extensions): ext maps each extension id
+// ("{vendor-prefix}/{extension-name}", such as
+// "io.modelcontextprotocol/ui") to its settings object (nil: {}). A
+// server that offers what an extension adds only to clients that declare
+// it (an MCP Apps server's UI tools) then offers it to the connector. The
+// connector keeps a copy. An upstream session opened for one client
+// (OptPerClient) declares these and that client's own, the client's
+// settings winning; the shared session declares these alone: it never
+// speaks for a client. The server's extensions are in the connector's
+// state (toolkit.ConnectorState.Extensions).
+func OptExtensions(ext map[string]any) Option {
+	return func(o *options) error {
+		e, err := toolkit.NewExtensions(ext)
+		if err == nil {
+			o.extensions, err = e.Map()
+		}
+		if err != nil {
+			return fmt.Errorf("OptExtensions: %w", err)
+		}
+		return nil
 	}
 }
 

@@ -54,8 +54,8 @@ func (r *linkRes) Type() string        { return r.mime }
 
 // Read calls resources/read on the server.
 func (r *linkRes) Read(ctx context.Context) ([]byte, error) {
-	b, _, err := r.c.readResource(ctx, r, r.uri)
-	return b, err
+	rc, err := r.c.readResource(ctx, r, r.uri)
+	return rc.Data, err
 }
 
 // carried is the output of a remote tool or the content of a remote prompt
@@ -68,12 +68,17 @@ type carried struct {
 	toolkit.Resource
 	blocks     []sdk.Content
 	structured any
+	meta       map[string]any // the result's _meta
 }
 
 var (
 	_ bridge.ContentCarrier    = (*carried)(nil)
 	_ bridge.StructuredCarrier = (*carried)(nil)
+	_ toolkit.MetaCarrier      = (*carried)(nil)
 )
+
+// MetaData returns the `_meta` of the upstream result, or nil.
+func (r *carried) MetaData() map[string]any { return r.meta }
 
 // MCPContent returns the content blocks of the upstream result.
 func (r *carried) MCPContent() []sdk.Content { return r.blocks }
@@ -81,15 +86,16 @@ func (r *carried) MCPContent() []sdk.Content { return r.blocks }
 // MCPStructuredContent returns the upstream structured content, or nil.
 func (r *carried) MCPStructuredContent() any { return r.structured }
 
-// carry attaches the blocks r was mapped from to r.
-func carry(r toolkit.Resource, blocks []sdk.Content, structured any) toolkit.Resource {
+// carry attaches the blocks r was mapped from, and the result's `_meta`,
+// to r.
+func carry(r toolkit.Resource, blocks []sdk.Content, structured any, meta map[string]any) toolkit.Resource {
 	if r == nil {
 		return nil
 	}
 	if blocks == nil {
 		blocks = []sdk.Content{}
 	}
-	return &carried{Resource: r, blocks: blocks, structured: structured}
+	return &carried{Resource: r, blocks: blocks, structured: structured, meta: meta}
 }
 
 // resultURI names a result that has no URI of its own:
@@ -144,6 +150,10 @@ func (c *Connector) toolResult(name string, res *sdk.CallToolResult) (any, error
 	if err := c.checkSize(what, size); err != nil {
 		return nil, err
 	}
+	if err := checkMeta(res.Meta); err != nil {
+		return nil, fmt.Errorf("%w: tool %q of server %s: %w", errs.ErrToolFailed, name, c.serverName(), err)
+	}
+	meta := dataMeta(res.Meta)
 	uri := c.resultURI("tool", name)
 	if res.StructuredContent != nil {
 		b, err := json.Marshal(res.StructuredContent)
@@ -157,17 +167,21 @@ func (c *Connector) toolResult(name string, res *sdk.CallToolResult) (any, error
 		if err := c.checkSize(what, size+int64(len(b))); err != nil {
 			return nil, err
 		}
-		return carry(&contentRes{uri: uri, name: name, mime: typeJSON, data: b}, res.Content, res.StructuredContent), nil
+		return carry(&contentRes{uri: uri, name: name, mime: typeJSON, data: b}, res.Content, res.StructuredContent, meta), nil
 	}
 	switch len(res.Content) {
 	case 0:
+		if meta != nil {
+			// No output, but a _meta to pass on: an empty text.
+			return carry(&contentRes{uri: uri, name: name, mime: typeText}, res.Content, nil, meta), nil
+		}
 		return nil, nil
 	case 1:
 		r, err := c.contentResource(res.Content[0], uri, name)
 		if err != nil {
 			return nil, fmt.Errorf("%w: tool %q of server %s: %v", errs.ErrToolFailed, name, c.serverName(), err)
 		}
-		return carry(r, res.Content, nil), nil
+		return carry(r, res.Content, nil, meta), nil
 	}
 	texts := make([]string, 0, len(res.Content))
 	for _, ct := range res.Content {
@@ -179,13 +193,13 @@ func (c *Connector) toolResult(name string, res *sdk.CallToolResult) (any, error
 		texts = append(texts, t.Text)
 	}
 	if texts != nil {
-		return carry(&contentRes{uri: uri, name: name, mime: typeText, data: []byte(strings.Join(texts, "\n"))}, res.Content, nil), nil
+		return carry(&contentRes{uri: uri, name: name, mime: typeText, data: []byte(strings.Join(texts, "\n"))}, res.Content, nil, meta), nil
 	}
 	b, err := json.Marshal(res.Content)
 	if err != nil {
 		return nil, fmt.Errorf("%w: tool %q of server %s: content: %v", errs.ErrToolFailed, name, c.serverName(), err)
 	}
-	return carry(&contentRes{uri: uri, name: name, mime: typeJSON, data: b}, res.Content, nil), nil
+	return carry(&contentRes{uri: uri, name: name, mime: typeJSON, data: b}, res.Content, nil, meta), nil
 }
 
 // contentResource maps one content to a resource; uri and name are used

@@ -160,6 +160,39 @@
 // URI the template matches. Templates that do not parse as absolute RFC
 // 6570 templates are skipped with a log line.
 //
+// # _meta
+//
+// The `_meta` a server gives its tools, prompts, resources and templates,
+// and the `_meta` of its call results, prompts/get results and resource
+// contents, is data the connector keeps: items implement
+// toolkit.MetaCarrier (resource.MetaCarrier) with their definition's,
+// every tool output implements it with the result's (a result with no
+// content but a `_meta` is an empty text/plain resource, so that the
+// `_meta` is not lost), prompt.Rendered.Meta holds a rendering's, and
+// [bridge.TypedReader] returns the contents' with the data. Content blocks
+// keep their own inside the blocks. The keys the protocol defines for one
+// hop are taken out (progressToken, the 2026-07-28 per-request keys such
+// as io.modelcontextprotocol/serverInfo, related-task, traceparent and
+// tracestate): a server face adds its own. A `_meta` is bounded like the
+// rest of a definition: one that nests objects and arrays more than 32
+// levels deep, or whose keys and values add up to more than 64 KiB, skips
+// its item alone (named in the page's warning) or fails its answer with an
+// error wrapping toolkit.ErrToolFailed that says so.
+//
+// # Extensions
+//
+// OptExtensions declares extensions (SEP-1724 capabilities.extensions) to
+// the server; the server's own declaration is in the connector's state
+// (toolkit.ConnectorState.Extensions), bounded like a `_meta`. An upstream
+// session opened for one client (OptPerClient) declares that client's
+// extensions too, so a server that offers an extension's items only to
+// clients that can use them (an MCP Apps server's UI tools) sees the
+// client behind the gateway. The shared session never declares a
+// client's extensions on its behalf: it serves every client, and one
+// client's declaration says nothing of the others'. Give OptExtensions to
+// a shared connector only when every client of the gateway can use what
+// the extension brings.
+//
 // Remote prompts and remote resource templates also implement
 // [bridge.Completer]: Complete asks their server for values of an argument
 // (a template's variable) with completion/complete, naming the prompt or

@@ -382,7 +382,7 @@ func (c *Connector) clientSDK(up *clientUpstream) *sdk.Client {
 	}
 	copts := &sdk.ClientOptions{
 		Logger:                      c.logger,
-		Capabilities:                &sdk.ClientCapabilities{},
+		Capabilities:                &sdk.ClientCapabilities{Extensions: c.clientExtensions(caps)},
 		LoggingMessageHandler:       c.handleLog,
 		ProgressNotificationHandler: c.handleProgress,
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/prompt"
 	"github.com/llmkit/toolkit/resource"
 	"github.com/llmkit/toolkit/tool"
@@ -26,6 +27,8 @@ type remoteTool struct {
 	meta tool.Meta
 	task TaskSupport
 	desc string
+	// extra is the tool's `_meta` (MetaData).
+	extra map[string]any
 }
 
 // newRemoteTool makes the tool of a tools/list entry. A tool whose input
@@ -37,7 +40,7 @@ func (c *Connector) newRemoteTool(t *sdk.Tool, task TaskSupport, fp string) (*re
 	if task == "" {
 		task = TaskForbidden
 	}
-	rt := &remoteTool{c: c, name: t.Name, fp: fp, task: task, desc: t.Description}
+	rt := &remoteTool{c: c, name: t.Name, fp: fp, task: task, desc: t.Description, extra: t.Meta}
 	if task == TaskRequired {
 		if rt.desc != "" {
 			rt.desc += "\n\n"
@@ -69,6 +72,10 @@ func (c *Connector) newRemoteTool(t *sdk.Tool, task TaskSupport, fp string) (*re
 func (t *remoteTool) Name() string        { return t.name }
 func (t *remoteTool) Description() string { return t.desc }
 func (t *remoteTool) Meta() tool.Meta     { return t.meta }
+
+// MetaData returns the `_meta` the server gave the tool; see
+// [toolkit.MetaCarrier].
+func (t *remoteTool) MetaData() map[string]any { return t.extra }
 
 // InputSchema decodes the tool's input schema; each call returns a new
 // value.
@@ -126,6 +133,9 @@ func (p *remotePrompt) Title() string                            { return p.def.
 func (p *remotePrompt) Description() string                      { return p.def.Description }
 func (p *remotePrompt) InputSchema() (*jsonschema.Schema, error) { return p.schema, nil }
 
+// MetaData returns the `_meta` the server gave the prompt.
+func (p *remotePrompt) MetaData() map[string]any { return p.def.Meta }
+
 // Render calls prompts/get with the arguments in input (a JSON object).
 func (p *remotePrompt) Render(ctx context.Context, input json.RawMessage) (*prompt.Rendered, error) {
 	return p.c.getPrompt(ctx, p, input)
@@ -147,16 +157,20 @@ func (r *remoteResource) Name() string { return cmp.Or(r.def.Name, r.def.URI) }
 func (r *remoteResource) Description() string { return r.def.Description }
 func (r *remoteResource) Type() string        { return r.def.MIMEType }
 
+// MetaData returns the `_meta` the server listed the resource with (nil
+// for a resource of a template).
+func (r *remoteResource) MetaData() map[string]any { return r.def.Meta }
+
 // Read calls resources/read.
 func (r *remoteResource) Read(ctx context.Context) ([]byte, error) {
-	b, _, err := r.c.readResource(ctx, r, r.def.URI)
-	return b, err
+	rc, err := r.c.readResource(ctx, r, r.def.URI)
+	return rc.Data, err
 }
 
-// ReadTyped is Read also returning the MIME type the server gave the
-// content ("" if none), so that a gateway passes it on: a resource of a
+// ReadTyped is Read also returning the MIME type and `_meta` the server
+// gave the contents, so that a gateway passes them on: a resource of a
 // template has no listed type of its own. See [bridge.TypedReader].
-func (r *remoteResource) ReadTyped(ctx context.Context) ([]byte, string, error) {
+func (r *remoteResource) ReadTyped(ctx context.Context) (bridge.Contents, error) {
 	return r.c.readResource(ctx, r, r.def.URI)
 }
 
@@ -185,6 +199,9 @@ func (t *remoteTemplate) Description() string { return t.def.Description }
 // Type returns the MIME type of the template's resources, if the server
 // gave one.
 func (t *remoteTemplate) Type() string { return t.def.MIMEType }
+
+// MetaData returns the `_meta` the server gave the template.
+func (t *remoteTemplate) MetaData() map[string]any { return t.def.Meta }
 
 // Open returns the remote resource uri names. It does no I/O.
 func (t *remoteTemplate) Open(uri string) (toolkit.Resource, error) {

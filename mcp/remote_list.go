@@ -194,6 +194,13 @@ func listKind[D, I any](ctx context.Context, c *Connector, l *live, k *kindSpec[
 				out = append(out, o.it)
 				continue
 			}
+			if m, ok := any(d).(metaHolder); ok {
+				if err := checkMeta(m.GetMeta()); err != nil {
+					skip(key, err.Error())
+					continue
+				}
+				m.SetMeta(dataMeta(m.GetMeta()))
+			}
 			it, err := k.build(c, d, fp)
 			if err != nil {
 				skip(key, err.Error())
@@ -239,6 +246,28 @@ type listedTool struct {
 	undecoded string
 }
 
+// metaHolder is an item definition with a `_meta` (the SDK's types and
+// listedTool), which listKind bounds and strips of hop keys.
+type metaHolder interface {
+	GetMeta() map[string]any
+	SetMeta(map[string]any)
+}
+
+// GetMeta returns the tool's `_meta`.
+func (t *listedTool) GetMeta() map[string]any {
+	if t.def == nil {
+		return nil
+	}
+	return t.def.Meta
+}
+
+// SetMeta sets the tool's `_meta`.
+func (t *listedTool) SetMeta(m map[string]any) {
+	if t.def != nil {
+		t.def.Meta = m
+	}
+}
+
 var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
 	kind: toolkit.KindTool, what: "tools", one: "tool",
 	page: func(ctx context.Context, s *sdk.ClientSession, cursor string) ([]*listedTool, string, error) {
@@ -277,7 +306,8 @@ var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
 			In, Out                  any
 			Ann                      *sdk.ToolAnnotations
 			Task                     TaskSupport
-		}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, lt.task})
+			Meta                     sdk.Meta
+		}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, lt.task, t.Meta})
 	},
 	build: func(c *Connector, t *listedTool, fp string) (toolkit.Tool, error) {
 		return c.newRemoteTool(t.def, t.task, fp)
@@ -294,7 +324,8 @@ var promptSpec = &kindSpec[sdk.Prompt, toolkit.Prompt]{
 		return fingerprint.Sized(struct {
 			Name, Title, Description string
 			Args                     []*sdk.PromptArgument
-		}{p.Name, p.Title, p.Description, p.Arguments})
+			Meta                     sdk.Meta
+		}{p.Name, p.Title, p.Description, p.Arguments, p.Meta})
 	},
 	build: func(c *Connector, p *sdk.Prompt, fp string) (toolkit.Prompt, error) { return c.newRemotePrompt(p, fp) },
 }
@@ -313,7 +344,8 @@ var resourceSpec = &kindSpec[sdk.Resource, toolkit.Resource]{
 	fingerprint: func(r *sdk.Resource) (string, int) {
 		return fingerprint.Sized(struct {
 			URI, Name, Title, Description, MIMEType string
-		}{r.URI, r.Name, r.Title, r.Description, r.MIMEType})
+			Meta                                    sdk.Meta
+		}{r.URI, r.Name, r.Title, r.Description, r.MIMEType, r.Meta})
 	},
 	build: func(c *Connector, r *sdk.Resource, fp string) (toolkit.Resource, error) {
 		return &remoteResource{c: c, def: *r, fp: fp}, nil
@@ -337,7 +369,8 @@ var templateSpec = &kindSpec[sdk.ResourceTemplate, toolkit.ResourceTemplate]{
 	fingerprint: func(t *sdk.ResourceTemplate) (string, int) {
 		return fingerprint.Sized(struct {
 			URITemplate, Name, Title, Description, MIMEType string
-		}{t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType})
+			Meta                                            sdk.Meta
+		}{t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType, t.Meta})
 	},
 	build: func(c *Connector, t *sdk.ResourceTemplate, fp string) (toolkit.ResourceTemplate, error) {
 		tmpl, err := resource.ParseURITemplate(t.URITemplate)

@@ -315,6 +315,7 @@ func (c *Connector) connect(ctx context.Context) (*live, error) {
 
 // enterReady makes l the current session and reports the ready state.
 func (c *Connector) enterReady(ctx context.Context, l *live, init *sdk.InitializeResult) {
+	ext := c.serverExtensions(init.Capabilities)
 	c.mu.Lock()
 	c.cur = l
 	s := &c.state
@@ -324,6 +325,7 @@ func (c *Connector) enterReady(ctx context.Context, l *live, init *sdk.Initializ
 	}
 	s.Instructions = init.Instructions
 	s.ProtocolVersion = init.ProtocolVersion
+	s.Extensions = ext
 	s.Status = toolkit.StatusReady
 	s.LastError = ""
 	s.ConnectedSince = time.Now()

@@ -6,6 +6,7 @@ import (
 	"github.com/llmkit/toolkit/search"
 	"hash/maphash"
 	"runtime"
+	"slices"
 	"sync"
 
 	toolkit "github.com/llmkit/toolkit"
@@ -297,6 +298,9 @@ func (c *Catalog) refresh(ctx context.Context) (*snapshot, error) {
 		}
 		items = append(items, resp.Items...)
 	}
+	// A tool reserved for an MCP App's view gets no name a model could
+	// call (apps.go).
+	items = slices.DeleteFunc(items, AppOnly)
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	for _, it := range items {

@@ -34,7 +34,8 @@ type Filter struct {
 	Prompts bool
 }
 
-// Match reports whether the filter keeps it.
+// Match reports whether the filter keeps it. It never keeps a tool
+// reserved for an MCP App's view ([AppOnly]).
 func (f Filter) Match(it toolkit.Item) bool {
 	switch it.Type {
 	case toolkit.ListTypeTools, "":
@@ -43,6 +44,9 @@ func (f Filter) Match(it toolkit.Item) bool {
 			return false
 		}
 	default:
+		return false
+	}
+	if AppOnly(it) {
 		return false
 	}
 	if len(f.Namespaces) > 0 && !slices.Contains(f.Namespaces, it.Namespace) {

@@ -66,6 +66,10 @@ type Rendered struct {
 	Description string
 	// Messages are the messages to send, in order.
 	Messages []Message
+	// Meta is the MCP `_meta` of the rendering (a remote prompt's
+	// prompts/get result), served on as it is; nil for none. See
+	// resource.MetaCarrier for what it may hold.
+	Meta map[string]any
 }
 
 // Renderer is implemented by prompts that can render their messages from an

@@ -190,6 +190,13 @@ type Server struct {
 	// beyond it has its calls to the server refused with an error naming
 	// the limit.
 	MaxUpstreamSessions int `yaml:"max_upstream_sessions"`
+	// Extensions are extensions (SEP-1724) the gateway declares to the
+	// server on every upstream session, id to settings object
+	// (mcp.OptExtensions): a shared session speaks for every client, so
+	// name only what every client of the gateway can use (an MCP Apps
+	// server registers its UI tools for io.modelcontextprotocol/ui). A
+	// per_client session also declares its client's own.
+	Extensions map[string]any `yaml:"extensions"`
 
 	endpoint string // the connector URL, from URL or Command
 	line     int    // where the entry starts, for messages

@@ -270,6 +270,10 @@ func (v *validator) checkServer(s *Server, i int) {
 		v.fail(fmt.Sprintf("%q is reserved", s.Name), at("name")...)
 	}
 
+	if _, err := toolkit.NewExtensions(s.Extensions); err != nil {
+		v.fail(err.Error(), at("extensions")...)
+	}
+
 	switch {
 	case s.URL != "" && len(s.Command) > 0:
 		v.fail("give url or command, not both", at("command")...)

@@ -126,7 +126,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"syntax", "servers:\n  - name: a\n   url: x\n", []string{"gw.yaml:1: did not find expected"}},
 		{"syntax tab", "servers:\n\t- name: a\n", []string{"gw.yaml:2: "}},
 		{"unknown top field", "listen: 127.0.0.1:1\nlisten_addr: x\n", []string{"gw.yaml:2: listen_addr: unknown field (known: listen, transport, path, stateless, session_timeout, idle_timeout, read_timeout, max_sessions, max_sessions_per_principal, max_session_calls, sse_path, qualified_names, tool_search, input_state, health_listen, startup_wait, metrics, prompts, auth, allow_unauthenticated, token_dir, policy, rate_limits, pins_file, audit_log, state, servers)"}},
-		{"unknown server field", "servers:\n  - name: a\n    urll: http://x/\n", []string{"gw.yaml:3: servers[0].urll: unknown field (known: name, url, command, env, dir, headers, timeouts, tools, max_concurrency, max_result_bytes, max_list_items, max_list_bytes, oauth, upstream_sessions, max_upstream_sessions)"}},
+		{"unknown server field", "servers:\n  - name: a\n    urll: http://x/\n", []string{"gw.yaml:3: servers[0].urll: unknown field (known: name, url, command, env, dir, headers, timeouts, tools, max_concurrency, max_result_bytes, max_list_items, max_list_bytes, oauth, upstream_sessions, max_upstream_sessions, extensions)"}},
 		{"unknown timeout", "servers:\n  - name: a\n    url: http://x/\n    timeouts: {connect: 1s, read: 2s}\n", []string{"gw.yaml:4: servers[0].timeouts.read: unknown field (known: connect, call, reconnect, backoff_max)"}},
 		{"bad duration", "servers:\n  - name: a\n    url: http://x/\n    timeouts:\n      connect: soon\n",
 			[]string{`gw.yaml:5: servers[0].timeouts.connect: cannot use "soon" as a duration`}},
@@ -187,6 +187,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"max_upstream_sessions shared", "servers:\n  - name: a\n    url: http://x/\n    max_upstream_sessions: 3\n", []string{"gw.yaml:4: servers[0].max_upstream_sessions: goes with upstream_sessions: per_client"}},
 		{"max_upstream_sessions huge", "servers:\n  - name: a\n    url: http://x/\n    upstream_sessions: per_client\n    max_upstream_sessions: 100000\n", []string{"gw.yaml:5: servers[0].max_upstream_sessions: 100000 is out of range: use 1 to 10000"}},
 		{"max_upstream_sessions negative", "servers:\n  - name: a\n    url: http://x/\n    upstream_sessions: per_client\n    max_upstream_sessions: -1\n", []string{"gw.yaml:5: servers[0].max_upstream_sessions: -1 is out of range"}},
+		{"extension settings not an object", "servers:\n  - name: a\n    url: http://x/\n    extensions:\n      io.modelcontextprotocol/ui: 3\n", []string{"gw.yaml:4: servers[0].extensions: bad parameter: extensions: each one's settings must be an object"}},
 		{"per_client stateless", "stateless: true\nservers:\n  - name: a\n    url: http://x/\n    upstream_sessions: per_client\n", []string{"gw.yaml:5: servers[0].upstream_sessions: per_client needs client sessions"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

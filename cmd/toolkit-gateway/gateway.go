@@ -562,6 +562,9 @@ func (g *gateway) connectorOptions(endpoint string) []mcp.Option {
 	if s.perClient() {
 		opts = append(opts, mcp.OptPerClient(s.MaxUpstreamSessions))
 	}
+	if len(s.Extensions) > 0 {
+		opts = append(opts, mcp.OptExtensions(s.Extensions))
+	}
 	if n := s.MaxListItems; n > 0 {
 		opts = append(opts, mcp.OptMaxListItems(n))
 	}

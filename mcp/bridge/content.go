@@ -77,10 +77,19 @@ func (c *ToolContent) MCPContent() []sdk.Content { return c.Content }
 // MCPStructuredContent returns the structured value, or nil.
 func (c *ToolContent) MCPStructuredContent() any { return c.Structured }
 
+// Contents is what a read of a remote resource answered: the data, the
+// MIME type the source gave it ("" when none) and the `_meta` of the
+// contents (nil when none).
+type Contents struct {
+	Data     []byte
+	MIMEType string
+	Meta     map[string]any
+}
+
 // TypedReader is implemented by resources that learn their content's MIME
-// type only when they are read (a remote resource, a resource of a remote
-// template). ReadTyped is Read also returning that type ("" when the source
-// gave none), so a server passes it on instead of the listed one.
+// type and `_meta` only when they are read (a remote resource, a resource
+// of a remote template). ReadTyped is Read also returning those, so a
+// server passes them on instead of the listed ones.
 type TypedReader interface {
-	ReadTyped(ctx context.Context) (data []byte, mimeType string, err error)
+	ReadTyped(ctx context.Context) (Contents, error)
 }

@@ -22,8 +22,9 @@
 //   - [CallCredentials]: the session of a call that came with a bearer
 //     token, so a connector can exchange the caller's own token for one of
 //     the upstream server.
-//   - [TypedReader]: a resource that learns its content's MIME type only
-//     when read (a remote resource), so the server passes that type on.
+//   - [TypedReader]: a resource that learns its content's MIME type and
+//     `_meta` only when read (a remote resource), so the server passes
+//     them on ([Contents]).
 //   - [LogForwarder]: a session that takes an upstream server's log
 //     notifications as they came (level, logger, data), so a gateway passes
 //     them on unchanged.

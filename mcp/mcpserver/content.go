@@ -86,6 +86,7 @@ func toolResult(ctx context.Context, out resource.Resource, structured bool) (*s
 	if out == nil {
 		return res, nil
 	}
+	res.Meta = resource.MetaOf(out)
 	content, data, mt, err := contentOf(ctx, out)
 	if err != nil {
 		return nil, err

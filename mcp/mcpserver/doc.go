@@ -208,6 +208,34 @@
 // resource), and its JSON, when the tool has an output schema, the
 // structuredContent.
 //
+// Every definition the server lists (tools, prompts, resources,
+// templates) carries the `_meta` of its toolkit item
+// (resource.MetaCarrier), a call result the `_meta` of the tool's output,
+// a prompts/get result the rendering's (prompt.Rendered.Meta), and a
+// resources/read the contents' ([bridge.TypedReader], or the resource's
+// own for a resource that is not one): a gateway passes an upstream's
+// `_meta` on. An item whose `_meta` does not marshal to JSON is not
+// listed.
+//
+// An MCP App's tool names its view in `_meta.ui.resourceUri`, a resource
+// of its own server. When the server exposes that resource under another
+// URI (with WithQualifiedNames, or when two sources list the same URI),
+// each tools/list answer names the URI it serves for the resource of the
+// tool's own namespace, so every tool opens its own server's view.
+// Tools an app reserves for its view (`_meta.ui.visibility` without
+// "model") are listed and callable here, as MCP Apps hosts expect;
+// package model keeps them from models.
+//
+// # Extensions
+//
+// Each initialize and server/discover answer advertises, in
+// capabilities.extensions (SEP-1724), the extensions the server's sources
+// provide: those of [WithExtensions], then those each connector's server
+// declares (toolkit.ConnectorState.Extensions), the first settings of an
+// id winning. A client's own extensions reach the upstream sessions
+// opened for it (mcp.OptPerClient); a shared upstream session does not
+// speak for its clients (see package mcp).
+//
 // # Requests to the client
 //
 // A tool that runs for a client may ask that client to sample its model,

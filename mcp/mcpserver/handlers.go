@@ -247,7 +247,7 @@ func (s *Server) renderPrompt(ctx context.Context, sess toolkit.Session, r promp
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q: %v", req.Params.Name, err)}
 	}
-	res := &sdk.GetPromptResult{Description: rendered.Description, Messages: []*sdk.PromptMessage{}}
+	res := &sdk.GetPromptResult{Description: rendered.Description, Messages: []*sdk.PromptMessage{}, Meta: rendered.Meta}
 	for i, m := range rendered.Messages {
 		content, _, _, err := contentOf(cctx, m.Content)
 		if err != nil {
@@ -385,15 +385,21 @@ func (s *Server) readWith(ctx context.Context, sess toolkit.Session, r toolkit.R
 	var err error
 	typ := r.Type()
 	var data []byte
+	var meta map[string]any
 	if tr, ok := r.(bridge.TypedReader); ok {
 		// A remote resource: the type the upstream gave the content wins
-		// over the listed one (a template's resources often have none).
-		var got string
-		if data, got, err = tr.ReadTyped(cctx); got != "" {
-			typ = got
+		// over the listed one (a template's resources often have none),
+		// and the contents' _meta is the upstream's.
+		var rc bridge.Contents
+		rc, err = tr.ReadTyped(cctx)
+		data, meta = rc.Data, rc.Meta
+		if rc.MIMEType != "" {
+			typ = rc.MIMEType
 		}
 	} else {
+		// A builtin: its contents carry the resource's own _meta.
 		data, err = r.Read(cctx)
+		meta = resource.MetaOf(r)
 	}
 	if err != nil {
 		if ir := (*bridge.InputRequired)(nil); errors.As(err, &ir) {
@@ -409,10 +415,9 @@ func (s *Server) readWith(ctx context.Context, sess toolkit.Session, r toolkit.R
 		}
 		return nil, fmt.Errorf("reading resource %q: %w", req.Params.URI, err)
 	}
-	mt := mediaType(typ)
-	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{
-		resourceContents(req.Params.URI, typ, mt, data),
-	}}, nil
+	rc := resourceContents(req.Params.URI, typ, mediaType(typ), data)
+	rc.Meta = meta
+	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{rc}}, nil
 }
 
 // complete answers completion/complete: the WithCompletion hook first;

@@ -1,8 +1,10 @@
 package mcpserver
 
 import (
+	"fmt"
 	"time"
 
+	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -44,4 +46,23 @@ func WithStartupWait(d time.Duration) Option {
 // mp records nothing.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(c *config) error { c.gateway.meters = mp; return nil }
+}
+
+// WithExtensions makes the server advertise the extensions of ext
+// (SEP-1724 capabilities.extensions: extension id to settings object,
+// nil meaning {}) besides those its connectors' servers declare: the
+// extensions its builtins provide (an MCP Apps view served by a builtin
+// tool and resource, say). The server keeps a copy. An id of more than
+// 256 bytes, or settings that are not a JSON object, make New fail.
+func WithExtensions(ext map[string]any) Option {
+	return func(c *config) error {
+		e, err := toolkit.NewExtensions(ext)
+		if err == nil {
+			c.extensions, err = e.Map()
+		}
+		if err != nil {
+			return fmt.Errorf("WithExtensions: %w", err)
+		}
+		return nil
+	}
 }

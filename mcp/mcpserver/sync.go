@@ -46,24 +46,24 @@ type kindSpec struct {
 // kinds describes the four kinds of item.
 var kinds = [toolkit.NumKinds]kindSpec{
 	toolkit.KindTool: {
-		define: defineAs(sdkTool),
+		define: withMeta(defineAs(sdkTool)),
 		add:    func(s *Server, key string, d definition) { s.addTool(key, d.sdk.(*sdk.Tool)) },
 		remove: (*Server).removeTools, // toolsearch_sync.go
 	},
 	toolkit.KindPrompt: {
-		define: defineAs(sdkPrompt),
+		define: withMeta(defineAs(sdkPrompt)),
 		add:    addAs((*sdk.Server).AddPrompt, (*Server).promptHandler),
 		remove: func(s *Server, e ...string) { s.server.RemovePrompts(e...) },
 	},
 	toolkit.KindResource: {
 		uris:   true,
-		define: defineResource,
+		define: withMeta(defineResource),
 		add:    addAs((*sdk.Server).AddResource, (*Server).resourceHandler),
 		remove: func(s *Server, e ...string) { s.server.RemoveResources(e...) },
 	},
 	toolkit.KindTemplate: {
 		uris:   true,
-		define: defineTemplate,
+		define: withMeta(defineTemplate),
 		add: func(s *Server, _ string, d definition) {
 			s.server.AddResourceTemplate(d.sdk.(*sdk.ResourceTemplate), s.readTemplated)
 		},

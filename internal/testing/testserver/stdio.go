@@ -30,6 +30,10 @@ const (
 	StdioSleep = "sleep"
 	// StdioExit writes a line to stderr and exits with status 3 at once.
 	StdioExit = "exit"
+	// StdioMeta serves the catalogue and the `_meta` catalogue
+	// (AddMetaItems), declaring the extensions of MetaOptions, until stdin
+	// closes.
+	StdioMeta = "meta"
 )
 
 // MaybeServeStdio does nothing unless StdioEnv is set; then it behaves as
@@ -49,7 +53,11 @@ func MaybeServeStdio() {
 		signal.Ignore(syscall.SIGTERM)
 		select {}
 	}
-	s := New(Options{Name: "stdio-testserver"})
+	o := Options{Name: "stdio-testserver"}
+	if mode == StdioMeta {
+		o.Server = MetaOptions()
+	}
+	s := New(o)
 	child := 0
 	if mode == StdioSpawn {
 		exe, err := os.Executable()
@@ -70,6 +78,9 @@ func MaybeServeStdio() {
 	}
 	if mode == StdioStubborn {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	if mode == StdioMeta {
+		s.AddMetaItems()
 	}
 	_ = s.Run(context.Background(), &sdk.StdioTransport{})
 	if mode == StdioStubborn {
