@@ -49,7 +49,6 @@ func (c *Connector) Run(ctx context.Context) error {
 	c.adoptNamespace(ctx)
 	defer c.watchRoots()()
 	defer c.pc.run(ctx)()
-	c.pu.start()
 	defer c.pu.stop()
 	c.mu.Lock()
 	c.stopped = false
