@@ -105,6 +105,11 @@ type clientUpstream struct {
 	sdk       *sdk.Client
 	used      atomic.Int64 // when the last call started (UnixNano of Connector.now)
 
+	// ctx ends when the session closes or the connector stops: what the
+	// server's requests wait for (the client's answer) ends with it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	ready chan struct{} // closed once l or err is set
 	l     *live
 	err   error
@@ -285,6 +290,7 @@ func (c *Connector) openClient(cl bridge.Client) (*clientUpstream, error) {
 		return nil, err
 	}
 	up := &clientUpstream{client: cl, principal: principal, ready: make(chan struct{}), stop: make(chan struct{})}
+	up.ctx, up.cancel = context.WithCancel(p.ctx)
 	up.touch(c)
 	up.sdk = c.clientSDK(up)
 	p.by[cl] = up
@@ -299,6 +305,7 @@ func (c *Connector) openClient(cl bridge.Client) (*clientUpstream, error) {
 // the connector stops; then it closes it (reaping a stdio server).
 func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 	defer c.pc.wg.Done()
+	defer up.cancel()
 	dctx, cancel := context.WithTimeout(ctx, c.o.connectTimeout)
 	go func() {
 		// A client that leaves while its session opens ends the attempt.
@@ -356,6 +363,7 @@ func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 	}
 	unwatch()
 	c.pc.remove(up)
+	up.cancel()
 	l.close()
 	c.logger.Debug("client's upstream session closed", "reason", why)
 	if c.o.clientClosed != nil {
@@ -506,6 +514,10 @@ const clientAskTimeout = 5 * time.Minute
 // connector has no handler of its own). Every call on cs is the client's,
 // so a request never needs telling apart from another client's.
 func answerFor[PP sdk.Params, H, R any](c *Connector, up *clientUpstream, ctx context.Context, cs *sdk.ClientSession, kind *requestKind, params PP, ask func(H, context.Context, PP) (R, error), own func(context.Context, PP) (R, error)) (R, error) {
+	// Nothing waits for an answer longer than the session lives.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(up.ctx, cancel)()
 	var sess toolkit.Session
 	in := c.untag(params)
 	leave, err := c.enterAsk(ctx, in, kind.what)
