@@ -81,6 +81,9 @@ type Connector struct {
 	// pc holds the upstream sessions of each client (OptPerClient,
 	// perclient.go); nil without it.
 	pc *perClient
+	// challenge is the WWW-Authenticate of the server's last 401 answer
+	// while the connector has no OAuth (unauthorized.go).
+	challenge atomic.Pointer[[]string]
 	// pu holds the users of OptOAuthPerUser (peruser.go), nil without it.
 	pu *perUser
 }
