@@ -30,6 +30,9 @@ const (
 	StdioSleep = "sleep"
 	// StdioExit writes a line to stderr and exits with status 3 at once.
 	StdioExit = "exit"
+	// StdioAsk serves and, once initialized, sends its client a
+	// sampling/createMessage request.
+	StdioAsk = "ask"
 )
 
 // MaybeServeStdio does nothing unless StdioEnv is set; then it behaves as
@@ -49,7 +52,16 @@ func MaybeServeStdio() {
 		signal.Ignore(syscall.SIGTERM)
 		select {}
 	}
-	s := New(Options{Name: "stdio-testserver"})
+	o := Options{Name: "stdio-testserver"}
+	if mode == StdioAsk {
+		o.Server = &sdk.ServerOptions{InitializedHandler: func(ctx context.Context, req *sdk.InitializedRequest) {
+			go req.Session.CreateMessage(context.Background(), &sdk.CreateMessageParams{
+				MaxTokens: 1,
+				Messages:  []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hello"}}},
+			})
+		}}
+	}
+	s := New(o)
 	child := 0
 	if mode == StdioSpawn {
 		exe, err := os.Executable()
