@@ -86,13 +86,12 @@ type perClient struct {
 	perPrincipal int           // of the clients of one principal (perclient_limits.go)
 	idle         time.Duration // a session without calls is closed after it
 
+	mu          sync.Mutex
+	ctx         context.Context // Run's; nil while the connector does not run
+	by          map[bridge.Client]*clientUpstream
 	sessionless map[string]*userClient // by principal (perclient_sessionless.go)
-
-	mu     sync.Mutex
-	ctx    context.Context // Run's; nil while the connector does not run
-	by     map[bridge.Client]*clientUpstream
-	opened atomic.Int64 // sessions opened since the connector was made
-	wg     sync.WaitGroup
+	opened      atomic.Int64           // sessions opened since the connector was made
+	wg          sync.WaitGroup
 
 	warned   time.Time // last "no upstream session" line (warn)
 	unwarned int       // refusals not logged since
