@@ -81,6 +81,9 @@ type Connector struct {
 	// pc holds the upstream sessions of each client (OptPerClient,
 	// perclient.go); nil without it.
 	pc *perClient
+	// challenge is the WWW-Authenticate of the server's last 401 answer
+	// while the connector has no OAuth (unauthorized.go).
+	challenge atomic.Pointer[[]string]
 	// pu holds the users of OptOAuthPerUser (peruser.go), nil without it.
 	pu *perUser
 }
@@ -171,10 +174,16 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 	c.client.AddSendingMiddleware(c.roundTrips)
 	c.initRoots()
 	if o.perClient > 0 {
-		c.pc = &perClient{max: o.perClient, by: map[bridge.Client]*clientUpstream{}}
+		c.pc = &perClient{
+			max:          o.perClient,
+			perPrincipal: cmp.Or(o.clientLimits.PerPrincipal, DefaultMaxClientSessionsPerPrincipal),
+			idle:         cmp.Or(o.userIdle, o.clientLimits.Idle, DefaultClientSessionIdle),
+			by:           map[bridge.Client]*clientUpstream{},
+			sessionless:  map[string]*userClient{},
+		}
 	}
 	if o.perUser != nil {
-		c.pu = &perUser{flow: o.perUser, wait: cmp.Or(o.userWait, DefaultUserAuthorizationWait), idle: cmp.Or(o.userIdle, userSessionIdle), users: map[string]*User{}, sessionless: map[string]*userClient{}}
+		c.pu = &perUser{flow: o.perUser, wait: cmp.Or(o.userWait, DefaultUserAuthorizationWait), users: map[string]*User{}}
 	}
 	return c, nil
 }

@@ -86,6 +86,7 @@ type options struct {
 	oauth              *oauthSetup                      // OptOAuth and its kin (oauth.go)
 	oauthAllow         *oauth.AllowList                 // OptOAuthAllow
 	perClient          int                              // OptPerClient: the most client sessions; 0 without it
+	clientLimits       ClientSessionLimits              // OptClientSessionLimits
 	perUser            func(*User) (*oauth.Flow, error) // OptOAuthPerUserFlow (peruser.go)
 	userWait           time.Duration                    // OptUserAuthorizationWait
 
@@ -97,7 +98,7 @@ type options struct {
 	// queued is called when a call starts waiting for a slot
 	// (OptMaxConcurrency).
 	queued func()
-	// userIdle is userSessionIdle but in tests.
+	// userIdle is ClientSessionLimits.Idle but in tests.
 	userIdle time.Duration
 	// userWaiting is called when a call starts waiting for its user's
 	// authorization (OptOAuthPerUser).

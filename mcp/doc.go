@@ -13,7 +13,8 @@
 // them to the toolkit from memory. Run supervises the session: it connects,
 // lists every item (following pagination), reports each state change
 // (connecting, ready, reconnecting, failed, stopped, and needs_authorization
-// with OAuth) and reconnects when the
+// with OAuth, or when a server answers 401 with a Bearer challenge to a
+// connector without it: see [ErrOAuthNotConfigured]) and reconnects when the
 // session is lost. The state is connecting during the first attempt only:
 // an attempt that fails (a server that is down, a stdio program that exits
 // before the handshake) or a session that is lost makes it reconnecting,
@@ -331,14 +332,22 @@
 // gets an upstream session of its own (for a stdio server, its own
 // process), opened when the client's session starts ([Delegate] and
 // [Connector] are [bridge.ClientObserver]s) or at its first call, and
-// closed when the client's session ends or the connector stops. There
+// closed when the client's session ends, when it has made no call for
+// the idle time (OptClientSessionLimits), or when the connector stops;
+// what the server asks of the client then ends with it, and a stdio
+// server is ended whatever a handler waits for. There
 // the connector advertises what the client offers, answers roots/list
 // with that client's roots, passes its notifications/roots/list_changed
 // on, and sends the server's sampling and elicitation requests to it. At
-// most OptPerClient's maximum are open at once; beyond it a client's calls
-// fail with [ErrTooManyClientSessions]. The listing, subscriptions, and
-// calls without a client session (in-process, stateless HTTP) stay on the
-// connector's own session; [Connector.ClientSessions] counts the others.
+// most OptPerClient's maximum are open at once, and at most a share of
+// them for the clients of one principal (OptClientSessionLimits); at a
+// limit an idle session makes room, else a client's calls fail with
+// [ErrTooManyClientSessions] naming the limit. The calls of a principal
+// without a client session (protocol 2026-07-28, stateless HTTP) share
+// an upstream session of that principal's; anonymous ones are refused
+// ([ErrNoClientSession]). The listing, subscriptions and in-process calls
+// stay on the connector's own session; [Connector.ClientSessions] counts
+// the others.
 //
 // # Tasks
 //

@@ -220,3 +220,33 @@ func reportListing(b *testing.B, heap uint64, wire int64, tools int) {
 	b.ReportMetric(float64(wire)/float64(tools), "wire-B/tool")
 	b.ReportMetric(float64(heap)/float64(wire), "heap/wire")
 }
+
+// BenchmarkListingOnePage measures what one tools/list page of 50,000
+// tools (about 11 MB) costs the connector while it decodes it: the bytes
+// allocated (runtime.MemStats.TotalAlloc) and the memory the runtime
+// obtained from the system (Sys, which never shrinks: the process's
+// peak), each per byte received:
+//
+//	go test -run '^$' -bench ListingOnePage -benchtime 1x ./mcp/
+func BenchmarkListingOnePage(b *testing.B) {
+	const total = 50_000
+	for b.Loop() {
+		b.StopTimer()
+		raw, wire := listingServer(b, listingShapes[0], total, total)
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		tools, _ := connectorListing(b, raw)
+		b.StopTimer()
+		runtime.ReadMemStats(&after)
+		if len(tools) != total {
+			b.Fatalf("%d tools", len(tools))
+		}
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(wire.Load()), "alloc/wire")
+		b.ReportMetric(float64(after.Sys)/float64(wire.Load()), "sys/wire")
+		b.ReportMetric(float64(wire.Load()), "wire-B")
+		runtime.KeepAlive(tools)
+		b.StartTimer()
+	}
+}

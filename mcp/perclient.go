@@ -49,11 +49,20 @@ var ErrTooManyClientSessions = fmt.Errorf("%w: too many client sessions", errs.E
 //
 // The connector's own session still runs: the tools, prompts and resources
 // listed are its (one listing, however many clients), subscriptions and
-// list changes go through it, and calls whose caller has no client
-// session (an in-process call, a stateless HTTP request) are made on it.
-// A server that lists differently for each client is seen through its
-// shared listing. A call beyond max client sessions is refused at once
-// with an error wrapping ErrTooManyClientSessions that names the limit.
+// list changes go through it, and in-process calls (no client session,
+// no principal) are made on it. The calls of a principal that come
+// without a client session (protocol 2026-07-28, a stateless HTTP
+// request) share an upstream session of that principal's, never another
+// principal's; such calls of an anonymous client are refused with an
+// error wrapping ErrNoClientSession. A server that lists differently for
+// each client is seen through its shared listing.
+//
+// The clients of one principal keep at most
+// DefaultMaxClientSessionsPerPrincipal sessions, and a session without
+// calls closes after DefaultClientSessionIdle (see
+// OptClientSessionLimits). A call beyond a limit first takes the place of
+// an idle session; with none, it is refused at once with an error
+// wrapping ErrTooManyClientSessions that names the limit.
 //
 // Unless OptProtocolVersion says otherwise, such a connector asks for
 // StatefulProtocolVersion: a client's roots and the server's requests to
@@ -73,13 +82,16 @@ func OptPerClient(max int) Option {
 
 // perClient holds a connector's upstream session of each client.
 type perClient struct {
-	max int
+	max          int
+	perPrincipal int           // of the clients of one principal (perclient_limits.go)
+	idle         time.Duration // a session without calls is closed after it
 
-	mu     sync.Mutex
-	ctx    context.Context // Run's; nil while the connector does not run
-	by     map[bridge.Client]*clientUpstream
-	opened atomic.Int64 // sessions opened since the connector was made
-	wg     sync.WaitGroup
+	mu          sync.Mutex
+	ctx         context.Context // Run's; nil while the connector does not run
+	by          map[bridge.Client]*clientUpstream
+	sessionless map[string]*userClient // by principal (perclient_sessionless.go)
+	opened      atomic.Int64           // sessions opened since the connector was made
+	wg          sync.WaitGroup
 
 	warned   time.Time // last "no upstream session" line (warn)
 	unwarned int       // refusals not logged since
@@ -87,16 +99,24 @@ type perClient struct {
 
 // clientUpstream is the upstream session of one client.
 type clientUpstream struct {
-	client bridge.Client
-	sdk    *sdk.Client
+	client    bridge.Client
+	principal string // the client's, "" when anonymous
+	sdk       *sdk.Client
+	used      atomic.Int64 // when the last call started (UnixNano of Connector.now)
+
+	// ctx ends when the session closes or the connector stops: what the
+	// server's requests wait for (the client's answer) ends with it.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	ready chan struct{} // closed once l or err is set
 	l     *live
 	err   error
 
-	lost      chan struct{} // closed when a call found the session broken
-	lostOnce  sync.Once
-	rootsFlip bool // guarded by rootsMu: the marker root is present
+	stop      chan struct{} // closed (by end) when the session must close
+	stopOnce  sync.Once
+	why       string // why stop was closed
+	rootsFlip bool   // guarded by rootsMu: the marker root is present
 	rootsMu   sync.Mutex
 }
 
@@ -115,6 +135,7 @@ func (p *perClient) run(ctx context.Context) func() {
 		p.mu.Lock()
 		p.ctx = nil
 		p.mu.Unlock()
+		p.endSessionless()
 		cancel()
 		p.wg.Wait()
 	}
@@ -197,11 +218,21 @@ func (c *Connector) acquireFor(ctx context.Context) (*live, error) {
 		return c.acquire(ctx)
 	}
 	cl := clientOf(ctx)
+	if cl == nil {
+		if p := toolkit.PrincipalFromContext(ctx); p != "" {
+			// A client without a session (2026-07-28, stateless HTTP):
+			// the principal's calls share one upstream session.
+			cl = c.pc.sessionlessClient(p)
+		} else if c.pu == nil {
+			if s := toolkit.SessionFromContext(ctx); s.ID() != "" || s.ClientInfo() != nil {
+				return nil, fmt.Errorf("%w: server %s keeps an upstream session per client (OptPerClient, per_client) and the call has neither a client session nor a principal to keep it for: connect with a session (a protocol before 2026-07-28) or authenticate", ErrNoClientSession, c.serverName())
+			}
+			// An in-process call.
+			return c.acquire(ctx)
+		}
+	}
 	if c.pu != nil {
 		return c.acquireUser(ctx, cl)
-	}
-	if cl == nil {
-		return c.acquire(ctx)
 	}
 	up, err := c.readyClient(ctx, cl)
 	if err != nil {
@@ -220,6 +251,7 @@ func (c *Connector) readyClient(ctx context.Context, cl bridge.Client) (*clientU
 	if err != nil {
 		return nil, err
 	}
+	up.touch(c)
 	select {
 	case <-up.ready:
 		return up, nil
@@ -235,6 +267,13 @@ func (c *Connector) openClient(cl bridge.Client) (*clientUpstream, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if up := p.by[cl]; up != nil {
+		if up.principal == "" {
+			if principal := principalOf(cl); principal != "" {
+				if err := p.adopt(c, up, principal); err != nil {
+					return nil, err
+				}
+			}
+		}
 		return up, nil
 	}
 	if p.ctx == nil {
@@ -245,10 +284,13 @@ func (c *Connector) openClient(cl bridge.Client) (*clientUpstream, error) {
 		return nil, fmt.Errorf("%w: the client's session has ended", errs.ErrClosed)
 	default:
 	}
-	if len(p.by) >= p.max {
-		return nil, fmt.Errorf("%w: server %s has %d client sessions open, the most allowed (OptPerClient, max_upstream_sessions): retry when one has ended", ErrTooManyClientSessions, c.serverName(), p.max)
+	principal := principalOf(cl)
+	if err := p.makeRoom(c, principal); err != nil {
+		return nil, err
 	}
-	up := &clientUpstream{client: cl, ready: make(chan struct{}), lost: make(chan struct{})}
+	up := &clientUpstream{client: cl, principal: principal, ready: make(chan struct{}), stop: make(chan struct{})}
+	up.ctx, up.cancel = context.WithCancel(p.ctx)
+	up.touch(c)
 	up.sdk = c.clientSDK(up)
 	p.by[cl] = up
 	p.opened.Add(1)
@@ -262,6 +304,7 @@ func (c *Connector) openClient(cl bridge.Client) (*clientUpstream, error) {
 // the connector stops; then it closes it (reaping a stdio server).
 func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 	defer c.pc.wg.Done()
+	defer up.cancel()
 	dctx, cancel := context.WithTimeout(ctx, c.o.connectTimeout)
 	go func() {
 		// A client that leaves while its session opens ends the attempt.
@@ -293,22 +336,33 @@ func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 		return
 	}
 	c.logger.Debug("client's upstream session opened", "transport", l.transport)
-	stop := up.client.OnRootsChanged(func() { c.clientRootsChanged(up) })
+	unwatch := up.client.OnRootsChanged(func() { c.clientRootsChanged(up) })
+	idle := time.NewTimer(c.pc.idle)
+	defer idle.Stop()
 	var why string
-	select {
-	case <-up.client.Done():
-		why = "the client's session ended"
-	case <-ctx.Done():
-		why = "the connector stopped"
-	case <-l.done:
-		why = "the server closed the session"
-	case <-l.exited():
-		why = "the server exited"
-	case <-up.lost:
-		why = "the session broke"
+	for why == "" {
+		select {
+		case <-up.client.Done():
+			why = "the client's session ended"
+		case <-ctx.Done():
+			why = "the connector stopped"
+		case <-l.done:
+			why = "the server closed the session"
+		case <-l.exited():
+			why = "the server exited"
+		case <-up.stop:
+			why = up.why
+		case <-idle.C:
+			if left := c.pc.idleLeft(c, up); left > 0 {
+				idle.Reset(left)
+			} else {
+				why = "no call for the idle time"
+			}
+		}
 	}
-	stop()
+	unwatch()
 	c.pc.remove(up)
+	up.cancel()
 	l.close()
 	c.logger.Debug("client's upstream session closed", "reason", why)
 	if c.o.clientClosed != nil {
@@ -349,8 +403,16 @@ func (p *perClient) lose(l *live) bool {
 	if found == nil {
 		return false
 	}
-	found.lostOnce.Do(func() { close(found.lost) })
+	found.end("the session broke")
 	return true
+}
+
+// end closes up's session, for the reason why.
+func (up *clientUpstream) end(why string) {
+	up.stopOnce.Do(func() {
+		up.why = why
+		close(up.stop)
+	})
 }
 
 // rootsMarker is a root the SDK client of a client's upstream session
@@ -451,6 +513,10 @@ const clientAskTimeout = 5 * time.Minute
 // connector has no handler of its own). Every call on cs is the client's,
 // so a request never needs telling apart from another client's.
 func answerFor[PP sdk.Params, H, R any](c *Connector, up *clientUpstream, ctx context.Context, cs *sdk.ClientSession, kind *requestKind, params PP, ask func(H, context.Context, PP) (R, error), own func(context.Context, PP) (R, error)) (R, error) {
+	// Nothing waits for an answer longer than the session lives.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(up.ctx, cancel)()
 	var sess toolkit.Session
 	in := c.untag(params)
 	leave, err := c.enterAsk(ctx, in, kind.what)

@@ -167,22 +167,9 @@ func OptUserAuthorizationWait(d time.Duration) Option {
 type perUser struct {
 	flow func(*User) (*oauth.Flow, error)
 	wait time.Duration
-	idle time.Duration // of the upstream sessions of calls without a client session
 
-	mu          sync.Mutex
-	users       map[string]*User
-	sessionless map[string]*userClient // by principal (peruser_sessionless.go)
-	stopped     bool                   // the connector does not run
-}
-
-// start readies p for a run of the connector.
-func (p *perUser) start() {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stopped = false
+	mu    sync.Mutex
+	users map[string]*User
 }
 
 // User is one principal of a connector made with OptOAuthPerUser or
@@ -373,13 +360,11 @@ func (p *perUser) authorized(c *Connector, cl bridge.Client) bool {
 	return err == nil && h.Authorized()
 }
 
-// stop ends the users' authorizations in flight, and the upstream
-// sessions of their calls without a client session.
+// stop ends the users' authorizations in flight.
 func (p *perUser) stop() {
 	if p == nil {
 		return
 	}
-	p.endSessionless()
 	p.mu.Lock()
 	hs := make([]*oauth.Handler, 0, len(p.users))
 	for _, u := range p.users {
@@ -430,13 +415,8 @@ func (p *perUser) dialContext(ctx context.Context, c *Connector, cl bridge.Clien
 // AuthorizationRequiredError), and the call waits.
 func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, error) {
 	if cl == nil {
-		p := toolkit.PrincipalFromContext(ctx)
-		if p == "" {
-			return nil, fmt.Errorf("%w: server %s acts with each user's own credentials, and the call has no client session nor principal", ErrNoUser, c.serverName())
-		}
-		// A client without a session (2026-07-28, stateless HTTP): the
-		// user's calls share one upstream session.
-		cl = c.pu.sessionlessClient(p)
+		// A call with a principal has a client (acquireFor).
+		return nil, fmt.Errorf("%w: server %s acts with each user's own credentials, and the call has no client session nor principal", ErrNoUser, c.serverName())
 	}
 	u, err := c.pu.userOf(c, cl)
 	if err != nil {

@@ -49,7 +49,6 @@ func (c *Connector) Run(ctx context.Context) error {
 	c.adoptNamespace(ctx)
 	defer c.watchRoots()()
 	defer c.pc.run(ctx)()
-	c.pu.start()
 	defer c.pu.stop()
 	c.mu.Lock()
 	c.stopped = false
@@ -90,6 +89,7 @@ func (c *Connector) Run(ctx context.Context) error {
 		}); first || changed {
 			c.report(ctx, st)
 		}
+		c.challenge.Store(nil)
 		l, err := c.connect(ctx)
 		// net/http quotes the request URL, whose query may hold a secret.
 		err = toolkit.RedactError(err)
@@ -97,6 +97,32 @@ func (c *Connector) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				c.stop(ctx)
 				return nil
+			}
+			if nerr, ok := c.withoutOAuth(ctx); ok {
+				// No retry succeeds until the connector is given OAuth:
+				// said once, then tried again at the backoff's pace.
+				attempt++
+				if status != toolkit.StatusNeedsAuthorization || errText != nerr.Error() {
+					c.logger.Warn("server needs an authorization", "error", nerr)
+				}
+				status, errText = toolkit.StatusNeedsAuthorization, nerr.Error()
+				if st, changed := c.changeState(func(s *toolkit.ConnectorState) {
+					s.Status, s.LastError, s.ConnectedSince = status, errText, time.Time{}
+				}); changed {
+					c.report(ctx, st)
+				}
+				if c.o.maxAttempts > 0 && attempt >= c.o.maxAttempts {
+					c.report(ctx, c.setState(func(s *toolkit.ConnectorState) {
+						s.Status, s.LastError = toolkit.StatusFailed, errText
+					}))
+					c.markStopped()
+					return fmt.Errorf("%w: server %s: giving up after %d attempts: %w", errs.ErrUnavailable, c.label(), attempt, nerr)
+				}
+				if !c.backoff(ctx, attempt) {
+					c.stop(ctx)
+					return nil
+				}
+				continue
 			}
 			// Waiting for a person is no failure; an authorization that
 			// failed is one.

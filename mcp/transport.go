@@ -115,7 +115,9 @@ func (l *live) postsCancellations() bool {
 }
 
 // close ends the session: in-flight calls are cancelled first, then the
-// session is closed and its end awaited; a stdio child is reaped.
+// session is closed and its end awaited; a stdio child is reaped, at the
+// latest after its terminate timeout whatever the handlers of its
+// requests wait for.
 //
 // Over HTTP the SDK sends the notifications/cancelled of a cancelled
 // request in the background, and the DELETE that closes a session would
@@ -144,7 +146,26 @@ func (l *live) close() {
 			t.Stop()
 		}
 	}
-	_ = l.sess.Close()
+	closed := make(chan struct{})
+	go func() {
+		// The SDK closes the connection once the handlers of the
+		// server's requests have returned.
+		_ = l.sess.Close()
+		close(closed)
+	}()
+	if l.stdio != nil {
+		// A handler waiting for someone (a client that never answers
+		// roots/list, a handler that ignores its context) must not keep
+		// the child alive: it is ended after the terminate timeout.
+		t := time.NewTimer(l.stdio.terminate)
+		select {
+		case <-closed:
+		case <-t.C:
+			l.stdio.close()
+		}
+		t.Stop()
+	}
+	<-closed
 	<-l.done
 	if l.stdio != nil {
 		l.stdio.close()

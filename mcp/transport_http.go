@@ -48,6 +48,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	if resp.StatusCode == http.StatusUnauthorized && rt.conn != nil {
+		rt.conn.noteChallenge(resp)
+	}
 	if rt.status != nil && req.Method == http.MethodPost {
 		rt.status.CompareAndSwap(0, int32(resp.StatusCode))
 	}

@@ -190,6 +190,18 @@ type Server struct {
 	// beyond it has its calls to the server refused with an error naming
 	// the limit.
 	MaxUpstreamSessions int `yaml:"max_upstream_sessions"`
+	// MaxUpstreamSessionsPerPrincipal bounds the per_client upstream
+	// sessions of the clients of one authenticated principal (default
+	// mcp.DefaultMaxClientSessionsPerPrincipal, at most
+	// max_upstream_sessions), so that one token cannot take them all;
+	// at a limit, a session that has had no call for a minute makes room
+	// (mcp.ClientSessionLimits).
+	MaxUpstreamSessionsPerPrincipal int `yaml:"max_upstream_sessions_per_principal"`
+	// UpstreamIdleTimeout closes a per_client upstream session (for a
+	// command, ends its process) that has had no call for this long,
+	// although its client's session goes on (default
+	// mcp.DefaultClientSessionIdle); the client's next call opens another.
+	UpstreamIdleTimeout time.Duration `yaml:"upstream_idle_timeout"`
 	// Extensions are extensions (SEP-1724) the gateway declares to the
 	// server on every upstream session, id to settings object
 	// (mcp.OptExtensions): a shared session speaks for every client, so

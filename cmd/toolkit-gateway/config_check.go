@@ -392,8 +392,8 @@ func (v *validator) checkCommand(s *Server, at func(...any) []any) {
 	s.endpoint = u
 }
 
-// checkUpstreamSessions checks upstream_sessions and
-// max_upstream_sessions, and sets the default of the latter.
+// checkUpstreamSessions checks upstream_sessions and the keys that go
+// with per_client, and sets the default of max_upstream_sessions.
 func (v *validator) checkUpstreamSessions(s *Server, at func(...any) []any) {
 	switch s.UpstreamSessions {
 	case "":
@@ -410,5 +410,19 @@ func (v *validator) checkUpstreamSessions(s *Server, at func(...any) []any) {
 		v.fail(fmt.Sprintf("%d is out of range: use 1 to %d (default %d)", s.MaxUpstreamSessions, maxUpstreamSessionsLimit, mcp.DefaultMaxClientSessions), at("max_upstream_sessions")...)
 	case s.perClient() && s.MaxUpstreamSessions == 0:
 		s.MaxUpstreamSessions = mcp.DefaultMaxClientSessions
+	}
+	switch n := s.MaxUpstreamSessionsPerPrincipal; {
+	case n != 0 && !s.perClient():
+		v.fail("goes with upstream_sessions: per_client", at("max_upstream_sessions_per_principal")...)
+	case n < 0 || n > maxUpstreamSessionsLimit:
+		v.fail(fmt.Sprintf("%d is out of range: use 1 to %d (default %d)", n, maxUpstreamSessionsLimit, mcp.DefaultMaxClientSessionsPerPrincipal), at("max_upstream_sessions_per_principal")...)
+	case n > s.MaxUpstreamSessions && s.MaxUpstreamSessions > 0:
+		v.fail(fmt.Sprintf("%d is more than max_upstream_sessions (%d)", n, s.MaxUpstreamSessions), at("max_upstream_sessions_per_principal")...)
+	}
+	switch d := s.UpstreamIdleTimeout; {
+	case d != 0 && !s.perClient():
+		v.fail("goes with upstream_sessions: per_client", at("upstream_idle_timeout")...)
+	case d < 0 || d > maxDuration:
+		v.fail(fmt.Sprintf("%v is out of range: at most %v (default %v)", d, maxDuration, mcp.DefaultClientSessionIdle), at("upstream_idle_timeout")...)
 	}
 }

@@ -560,7 +560,10 @@ func (g *gateway) connectorOptions(endpoint string) []mcp.Option {
 		opts = append(opts, mcp.OptMaxResultBytes(n))
 	}
 	if s.perClient() {
-		opts = append(opts, mcp.OptPerClient(s.MaxUpstreamSessions))
+		opts = append(opts, mcp.OptPerClient(s.MaxUpstreamSessions), mcp.OptClientSessionLimits(mcp.ClientSessionLimits{
+			PerPrincipal: s.MaxUpstreamSessionsPerPrincipal,
+			Idle:         s.UpstreamIdleTimeout,
+		}))
 	}
 	if len(s.Extensions) > 0 {
 		opts = append(opts, mcp.OptExtensions(s.Extensions))

@@ -273,11 +273,18 @@ func (g *gatewayProcess) waitCount(t *testing.T, from, n int, match func(map[str
 // test is skipped elsewhere).
 func children(t *testing.T, pid int) int {
 	t.Helper()
+	return len(childPIDs(t, pid))
+}
+
+// childPIDs returns the processes whose parent is pid (Linux /proc; the
+// test is skipped elsewhere).
+func childPIDs(t *testing.T, pid int) []int {
+	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Skip("no /proc")
 	}
-	n := 0
+	var pids []int
 	for _, e := range entries {
 		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
 		if err != nil {
@@ -290,8 +297,10 @@ func children(t *testing.T, pid int) int {
 		}
 		f := strings.Fields(string(stat[i+1:]))
 		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			n++
+			if child, err := strconv.Atoi(e.Name()); err == nil {
+				pids = append(pids, child)
+			}
 		}
 	}
-	return n
+	return pids
 }

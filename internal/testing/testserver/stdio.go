@@ -34,6 +34,9 @@ const (
 	// (AddMetaItems), declaring the extensions of MetaOptions, until stdin
 	// closes.
 	StdioMeta = "meta"
+	// StdioAsk serves and, once initialized, sends its client a
+	// sampling/createMessage request.
+	StdioAsk = "ask"
 )
 
 // MaybeServeStdio does nothing unless StdioEnv is set; then it behaves as
@@ -54,8 +57,16 @@ func MaybeServeStdio() {
 		select {}
 	}
 	o := Options{Name: "stdio-testserver"}
-	if mode == StdioMeta {
+	switch mode {
+	case StdioMeta:
 		o.Server = MetaOptions()
+	case StdioAsk:
+		o.Server = &sdk.ServerOptions{InitializedHandler: func(ctx context.Context, req *sdk.InitializedRequest) {
+			go req.Session.CreateMessage(context.Background(), &sdk.CreateMessageParams{
+				MaxTokens: 1,
+				Messages:  []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hello"}}},
+			})
+		}}
 	}
 	s := New(o)
 	child := 0

@@ -9,19 +9,26 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
-// userSessionIdle is how long the upstream session of a user's calls that
-// have no client session of their own (a client of protocol 2026-07-28,
-// a stateless HTTP request) stays open after the last of them started.
-const userSessionIdle = 10 * time.Minute
+// ErrNoClientSession, message "denied: no client session nor principal",
+// is wrapped by the error of a call that a connector made with
+// OptPerClient refuses because it came from a client without a session
+// (protocol 2026-07-28, stateless HTTP) that is anonymous: its upstream
+// session could only be shared with other clients. It also matches
+// [toolkit.ErrDenied].
+var ErrNoClientSession = fmt.Errorf("%w: no client session nor principal", errs.ErrDenied)
 
-// userClient stands for the calls of one user that come without a client
-// session: they share one upstream session, authorized as the user, which
-// closes when none has started for userSessionIdle. It asks nothing of
-// anyone itself: the requests of the server go to the call that is in
-// flight (see answerFor).
+// userClient stands for the calls of one principal that come without a
+// client session (a client of protocol 2026-07-28, a stateless HTTP
+// request) to a connector made with OptPerClient: they share one upstream
+// session of their own (with OptOAuthPerUser, authorized as the user),
+// which closes when none has started for the idle time
+// (ClientSessionLimits.Idle). It asks nothing of anyone itself: the
+// requests of the server go to the call that is in flight (see
+// answerFor).
 type userClient struct {
 	principal string
 
@@ -57,10 +64,10 @@ func (u *userClient) end() { u.once.Do(func() { close(u.done) }) }
 
 // sessionlessClient returns the client that stands for principal's calls
 // without a client session, made if needed, its idle time starting again.
-func (p *perUser) sessionlessClient(principal string) *userClient {
+func (p *perClient) sessionlessClient(principal string) *userClient {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.stopped {
+	if p.ctx == nil {
 		u := &userClient{principal: principal, done: make(chan struct{})}
 		u.end()
 		return u
@@ -83,11 +90,10 @@ func (p *perUser) sessionlessClient(principal string) *userClient {
 	return u
 }
 
-// endSessionless closes the upstream sessions of the users' calls without
-// a client session; the connector stops.
-func (p *perUser) endSessionless() {
+// endSessionless closes the upstream sessions of the principals' calls
+// without a client session; the connector stops.
+func (p *perClient) endSessionless() {
 	p.mu.Lock()
-	p.stopped = true
 	us := make([]*userClient, 0, len(p.sessionless))
 	for _, u := range p.sessionless {
 		u.timer.Stop()

@@ -1,0 +1,108 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit/internal/testing/testserver"
+)
+
+// newSessionEcho returns an MCP server whose tool "session" answers with
+// the ID of the upstream session it runs on: the state a stateful server
+// keeps for a session is that session's.
+func newSessionEcho() *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "sessions", Version: "1.0.0"}, nil)
+	s.AddTool(&sdk.Tool{Name: "session", InputSchema: testserver.ObjectSchema()}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: req.Session.ID()}}}, nil
+	})
+	return s
+}
+
+// perClientAuthGateway starts a gateway whose clients present tokenA,
+// tokenB or tokenC, with the per_client upstream "up" serving
+// newSessionEcho over stateful HTTP; extra is added to the upstream's
+// entry.
+func perClientAuthGateway(t *testing.T, extra string) *gatewayProcess {
+	t.Helper()
+	up := testserver.ServeHTTP(t, newSessionEcho(), testserver.Stateful)
+	dir := t.TempDir()
+	writeFile(t, dir, "client-tokens", tokenA+"\n"+tokenB+"\n"+tokenC+"\n")
+	config := writeConfig(t, dir, fmt.Sprintf(`listen: 127.0.0.1:0
+auth:
+  bearer:
+    tokens_file: client-tokens
+servers:
+  - name: up
+    url: %s
+    upstream_sessions: per_client
+%s`, up.URL, extra))
+	g := startGateway(t, config)
+	g.waitLog(t, 0, upstreamReady("up"))
+	return g
+}
+
+// tokenClient connects to the gateway with token; with a protocol before
+// 2026-07-28 the client has a session, with 2026-07-28 it has none.
+func tokenClient(t *testing.T, g *gatewayProcess, token, protocol string) *sdk.ClientSession {
+	t.Helper()
+	c := sdk.NewClient(&sdk.Implementation{Name: "client", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: g.mcpURL, HTTPClient: &http.Client{Transport: bearerTransport(token)}, MaxRetries: -1},
+		&sdk.ClientSessionOptions{ProtocolVersion: protocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestGatewayPerClientPrincipalShare: one token cannot take every
+// per_client upstream session. With max_upstream_sessions: 3 and
+// max_upstream_sessions_per_principal: 1, the second session of token A
+// is refused with an error naming the principal's share, while tokens B
+// and C each still get one.
+func TestGatewayPerClientPrincipalShare(t *testing.T) {
+	g := perClientAuthGateway(t, "    max_upstream_sessions: 3\n    max_upstream_sessions_per_principal: 1\n")
+	a1 := tokenClient(t, g, tokenA, "2025-11-25")
+	if _, err := callTextErr(a1, "session", map[string]any{}); err != nil {
+		t.Fatalf("A's first session: %v", err)
+	}
+	a2 := tokenClient(t, g, tokenA, "2025-11-25")
+	_, err := callTextErr(a2, "session", map[string]any{})
+	if err == nil || !strings.Contains(err.Error(), "max_upstream_sessions_per_principal") || !strings.Contains(err.Error(), `principal "token:1"`) {
+		t.Fatalf("A's second session: %v, want refused by the principal's share", err)
+	}
+	for _, token := range []string{tokenB, tokenC} {
+		cs := tokenClient(t, g, token, "2025-11-25")
+		if _, err := callTextErr(cs, "session", map[string]any{}); err != nil {
+			t.Errorf("another principal while A holds its share: %v", err)
+		}
+	}
+}
+
+// TestGatewayPerClientSessionlessIsolation: clients of protocol
+// 2026-07-28 have no session; with per_client, the calls of each
+// principal still go on an upstream session of its own (one per
+// principal, whatever the client), never on one another principal uses.
+func TestGatewayPerClientSessionlessIsolation(t *testing.T) {
+	g := perClientAuthGateway(t, "")
+	sessionOf := func(token string) string {
+		t.Helper()
+		cs := tokenClient(t, g, token, "2026-07-28")
+		id, err := callTextErr(cs, "session", map[string]any{})
+		if err != nil {
+			t.Fatalf("call with %s: %v", token[:7], err)
+		}
+		return id
+	}
+	a, b, a2 := sessionOf(tokenA), sessionOf(tokenB), sessionOf(tokenA)
+	if a == "" || a == b || a != a2 {
+		t.Errorf("upstream sessions: A %q and %q, B %q; want A's own, the same for A's two clients, and B's apart", a, a2, b)
+	}
+}
