@@ -33,6 +33,8 @@ func TestSentinelDocsQuoteTheirMessage(t *testing.T) {
 		"mcp:ErrTaskRequired":                mcp.ErrTaskRequired,
 		"mcp:ErrTooManyClientSessions":       mcp.ErrTooManyClientSessions,
 		"mcp:ErrNoUser":                      mcp.ErrNoUser,
+		"mcp:ErrNoClientSession":             mcp.ErrNoClientSession,
+		"mcp:ErrOAuthNotConfigured":          mcp.ErrOAuthNotConfigured,
 		"mcp/oauth:ErrAuthorizationPending":  oauth.ErrAuthorizationPending,
 		"mcp/oauth:ErrTooManyAuthorizations": oauth.ErrTooManyAuthorizations,
 		"store:ErrOutside":                   store.ErrOutside,

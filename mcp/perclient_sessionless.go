@@ -13,7 +13,7 @@ import (
 	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
-// ErrNoClientSession, message "denied: no client session nor principal",
+// ErrNoClientSession, message "denied by policy: no client session nor principal",
 // is wrapped by the error of a call that a connector made with
 // OptPerClient refuses because it came from a client without a session
 // (protocol 2026-07-28, stateless HTTP) that is anonymous: its upstream

@@ -82,9 +82,12 @@ servers:
 	gs[0].waitLog(t, mark, func(r map[string]any) bool {
 		return strings.Contains(fmt.Sprint(r["msg"]), "quarantined until approved")
 	})
+	// The replica that did not hear of it reads the quarantine from the
+	// pins file: at once on SIGHUP, or when its watch sees the file
+	// change (the first reload may come before the other replica's save).
 	mark = gs[1].mark()
 	gs[1].cmd.Process.Signal(syscall.SIGHUP)
-	gs[1].waitLog(t, mark, func(r map[string]any) bool { return r["msg"] == "pins reloaded" })
+	gs[1].waitLog(t, mark, func(r map[string]any) bool { return r["msg"] == "pins reloaded" && r["quarantined"] == float64(1) })
 	before := runs.Load()
 	for range 2 {
 		for i, cs := range css {
