@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -197,6 +198,9 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 			// only for a request it gave up because its context ended.
 			in.settle()
 		}
+		// Before done ends cctx: the answer stream of an answered request
+		// ends by itself (answerstream.go).
+		in.finish(err == nil || isRemoteError(err), cmp.Or(c.o.answeredWait, answeredStreamWait))
 		done()
 		var badJSON *json.MarshalerError
 		switch {

@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/testing/benchpair"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
@@ -32,46 +33,68 @@ func benchToolkit(b *testing.B, url string, opts ...Option) *toolkit.Toolkit {
 }
 
 // benchCalls compares, on the same server, a toolkit Call of the remote
-// echo tool, a direct Run of the connector's tool, and a raw SDK CallTool.
+// echo tool, a direct Run of the connector's tool, and a raw SDK CallTool:
+// each alone, and all three in turn in one loop (paired), which reports
+// each one's median and its ratio to the raw SDK's, the figure that holds
+// on a loaded machine.
 func benchCalls(b *testing.B, url string, opts []Option, rawTransport func() sdk.Transport) {
+	b.Run("toolkit", func(b *testing.B) { benchLoop(b, toolkitEcho(b, url, opts)) })
+	b.Run("connector", func(b *testing.B) { benchLoop(b, connectorEcho(b, url, opts)) })
+	b.Run("sdk", func(b *testing.B) { benchLoop(b, sdkEcho(b, rawTransport())) })
+	b.Run("paired", func(b *testing.B) {
+		benchpair.Run(b,
+			benchpair.Variant{Name: "sdk", Run: sdkEcho(b, rawTransport())},
+			benchpair.Variant{Name: "toolkit", Run: toolkitEcho(b, url, opts)},
+			benchpair.Variant{Name: "connector", Run: connectorEcho(b, url, opts)})
+	})
+}
+
+// benchLoop times f.
+func benchLoop(b *testing.B, f func() error) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// toolkitEcho returns a toolkit Call of the echo tool of the server at url.
+func toolkitEcho(b *testing.B, url string, opts []Option) func() error {
 	ctx := context.Background()
-	b.Run("toolkit", func(b *testing.B) {
-		tk := benchToolkit(b, url, opts...)
-		echo, err := tk.Lookup(ctx, "remote.echo")
-		mustNotErr(b, err)
-		in := jsonInput(`{"text":"x"}`)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			if _, err := tk.Call(ctx, echo, in); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("connector", func(b *testing.B) {
-		r := start(b, url, false, opts...)
-		echo := findTool(b, r.Connector, "echo")
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			if _, err := echo.Run(ctx, []byte(`{"text":"x"}`)); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("sdk", func(b *testing.B) {
-		c := sdk.NewClient(&sdk.Implementation{Name: "raw", Version: "1"}, nil)
-		cs, err := c.Connect(ctx, rawTransport(), &sdk.ClientSessionOptions{ProtocolVersion: DefaultProtocolVersion})
-		mustNotErr(b, err)
-		defer cs.Close()
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	tk := benchToolkit(b, url, opts...)
+	echo, err := tk.Lookup(ctx, "remote.echo")
+	mustNotErr(b, err)
+	in := jsonInput(`{"text":"x"}`)
+	return func() error {
+		_, err := tk.Call(ctx, echo, in)
+		return err
+	}
+}
+
+// connectorEcho returns a direct Run of the connector's echo tool.
+func connectorEcho(b testing.TB, url string, opts []Option) func() error {
+	r := start(b, url, false, opts...)
+	echo := findTool(b, r.Connector, "echo")
+	return func() error {
+		_, err := echo.Run(context.Background(), []byte(`{"text":"x"}`))
+		return err
+	}
+}
+
+// sdkEcho returns a raw SDK CallTool of echo over t.
+func sdkEcho(b testing.TB, t sdk.Transport) func() error {
+	ctx := context.Background()
+	c := sdk.NewClient(&sdk.Implementation{Name: "raw", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, t, &sdk.ClientSessionOptions{ProtocolVersion: DefaultProtocolVersion})
+	mustNotErr(b, err)
+	b.Cleanup(func() { cs.Close() })
+	params := &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}
+	return func() error {
+		_, err := cs.CallTool(ctx, params)
+		return err
+	}
 }
 
 func BenchmarkCallMemory(b *testing.B) {

@@ -116,6 +116,8 @@ type options struct {
 	maxItems, maxListBytes int
 	// now is the clock of the rate limits (nil: time.Now) but in tests.
 	now func() time.Time
+	// answeredWait is answeredStreamWait (0) but in tests.
+	answeredWait time.Duration
 }
 
 // applyOptions returns the default options with opts applied in order

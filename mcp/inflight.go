@@ -50,6 +50,13 @@ type inflight struct {
 	// asks counts the server's requests for the call that wait for an
 	// answer (askbound.go).
 	asks atomic.Int32
+
+	// streams are the HTTP requests of the call's POSTs, which have
+	// contexts of their own; finished: the call returned
+	// (answerstream.go).
+	streamsMu sync.Mutex
+	streams   []*answerStream
+	finished  bool
 }
 
 // progressGate returns the gate of the call's progress notifications; now

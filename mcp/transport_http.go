@@ -32,15 +32,23 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
+	var held *answerStream
 	if req.Method == http.MethodPost {
-		// The cancellation of a request whose session the connector is
-		// closing: once it is sent, the session may go (live.close).
-		if in := inflightFrom(req.Context()); in != nil && in.closing.Load() && isCancellation(req) {
-			defer in.settle()
+		if in := inflightFrom(req.Context()); in != nil {
+			// The cancellation of a request whose session the connector is
+			// closing: once it is sent, the session may go (live.close).
+			if in.closing.Load() && isCancellation(req) {
+				defer in.settle()
+			}
+			// A call's answer stream ends by itself (answerstream.go).
+			req, held = in.holdStream(req)
 		}
 	}
 	resp, err := rt.base.RoundTrip(req)
 	if err != nil {
+		if held != nil {
+			held.release()
+		}
 		if req.Method == http.MethodPost && !neverSent(err) {
 			// The body may have reached the server before the connection
 			// broke: the request may have run.
@@ -89,7 +97,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		// belong to that call (streamtag.go).
 		rc = newTagStream(rc, rt.conn.tag(owner), rt.conn.o.maxMessage)
 	}
-	body := &watchedBody{rc: rc, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken}
+	body := &watchedBody{rc: rc, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken, held: held}
 	if stream && rt.conn != nil && rt.conn.scanned {
 		// The stream of a POST belongs to the request it answers.
 		body.scan = &noteScanner{c: rt.conn, sse: true, owner: inflightFrom(req.Context())}
@@ -142,8 +150,9 @@ type watchedBody struct {
 	ctx      context.Context
 	onBroken func(error)
 	once     sync.Once
-	scan     *noteScanner // nil: not scanned
-	tap      *jsonTap     // nil: not a tools/list answer in JSON
+	scan     *noteScanner  // nil: not scanned
+	tap      *jsonTap      // nil: not a tools/list answer in JSON
+	held     *answerStream // released when the body ends; nil: none
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
@@ -171,10 +180,19 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 	if err != nil && err != io.EOF && b.ctx.Err() == nil && b.onBroken != nil {
 		b.once.Do(func() { b.onBroken(err) })
 	}
+	if err != nil && b.held != nil {
+		b.held.release()
+	}
 	return n, err
 }
 
-func (b *watchedBody) Close() error { return b.rc.Close() }
+func (b *watchedBody) Close() error {
+	err := b.rc.Close()
+	if b.held != nil {
+		b.held.release()
+	}
+	return err
+}
 
 // neverSent reports whether a failed HTTP round trip provably sent nothing:
 // the connection could not be made.

@@ -3,12 +3,16 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/testing/benchpair"
+	"github.com/llmkit/toolkit/internal/testing/testserver"
 	"github.com/llmkit/toolkit/mcp"
 	"github.com/llmkit/toolkit/resource"
 	"github.com/llmkit/toolkit/tool"
@@ -169,4 +173,72 @@ func BenchmarkServerGateway(b *testing.B) {
 		}
 		benchCalls(b, benchConnect(b, srv.Run))
 	})
+}
+
+// BenchmarkGatewayHTTP compares, over loopback HTTP, a call made through
+// one gateway hop (a toolkit whose connector reaches a plain go-sdk server,
+// served by a Server) with the same call made through a hand-written
+// go-sdk proxy (a go-sdk server whose tool calls the upstream's with a
+// go-sdk client, passing its request's context on), and with the upstream
+// called directly: all three in turn in one loop (benchpair), which
+// reports each one's median and its ratio to the proxy's. Every client
+// speaks 2025-11-25, so every hop keeps a session.
+func BenchmarkGatewayHTTP(b *testing.B) {
+	upstream := serveBenchHTTP(b, benchSDKServer())
+	proxy := serveBenchHTTP(b, benchProxy(b, upstream))
+	gw := startGateway(b, upstream, nil, nil, nil)
+	name, ok := gw.srv.ExposedName(toolkit.ListTypeTools, "up.add")
+	if !ok {
+		b.Fatal(`tool "add" not exposed`)
+	}
+	benchpair.Run(b,
+		benchpair.Variant{Name: "proxy", Run: benchHTTPCall(b, proxy, "add")},
+		benchpair.Variant{Name: "gateway", Run: benchHTTPCall(b, gw.url, name)},
+		benchpair.Variant{Name: "direct", Run: benchHTTPCall(b, upstream, "add")})
+}
+
+// serveBenchHTTP serves s over streamable HTTP (stateful) until b ends,
+// and returns its URL.
+func serveBenchHTTP(b testing.TB, s *sdk.Server) string {
+	b.Helper()
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	b.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// benchProxy returns a go-sdk server whose tool "add" calls the one of the
+// server at upstream, as a proxy written with the go-sdk alone would.
+func benchProxy(b testing.TB, upstream string) *sdk.Server {
+	b.Helper()
+	cs := benchHTTPSession(b, upstream)
+	s := sdk.NewServer(&sdk.Implementation{Name: "proxy", Version: "1"}, nil)
+	s.AddTool(&sdk.Tool{Name: "add", Description: "adds", InputSchema: testserver.ObjectSchema()}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return cs.CallTool(ctx, &sdk.CallToolParams{Name: "add", Arguments: req.Params.Arguments})
+	})
+	return s
+}
+
+// benchHTTPSession returns a go-sdk client session (2025-11-25) with the
+// server at url, closed when b ends.
+func benchHTTPSession(b testing.TB, url string) *sdk.ClientSession {
+	b.Helper()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
+		&sdk.StreamableClientTransport{Endpoint: url}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	mustNotErr(b, err)
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// benchHTTPCall returns a call of the tool name, adding 2 and 3, by a
+// go-sdk client of the server at url.
+func benchHTTPCall(b testing.TB, url, name string) func() error {
+	cs := benchHTTPSession(b, url)
+	params := &sdk.CallToolParams{Name: name, Arguments: map[string]int{"a": 2, "b": 3}}
+	return func() error {
+		res, err := cs.CallTool(context.Background(), params)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("tool error: %v", res.Content)
+		}
+		return err
+	}
 }

@@ -21,7 +21,7 @@ type testGateway struct {
 // or memory:// with mcp.OptDialer in conn), with the connector's options
 // conn, the server's opts and its HTTP handler's hopts, and waits until
 // the upstream's tools are listed. Everything stops when the test ends.
-func startGateway(t *testing.T, upstream string, conn []mcp.Option, opts []Option, hopts []HTTPOption) *testGateway {
+func startGateway(t testing.TB, upstream string, conn []mcp.Option, opts []Option, hopts []HTTPOption) *testGateway {
 	t.Helper()
 	d := mustDelegate(t, append([]mcp.Option{mcp.OptLogger(quietLogger())}, conn...)...)
 	tk, err := toolkit.New(toolkit.WithDelegate(d))
