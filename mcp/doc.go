@@ -45,8 +45,8 @@
 //
 // Remote tools implement tool.Tool, prompts prompt.Prompt and
 // prompt.Renderer, resources resource.Resource and [bridge.Subscriber],
-// templates resource.Template; prompts and templates are also
-// [bridge.Completer]s. Results and rendered prompts implement
+// templates resource.Template; prompts and templates also implement
+// [bridge.Completer]. Results and rendered prompts implement
 // [bridge.ContentCarrier] and [bridge.StructuredCarrier], and items and
 // answers toolkit.MetaCarrier, so a gateway hands on the server's content
 // and `_meta` unchanged. A server is untrusted: odd names, duplicates,
