@@ -74,7 +74,9 @@
 // [ErrAuthorizationPending]; a server that asks for OAuth of a connector
 // without it is reported so too ([ErrOAuthNotConfigured]).
 // [OptOAuthClientCredentials], [OptOAuthEnterprise] and
-// [OptOAuthTokenExchange] are the other grants; [OptOAuthPerUser] and
+// [OptOAuthTokenExchange] are the other grants, [OptOAuthHandler] takes any
+// SDK handler, and [OptOAuthAllow] opens destinations the flow's requests
+// may not otherwise reach; [OptOAuthPerUser] and
 // [OptOAuthPerUserTokenExchange] act upstream with each user's own
 // credentials. Tokens never appear in logs, errors or the state.
 //
