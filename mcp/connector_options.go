@@ -20,11 +20,11 @@ const (
 	// DefaultProtocolVersion is the protocol version the connector asks for
 	// unless told otherwise: the newest, StatelessProtocolVersion. A server
 	// that does not speak it is spoken to in the newest version it does
-	// (see the package documentation, "Protocol version").
+	// (the guide docs/connectors.md, "Protocol versions").
 	DefaultProtocolVersion = StatelessProtocolVersion
 	// StatelessProtocolVersion is the stateless protocol version
 	// (server/discover, no session, multi round-trip requests); see the
-	// package documentation for how session loss is detected with it.
+	// guide docs/connectors.md for how session loss is detected with it.
 	StatelessProtocolVersion = "2026-07-28"
 	// StatefulProtocolVersion is the newest protocol version of the
 	// initialize handshake and its session, the one a server that does not
@@ -205,7 +205,7 @@ func OptSubscribeResources() Option {
 //
 // A caller's session that implements those interfaces answers first
 // whenever the connector advertises the capability: with this option, or
-// with a handler of its own. See the package documentation for how a
+// with a handler of its own. The guide docs/connectors.md tells how a
 // request is tied to its call.
 func OptForwardServerRequests() Option {
 	return func(o *options) error { o.forwardRequests = true; return nil }
@@ -277,8 +277,11 @@ func OptRootSet(rs *RootSet) Option {
 // connector keeps a copy. An upstream session opened for one client
 // (OptPerClient) declares these and that client's own, the client's
 // settings winning; the shared session declares these alone: it never
-// speaks for a client. The server's extensions are in the connector's
-// state (toolkit.ConnectorState.Extensions).
+// speaks for a client, as one client's declaration says nothing of the
+// others': give it to a shared connector only when every client of the
+// gateway can use what the extension brings. The server's extensions are
+// in the connector's state (toolkit.ConnectorState.Extensions), bounded
+// like a `_meta`.
 func OptExtensions(ext map[string]any) Option {
 	return func(o *options) error {
 		e, err := toolkit.NewExtensions(ext)
@@ -396,10 +399,14 @@ func OptMaxListItems(n int) Option {
 // OptMaxListBytes bounds the definitions of one kind of item a connector
 // keeps from its server, measured as their JSON (names, descriptions,
 // schemas): it stops paging before the item that would pass n bytes, and
-// keeps those before it, with one warning. What the connector holds of a
-// listing is a few times the bytes it received (the package
-// documentation gives the figure), so n bounds a connector's memory for
-// its server's items. n is 1024 to DefaultMaxListBytes, the default.
+// keeps those before it, with one warning. A tool's schemas are kept as
+// the compact JSON the server sent, shared by every tool with the same
+// schema, and decoded when asked for: what the connector holds of a
+// listing is about 2 to 5 times the bytes of the answers that brought it,
+// 10 at most whatever their shape (schemas of thousands of empty
+// subschemas, the smallest tools a server can list), so n bounds a
+// connector's memory for its server's items. n is 1024 to
+// DefaultMaxListBytes, the default.
 func OptMaxListBytes(n int64) Option {
 	return func(o *options) error {
 		if n < 1024 || n > DefaultMaxListBytes {
@@ -442,7 +449,8 @@ func OptLogger(l *slog.Logger) Option {
 
 // OptProtocolVersion sets the MCP protocol version the connector asks for
 // (default DefaultProtocolVersion; StatefulProtocolVersion with OptOAuth
-// and its kin, see the package documentation). From
+// and its kin, whose authorization waiting for the user would race the
+// go-sdk client's fallback to initialize). From
 // StatelessProtocolVersion on the connector sends server/discover first
 // and falls back to the initialize handshake; an older version goes
 // straight to initialize. The server may negotiate an older one.

@@ -59,7 +59,7 @@ func (r *linkRes) Read(ctx context.Context) ([]byte, error) {
 }
 
 // carried is the output of a remote tool or the content of a remote prompt
-// message: the resource the package documentation describes, which also
+// message: the resource the guide docs/connectors.md describes, which also
 // keeps the MCP content blocks (and structured content) it was mapped from.
 // A toolkit served over MCP (a gateway) sends those on unchanged, so an
 // embedded resource, a resource link or a mix of text and images reaches
@@ -124,7 +124,7 @@ func uriHost(server string) string {
 }
 
 // toolResult maps a tools/call result to the tool's output (see the
-// package documentation).
+// guide docs/connectors.md, "Results").
 func (c *Connector) toolResult(name string, res *sdk.CallToolResult) (any, error) {
 	if res == nil {
 		return nil, nil

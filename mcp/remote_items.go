@@ -94,7 +94,7 @@ func (t *remoteTool) SchemaJSON() (in, out string) { return t.in.String(), t.out
 // TaskSupporter.
 func (t *remoteTool) TaskSupport() TaskSupport { return t.task }
 
-// Run calls the tool on the server; see the package documentation for how
+// Run calls the tool on the server; see the guide docs/connectors.md for how
 // the result is mapped.
 func (t *remoteTool) Run(ctx context.Context, input json.RawMessage) (any, error) {
 	if t.task == TaskRequired {

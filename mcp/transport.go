@@ -35,7 +35,7 @@ type endpoint struct {
 	display string        // safe to log: no query, no user information
 }
 
-// parseEndpoint parses a connector URL (see the package documentation).
+// parseEndpoint parses a connector URL (see StdioCommand and the guide docs/connectors.md).
 func parseEndpoint(raw string) (*endpoint, error) {
 	if strings.HasPrefix(raw, StdioScheme+":") {
 		c, err := ParseStdioURL(raw)

@@ -24,8 +24,15 @@ import (
 const StdioScheme = "stdio"
 
 // StdioCommand describes an MCP server started as a child process that
-// speaks JSON-RPC on its stdin and stdout. Its URL form is described in the
-// package documentation.
+// speaks newline-delimited JSON-RPC on its stdin and stdout. Its URL forms
+// are stdio:NAME?arg=A&arg=B&env=K%3DV&dir=/work, NAME a bare command name
+// looked up in PATH (it may not contain '/'), and stdio:///absolute/path?arg=A,
+// the program by absolute, clean path. The query may hold only these keys,
+// each percent-encoded: arg (repeated, in order: the arguments), env
+// (repeated, "KEY=VALUE", added to the connector's own environment) and dir
+// (at most once, absolute: the working directory). A host
+// ("stdio://name"), user information, a fragment, relative paths, unknown
+// keys and NUL bytes are errors.
 type StdioCommand struct {
 	// Path is the program: a bare name looked up in PATH, or an absolute,
 	// clean path.

@@ -40,7 +40,7 @@ type Definition struct {
 // input; its description falls back to its title. A missing input schema
 // becomes an empty object schema; a schema that does not describe an
 // object, or that the toolkit's schema checks refuse (a $ref cycle,
-// nesting or size past the limits the toolkit package documents), is an error wrapping
+// nesting or size past the limits of the guide docs/toolkit.md), is an error wrapping
 // ErrSchema that names the item.
 func NewDefinition(name string, it toolkit.Item) (Definition, error) {
 	d := Definition{Name: name, Item: it}

@@ -32,7 +32,7 @@ const MinTitleLength = 10
 // thinking, thinking_budget and max_tokens; any other field is an error.
 // input and output are JSON Schemas written in YAML; they are checked as
 // the toolkit checks every tool's schemas (no $ref cycle, bounded size and
-// depth: see the toolkit package documentation) and resolved here, and
+// depth: see the guide docs/toolkit.md, "Untrusted schemas") and resolved here, and
 // the template is parsed, so a broken prompt fails at Read.
 //
 // The name is the front matter's name or, failing that, the base name

@@ -13,7 +13,7 @@ import (
 // An MCP App's tool names the HTML of its view in `_meta.ui.resourceUri`,
 // a resource of the tool's own server. The server face may expose that
 // resource under another URI ("uri#namespace" with WithQualifiedNames, or
-// when two sources list the same URI, see the package doc): each
+// when two sources list the same URI, see the guide docs/serving.md): each
 // tools/list answer then names the URI the server serves for the
 // resource of the tool's own namespace, so every tool opens its own
 // server's view. The rewrite is made when the list is answered, from the

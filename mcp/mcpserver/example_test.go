@@ -19,7 +19,7 @@ type addIn struct {
 
 // A toolkit served to an MCP client. The server follows the toolkit's
 // changes itself, so clients hear about new tools.
-func ExampleNew() {
+func Example() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 

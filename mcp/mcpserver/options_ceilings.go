@@ -8,8 +8,8 @@ import (
 	"github.com/llmkit/toolkit/internal/errs"
 )
 
-// Defaults of the ceilings of the HTTP face (see the package
-// documentation's section on ceilings).
+// Defaults of the ceilings of the HTTP face (see the guide
+// docs/serving.md, "Bounds").
 const (
 	// DefaultIdleTimeout is how long a keep-alive connection may wait for
 	// its next request before ServeHTTP closes it (WithIdleTimeout).

@@ -40,8 +40,8 @@ func WithStartupWait(d time.Duration) Option {
 // meter of mp (MeterName): toolkit.mcp.server.sessions (MetricSessions), a
 // gauge of the client sessions open (stdio, stateful HTTP, and the
 // temporary sessions of stateless HTTP requests in flight), and the counts
-// and durations of prompt gets and resource reads (see the package
-// documentation's metrics section). The toolkit's
+// and durations of prompt gets and resource reads (MetricRequests,
+// MetricRequestDuration). The toolkit's
 // own metrics (calls, connectors) are toolkit.WithMeterProvider's. A nil
 // mp records nothing.
 func WithMeterProvider(mp metric.MeterProvider) Option {

@@ -10,7 +10,7 @@ import (
 
 // WithInputStateKeys gives the keys that seal the requestState of the
 // input-required results a 2026-07-28 client gets when a tool asks it
-// for input (see the package documentation's "Requests to the client"):
+// for input (see the guide docs/serving.md, "Requests to a 2026-07-28 client"):
 // AES-GCM keys of 16, 24 or 32 bytes. The first seals; every key opens,
 // so a key is rotated by putting the new one first and dropping the old
 // one after InputWait. Without the option a random key is made for each

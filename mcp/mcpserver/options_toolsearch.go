@@ -89,7 +89,7 @@ type SearchableTool struct {
 // A client's model so reads three short definitions instead of every
 // tool's, and the definitions of the few tools it needs when it needs
 // them. Names in the answers are the exposed names (the naming rules of
-// the package doc apply, WithQualifiedNames included). The index follows
+// the guide docs/serving.md apply, WithQualifiedNames included). The index follows
 // the toolkit's changes one source at a time, as the registrations do;
 // a change of the searchable tools sends no list_changed (the tools/list
 // of the meta-tools did not change), a change of an Always tool does.

@@ -65,7 +65,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, opts ...HTT
 const ShutdownGrace = 5 * time.Second
 
 // ReadHeaderTimeout is how long ServeHTTP gives a request's headers to
-// arrive.
+// arrive; past it the connection is closed.
 const ReadHeaderTimeout = 10 * time.Second
 
 // ServeHTTP serves h on ln until ctx is cancelled, then shuts down. An MCP

@@ -21,7 +21,7 @@ import (
 // over streamable HTTP, stateful or stateless (Handler, Serve). It is built
 // on the go-sdk server: the toolkit's tools, prompts, resources and
 // resource templates are registered with it under the names of the naming
-// policy (see the package doc), and re-synchronised whenever the toolkit
+// policy (see the guide docs/serving.md), and re-synchronised whenever the toolkit
 // publishes a change ([toolkit.Toolkit.Subscribe]), so that clients get
 // list_changed notifications and stable pagination.
 type Server struct {
@@ -37,7 +37,7 @@ type Server struct {
 	kinds  [toolkit.NumKinds]kindSync // guarded by syncMu (sync.go)
 
 	mu sync.Mutex // guards the tables below
-	// namers assign exposed names, per kind (see the package doc).
+	// namers assign exposed names, per kind (see the guide docs/serving.md).
 	namers [toolkit.NumKinds]*namer
 	// regs holds what is registered with the SDK server, per kind: exposed
 	// name → item.

@@ -155,7 +155,7 @@ func RequestExtraFromContext(ctx context.Context) *sdk.RequestExtra {
 // clients of the initialize handshake only; a tool that asks its client
 // should ask through the call's toolkit.Session instead, as a
 // bridge.ServerRequestHandler, which also asks a 2026-07-28 client (in
-// rounds of input-required results; see the package documentation).
+// rounds of input-required results; see the guide docs/serving.md).
 func ServerSessionFromContext(ctx context.Context) *sdk.ServerSession {
 	if s, ok := toolkit.SessionAs[interface{ ServerSession() *sdk.ServerSession }](toolkit.SessionFromContext(ctx)); ok {
 		return s.ServerSession()

@@ -419,7 +419,7 @@ func defineTemplate(s *Server, exposed string, it toolkit.Item) (definition, err
 
 // templateRoute is one toolkit template registered with the SDK server:
 // suffix is what its exposed URI template adds to the toolkit's ("" or
-// "#namespace", see the package doc), tmpl the toolkit's URI template.
+// "#namespace", see the guide docs/serving.md), tmpl the toolkit's URI template.
 type templateRoute struct {
 	suffix string
 	ns     string

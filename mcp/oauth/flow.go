@@ -31,7 +31,7 @@ import (
 // a pre-registered client (ClientID), or by dynamic client registration
 // (RFC 7591, unless NoDynamicRegistration is set), made once per
 // authorization server and redirect URI with the authentication method
-// the server supports, and kept (see the package documentation).
+// the server supports, and kept ([RegistrationStore]).
 type Config struct {
 	// Authorize lets the user authorize the client: it is given the
 	// authorization URL and returns the code, state and iss of the redirect
