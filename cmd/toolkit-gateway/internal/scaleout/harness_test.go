@@ -148,12 +148,24 @@ servers:
 // each one's /healthz answers 200 (its upstream is ready).
 func startReplicas(t *testing.T, dir string, n int, stateless bool) []*replica {
 	t.Helper()
-	bin := gatewayBinary(t)
 	cfgFile := filepath.Join(dir, "gateway.yaml")
 	writeTemplate(t, cfgFile, gatewayConfig, map[string]any{"Binary": exampleBinary(t), "Stateless": stateless})
-	rs := make([]*replica, n)
-	addrs := make([]chan string, n)
-	for i := range rs {
+	cfgFiles := make([]string, n)
+	for i := range cfgFiles {
+		cfgFiles[i] = cfgFile
+	}
+	return startGateways(t, cfgFiles, nil)
+}
+
+// startGateways starts a gateway on each configuration file and waits
+// until each one's /healthz answers 200. onLine, if not nil, sees every
+// line of output of replica i, as start's does.
+func startGateways(t *testing.T, cfgFiles []string, onLine func(i int, line string)) []*replica {
+	t.Helper()
+	bin := gatewayBinary(t)
+	rs := make([]*replica, len(cfgFiles))
+	addrs := make([]chan string, len(cfgFiles))
+	for i, cfgFile := range cfgFiles {
 		name := fmt.Sprintf("r%d", i)
 		addrs[i] = make(chan string, 1)
 		cmd := exec.Command(bin, "serve", "--config", cfgFile, "--log-format", "json", "--log-level", "info")
@@ -164,6 +176,9 @@ func startReplicas(t *testing.T, dir string, n int, stateless bool) []*replica {
 				case found <- addr:
 				default:
 				}
+			}
+			if onLine != nil {
+				onLine(i, line)
 			}
 		})}
 	}
