@@ -99,8 +99,9 @@ func newUpstream(t *testing.T, executed *atomic.Int64) *upstream {
 }
 
 // fleet is three gateway replicas sharing their state on one Redis, behind
-// haproxy (sessions sticking to their replica), each with an upstream of
-// its own in the test process, all counting into executed.
+// haproxy (sessions sticking to their replica; requests without one,
+// round robin), with upstreams in the test process, all counting into
+// executed.
 type fleet struct {
 	redis    *redistest.Server
 	cfgFiles []string
@@ -113,8 +114,9 @@ type fleet struct {
 
 // startFleet starts Redis, the upstreams, three replicas and haproxy;
 // rateLimit, if not empty, is the one rate limit rule of every replica
-// (a YAML flow mapping).
-func startFleet(t *testing.T, rateLimit string) *fleet {
+// (a YAML flow mapping). With shared, the replicas reach one upstream, as
+// a fleet does; else each has its own.
+func startFleet(t *testing.T, rateLimit string, shared bool) *fleet {
 	t.Helper()
 	haproxyBinary(t) // skip before building when there is none
 	gw := gatewayBinary(t)
@@ -125,8 +127,10 @@ func startFleet(t *testing.T, rateLimit string) *fleet {
 	dir := testDir(t)
 	const replicas = 3
 	for i := range replicas {
-		u := newUpstream(t, &f.executed)
-		f.ups = append(f.ups, u)
+		if i == 0 || !shared {
+			f.ups = append(f.ups, newUpstream(t, &f.executed))
+		}
+		u := f.ups[len(f.ups)-1]
 		cfgFile := filepath.Join(dir, fmt.Sprintf("gateway%d.yaml", i))
 		writeTemplate(t, cfgFile, fleetConfig, map[string]any{"URL": u.http.URL, "RateLimit": rateLimit})
 		f.cfgFiles = append(f.cfgFiles, cfgFile)
