@@ -15,7 +15,7 @@ import (
 // refused and the upstream runs it no time — and `toolkit-gateway pins
 // approve --config`, run against Redis, releases it on all three.
 func TestFleetPins(t *testing.T) {
-	f := startFleet(t, "", true)
+	f := startFleet(t, fleetOptions{shared: true})
 	ctx := t.Context()
 	hc := newHTTPClient(t)
 

@@ -27,7 +27,7 @@ func TestFleetRateLimit(t *testing.T) {
 		burst   = 10
 		perSec  = 1.0 // 60/m
 	)
-	f := startFleet(t, fmt.Sprintf("{name: fleet, rate: 60/m, burst: %d}", burst), false)
+	f := startFleet(t, fleetOptions{rateLimit: fmt.Sprintf("{name: fleet, rate: 60/m, burst: %d}", burst)})
 	ctx := t.Context()
 	hc := newHTTPClient(t)
 	sessions := make([]*sdk.ClientSession, clients)

@@ -47,9 +47,9 @@ servers:
     url: {{.URL}}
 `
 
-// upstream is one replica's upstream, an MCP server in the test process
-// over streamable HTTP with sessions, so that its list changes reach the
-// replica. Its tools are "lookup", counted in the fleet's executed, and
+// upstream is an upstream of replicas, an MCP server in the test process
+// over streamable HTTP: with sessions, its list changes reach the
+// replicas; without, it speaks 2026-07-28 to them. Its tools are "lookup", counted in the fleet's executed, and
 // "ask_user", which asks the user with an input-required result
 // (2026-07-28) until it gets the answer.
 type upstream struct {
@@ -79,8 +79,9 @@ func (u *upstream) setLookup(description string) {
 // input requests.
 const upstreamState = "upstream-state"
 
-// newUpstream starts an upstream counting its lookups in executed.
-func newUpstream(t *testing.T, executed *atomic.Int64) *upstream {
+// newUpstream starts an upstream counting its lookups and its answered
+// rounds in executed, served in mode.
+func newUpstream(t *testing.T, executed *atomic.Int64, mode testserver.Mode) *upstream {
 	u := &upstream{server: sdk.NewServer(&sdk.Implementation{Name: "dictionary", Version: "1.0.0"}, nil), executed: executed}
 	u.setLookup(lookupDescription)
 	elicit := &sdk.ElicitParams{Message: "name?",
@@ -94,7 +95,7 @@ func newUpstream(t *testing.T, executed *atomic.Int64) *upstream {
 			executed.Add(1)
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint("user: ", a.Content["name"])}}}, nil
 		})
-	u.http = testserver.ServeHTTP(t, u.server, testserver.Stateful)
+	u.http = testserver.ServeHTTP(t, u.server, mode)
 	return u
 }
 
@@ -112,11 +113,20 @@ type fleet struct {
 	executed atomic.Int64
 }
 
-// startFleet starts Redis, the upstreams, three replicas and haproxy;
-// rateLimit, if not empty, is the one rate limit rule of every replica
-// (a YAML flow mapping). With shared, the replicas reach one upstream, as
-// a fleet does; else each has its own.
-func startFleet(t *testing.T, rateLimit string, shared bool) *fleet {
+// fleetOptions say how a fleet differs from the default one.
+type fleetOptions struct {
+	// rateLimit, if not empty, is the one rate limit rule of every
+	// replica (a YAML flow mapping).
+	rateLimit string
+	// shared: the replicas reach one upstream, as a fleet does; else each
+	// has its own.
+	shared bool
+	// upstreamMode is how the upstreams serve (default: with sessions).
+	upstreamMode testserver.Mode
+}
+
+// startFleet starts Redis, the upstreams, three replicas and haproxy.
+func startFleet(t *testing.T, o fleetOptions) *fleet {
 	t.Helper()
 	haproxyBinary(t) // skip before building when there is none
 	gw := gatewayBinary(t)
@@ -127,12 +137,12 @@ func startFleet(t *testing.T, rateLimit string, shared bool) *fleet {
 	dir := testDir(t)
 	const replicas = 3
 	for i := range replicas {
-		if i == 0 || !shared {
-			f.ups = append(f.ups, newUpstream(t, &f.executed))
+		if i == 0 || !o.shared {
+			f.ups = append(f.ups, newUpstream(t, &f.executed, o.upstreamMode))
 		}
 		u := f.ups[len(f.ups)-1]
 		cfgFile := filepath.Join(dir, fmt.Sprintf("gateway%d.yaml", i))
-		writeTemplate(t, cfgFile, fleetConfig, map[string]any{"URL": u.http.URL, "RateLimit": rateLimit})
+		writeTemplate(t, cfgFile, fleetConfig, map[string]any{"URL": u.http.URL, "RateLimit": o.rateLimit})
 		f.cfgFiles = append(f.cfgFiles, cfgFile)
 		f.logs = append(f.logs, newLogWatch())
 	}
