@@ -23,7 +23,7 @@ func TestFleetInputReplay(t *testing.T) {
 	ctx := t.Context()
 	hc := newHTTPClient(t)
 	for round := range len(f.replicas) {
-		status, body := postInput(ctx, t, hc, f.h.url, "")
+		status, body := postInput(ctx, t, hc, f.url, "")
 		m := requestStateRE.FindStringSubmatch(body)
 		if status != http.StatusOK || m == nil || !strings.Contains(body, `"u":{"method":"elicitation/create"`) {
 			t.Fatalf("first round: %d %s", status, body)

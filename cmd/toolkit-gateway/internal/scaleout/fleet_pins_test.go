@@ -50,7 +50,7 @@ func TestFleetPins(t *testing.T) {
 	listed(true)
 	// One client of the newest protocol, without a session: haproxy
 	// sends each of its calls to the next replica.
-	cs, err := connect(ctx, hc, f.h.url, protocolNew)
+	cs, err := connect(ctx, hc, f.url, protocolNew)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestFleetRateLimit(t *testing.T) {
 	hc := newHTTPClient(t)
 	sessions := make([]*sdk.ClientSession, clients)
 	for i := range sessions {
-		cs, err := connect(ctx, hc, f.h.url, protocolSession)
+		cs, err := connect(ctx, hc, f.url, protocolSession)
 		if err != nil {
 			t.Fatalf("client %d: %v", i, err)
 		}

@@ -26,7 +26,7 @@ func TestFleetRedisDown(t *testing.T) {
 	hc := newHTTPClient(t)
 	sessions := make([]*sdk.ClientSession, clients)
 	for i := range sessions {
-		cs, err := connect(ctx, hc, f.h.url, protocolSession)
+		cs, err := connect(ctx, hc, f.url, protocolSession)
 		if err != nil {
 			t.Fatalf("client %d: %v", i, err)
 		}

@@ -29,14 +29,16 @@ const (
 )
 
 // fleetConfig is the configuration of a replica sharing its state on
-// Redis: its own upstream "dict" (by URL), every replica the same rate
-// limit when RateLimit is set, and the same input_state keys.
+// Redis, unless Alone: its upstream "dict" (by URL), every replica the
+// same rate limit when RateLimit is set, and the same input_state keys.
 const fleetConfig = `listen: 127.0.0.1:0
 path: /mcp
 startup_wait: 30s
+{{- if not .Alone}}
 state:
   redis: {url_env: ` + fleetRedisEnv + `, timeout: 500ms}
   keys_env: ` + fleetKeysEnv + `
+{{- end}}
 input_state: {keys_env: ` + fleetKeysEnv + `}
 {{- if .RateLimit}}
 rate_limits:
@@ -81,7 +83,7 @@ const upstreamState = "upstream-state"
 
 // newUpstream starts an upstream counting its lookups and its answered
 // rounds in executed, served in mode.
-func newUpstream(t *testing.T, executed *atomic.Int64, mode testserver.Mode) *upstream {
+func newUpstream(t testing.TB, executed *atomic.Int64, mode testserver.Mode) *upstream {
 	u := &upstream{server: sdk.NewServer(&sdk.Implementation{Name: "dictionary", Version: "1.0.0"}, nil), executed: executed}
 	u.setLookup(lookupDescription)
 	elicit := &sdk.ElicitParams{Message: "name?",
@@ -109,7 +111,8 @@ type fleet struct {
 	ups      []*upstream
 	replicas []*replica
 	logs     []*logWatch
-	h        *haproxy
+	h        *haproxy // nil when alone
+	url      string   // the MCP endpoint clients reach: haproxy's, or the lone replica's
 	executed atomic.Int64
 }
 
@@ -123,37 +126,50 @@ type fleetOptions struct {
 	shared bool
 	// upstreamMode is how the upstreams serve (default: with sessions).
 	upstreamMode testserver.Mode
+	// alone: one gateway, without shared state nor haproxy, to compare
+	// with. It does not check for leftover processes at the end, so that
+	// a fleet started before it in the same test can.
+	alone bool
 }
 
 // startFleet starts Redis, the upstreams, three replicas and haproxy.
-func startFleet(t *testing.T, o fleetOptions) *fleet {
+func startFleet(t testing.TB, o fleetOptions) *fleet {
 	t.Helper()
 	haproxyBinary(t) // skip before building when there is none
 	gw := gatewayBinary(t)
-	t.Cleanup(func() { checkNoLeftovers(t, gw) })
-	f := &fleet{redis: redistest.Start(t)}
-	t.Setenv(fleetRedisEnv, f.redis.URL())
+	f := &fleet{}
+	replicas := 1
+	if !o.alone {
+		t.Cleanup(func() { checkNoLeftovers(t, gw) })
+		f.redis = redistest.Start(t)
+		t.Setenv(fleetRedisEnv, f.redis.URL())
+		replicas = 3
+	}
 	t.Setenv(fleetKeysEnv, base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
 	dir := testDir(t)
-	const replicas = 3
 	for i := range replicas {
 		if i == 0 || !o.shared {
 			f.ups = append(f.ups, newUpstream(t, &f.executed, o.upstreamMode))
 		}
 		u := f.ups[len(f.ups)-1]
 		cfgFile := filepath.Join(dir, fmt.Sprintf("gateway%d.yaml", i))
-		writeTemplate(t, cfgFile, fleetConfig, map[string]any{"URL": u.http.URL, "RateLimit": o.rateLimit})
+		writeTemplate(t, cfgFile, fleetConfig, map[string]any{"URL": u.http.URL, "RateLimit": o.rateLimit, "Alone": o.alone})
 		f.cfgFiles = append(f.cfgFiles, cfgFile)
 		f.logs = append(f.logs, newLogWatch())
 	}
 	f.replicas = startGateways(t, f.cfgFiles, func(i int, line string) { f.logs[i].add(line) })
+	if o.alone {
+		f.url = "http://" + f.replicas[0].addr + "/mcp"
+		return f
+	}
 	f.h = startHaproxy(t, dir, f.replicas, true)
+	f.url = f.h.url
 	return f
 }
 
 // pins runs the gateway's pins command with args against the fleet's
 // Redis (the configuration of replica 0) and returns its output.
-func (f *fleet) pins(t *testing.T, args ...string) (string, error) {
+func (f *fleet) pins(t testing.TB, args ...string) (string, error) {
 	t.Helper()
 	args = append([]string{"pins", args[0], "--config", f.cfgFiles[0]}, args[1:]...)
 	out, err := exec.Command(gatewayBinary(t), args...).CombinedOutput()
@@ -263,7 +279,7 @@ func lookup(ctx context.Context, cs *sdk.ClientSession, word string) error {
 }
 
 // checkAlive fails t for each replica that is no longer running.
-func (f *fleet) checkAlive(t *testing.T) {
+func (f *fleet) checkAlive(t testing.TB) {
 	t.Helper()
 	for _, r := range f.replicas {
 		select {

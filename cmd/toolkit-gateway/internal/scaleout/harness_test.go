@@ -64,7 +64,7 @@ var (
 )
 
 // gatewayBinary returns the path of the built gateway.
-func gatewayBinary(t *testing.T) string {
+func gatewayBinary(t testing.TB) string {
 	t.Helper()
 	bin, err := buildGateway()
 	if err != nil {
@@ -74,7 +74,7 @@ func gatewayBinary(t *testing.T) string {
 }
 
 // exampleBinary returns the path of the built example program.
-func exampleBinary(t *testing.T) string {
+func exampleBinary(t testing.TB) string {
 	t.Helper()
 	bin, err := buildExample()
 	if err != nil {
@@ -90,7 +90,7 @@ const haproxyEnv = "HAPROXY"
 // haproxyBinary returns the haproxy binary: $HAPROXY, or haproxy on PATH
 // or in /usr/sbin. When there is none it skips the test, or fails it when
 // PEERS_REQUIRED=1.
-func haproxyBinary(t *testing.T) string {
+func haproxyBinary(t testing.TB) string {
 	t.Helper()
 	candidates := []string{os.Getenv(haproxyEnv)}
 	if candidates[0] == "" {
@@ -113,7 +113,7 @@ func haproxyBinary(t *testing.T) string {
 
 // testDir returns a fresh directory under workDir for t's files, short
 // enough for a Unix socket path.
-func testDir(t *testing.T) string {
+func testDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp(workDir, "t")
 	if err != nil {
@@ -146,7 +146,7 @@ servers:
 
 // startReplicas starts n gateways from one configuration and waits until
 // each one's /healthz answers 200 (its upstream is ready).
-func startReplicas(t *testing.T, dir string, n int, stateless bool) []*replica {
+func startReplicas(t testing.TB, dir string, n int, stateless bool) []*replica {
 	t.Helper()
 	cfgFile := filepath.Join(dir, "gateway.yaml")
 	writeTemplate(t, cfgFile, gatewayConfig, map[string]any{"Binary": exampleBinary(t), "Stateless": stateless})
@@ -160,7 +160,7 @@ func startReplicas(t *testing.T, dir string, n int, stateless bool) []*replica {
 // startGateways starts a gateway on each configuration file and waits
 // until each one's /healthz answers 200. onLine, if not nil, sees every
 // line of output of replica i, as start's does.
-func startGateways(t *testing.T, cfgFiles []string, onLine func(i int, line string)) []*replica {
+func startGateways(t testing.TB, cfgFiles []string, onLine func(i int, line string)) []*replica {
 	t.Helper()
 	bin := gatewayBinary(t)
 	rs := make([]*replica, len(cfgFiles))
@@ -314,7 +314,7 @@ backend gateways
 // startHaproxy starts haproxy in front of rs, on a listener the test opens
 // (handed to haproxy as file descriptor 3, so no port is guessed), and
 // waits until its stats show every replica up.
-func startHaproxy(t *testing.T, dir string, rs []*replica, sticky bool) *haproxy {
+func startHaproxy(t testing.TB, dir string, rs []*replica, sticky bool) *haproxy {
 	t.Helper()
 	bin := haproxyBinary(t)
 	h := &haproxy{socket: filepath.Join(dir, "haproxy.sock")}
@@ -411,7 +411,7 @@ func counter(row map[string]string, col string) int {
 }
 
 // writeTemplate writes the template text executed with data to file.
-func writeTemplate(t *testing.T, file, text string, data any) {
+func writeTemplate(t testing.TB, file, text string, data any) {
 	t.Helper()
 	var b strings.Builder
 	if err := template.Must(template.New(filepath.Base(file)).Parse(text)).Execute(&b, data); err != nil {
@@ -425,7 +425,7 @@ func writeTemplate(t *testing.T, file, text string, data any) {
 // checkNoLeftovers fails t unless every process running bin is gone within
 // leakTimeout: the replicas, and the upstream each one started (which
 // outlives a killed replica only until it reads the end of its input).
-func checkNoLeftovers(t *testing.T, bin string) {
+func checkNoLeftovers(t testing.TB, bin string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), leakTimeout)
 	defer cancel()
