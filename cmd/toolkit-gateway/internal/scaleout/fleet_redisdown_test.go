@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,7 +16,8 @@ import (
 // replica crashes; every call is answered all along (the rate limit fails
 // open, by default); each replica's /healthz says the state is unavailable,
 // then ok once Redis is back, which each finds by itself; and the pins,
-// approvals included, are all there after.
+// with the approval made before, are all there after: the approved
+// definition is listed and called on every replica.
 func TestFleetRedisDown(t *testing.T) {
 	const (
 		clients = 16
@@ -33,6 +35,12 @@ func TestFleetRedisDown(t *testing.T) {
 		t.Cleanup(func() { cs.Close() })
 		sessions[i] = cs
 	}
+	// An approval made before Redis goes down.
+	lists := f.watchLists(t, hc)
+	lists.until(t, true)
+	f.ups[0].setLookup(changedDescription)
+	lists.until(t, false)
+	f.approve(t, lists)
 	pinsBefore, err := f.pins(t, "list", "--all")
 	if err != nil {
 		t.Fatalf("pins list: %v\n%s", err, pinsBefore)
@@ -94,9 +102,10 @@ func TestFleetRedisDown(t *testing.T) {
 		t.Errorf("%d calls, %d failed, %d executed upstream", calls.load(), failed.Load(), f.executed.Load())
 	}
 	pinsAfter, err := f.pins(t, "list", "--all")
-	if err != nil || pinsAfter != pinsBefore {
+	if err != nil || pinsAfter != pinsBefore || strings.Contains(pinsAfter, "quarantined") {
 		t.Errorf("pins before Redis went down:\n%s\nafter (%v):\n%s", pinsBefore, err, pinsAfter)
 	}
+	lists.until(t, true)
 	f.checkAlive(t)
 }
 
