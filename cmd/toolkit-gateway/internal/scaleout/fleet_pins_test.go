@@ -7,12 +7,17 @@ import (
 	"testing"
 )
 
-// TestFleetPins: a changed upstream definition is quarantined on all three
-// replicas — a call through haproxy, whichever replica takes it, is
-// refused and the upstream runs it no time — and `toolkit-gateway pins
-// approve --config`, run against Redis, releases it on all three.
+// TestFleetPins: a changed upstream definition seen by one replica is
+// quarantined on all three — a call through haproxy, whichever replica
+// takes it, is refused and the upstream runs it no time — and
+// `toolkit-gateway pins approve --config`, run against Redis, releases it
+// on all three once their upstreams all serve it.
+//
+// Each replica has an upstream of its own, so that only replica r0 sees
+// the change at first: r1 and r2 refuse the tool their upstreams still
+// serve unchanged because the quarantine reached them through Redis.
 func TestFleetPins(t *testing.T) {
-	f := startFleet(t, fleetOptions{shared: true})
+	f := startFleet(t, fleetOptions{})
 	ctx := t.Context()
 	hc := newHTTPClient(t)
 
@@ -50,6 +55,11 @@ func TestFleetPins(t *testing.T) {
 		t.Fatalf("pins list against Redis: %v\n%s", err, out)
 	}
 
+	// The change reaches the other upstreams; each replica has listed
+	// it when it tells its client its list changed.
+	for i, u := range f.ups[1:] {
+		lists.next(t, i+1, func() { u.setLookup(changedDescription) })
+	}
 	f.approve(t, lists)
 	answeredOn := map[string]bool{}
 	for range len(f.replicas) {

@@ -325,6 +325,24 @@ func (f *fleet) watchLists(t testing.TB, hc *http.Client) *listWatch {
 	return w
 }
 
+// next runs change and waits until replica i tells its client that its
+// list changed.
+func (w *listWatch) next(t testing.TB, i int, change func()) {
+	t.Helper()
+	select {
+	case <-w.changed[i]:
+	default:
+	}
+	change()
+	ctx, cancel := context.WithTimeout(t.Context(), readyTimeout)
+	defer cancel()
+	select {
+	case <-w.changed[i]:
+	case <-ctx.Done():
+		t.Fatalf("replica %s told no list change: %v", w.f.replicas[i].name, ctx.Err())
+	}
+}
+
 // until waits until every replica lists the lookup tool (listed) or
 // does not.
 func (w *listWatch) until(t testing.TB, listed bool) {
