@@ -23,7 +23,7 @@ import (
 func TestFleetRateLimit(t *testing.T) {
 	const (
 		clients = 30
-		calls   = 3 // by each client
+		calls   = 20 // by each client: long enough for the rate to refill some
 		burst   = 10
 		perSec  = 1.0 // 60/m
 	)
