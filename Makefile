@@ -14,8 +14,9 @@
 #   make peers        install the peers only (scripts/peers.sh)
 #   make conformance  only the conformance tests against the real suite
 #   make scaleout     only the scale-out tests: gateway replicas behind
-#                     haproxy, one killed under load (scripts/debian-tool.sh haproxy
-#                     installs haproxy when it is missing)
+#                     haproxy, one killed under load, or sharing their state on
+#                     Redis (scripts/debian-tool.sh installs haproxy and
+#                     redis-server when they are missing)
 #   make bench        benchmarks (BENCHTIME=1s by default)
 #   make fuzz         each fuzz target for FUZZTIME (20s by default)
 #   make example      run the example program
@@ -92,6 +93,7 @@ conformance: peers
 	else echo "no conformance tests yet (internal/testing/conformance)"; fi
 
 scaleout: haproxy
+	@bash scripts/debian-tool.sh redis-server >/dev/null
 	cd $(GATEWAY_DIR) && $(GO) test -race -count=1 -timeout $(SCALEOUT_TIMEOUT) -v $(TEST_FLAGS) $(SCALEOUT_PKG)
 
 bench: peers

@@ -34,7 +34,7 @@ const callTimeout = 10 * time.Second
 
 // newHTTPClient returns an HTTP client whose connection pool holds as many
 // idle connections as the test has clients, so that calls reuse them.
-func newHTTPClient(t *testing.T) *http.Client {
+func newHTTPClient(t testing.TB) *http.Client {
 	tr := &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr}

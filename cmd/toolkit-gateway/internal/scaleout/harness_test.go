@@ -64,7 +64,7 @@ var (
 )
 
 // gatewayBinary returns the path of the built gateway.
-func gatewayBinary(t *testing.T) string {
+func gatewayBinary(t testing.TB) string {
 	t.Helper()
 	bin, err := buildGateway()
 	if err != nil {
@@ -74,7 +74,7 @@ func gatewayBinary(t *testing.T) string {
 }
 
 // exampleBinary returns the path of the built example program.
-func exampleBinary(t *testing.T) string {
+func exampleBinary(t testing.TB) string {
 	t.Helper()
 	bin, err := buildExample()
 	if err != nil {
@@ -90,7 +90,7 @@ const haproxyEnv = "HAPROXY"
 // haproxyBinary returns the haproxy binary: $HAPROXY, or haproxy on PATH
 // or in /usr/sbin. When there is none it skips the test, or fails it when
 // PEERS_REQUIRED=1.
-func haproxyBinary(t *testing.T) string {
+func haproxyBinary(t testing.TB) string {
 	t.Helper()
 	candidates := []string{os.Getenv(haproxyEnv)}
 	if candidates[0] == "" {
@@ -113,7 +113,7 @@ func haproxyBinary(t *testing.T) string {
 
 // testDir returns a fresh directory under workDir for t's files, short
 // enough for a Unix socket path.
-func testDir(t *testing.T) string {
+func testDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp(workDir, "t")
 	if err != nil {
@@ -146,14 +146,26 @@ servers:
 
 // startReplicas starts n gateways from one configuration and waits until
 // each one's /healthz answers 200 (its upstream is ready).
-func startReplicas(t *testing.T, dir string, n int, stateless bool) []*replica {
+func startReplicas(t testing.TB, dir string, n int, stateless bool) []*replica {
 	t.Helper()
-	bin := gatewayBinary(t)
 	cfgFile := filepath.Join(dir, "gateway.yaml")
 	writeTemplate(t, cfgFile, gatewayConfig, map[string]any{"Binary": exampleBinary(t), "Stateless": stateless})
-	rs := make([]*replica, n)
-	addrs := make([]chan string, n)
-	for i := range rs {
+	cfgFiles := make([]string, n)
+	for i := range cfgFiles {
+		cfgFiles[i] = cfgFile
+	}
+	return startGateways(t, cfgFiles, nil)
+}
+
+// startGateways starts a gateway on each configuration file and waits
+// until each one's /healthz answers 200. onLine, if not nil, sees every
+// line of output of replica i, as start's does.
+func startGateways(t testing.TB, cfgFiles []string, onLine func(i int, line string)) []*replica {
+	t.Helper()
+	bin := gatewayBinary(t)
+	rs := make([]*replica, len(cfgFiles))
+	addrs := make([]chan string, len(cfgFiles))
+	for i, cfgFile := range cfgFiles {
 		name := fmt.Sprintf("r%d", i)
 		addrs[i] = make(chan string, 1)
 		cmd := exec.Command(bin, "serve", "--config", cfgFile, "--log-format", "json", "--log-level", "info")
@@ -164,6 +176,9 @@ func startReplicas(t *testing.T, dir string, n int, stateless bool) []*replica {
 				case found <- addr:
 				default:
 				}
+			}
+			if onLine != nil {
+				onLine(i, line)
 			}
 		})}
 	}
@@ -299,7 +314,7 @@ backend gateways
 // startHaproxy starts haproxy in front of rs, on a listener the test opens
 // (handed to haproxy as file descriptor 3, so no port is guessed), and
 // waits until its stats show every replica up.
-func startHaproxy(t *testing.T, dir string, rs []*replica, sticky bool) *haproxy {
+func startHaproxy(t testing.TB, dir string, rs []*replica, sticky bool) *haproxy {
 	t.Helper()
 	bin := haproxyBinary(t)
 	h := &haproxy{socket: filepath.Join(dir, "haproxy.sock")}
@@ -396,7 +411,7 @@ func counter(row map[string]string, col string) int {
 }
 
 // writeTemplate writes the template text executed with data to file.
-func writeTemplate(t *testing.T, file, text string, data any) {
+func writeTemplate(t testing.TB, file, text string, data any) {
 	t.Helper()
 	var b strings.Builder
 	if err := template.Must(template.New(filepath.Base(file)).Parse(text)).Execute(&b, data); err != nil {
@@ -410,7 +425,7 @@ func writeTemplate(t *testing.T, file, text string, data any) {
 // checkNoLeftovers fails t unless every process running bin is gone within
 // leakTimeout: the replicas, and the upstream each one started (which
 // outlives a killed replica only until it reads the end of its input).
-func checkNoLeftovers(t *testing.T, bin string) {
+func checkNoLeftovers(t testing.TB, bin string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), leakTimeout)
 	defer cancel()

@@ -39,7 +39,7 @@ type process struct {
 // start starts cmd with stdout and stderr on one pipe. onLine, if not nil,
 // sees every line of output, in order, on the reading goroutine. The
 // process is stopped when t ends.
-func start(t *testing.T, name string, cmd *exec.Cmd, onLine func(string)) *process {
+func start(t testing.TB, name string, cmd *exec.Cmd, onLine func(string)) *process {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
