@@ -61,6 +61,8 @@ type appsSeen struct {
 	contents  map[string][]*sdk.ResourceContents
 	html      map[string]string
 	results   map[string]string
+	// extensions are those the server advertises.
+	extensions map[string]any
 }
 
 // look lists what cs offers and reads every resource; it calls the tools of
@@ -68,7 +70,8 @@ type appsSeen struct {
 func look(t *testing.T, cs *sdk.ClientSession, calls map[string]map[string]any, names func(string) string) appsSeen {
 	t.Helper()
 	ctx := context.Background()
-	s := appsSeen{tools: map[string]*sdk.Tool{}, resources: map[string]*sdk.Resource{}, contents: map[string][]*sdk.ResourceContents{}, html: map[string]string{}, results: map[string]string{}}
+	s := appsSeen{tools: map[string]*sdk.Tool{}, resources: map[string]*sdk.Resource{}, contents: map[string][]*sdk.ResourceContents{}, html: map[string]string{}, results: map[string]string{},
+		extensions: cs.InitializeResult().Capabilities.Extensions}
 	for tl, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			t.Fatal(err)
@@ -277,8 +280,12 @@ func TestGatewayAppsPeers(t *testing.T) {
 			}
 			names := newExposedNames(tc.qualified, tc.ups, seen)
 			cs := appsClient(t, &sdk.StreamableClientTransport{Endpoint: g.mcpURL})
-			if _, ok := cs.InitializeResult().Capabilities.Extensions[uiExtension]; ok {
-				t.Logf("the gateway advertises %s", uiExtension)
+			for _, up := range tc.ups {
+				for id, settings := range direct[up.app].extensions {
+					if got := cs.InitializeResult().Capabilities.Extensions[id]; mustJSON(t, got) != mustJSON(t, settings) {
+						t.Errorf("%s: the gateway advertises the extension %s as %v, the server as %v", up.ns, id, got, settings)
+					}
+				}
 			}
 			var got appsSeen
 			{
