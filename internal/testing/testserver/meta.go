@@ -23,7 +23,7 @@ const (
 // catalogue, by what carries it.
 var MetaJSON = map[string]string{
 	"tool app_view":        `{"ui":{"resourceUri":"ui://test/view.html"},"x.example/tag":"tool"}`,
-	"tool app_only":        `{"ui":{"resourceUri":"ui://test/view.html","visibility":["app"]}}`,
+	"tool app_only":        `{"ui":{"resourceUri":"ui://test/view.html","visibility":["app"]},"ui/resourceUri":"ui://test/view.html"}`,
 	"result app_view":      `{"ui":{"state":{"n":1}},"x.example/tag":"result"}`,
 	"result meta_empty":    `{"x.example/tag":"empty"}`,
 	"prompt meta_prompt":   `{"x.example/tag":"prompt"}`,
