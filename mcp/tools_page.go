@@ -38,10 +38,11 @@ type skipJSON struct{}
 
 func (*skipJSON) UnmarshalJSON([]byte) error { return nil }
 
-// splitToolsPage splits a tools/list result into its tools, each the
-// slice of result that holds its JSON (not decoded yet: see
-// listedTool.decode), and returns the page's nextCursor. It reads result
-// one value at a time. It fails when result is not an object whose
+// splitToolsPage splits a tools/list result into its tools, each a copy of
+// its JSON (not decoded yet: see listedTool.decode; each copy goes once its
+// tool is listed, where slices of result would hold it all until the
+// page's end), and returns the page's nextCursor. It reads result one
+// value at a time. It fails when result is not an object whose
 // "tools", if any, is a list and whose "nextCursor", if any, is a string.
 func splitToolsPage(result []byte) ([]*listedTool, string, error) {
 	dec := json.NewDecoder(bytes.NewReader(result))
@@ -57,7 +58,7 @@ func splitToolsPage(result []byte) ([]*listedTool, string, error) {
 		}
 		switch tok {
 		case "tools":
-			if tools, err = splitTools(dec, result); err != nil {
+			if tools, err = splitTools(dec); err != nil {
 				return nil, "", err
 			}
 		case "nextCursor":
@@ -81,9 +82,9 @@ func splitToolsPage(result []byte) ([]*listedTool, string, error) {
 	return tools, next, nil
 }
 
-// splitTools reads the value of "tools" from dec, which reads result: a
-// list, whose entries it returns undecoded, or null.
-func splitTools(dec *json.Decoder, result []byte) ([]*listedTool, error) {
+// splitTools reads the value of "tools" from dec: a list, whose entries it
+// returns undecoded, or null.
+func splitTools(dec *json.Decoder) ([]*listedTool, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, fmt.Errorf("%w: tools: %v", errNotToolsPage, err)
@@ -95,15 +96,12 @@ func splitTools(dec *json.Decoder, result []byte) ([]*listedTool, error) {
 		return nil, fmt.Errorf("%w: tools is not a list", errNotToolsPage)
 	}
 	tools := []*listedTool{}
-	start := dec.InputOffset()
 	for dec.More() {
-		if err := dec.Decode(&skipJSON{}); err != nil {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
 			return nil, fmt.Errorf("%w: tool %d: %v", errNotToolsPage, len(tools), err)
 		}
-		end := dec.InputOffset()
-		raw := bytes.TrimLeft(result[start:end], " \t\r\n,")
 		tools = append(tools, &listedTool{raw: raw, index: len(tools)})
-		start = end
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, fmt.Errorf("%w: tools: %v", errNotToolsPage, err)
