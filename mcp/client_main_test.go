@@ -13,5 +13,5 @@ import (
 func TestMain(m *testing.M) {
 	testserver.MaybeServeHostileStdio()
 	testserver.MaybeServeStdio()
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, runtimeCleanups)
 }

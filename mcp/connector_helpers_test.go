@@ -319,8 +319,13 @@ func mustTool(name string) *sdk.Tool {
 func leakCheck(t *testing.T) {
 	t.Helper()
 	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore, runtimeCleanups) })
 }
+
+// runtimeCleanups ignores the goroutines the runtime starts, when it has
+// many, to run cleanups (runtime.AddCleanup: the unique package's, after
+// a listing of many tools): they are not the tests'.
+var runtimeCleanups = goleak.IgnoreTopFunction("runtime.runCleanups")
 
 // mustDelegate returns NewDelegate(name, version, opts...), failing the
 // test on an error.

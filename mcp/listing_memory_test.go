@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -249,4 +253,110 @@ func BenchmarkListingOnePage(b *testing.B) {
 		runtime.KeepAlive(tools)
 		b.StartTimer()
 	}
+}
+
+// onePageServer serves the tools of shape as one tools/list page, whose
+// answer it makes before the client asks (the connector's memory is
+// measured, not the server's), and returns the answer's length.
+func onePageServer(tb testing.TB, shape listingShape, total int) (*testserver.Raw, int) {
+	var b strings.Builder
+	b.WriteString(`{"jsonrpc":"2.0","result":{"tools":[`)
+	for i := range total {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(shape.tool(i))
+	}
+	b.WriteString(`]},"id":`)
+	// The answer with its ID appended in place, without a copy.
+	line := make([]byte, 0, b.Len()+32)
+	line = append(line, b.String()...)
+	raw := &testserver.Raw{Handle: func(req testserver.RawRequest) [][]byte {
+		switch req.Method {
+		case "initialize":
+			return [][]byte{testserver.Initialize(req, "listing")}
+		case "tools/list":
+			answer := append(line[:len(line):cap(line)], req.ID...)
+			return [][]byte{append(answer, '}')}
+		case "prompts/list", "resources/list", "resources/templates/list":
+			return [][]byte{testserver.Result(req, map[string]any{})}
+		}
+		if len(req.ID) > 0 {
+			return [][]byte{testserver.MethodNotFound(req)}
+		}
+		return nil
+	}}
+	tb.Cleanup(raw.Close)
+	return raw, len(line) + 8
+}
+
+// lineDial dials raw through the connector's own line connection (the one
+// of its stdio servers), where raw.Dial gives the go-sdk's IOTransport.
+func lineDial(raw *testserver.Raw) func(context.Context) (sdk.Transport, error) {
+	return func(ctx context.Context) (sdk.Transport, error) {
+		tr, err := raw.Dial(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return lineTransport{tr.(*sdk.IOTransport).Reader.(net.Conn)}, nil
+	}
+}
+
+// lineTransport connects through a lineConn over c.
+type lineTransport struct{ c net.Conn }
+
+func (t lineTransport) Connect(context.Context) (sdk.Connection, error) {
+	lines := newJSONLines(t.c, DefaultMaxMessageBytes, slog.New(slog.DiscardHandler))
+	return newLineConn(lines, nil, DefaultMaxMessageBytes, t.c, t.c), nil
+}
+
+// heapPeak samples the bytes of heap objects (live, and dead ones not yet
+// freed) until stop is closed, and sends the largest sample.
+func heapPeak(stop <-chan struct{}, peak chan<- uint64) {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	t := time.NewTicker(200 * time.Microsecond)
+	defer t.Stop()
+	var most uint64
+	for {
+		metrics.Read(s)
+		most = max(most, s[0].Value.Uint64())
+		select {
+		case <-stop:
+			peak <- most
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// The heap a connector uses while it lists one page of 50,000 tools
+// (about 11 MB) stays under maxListingRatio times the page's bytes, with
+// the collector at its default pace. It peaked at about 20 times while
+// the go-sdk decoded the page whole and checked each tool with a decoder
+// of its own. The peak is sampled (every 200µs): a sample may miss it,
+// never overstate it.
+func TestListingOnePagePeakHeap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lists 50,000 tools")
+	}
+	leakCheck(t)
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	const total = 50_000
+	raw, wire := onePageServer(t, listingShapes[0], total)
+	base := liveHeap()
+	stop, peak := make(chan struct{}), make(chan uint64)
+	go heapPeak(stop, peak)
+	tools, _ := connectorListing(t, raw, OptDialer(lineDial(raw)))
+	close(stop)
+	most := <-peak
+	if len(tools) != total {
+		t.Fatalf("%d tools listed, want %d", len(tools), total)
+	}
+	used := most - min(most, base)
+	ratio := float64(used) / float64(wire)
+	t.Logf("%d bytes received, heap peaked %d bytes over the %d before: %.1f times", wire, used, base, ratio)
+	if ratio > maxListingRatio {
+		t.Errorf("the heap peaked at %.1f times the %d bytes received (%d bytes), want at most %d", ratio, wire, used, maxListingRatio)
+	}
+	runtime.KeepAlive(tools)
 }

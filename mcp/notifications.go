@@ -43,10 +43,6 @@ type noteScanner struct {
 	// owner is the call whose response stream this is (a streamable HTTP
 	// POST), or nil for a stream shared by every call.
 	owner *inflight
-	// limit, when set, replaces maxNoteLine; also, when set, sees every
-	// message (the answer to a tools/list request: tasks.go).
-	limit int
-	also  func(msg []byte)
 
 	line      []byte
 	skipLine  bool   // the current line is longer than maxNoteLine
@@ -78,12 +74,7 @@ func (s *noteScanner) feed(p []byte) {
 	}
 }
 
-func (s *noteScanner) max() int {
-	if s.limit > 0 {
-		return s.limit
-	}
-	return maxNoteLine
-}
+func (s *noteScanner) max() int { return maxNoteLine }
 
 // endLine handles one complete line; skipped reports a line too long to
 // keep.
@@ -100,9 +91,6 @@ func (s *noteScanner) endLine(line []byte, skipped bool) {
 	case len(line) == 0: // the end of an event
 		if !s.skipEvent && len(s.data) > 0 {
 			s.message(s.data)
-			if s.also != nil {
-				s.also(s.data)
-			}
 		}
 		s.data, s.skipEvent = s.data[:0], false
 	default:

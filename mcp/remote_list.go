@@ -165,10 +165,12 @@ func listKind[D, I any](ctx context.Context, c *Connector, l *live, k *kindSpec[
 			}
 		}
 		full := false
-		for _, d := range defs {
+		for i, d := range defs {
 			if d == nil {
 				continue
 			}
+			// What the item was made of goes once it is done with.
+			defs[i] = nil
 			if received >= c.o.maxItems {
 				full = true
 				break
@@ -239,11 +241,14 @@ func invalidName(name string) string {
 
 // listedTool is a tool of a tools/list page with its task support, which
 // the SDK's Tool does not keep (tasks.go), or, when def is nil, an entry
-// of the page that does not decode and why (lenient_list.go).
+// of the page that does not decode and why (lenient_list.go). Until it is
+// decoded, raw holds its JSON (tools_page.go).
 type listedTool struct {
 	def       *sdk.Tool
 	task      TaskSupport
 	undecoded string
+	raw       []byte
+	index     int // its place in the page
 }
 
 // metaHolder is an item definition with a `_meta` (the SDK's types and
@@ -275,25 +280,24 @@ var toolSpec = &kindSpec[listedTool, toolkit.Tool]{
 		res, err := s.ListTools(withTaskSlot(ctx, slot), &sdk.ListToolsParams{Cursor: cursor})
 		slot.finish()
 		if err != nil {
-			if ctx.Err() != nil || isRemoteError(err) {
-				return nil, "", err
-			}
-			// The SDK could not decode the answer: decode it tool by tool.
-			tools, next, lerr := decodeToolsPage(slot.rawResult())
-			if lerr != nil {
-				return nil, "", err
-			}
-			return tools, next, nil
+			return nil, "", err
+		}
+		if tools, ok := slot.page(); ok {
+			// The connection took the page's tools (tools_page.go).
+			return tools, res.NextCursor, nil
 		}
 		out := make([]*listedTool, 0, len(res.Tools))
 		for _, t := range res.Tools {
 			if t != nil {
-				out = append(out, &listedTool{def: t, task: slot.get(t.Name)})
+				out = append(out, &listedTool{def: t, task: TaskForbidden})
 			}
 		}
 		return out, res.NextCursor, nil
 	},
 	key: func(t *listedTool) (string, string) {
+		if t.raw != nil {
+			t.decode()
+		}
 		if t.def == nil {
 			return "", t.undecoded
 		}

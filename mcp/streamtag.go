@@ -64,8 +64,12 @@ const (
 // requests in it (see above).
 type tagStream struct {
 	src io.ReadCloser
-	tag string
 	max int // the most bytes of one event held back
+	// hold tells, from the start of an event's data, whether the event
+	// may be one to rewrite; rewrite returns the message of such an
+	// event rewritten, and whether it did.
+	hold    func(prefix []byte) bool
+	rewrite func(msg []byte) ([]byte, bool)
 
 	buf    []byte // read buffer
 	out    []byte // bytes ready for the reader
@@ -81,10 +85,17 @@ type tagStream struct {
 }
 
 func newTagStream(src io.ReadCloser, tag string, max int) *tagStream {
+	return newEventRewriter(src, max, mayBeTagged, func(msg []byte) ([]byte, bool) { return tagRequest(msg, tag) })
+}
+
+// newEventRewriter returns a tagStream that rewrites the events hold and
+// rewrite choose (see tagStream) instead of tagging requests: the answer
+// to a tools/list, for one (tools_page.go).
+func newEventRewriter(src io.ReadCloser, max int, hold func([]byte) bool, rewrite func([]byte) ([]byte, bool)) *tagStream {
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
 	}
-	return &tagStream{src: src, tag: tag, max: max}
+	return &tagStream{src: src, max: max, hold: hold, rewrite: rewrite}
 }
 
 func (t *tagStream) Close() error { return t.src.Close() }
@@ -244,7 +255,7 @@ func (t *tagStream) passLine() {
 // classify decides, from the first classifyPrefix bytes of the data of an
 // undecided event, whether it may be a request to tag.
 func (t *tagStream) classify() {
-	candidate := mayBeTagged(t.data)
+	candidate := t.hold(t.data)
 	t.data = t.data[:0]
 	if candidate {
 		t.mode = evHolding
@@ -268,7 +279,7 @@ func (t *tagStream) endEvent() {
 			t.classify()
 		}
 		if t.mode == evHolding {
-			if tagged, ok := tagRequest(joinData(t.held), t.tag); ok {
+			if tagged, ok := t.rewrite(joinData(t.held)); ok {
 				t.out = appendTagged(t.out, t.held, tagged)
 			} else {
 				t.out = append(t.out, t.held...)

@@ -1,9 +1,7 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sync"
@@ -17,12 +15,12 @@ import (
 
 // A server may declare, for each tool, whether it may or must be run as a
 // task (MCP 2025-11-25: "execution": {"taskSupport": ...} in tools/list).
-// The go-sdk has no task API and its Tool type drops the field, so the
-// connector reads it from the raw tools/list answers: each listing carries
-// a taskSlot in its context; the connection (stdio, SSE, OptDialer
-// transports) or the HTTP response body (streamable HTTP) that carries the
-// answer fills the slot before the SDK decodes the answer. Answers are
-// decoded a second time only when their bytes contain "taskSupport".
+// The go-sdk has no task API and its Tool type drops the field; the
+// connector decodes the tools of a listing itself (tools_page.go), and
+// reads the field there. Each listing carries a taskSlot in its context:
+// the connection (stdio, SSE, OptDialer transports) or the HTTP response
+// body (streamable HTTP) that carries the answer fills the slot with the
+// page's tools before the SDK decodes the rest of the answer.
 
 // TaskSupport is how a tool of a remote server may be run as a task
 // (task-augmented execution), as the server declares in its tool list.
@@ -63,18 +61,12 @@ type TaskSupporter interface {
 // learns why calls to it fail.
 const taskRequiredNote = "(This tool requires task-augmented execution, which this client does not support: calls to it fail.)"
 
-// taskSupportKey is what a tools/list answer contains when some tool
-// declares its task support.
-var taskSupportKey = []byte(`"taskSupport"`)
-
-// taskSlot receives the task support of the tools of one tools/list page,
-// and the page's raw answer (lenient_list.go).
+// taskSlot receives the tools of one tools/list page (tools_page.go).
 type taskSlot struct {
-	mu     sync.Mutex
-	tools  map[string]TaskSupport // tools whose support is not forbidden
-	result []byte                 // the answer's result, when known alone
-	msg    []byte                 // the whole answer (HTTP), when result is not known
-	done   atomic.Bool            // the listing returned: nothing more comes
+	mu    sync.Mutex
+	tools []*listedTool // the page's tools, not decoded yet
+	taken bool          // tools holds the page
+	done  atomic.Bool   // the listing returned: nothing more comes
 }
 
 type taskSlotKey struct{}
@@ -88,114 +80,22 @@ func taskSlotFrom(ctx context.Context) *taskSlot {
 	return s
 }
 
-// get returns the task support of the named tool.
-func (s *taskSlot) get(name string) TaskSupport {
+// page returns the tools of the page the slot took, and whether it took
+// one.
+func (s *taskSlot) page() ([]*listedTool, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t, ok := s.tools[name]; ok {
-		return t
-	}
-	return TaskForbidden
+	return s.tools, s.taken
 }
 
 // finish records that the listing returned.
 func (s *taskSlot) finish() { s.done.Store(true) }
 
-// observeResult reads the result of a tools/list answer, which it keeps
-// (the caller does not change it).
-func (s *taskSlot) observeResult(result []byte) {
-	m := parseTaskSupport(result)
-	s.mu.Lock()
-	if !s.done.Load() {
-		s.result, s.msg = result, nil
-		if m != nil {
-			s.tools = m
-		}
-	}
-	s.mu.Unlock()
-}
-
-// observeMessage reads a JSON-RPC message that may be the tools/list answer
-// (one event of a streamable HTTP response, whose buffer is reused), and
-// keeps a copy of an answer.
-func (s *taskSlot) observeMessage(msg []byte) { s.observeAnswer(msg, false) }
-
-// observeAnswer is observeMessage for a message that is the slot's to keep
-// when owned (a whole response body), a copy otherwise.
-func (s *taskSlot) observeAnswer(msg []byte, owned bool) {
-	if bytes.Contains(msg, resultKey) {
-		kept := msg
-		if !owned {
-			kept = bytes.Clone(msg)
-		}
-		s.mu.Lock()
-		if !s.done.Load() {
-			s.msg, s.result = kept, nil
-		}
-		s.mu.Unlock()
-	}
-	if !bytes.Contains(msg, taskSupportKey) {
-		return
-	}
-	var r struct {
-		ID     json.RawMessage `json:"id"`
-		Result json.RawMessage `json:"result"`
-	}
-	if json.Unmarshal(msg, &r) != nil || len(r.ID) == 0 || len(r.Result) == 0 {
-		return
-	}
-	if m := parseTaskSupport(r.Result); m != nil {
-		s.mu.Lock()
-		if !s.done.Load() {
-			s.tools = m
-		}
-		s.mu.Unlock()
-	}
-}
-
-// resultKey is what an answer (not a request or notification) contains.
-var resultKey = []byte(`"result"`)
-
-// parseTaskSupport returns the tools of a tools/list result whose task
-// support is optional or required, or nil when there is none (or the
-// result does not parse: the SDK reports that). Unknown values count as
-// forbidden.
-func parseTaskSupport(result []byte) map[string]TaskSupport {
-	if !bytes.Contains(result, taskSupportKey) {
-		return nil
-	}
-	var r struct {
-		Tools []struct {
-			Name      string `json:"name"`
-			Execution *struct {
-				TaskSupport string `json:"taskSupport"`
-			} `json:"execution"`
-		} `json:"tools"`
-	}
-	if json.Unmarshal(result, &r) != nil {
-		return nil
-	}
-	var m map[string]TaskSupport
-	for _, t := range r.Tools {
-		if t.Execution == nil {
-			continue
-		}
-		switch ts := TaskSupport(t.Execution.TaskSupport); ts {
-		case TaskOptional, TaskRequired:
-			if m == nil {
-				m = map[string]TaskSupport{}
-			}
-			m[t.Name] = ts
-		}
-	}
-	return m
-}
-
 // maxPendingLists bounds the tools/list requests a taskConn remembers
 // while it waits for their answers.
 const maxPendingLists = 64
 
-// taskConn is a connection that reads the task support of tools from the
+// taskConn is a connection that takes the pages of tools out of the
 // answers to the tools/list requests sent with a taskSlot.
 type taskConn struct {
 	sdk.Connection
@@ -250,7 +150,8 @@ func (c *taskConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.Connection.Write(ctx, msg)
 }
 
-// Read fills the taskSlot of a tools/list answer before handing it on.
+// Read fills the taskSlot of a tools/list answer, and hands the answer on
+// without its tools.
 func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil && c.waiting.Load() > 0 {
@@ -262,35 +163,8 @@ func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		c.mu.Unlock()
 		if s != nil && resp.Error == nil {
-			s.observeResult(resp.Result)
+			resp.Result = s.take(resp.Result)
 		}
 	}
 	return msg, err
-}
-
-// jsonTap keeps a JSON response body (up to limit bytes) and hands it to
-// its taskSlot at the end.
-type jsonTap struct {
-	slot  *taskSlot
-	limit int
-	buf   []byte
-	over  bool
-}
-
-func (t *jsonTap) feed(p []byte) {
-	if t.over {
-		return
-	}
-	if len(t.buf)+len(p) > t.limit {
-		t.over, t.buf = true, nil
-		return
-	}
-	t.buf = append(t.buf, p...)
-}
-
-func (t *jsonTap) end() {
-	if !t.over && t.buf != nil {
-		t.slot.observeAnswer(t.buf, true)
-	}
-	t.buf, t.over = nil, true
 }

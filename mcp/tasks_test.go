@@ -1,10 +1,12 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -199,53 +201,55 @@ func TestTaskSupportChanges(t *testing.T) {
 	}
 }
 
-func TestParseTaskSupport(t *testing.T) {
-	got := parseTaskSupport([]byte(`{"tools":[{"name":"a","execution":{"taskSupport":"required"}},{"name":"b","execution":{}},{"name":"c","execution":{"taskSupport":"optional"}},{"name":"d"}]}`))
-	if len(got) != 2 || got["a"] != TaskRequired || got["c"] != TaskOptional {
-		t.Errorf("got %v", got)
+func TestSplitToolsPageTaskSupport(t *testing.T) {
+	tools, next, err := decodeToolsPage([]byte(`{"tools":[{"name":"a","execution":{"taskSupport":"required"}},{"name":"b","execution":{}},{"name":"c","execution":{"taskSupport":"optional"}},{"name":"d","execution":{"taskSupport":"sometimes"}}],"nextCursor":"n"}`))
+	mustNotErr(t, err)
+	want := []TaskSupport{TaskRequired, TaskForbidden, TaskOptional, TaskForbidden}
+	if len(tools) != len(want) || next != "n" {
+		t.Fatalf("%d tools, next %q", len(tools), next)
 	}
-	for _, bad := range []string{``, `{}`, `{"tools":"taskSupport"}`, `{"tools":[{"name":1,"execution":{"taskSupport":"required"}}]}`, `[`} {
-		if m := parseTaskSupport([]byte(bad)); m != nil {
-			t.Errorf("%q: %v", bad, m)
+	for i, lt := range tools {
+		if lt.def == nil || lt.task != want[i] {
+			t.Errorf("tool %d: %+v, want task support %q", i, lt, want[i])
+		}
+	}
+	for _, bad := range []string{``, `[`, `[]`, `{"tools":"taskSupport"}`, `{"tools":[1,}`, `{"nextCursor":5}`, `{"tools":[]`} {
+		if _, _, err := splitToolsPage([]byte(bad)); !errors.Is(err, errNotToolsPage) {
+			t.Errorf("%q: %v", bad, err)
 		}
 	}
 }
 
-// FuzzTaskScan feeds arbitrary answers to the scanners of tools/list
-// answers: they never panic, and keep nothing for an answer without
-// "taskSupport".
-func FuzzTaskScan(f *testing.F) {
-	f.Add([]byte(`{"tools":[{"name":"a","execution":{"taskSupport":"required"}}]}`), 3)
+// FuzzTakeAnswer feeds arbitrary answers to what takes the page out of a
+// tools/list answer, as a JSON body and as an event stream in chunks: it
+// never panics, and what it hands on without a page is what it got.
+func FuzzTakeAnswer(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","execution":{"taskSupport":"optional"}}]}}`), 1)
 	f.Add([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"a\",\"execution\":{\"taskSupport\":\"required\"}}]}}\n\n"), 7)
 	f.Fuzz(func(t *testing.T, data []byte, chunk int) {
 		if chunk <= 0 {
 			chunk = 1
 		}
-		m := parseTaskSupport(data)
-		if len(m) > 0 && !strings.Contains(string(data), `"taskSupport"`) {
-			t.Fatalf("support without the key: %v", m)
+		slot := &taskSlot{}
+		out, ok := slot.takeAnswer(data)
+		if !ok && !bytes.Equal(out, data) {
+			t.Fatalf("changed %q into %q", data, out)
 		}
-		for _, ts := range m {
-			if ts != TaskOptional && ts != TaskRequired {
-				t.Fatalf("value %q", ts)
+		if tools, taken := slot.page(); taken {
+			if !ok {
+				t.Fatal("a page taken from an answer handed on as it was")
+			}
+			for _, lt := range tools {
+				lt.decode()
+				if (lt.def == nil) == (lt.undecoded == "") {
+					t.Fatalf("def %v, undecoded %q", lt.def, lt.undecoded)
+				}
 			}
 		}
-		// The same bytes as a JSON body and as an event stream, in chunks.
-		slot := &taskSlot{}
-		tap := &jsonTap{slot: slot, limit: 1 << 10}
-		sc := &noteScanner{c: &Connector{noteLogs: newLogLimiter()}, sse: true, limit: 1 << 10, also: slot.observeMessage}
-		for p := data; len(p) > 0; {
-			n := min(chunk, len(p))
-			tap.feed(p[:n])
-			sc.feed(p[:n])
-			p = p[n:]
+		rd := newEventRewriter(io.NopCloser(&chunkReader{b: data, n: chunk}), 1<<10, holdEvery, (&taskSlot{}).takeAnswer)
+		if _, err := io.ReadAll(rd); err != nil {
+			t.Fatal(err)
 		}
-		tap.end()
-		if len(tap.buf) != 0 || len(sc.data) > 1<<10 || len(sc.line) > 1<<10 {
-			t.Fatalf("kept %d, %d, %d bytes", len(tap.buf), len(sc.data), len(sc.line))
-		}
-		_ = slot.get("a")
 	})
 }
 

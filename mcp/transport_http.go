@@ -97,27 +97,33 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		// belong to that call (streamtag.go).
 		rc = newTagStream(rc, rt.conn.tag(owner), rt.conn.o.maxMessage)
 	}
+	slot := taskSlotFrom(req.Context())
+	if slot != nil && stream && req.Method == http.MethodPost {
+		// The answer to a tools/list request in an event stream: its
+		// page of tools goes to the slot (tools_page.go); every event is
+		// held (bounded by the message limit) until it is known.
+		maxMsg := 0
+		if rt.conn != nil {
+			maxMsg = rt.conn.o.maxMessage
+		}
+		rc = newEventRewriter(rc, maxMsg, holdEvery, slot.takeAnswer)
+	}
 	body := &watchedBody{rc: rc, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken, held: held}
 	if stream && rt.conn != nil && rt.conn.scanned {
 		// The stream of a POST belongs to the request it answers.
 		body.scan = &noteScanner{c: rt.conn, sse: true, owner: inflightFrom(req.Context())}
 	}
-	if slot := taskSlotFrom(req.Context()); slot != nil && req.Method == http.MethodPost && rt.conn != nil {
-		// The answer to a tools/list request (streamable HTTP): its
-		// tools' task support is read before the SDK decodes it.
-		maxMsg := rt.conn.o.maxMessage
-		if maxMsg <= 0 {
-			maxMsg = maxNoteLine
-		}
-		if stream && body.scan != nil {
-			body.scan.limit, body.scan.also = maxMsg, slot.observeMessage
-		} else if !stream {
-			body.tap = &jsonTap{slot: slot, limit: maxMsg}
-		}
+	if slot != nil && !stream && mt == "application/json" && req.Method == http.MethodPost {
+		// The answer to a tools/list request in JSON (tools_page.go).
+		resp.Body = &pageBody{rc: body, slot: slot}
+		return resp, nil
 	}
 	resp.Body = body
 	return resp, nil
 }
+
+// holdEvery holds every event of a stream (newEventRewriter).
+func holdEvery([]byte) bool { return true }
 
 // noteCancelled is the method of a cancellation notification.
 var noteCancelled = []byte(`"notifications/cancelled"`)
@@ -151,7 +157,6 @@ type watchedBody struct {
 	onBroken func(error)
 	once     sync.Once
 	scan     *noteScanner  // nil: not scanned
-	tap      *jsonTap      // nil: not a tools/list answer in JSON
 	held     *answerStream // released when the body ends; nil: none
 }
 
@@ -168,14 +173,6 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 	b.left -= int64(n)
 	if n > 0 && b.scan != nil {
 		b.scan.feed(p[:n])
-	}
-	if b.tap != nil {
-		if n > 0 {
-			b.tap.feed(p[:n])
-		}
-		if err == io.EOF {
-			b.tap.end()
-		}
 	}
 	if err != nil && err != io.EOF && b.ctx.Err() == nil && b.onBroken != nil {
 		b.once.Do(func() { b.onBroken(err) })
