@@ -61,8 +61,10 @@ func (c *lineConn) read(lines *jsonLines, scan *noteScanner, max int) {
 				scan.feed(line)
 				scan.feed(newline)
 			}
-			// The line's buffer is reused for the next one.
-			m.msgs, m.err = decodeLine(bytes.Clone(line))
+			// The line's buffer is reused for the next one, and nothing
+			// decoded keeps it: the SDK's decoder reads it through a
+			// reader of its own and encoding/json copies raw messages.
+			m.msgs, m.err = decodeLine(line)
 			if m.err != nil {
 				// Nested deeper than the SDK decodes (wiredepth.go)?
 				if fixed, ok := clampLine(line); ok {
