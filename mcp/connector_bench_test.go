@@ -15,7 +15,7 @@ import (
 
 // benchToolkit returns a running toolkit whose "remote" namespace is the
 // server reached with opts and url.
-func benchToolkit(b *testing.B, url string, opts ...Option) *toolkit.Toolkit {
+func benchToolkit(b testing.TB, url string, opts ...Option) *toolkit.Toolkit {
 	b.Helper()
 	events := &eventLog{notify: make(chan struct{}, 1)}
 	d, err := NewDelegate("bench", "1", append([]Option{OptLogger(quietLogger())}, opts...)...)

@@ -2,9 +2,11 @@ package model
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	toolkit "github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
 // appTool is a tool with a `_meta`.
@@ -60,5 +62,77 @@ func TestAppOnlyToolsStayAwayFromModels(t *testing.T) {
 	}
 	if _, err := tk.Call(ctx, hidden); err != nil {
 		t.Errorf("the toolkit refuses the app-only tool: %v", err)
+	}
+}
+
+// viewResource is a builtin view with a `_meta`; typed, it reads as a
+// remote resource does, its contents bringing their own type and `_meta`.
+type viewResource struct {
+	uri, mime, html string
+	meta            map[string]any
+	typed           *bridge.Contents
+}
+
+func (r *viewResource) URI() string                          { return r.uri }
+func (r *viewResource) Name() string                         { return "view" }
+func (r *viewResource) Description() string                  { return "" }
+func (r *viewResource) Type() string                         { return r.mime }
+func (r *viewResource) Read(context.Context) ([]byte, error) { return []byte(r.html), nil }
+
+func (r *viewResource) MetaData() map[string]any { return r.meta }
+
+type typedView struct{ *viewResource }
+
+func (r typedView) ReadTyped(context.Context) (bridge.Contents, error) { return *r.typed, nil }
+
+// AppViewOf reads the view a tool names from the tool's own source, with
+// the sandbox metadata of its contents (a remote view's, as read) or of
+// the listed resource; a tool naming no view, or a view its source lacks,
+// is refused.
+func TestAppViewOf(t *testing.T) {
+	const uri = "ui://x/view.html"
+	view := &viewResource{uri: uri, mime: "text/html;profile=mcp-app", html: "<p>builtin</p>",
+		meta: map[string]any{"ui": map[string]any{"prefersBorder": true}}}
+	tool := &appTool{testTool{name: "show", desc: "shows"}, map[string]any{"ui": map[string]any{"resourceUri": uri}}}
+	plain := &testTool{name: "plain", desc: "plain"}
+	lost := &appTool{testTool{name: "lost", desc: "names a view nobody serves"}, map[string]any{"ui": map[string]any{"resourceUri": "ui://x/none.html"}}}
+	tk, err := toolkit.New(toolkit.WithTool(tool, plain, lost), toolkit.WithResource(view))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	v, err := AppViewOf(ctx, tk, "show")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.URI != uri || v.Namespace != "builtin" || string(v.HTML) != "<p>builtin</p>" || v.MIMEType != "text/html;profile=mcp-app" || v.UI["prefersBorder"] != true {
+		t.Errorf("builtin view: %+v", v)
+	}
+	if _, err := AppViewOf(ctx, tk, "plain"); !errors.Is(err, ErrNoAppView) || !errors.Is(err, toolkit.ErrNotFound) {
+		t.Errorf("a tool without a view: %v", err)
+	}
+	if _, err := AppViewOf(ctx, tk, "lost"); !errors.Is(err, toolkit.ErrNotFound) {
+		t.Errorf("a view its source lacks: %v", err)
+	}
+	if _, err := AppViewOf(ctx, tk, "nothing"); !errors.Is(err, toolkit.ErrNotFound) {
+		t.Errorf("an unknown tool: %v", err)
+	}
+
+	// A view read as a remote one: the contents' type and sandbox win.
+	csp := map[string]any{"connectDomains": []any{"https://api.example"}}
+	typed := typedView{&viewResource{uri: uri, mime: "text/html",
+		meta:  map[string]any{"ui": map[string]any{"prefersBorder": true}},
+		typed: &bridge.Contents{Data: []byte("<p>remote</p>"), MIMEType: "text/html;profile=mcp-app", Meta: map[string]any{"ui": map[string]any{"csp": csp}}},
+	}}
+	tk2, err := toolkit.New(toolkit.WithTool(tool), toolkit.WithResource(typed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err = AppViewOf(ctx, tk2, "show")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(v.HTML) != "<p>remote</p>" || v.MIMEType != "text/html;profile=mcp-app" || v.UI["csp"] == nil || v.UI["prefersBorder"] != nil {
+		t.Errorf("remote view: %+v", v)
 	}
 }
