@@ -123,28 +123,17 @@ func (p *PinStore) Watch(ctx context.Context, interval time.Duration, changed fu
 	if interval <= 0 {
 		return fmt.Errorf("%w: redisstate: PinStore.Watch: interval %v", toolkit.ErrBadParameter, interval)
 	}
-	sub := p.s.rdb.Subscribe(ctx, p.channel)
-	defer sub.Close()
-	msgs := sub.Channel()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case m, ok := <-msgs:
-			if !ok {
-				return ctx.Err()
-			}
-			if p.announced(m.Payload) {
-				changed()
-			}
-		case <-tick.C:
-			if p.poll(ctx) {
-				changed()
-			}
+	return p.s.listen(ctx, p.channel, tick.C, func(payload string) {
+		if p.announced(payload) {
+			changed()
 		}
-	}
+	}, func() {
+		if p.poll(ctx) {
+			changed()
+		}
+	})
 }
 
 // announced reports whether payload, an announcement, is another

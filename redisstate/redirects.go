@@ -76,26 +76,15 @@ func (rr *RedirectRelay) Relay(ctx context.Context, r oauth.Redirect) (bool, err
 
 // Listen implements [oauth.RedirectRelay].
 func (rr *RedirectRelay) Listen(ctx context.Context, take func(oauth.Redirect) bool) error {
-	sub := rr.s.rdb.Subscribe(ctx, rr.channel)
-	defer sub.Close()
-	msgs := sub.Channel()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case m, ok := <-msgs:
-			if !ok {
-				return ctx.Err()
-			}
-			var rel relayed
-			if !rr.s.openRecord(rr.channel, "", m.Payload, &rel) || rel.Redirect.State == "" {
-				continue
-			}
-			if take(rel.Redirect) {
-				actx, cancel := rr.s.bound(ctx)
-				rr.s.rdb.Publish(actx, rel.Reply, "1")
-				cancel()
-			}
+	return rr.s.listen(ctx, rr.channel, nil, func(payload string) {
+		var rel relayed
+		if !rr.s.openRecord(rr.channel, "", payload, &rel) || rel.Redirect.State == "" {
+			return
 		}
-	}
+		if take(rel.Redirect) {
+			actx, cancel := rr.s.bound(ctx)
+			rr.s.rdb.Publish(actx, rel.Reply, "1")
+			cancel()
+		}
+	}, nil)
 }

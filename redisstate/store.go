@@ -119,3 +119,26 @@ func (s *Store) key(kind string, parts ...string) string {
 	}
 	return s.prefix + kind + ":" + hex.EncodeToString(h.Sum(nil)[:16])
 }
+
+// listen calls onMessage with each message published on channel, and
+// onTick at each tick (a nil tick never comes), on the caller's
+// goroutine, until ctx is done; it returns ctx's error. The subscription
+// is the client's: it comes back by itself after a lost connection.
+func (s *Store) listen(ctx context.Context, channel string, tick <-chan time.Time, onMessage func(payload string), onTick func()) error {
+	sub := s.rdb.Subscribe(ctx, channel)
+	defer sub.Close()
+	msgs := sub.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case m, ok := <-msgs:
+			if !ok {
+				return ctx.Err()
+			}
+			onMessage(m.Payload)
+		case <-tick:
+			onTick()
+		}
+	}
+}
