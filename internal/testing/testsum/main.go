@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 )
 
@@ -122,11 +123,12 @@ func (s *summary) add(ev event) {
 		s.failures = append(s.failures, k)
 	case ev.Test == "" && ev.Action == "fail":
 		// A package whose tests all passed but that failed all the same:
-		// its build, a panic outside a test, TestMain's leak check.
+		// its build, a panic outside a test, TestMain's leak check, the
+		// test binary's timeout.
 		if s.failedTests[ev.Package] == 0 {
 			s.failed++
-			s.failures = append(s.failures, k)
 		}
+		s.failures = append(s.failures, k)
 	case ev.Test == "" && (ev.Action == "pass" || ev.Action == "skip"):
 		delete(s.output, k)
 	}
@@ -134,7 +136,14 @@ func (s *summary) add(ev event) {
 
 // report writes the failures' output and the closing line.
 func (s *summary) report(w io.Writer, steps []string) {
+	failed := map[key]bool{}
 	for _, k := range s.failures {
+		failed[k] = true
+	}
+	for _, k := range s.failures {
+		if k.test == "" && s.failedTests[k.pkg] > 0 && len(s.unfinished(k.pkg, failed)) == 0 {
+			continue // its failed tests say why
+		}
 		name := k.pkg
 		if k.test != "" {
 			name += " " + k.test
@@ -146,6 +155,7 @@ func (s *summary) report(w io.Writer, steps []string) {
 					io.WriteString(w, b.String())
 				}
 			}
+			s.reportUnfinished(w, k.pkg, failed)
 		}
 		if b := s.output[k]; b != nil {
 			io.WriteString(w, b.String())
@@ -165,6 +175,29 @@ func (s *summary) report(w io.Writer, steps []string) {
 		line += fmt.Sprintf(", %d skipped", s.skipped)
 	}
 	fmt.Fprintln(w, line)
+}
+
+// reportUnfinished writes the output of pkg's tests that never ended: a
+// test binary that timed out or crashed leaves its running tests without
+// an end, and test2json gives them the panic and its stacks.
+func (s *summary) reportUnfinished(w io.Writer, pkg string, failed map[key]bool) {
+	for _, name := range s.unfinished(pkg, failed) {
+		fmt.Fprintf(w, "--- UNFINISHED: %s %s\n", pkg, name)
+		io.WriteString(w, s.output[key{pkg, name}].String())
+	}
+}
+
+// unfinished names pkg's tests that have output but neither passed,
+// skipped nor failed, in order.
+func (s *summary) unfinished(pkg string, failed map[key]bool) []string {
+	var names []string
+	for k := range s.output {
+		if k.pkg == pkg && k.test != "" && !failed[k] {
+			names = append(names, k.test)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // stepList collects the -failed flags.

@@ -79,3 +79,29 @@ func FuzzSummary(f *testing.F) {
 		}
 	})
 }
+
+// TestSummaryTimeout: a test binary that times out ends its package with a
+// failure and leaves the running tests without an end; test2json gives
+// them the panic, and the report shows it.
+func TestSummaryTimeout(t *testing.T) {
+	const timedOut = `{"Action":"run","Package":"c","Test":"TestDone"}
+{"Action":"pass","Package":"c","Test":"TestDone"}
+{"Action":"run","Package":"c","Test":"TestHang"}
+{"Action":"output","Package":"c","Test":"TestHang","Output":"panic: test timed out after 15m0s\n"}
+{"Action":"output","Package":"c","Test":"TestHang","Output":"\trunning tests:\n\t\tTestHang (14m59s)\n"}
+{"Action":"output","Package":"c","Output":"FAIL\tc\t900.1s\n"}
+{"Action":"fail","Package":"c"}
+`
+	s := newSummary()
+	if err := s.read("file:z", strings.NewReader(timedOut)); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	s.report(&out, nil)
+	got := out.String()
+	for _, want := range []string{"--- FAIL: c\n", "--- UNFINISHED: c TestHang\n", "panic: test timed out", "TestHang (14m59s)", "1 passed, 1 failed\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+}
