@@ -33,6 +33,13 @@
 // written again (a token is written again at its next refresh). A record
 // no key opens is skipped with a warning, as if it were not there.
 //
+// Pins and approvals are sealed the same way when SealKeys are given, so
+// that write access to Redis is not the power to approve a tool: a pin
+// written in clear, altered or copied from another tool fails closed (the
+// tool is quarantined until a person approves what it serves). Without
+// SealKeys pins are stored in clear. A deleted pin is not detected: its
+// tool is pinned again as first seen.
+//
 // # When Redis is unreachable
 //
 // Every operation is bounded by [Config.Timeout] and fails with an error

@@ -61,9 +61,8 @@ func (p *PinStore) Load(ctx context.Context) ([]policy.Pin, error) {
 			p.s.log.Warn("redis state: a pin is too large; skipped", "tool", truncate(key))
 			continue
 		}
-		var pin policy.Pin
-		if err := json.Unmarshal([]byte(raw), &pin); err != nil || pin.Key != key {
-			p.s.log.Warn("redis state: a pin cannot be read; skipped", "tool", truncate(key))
+		pin, ok := p.decode(key, raw)
+		if !ok {
 			continue
 		}
 		pins = append(pins, pin)
@@ -85,11 +84,11 @@ func (p *PinStore) Save(ctx context.Context, changed []policy.Pin) error {
 	}
 	fields := make([]any, 0, 2*len(changed))
 	for _, pin := range changed {
-		raw, err := json.Marshal(pin)
+		raw, err := p.encode(pin)
 		if err != nil {
 			return err
 		}
-		fields = append(fields, pin.Key, string(raw))
+		fields = append(fields, pin.Key, raw)
 	}
 	ctx, cancel := p.s.bound(ctx)
 	defer cancel()
@@ -175,6 +174,53 @@ func (p *PinStore) poll(ctx context.Context) bool {
 	// are worth reading again.
 	p.seen = v
 	return true
+}
+
+// encode returns pin as stored: sealed to its place when the store has
+// [Config.SealKeys], else JSON in clear.
+func (p *PinStore) encode(pin policy.Pin) (string, error) {
+	if p.s.seal != nil {
+		return p.s.sealRecord(p.hash, pin.Key, pin)
+	}
+	raw, err := json.Marshal(pin)
+	return string(raw), err
+}
+
+// decode reads the pin stored under key. With [Config.SealKeys], a
+// record that does not open where it is (forged, altered, moved from
+// another key, written in clear) fails closed: the tool's pin is one no
+// definition matches, so the tool is quarantined until a person approves
+// what it serves. A record that cannot be read at all is skipped.
+func (p *PinStore) decode(key, raw string) (policy.Pin, bool) {
+	var pin policy.Pin
+	if p.s.seal != nil {
+		plain, err := p.s.seal.open([]byte(raw), p.hash+"\x00"+key)
+		if err == nil {
+			err = json.Unmarshal(plain, &pin)
+		}
+		if err != nil || pin.Key != key {
+			p.s.log.Warn("redis state: a pin does not open with the configured keys; its tool is quarantined until approved", "tool", truncate(key), "error", err)
+			return unreadablePin(key), true
+		}
+		return pin, true
+	}
+	if err := json.Unmarshal([]byte(raw), &pin); err != nil || pin.Key != key {
+		p.s.log.Warn("redis state: a pin cannot be read; skipped", "tool", truncate(key))
+		return policy.Pin{}, false
+	}
+	return pin, true
+}
+
+// unreadablePin is the pin of key whose record did not open: its approved
+// definition is one no tool has, so whatever the tool serves waits for
+// approval.
+func unreadablePin(key string) policy.Pin {
+	return policy.Pin{Key: key, Approved: &policy.Definition{
+		Digest:      "unreadable",
+		Content:     "unreadable",
+		Fields:      map[string]string{},
+		Description: "(the stored pin did not open with the configured keys)",
+	}}
 }
 
 // truncate cuts s, a name from Redis, for a log line.

@@ -3,6 +3,7 @@ package redisstate
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -182,4 +183,51 @@ func mustLoad(t *testing.T, p *PinStore) []policy.Pin {
 		t.Fatal(err)
 	}
 	return pins
+}
+
+// TestPinsSealed: with SealKeys, pins are sealed to their place. A pin
+// written in clear by whoever can reach Redis (a forged approval), an
+// altered one, or a sealed one copied to another tool's field does not
+// open: its tool fails closed, with an approved definition no tool has,
+// so what it serves waits for a person's approval. A pin saved again
+// through the store opens.
+func TestPinsSealed(t *testing.T) {
+	srv := redistest.Start(t)
+	st := newStore(t, srv, Config{SealKeys: [][]byte{key16}})
+	p := st.Pins("gw")
+	ctx := context.Background()
+	if err := p.Save(ctx, []policy.Pin{pin("fs.read", "reads", false), pin("fs.write", "writes", false)}); err != nil {
+		t.Fatal(err)
+	}
+	got := keys(mustLoad(t, p))
+	if got["fs.read"].Approved.Description != "reads" {
+		t.Fatalf("a sealed pin does not load: %+v", got["fs.read"])
+	}
+	raw := st.rdb.HGetAll(ctx, p.hash).Val()
+	if strings.Contains(raw["fs.read"], "reads") {
+		t.Errorf("a sealed pin is readable in Redis: %q", raw["fs.read"])
+	}
+	altered := []byte(raw["fs.read"])
+	altered[len(altered)-1] ^= 1
+	for name, forged := range map[string]string{
+		"a forged approval in clear": `{"key":"fs.write","approved":{"digest":"evil","content":"evil","fields":{}}}`,
+		"another tool's sealed pin":  raw["fs.read"],
+		"an altered pin":             string(altered),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := st.rdb.HSet(ctx, p.hash, "fs.write", forged).Err(); err != nil {
+				t.Fatal(err)
+			}
+			w := keys(mustLoad(t, p))["fs.write"]
+			if w.Approved == nil || w.Approved.Digest != "unreadable" || w.Pending != nil {
+				t.Errorf("the pin loads as %+v; want the unreadable pin", w)
+			}
+		})
+	}
+	if err := p.Save(ctx, []policy.Pin{pin("fs.write", "writes again", false)}); err != nil {
+		t.Fatal(err)
+	}
+	if w := keys(mustLoad(t, p))["fs.write"]; w.Approved == nil || w.Approved.Description != "writes again" {
+		t.Errorf("after an approval through the store: %+v", w)
+	}
 }
