@@ -211,7 +211,11 @@ func TestUserConnectorErrorMeansNoUserNamespace(t *testing.T) {
 	if err := tk.AddConnectorNS("srv", "http://srv/mcp"); err != nil {
 		t.Fatal(err)
 	}
-	d.conn("http://srv/mcp").onEvent(StateChangeEvent(ConnectorState{Status: StatusReady}))
+	// Run may start the connector after AddConnectorNS returned: the
+	// connector says it is ready from its Run, as a real one does.
+	srv := d.conn("http://srv/mcp")
+	<-srv.started
+	srv.onEvent(StateChangeEvent(ConnectorState{Status: StatusReady}))
 	got, err := tk.WaitConnectors(t.Context())
 	if err != nil || len(got) != 2 || got[0].Status != StatusReady || got[1].Status != StatusFailed {
 		t.Fatalf("WaitConnectors = %+v, %v", got, err)

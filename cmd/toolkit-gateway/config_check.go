@@ -16,7 +16,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/mcp"
 )
 
@@ -339,8 +338,11 @@ func (v *validator) checkURL(s *Server, at func(...any) []any) {
 		v.fail("env and dir go with command, not url", at("url")...)
 	}
 	u, err := url.Parse(s.URL)
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		err = ue.Err // without the URL it quotes, which may hold a secret
+	}
 	if err != nil {
-		v.fail(fmt.Sprintf("not a URL: %v", errs.WithoutURL(err)), at("url")...)
+		v.fail(fmt.Sprintf("not a URL: %v", err), at("url")...)
 		return
 	}
 	switch u.Scheme {

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/llmkit/toolkit"
-	"github.com/llmkit/toolkit/internal/policyctx"
+	"github.com/llmkit/toolkit/policy"
 )
 
 // ruleCheck warns about the tool patterns of the policy's rules that
@@ -65,7 +65,7 @@ func (g *gateway) noteUpstreamState(ev toolkit.ConnectorEvent) {
 // checkRuleTools warns, with its file and line, about each tool pattern
 // of cfg's rules that matches no tool the servers list now.
 func (g *gateway) checkRuleTools(cfg *Config) {
-	ctx := policyctx.Unfiltered(context.Background())
+	ctx := policy.Unfiltered(context.Background())
 	tools := map[string][]string{}
 	for _, s := range cfg.Servers {
 		resp, err := g.tk.List(ctx, toolkit.ListRequest{Type: toolkit.ListTypeTools, Namespace: s.Name})
