@@ -153,12 +153,12 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 	}
 	outer := ctx
 	if ctx, err = tk.enter(ctx, "tool", name, resources); err != nil {
-		tk.AuditRefused(outer, e.namespace(), name, nil, err)
+		tk.Audit(outer, AuditEntry{Namespace: e.namespace(), Name: name, Err: err})
 		return nil, err
 	}
 	input, err := toolInput(ctx, name, resources)
 	if err != nil {
-		tk.AuditRefused(ctx, e.namespace(), name, nil, err)
+		tk.Audit(ctx, AuditEntry{Namespace: e.namespace(), Name: name, Err: err})
 		return nil, err
 	}
 	if g := tk.guard; g != nil && !g.open() {

@@ -62,7 +62,9 @@ func (g *guard) policyOf() Policy {
 // outcome.
 type admission struct {
 	g         *guard
-	start     time.Time
+	kind      ListType      // of the item; ListTypeTools or "" for a call
+	start     time.Time     // when the guard took the call
+	took      time.Duration // when start is zero: how long, as the caller measured
 	principal string
 	namespace string
 	tool      string
@@ -140,12 +142,19 @@ func (a *admission) end(ctx context.Context, err error) {
 		return
 	}
 	sum := sha256.Sum256(a.input)
-	r := slog.NewRecord(time.Now(), slog.LevelInfo, "tool call", 0)
+	msg, nameKey := "tool call", "tool"
+	switch a.kind {
+	case ListTypePrompts:
+		msg, nameKey = "prompt get", "prompt"
+	case ListTypeResources, ListTypeTemplates:
+		msg, nameKey = "resource read", "uri"
+	}
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, msg, 0)
 	r.AddAttrs(
 		slog.String("principal", a.principal),
 		slog.String("session", SessionFromContext(ctx).ID()),
 		slog.String("namespace", a.namespace),
-		slog.String("tool", a.tool),
+		slog.String(nameKey, a.tool),
 		slog.String("args_sha256", hex.EncodeToString(sum[:])),
 	)
 	if a.g.auditArgs {
@@ -165,7 +174,7 @@ func (a *admission) end(ctx context.Context, err error) {
 	if a.decision.RetryAfter > 0 {
 		r.AddAttrs(slog.Duration("retry_after", a.decision.RetryAfter))
 	}
-	var took time.Duration
+	took := a.took
 	if !a.start.IsZero() {
 		took = time.Since(a.start)
 	}
@@ -198,36 +207,57 @@ func (tk *Toolkit) upstreamOf(ns string) string {
 	return ""
 }
 
-// AuditRefused writes the audit record (see [WithAudit]) of a call of
-// the tool namespace.name that was refused before the toolkit could ask
-// its policy or run it — nothing by that name, its connector not ready,
-// arguments that are not an object — with err saying why (the record's
-// outcome is Outcome(err)), its decision "none" and its duration 0. An
-// error in err's chain with a method AuditReason() string gives the
-// record's reason: a text that quotes nothing of the call's input. It
-// does nothing without an audit. Toolkit.Call records its own refusals;
-// a server that answers some calls itself, as the server face does for a
-// tools/call of a name it does not serve, records them with it, so that
-// the audit holds every call, refused or run. namespace may be "" and
-// name is as the caller gave it (cut to 256 bytes).
-func (tk *Toolkit) AuditRefused(ctx context.Context, namespace, name string, input json.RawMessage, err error) {
+// AuditEntry is an audit record (see [WithAudit]) that the toolkit's own
+// Call does not write: a call refused before it reached Call, a prompt
+// rendered or a resource read for a client. See [Toolkit.Audit].
+type AuditEntry struct {
+	// Type is what was asked for: ListTypeTools (or "") for a tool call,
+	// ListTypePrompts for a prompt rendered, ListTypeResources for a
+	// resource read.
+	Type ListType
+	// Namespace is the item's namespace, "" when the name resolved to
+	// none.
+	Namespace string
+	// Name is the tool's or prompt's name, or the resource's URI, as the
+	// caller gave it (cut to 256 bytes).
+	Name string
+	// Arguments are the call's input or the prompt's arguments, nil for a
+	// read. Only their SHA-256 is written unless [WithAuditArguments].
+	Arguments json.RawMessage
+	// Duration is how long it took; 0 for a refusal.
+	Duration time.Duration
+	// Err is how it ended: nil for success; the record's outcome is
+	// Outcome(Err). An error in its chain with a method AuditReason()
+	// string gives the record's reason: a text that quotes nothing of
+	// the input.
+	Err error
+}
+
+// Audit writes e to the audit (see [WithAudit]), with the principal and
+// session of ctx and the decision "none". It does nothing without an
+// audit. Toolkit.Call records every call it takes, refusals included; a
+// server that answers requests itself records the rest with it, so that
+// the audit holds everything a client asked for: the server face writes
+// a record for each tools/call it refuses before Call (a name it does
+// not serve, arguments that are not an object, a refused input round)
+// and for each prompts/get and resources/read, served or refused.
+func (tk *Toolkit) Audit(ctx context.Context, e AuditEntry) {
 	g := tk.guard
 	if g == nil || g.audit == nil {
 		return
 	}
-	a := admission{g: g, principal: PrincipalFromContext(ctx), namespace: truncate(namespace, maxAuditName), tool: truncate(name, maxAuditName), input: input}
+	a := admission{g: g, kind: e.Type, took: e.Duration, principal: PrincipalFromContext(ctx), namespace: truncate(e.Namespace, maxAuditName), tool: truncate(e.Name, maxAuditName), input: e.Arguments}
 	var why interface{ AuditReason() string }
-	if errors.As(err, &why) {
+	if errors.As(e.Err, &why) {
 		a.decision.Reason = truncate(why.AuditReason(), maxAuditReason)
 	}
-	a.end(ctx, err)
+	a.end(ctx, e.Err)
 }
 
-// maxAuditName bounds a name written by AuditRefused: a caller may send
-// any.
+// maxAuditName bounds a name written by Audit: a caller may send any.
 const maxAuditName = 256
 
-// maxAuditReason bounds a reason written by AuditRefused.
+// maxAuditReason bounds a reason written by Audit.
 const maxAuditReason = 512
 
 // auditMiss records the refusal of a Call of key, which names no tool the
@@ -245,7 +275,7 @@ func (tk *Toolkit) auditMiss(ctx context.Context, key string, resources []Resour
 	if ns != "" && strings.HasPrefix(key, ns+".") {
 		name = key[len(ns)+1:]
 	}
-	tk.AuditRefused(ctx, ns, name, input, err)
+	tk.Audit(ctx, AuditEntry{Namespace: ns, Name: name, Arguments: input, Err: err})
 }
 
 // WithAudit writes a record to h for every tool call the toolkit runs or
@@ -255,15 +285,19 @@ func (tk *Toolkit) auditMiss(ctx context.Context, key string, resources []Resour
 // decision (allow, deny, ask; none without a policy, and for a call
 // refused before the policy was asked: a key that names no tool, a
 // connector not ready, a call nested too deep, an input that cannot be
-// read; see also [Toolkit.AuditRefused]), rule, reason (when
+// read; see also [Toolkit.Audit]), rule, reason (when
 // the decision gives one), approval (approved, declined, unavailable or
 // failed, when it asks), retry_after (when a rate limit refused it),
 // outcome (one of the Outcome values), duration and upstream (the
 // connector's redacted URL; empty for builtins). The arguments themselves,
 // and the error text (which may quote them), are not written unless
 // [WithAuditArguments] asks for the arguments. The record's time is the
-// end of the call. h is called on the calling goroutine; a JSON handler
-// writes one line per record. A nil h turns the audit off.
+// end of the call. The server face also writes a record, of the same
+// attributes, for each prompts/get (message "prompt get", the prompt's
+// name under prompt) and resources/read (message "resource read", the
+// URI under uri) it serves or refuses (see [Toolkit.Audit]). h is called
+// on the calling goroutine; a JSON handler writes one line per record. A
+// nil h turns the audit off.
 func WithAudit(h slog.Handler) Option {
 	return func(tk *Toolkit) error { tk.guardCfg.audit = h; return nil }
 }

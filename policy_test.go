@@ -445,7 +445,7 @@ func TestAuditTenThousandCalls(t *testing.T) {
 // TestAuditRefusalsBeforeThePolicy: calls refused before the policy is
 // asked — a key that names nothing, a connector not ready, a call nested
 // too deep, an input that cannot be read — are audited with the decision
-// "none" and the refusal's outcome; AuditRefused records what a server
+// "none" and the refusal's outcome; Audit records what a server
 // refuses itself, and does nothing without an audit.
 func TestAuditRefusalsBeforeThePolicy(t *testing.T) {
 	var buf bytes.Buffer
@@ -473,7 +473,7 @@ func TestAuditRefusalsBeforeThePolicy(t *testing.T) {
 	if _, err := tk.Call(ctx, "echo", unreadableInput{}); !errors.Is(err, ErrBadParameter) {
 		t.Fatalf("unreadable input: %v", err)
 	}
-	tk.AuditRefused(ctx, "", strings.Repeat("x", 1000), json.RawMessage(`{"q":"hidden"}`), fmt.Errorf("%w: unknown tool", ErrNotFound))
+	tk.Audit(ctx, AuditEntry{Name: strings.Repeat("x", 1000), Arguments: json.RawMessage(`{"q":"hidden"}`), Err: fmt.Errorf("%w: unknown tool", ErrNotFound)})
 	if strings.Contains(buf.String(), "hidden") {
 		t.Fatalf("an argument reached the audit: %s", buf.String())
 	}
@@ -508,7 +508,7 @@ func TestAuditRefusalsBeforeThePolicy(t *testing.T) {
 	}
 
 	// Without an audit, nothing happens.
-	mustNew(t).AuditRefused(ctx, "", "x", nil, ErrNotFound)
+	mustNew(t).Audit(ctx, AuditEntry{Name: "x", Err: ErrNotFound})
 }
 
 // unreadableInput is an input whose Read fails.

@@ -3,13 +3,15 @@ package model
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/llmkit/toolkit"
 )
 
 // auditor is a Caller that records the calls refused before its Call, so
 // that its audit holds every call a model asked for (*toolkit.Toolkit
-// implements it: Toolkit.AuditRefused).
+// implements it: Toolkit.Audit).
 type auditor interface {
-	AuditRefused(ctx context.Context, namespace, name string, input json.RawMessage, err error)
+	Audit(ctx context.Context, e toolkit.AuditEntry)
 }
 
 // auditRefusal records, in the toolkit's audit, a call the dispatcher
@@ -25,5 +27,5 @@ func (d *Dispatcher) auditRefusal(ctx context.Context, c ToolCall, r Result) {
 	if r.Item.Value != nil {
 		ns, name = r.Item.Namespace, r.Item.Name
 	}
-	a.AuditRefused(ctx, ns, name, json.RawMessage(c.Arguments), r.Err)
+	a.Audit(ctx, toolkit.AuditEntry{Namespace: ns, Name: name, Arguments: json.RawMessage(c.Arguments), Err: r.Err})
 }

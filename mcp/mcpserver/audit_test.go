@@ -12,10 +12,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/policy"
+	"github.com/llmkit/toolkit/prompt"
+	"github.com/llmkit/toolkit/resource"
 )
 
 // auditBuffer collects audit lines; safe for concurrent use.
@@ -194,6 +197,76 @@ func TestAuditRefusedInputRounds(t *testing.T) {
 		"alice bad_input " + errStateOther.Message,
 		"alice ok ",
 		"alice bad_input " + errStateAnswered.Message,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestAuditPromptsAndResources: each prompts/get and resources/read is
+// one audit record when it ends — served, an unknown name or URI, bad
+// arguments, a retry whose requestState is forged — with the client's
+// principal and session (none for a 2026-07-28 request), the namespace it resolved to, the prompt's
+// arguments only as their digest, the outcome and, for a refused round,
+// the reason.
+func TestAuditPromptsAndResources(t *testing.T) {
+	leakCheck(t)
+	var audit auditBuffer
+	schema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"topic": {Type: "string"}}, Required: []string{"topic"}}
+	p := &renderPrompt{testPrompt: testPrompt{name: "brief", schema: schema},
+		render: func(_ context.Context, in json.RawMessage) (*prompt.Rendered, error) {
+			if !strings.Contains(string(in), "topic") {
+				return nil, fmt.Errorf("%w: topic is required", toolkit.ErrBadParameter)
+			}
+			return &prompt.Rendered{Messages: []prompt.Message{{Role: "user", Content: resource.Must("m", []byte("about it"))}}}, nil
+		}}
+	f := newFixture(t, []toolkit.Option{
+		toolkit.WithPrompt(p),
+		toolkit.WithResource(&staticResource{uri: "file:///a", name: "a", typ: "text/plain", data: []byte("a")}),
+		toolkit.WithAudit(slog.NewJSONHandler(&audit, nil)),
+	})
+	url := f.serveHTTP(t, WithBearerAuth(tokens, nil)).URL
+	cs, err := connectHTTP(t, url, bearer("alice-1"), nil)
+	mustNotErr(t, err)
+	ctx := context.Background()
+	const secret = "hush-hush"
+	if _, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "brief", Arguments: map[string]string{"topic": secret}}); err != nil {
+		t.Fatal(err)
+	}
+	cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "nope", Arguments: map[string]string{"topic": secret}})
+	cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "brief", Arguments: map[string]string{"other": secret}})
+	if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "file:///a"}); err != nil {
+		t.Fatal(err)
+	}
+	cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "file:///nope"})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	status, body := postRaw(t, url, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "prompts/get", "Mcp-Name": "brief", "Authorization": "Bearer bob-1"},
+		`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"brief","arguments":{"topic":"x"},"requestState":"forged.1","inputResponses":{"q1":`+yes+`},`+meta+`}}`)
+	refused(t, "a forged requestState", status, body, "not issued by this server")
+
+	recs, raw := audit.records(t)
+	if strings.Contains(raw, secret) {
+		t.Fatalf("an argument reached the audit:\n%s", raw)
+	}
+	var got []string
+	for _, r := range recs {
+		name := r["prompt"]
+		if name == nil {
+			name = r["uri"]
+		}
+		reason, _ := r["reason"].(string)
+		got = append(got, fmt.Sprintf("%v|%v|%v|%v|%v|%v", r["msg"], r["principal"], r["namespace"], name, r["outcome"], reason))
+		if (r["session"] == "" && r["principal"] == "alice") || len(fmt.Sprint(r["args_sha256"])) != 64 || r["decision"] != "none" {
+			t.Errorf("record %v", r)
+		}
+	}
+	want := []string{
+		"prompt get|alice|builtin|brief|ok|",
+		"prompt get|alice||nope|not_found|",
+		"prompt get|alice|builtin|brief|bad_input|",
+		"resource read|alice|builtin|file:///a|ok|",
+		"resource read|alice||file:///nope|not_found|",
+		"prompt get|bob|builtin|brief|bad_input|" + errStateForged.Message,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

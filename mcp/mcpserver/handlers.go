@@ -189,6 +189,7 @@ func (s *Server) getPrompt(ctx context.Context, key string, req *sdk.GetPromptRe
 	if err != nil {
 		return nil, invalidParams("unknown prompt %q", req.Params.Name)
 	}
+	markResolved(ctx, item.Namespace)
 	p, _ := item.Value.(toolkit.Prompt)
 	r, ok := item.Value.(prompt.Renderer)
 	if p == nil || !ok {
@@ -354,6 +355,7 @@ func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadReso
 	if err != nil || !ok {
 		return nil, sdk.ResourceNotFoundError(req.Params.URI)
 	}
+	markResolved(ctx, item.Namespace)
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
 	sess.clients = s.clients
 	if inRounds(req.ProtocolVersion(), req.Params.RequestState) {

@@ -2,10 +2,12 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,8 +50,12 @@ func refusal(err error) *jsonrpc.Error {
 }
 
 // auditMark notes, for one tools/call, that the toolkit audits it: its
-// Call ran, or a refusal was recorded with Toolkit.AuditRefused.
-type auditMark struct{ done atomic.Bool }
+// Call ran, or a refusal was recorded with Toolkit.Audit; for a
+// prompts/get or resources/read, the namespace of the item it resolved to.
+type auditMark struct {
+	done atomic.Bool
+	ns   atomic.Pointer[string]
+}
 
 type auditMarkKey struct{}
 
@@ -60,14 +66,28 @@ func markAudited(ctx context.Context) {
 	}
 }
 
+// markResolved notes, for the audit of a prompts/get or resources/read,
+// the namespace of the item it resolved to.
+func markResolved(ctx context.Context, ns string) {
+	if m, ok := ctx.Value(auditMarkKey{}).(*auditMark); ok {
+		m.ns.Store(&ns)
+	}
+}
+
 // auditMiddleware makes the toolkit's audit (toolkit.WithAudit) hold every
 // tools/call, those the server refuses before the toolkit sees them
 // included: a name it does not serve (unknown, its connector not ready,
 // gone), arguments that are not an object, too many calls in flight on
 // the session. Calls that reach the toolkit's Call are audited there.
+// Each prompts/get and resources/read is one record when it ends, served
+// or refused (auditRead).
 func (s *Server) auditMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		if method != "tools/call" {
+		switch method {
+		case "tools/call":
+		case "prompts/get", "resources/read":
+			return s.auditRead(ctx, method, req, next)
+		default:
 			return next(ctx, method, req)
 		}
 		m := &auditMark{}
@@ -83,6 +103,63 @@ func (s *Server) auditMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
+// auditRead serves a prompts/get or resources/read with next and writes
+// its audit record: the prompt's name or the resource's URI as the client
+// gave them, the namespace it resolved to, the prompt's arguments, the
+// outcome and the duration. A result that asks the client for input (a
+// 2026-07-28 round) has not ended: the retry that ends it is recorded.
+func (s *Server) auditRead(ctx context.Context, method string, req sdk.Request, next sdk.MethodHandler) (sdk.Result, error) {
+	m := &auditMark{}
+	start := time.Now()
+	res, err := next(context.WithValue(ctx, auditMarkKey{}, m), method, req)
+	e := toolkit.AuditEntry{Duration: time.Since(start), Err: err}
+	var sess toolkit.Session
+	switch r := req.(type) {
+	case *sdk.GetPromptRequest:
+		if pr, ok := res.(*sdk.GetPromptResult); ok && pr != nil && len(pr.InputRequests) > 0 {
+			return res, err
+		}
+		e.Type, sess = toolkit.ListTypePrompts, newServerSession(ctx, r, s.cfg.loggerName)
+		if r.Params != nil {
+			e.Name = r.Params.Name
+			e.Arguments, _ = json.Marshal(r.Params.Arguments)
+		}
+	case *sdk.ReadResourceRequest:
+		if rr, ok := res.(*sdk.ReadResourceResult); ok && rr != nil && len(rr.InputRequests) > 0 {
+			return res, err
+		}
+		e.Type, sess = toolkit.ListTypeResources, newServerSession(ctx, r, s.cfg.loggerName)
+		if r.Params != nil {
+			e.Name = r.Params.URI
+		}
+	default:
+		return res, err
+	}
+	if ns := m.ns.Load(); ns != nil {
+		e.Namespace = *ns
+	}
+	if we := (*jsonrpc.Error)(nil); errors.As(err, &we) {
+		e.Err = readRefusal(e.Type, we)
+	}
+	s.tk.Audit(withPrincipal(toolkit.ContextWithSession(ctx, sess), req.GetExtra()), e)
+	return res, err
+}
+
+// readRefusal returns the toolkit error that classifies, in the audit, a
+// JSON-RPC error answering a prompts/get or resources/read.
+func readRefusal(t toolkit.ListType, we *jsonrpc.Error) error {
+	switch {
+	case isStateError(we):
+		return stateRefusal{we}
+	case t == toolkit.ListTypeResources && we.Code == sdk.CodeResourceNotFound,
+		t == toolkit.ListTypePrompts && we.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(we.Message, "unknown prompt"):
+		return fmt.Errorf("%w: %s", toolkit.ErrNotFound, we.Message)
+	case we.Code == jsonrpc.CodeInvalidParams:
+		return fmt.Errorf("%w: %s", toolkit.ErrBadParameter, we.Message)
+	}
+	return we
+}
+
 // auditRefused records the refusal of a tools/call before the toolkit's
 // Call, with the request's principal, session and arguments.
 func (s *Server) auditRefused(ctx context.Context, req *sdk.CallToolRequest, namespace, name string, err error) {
@@ -92,7 +169,7 @@ func (s *Server) auditRefused(ctx context.Context, req *sdk.CallToolRequest, nam
 		args = callArguments(req.Params.Arguments)
 	}
 	cctx := withPrincipal(toolkit.ContextWithSession(ctx, newServerSession(ctx, req, s.cfg.loggerName)), req.Extra)
-	s.tk.AuditRefused(cctx, namespace, name, args, err)
+	s.tk.Audit(cctx, toolkit.AuditEntry{Namespace: namespace, Name: name, Arguments: args, Err: err})
 }
 
 // refusalCause returns the toolkit error that classifies a JSON-RPC
