@@ -48,6 +48,25 @@ type RedisState struct {
 	// Timeout bounds each Redis operation (default 2s, at most 1m): a
 	// call never waits longer for Redis.
 	Timeout time.Duration `yaml:"timeout"`
+	// TLS, with a rediss:// URL, says whom to trust and who the gateway
+	// is. Absent, a rediss:// server is verified against the system's
+	// roots.
+	TLS *RedisTLS `yaml:"tls"`
+}
+
+// RedisTLS configures the gateway's TLS to Redis. Relative paths are
+// relative to the configuration file.
+type RedisTLS struct {
+	// CAFile is a PEM file of the certificate authorities that sign the
+	// server's certificate, trusted instead of the system's.
+	CAFile string `yaml:"ca_file"`
+	// CertFile and KeyFile are the gateway's own certificate and key
+	// (PEM), for a server that asks clients for one (tls-auth-clients).
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// ServerName is the name the server's certificate must carry, when
+	// it is not the URL's host.
+	ServerName string `yaml:"server_name"`
 }
 
 // maxStateTimeout bounds state.redis.timeout.
@@ -80,6 +99,9 @@ func (v *validator) checkState(c *Config) {
 			break
 		}
 		st.redisOpt = opt
+	}
+	if st.Redis.TLS != nil && st.redisOpt != nil {
+		v.checkRedisTLS(st.Redis.TLS, st.redisOpt, at("redis", "tls"))
 	}
 	if t := st.Redis.Timeout; t < 0 || t > maxStateTimeout {
 		v.fail(fmt.Sprintf("%v is out of range: use up to %v (0 or absent: %v)", t, maxStateTimeout, redisstate.DefaultTimeout), at("redis", "timeout")...)
@@ -149,8 +171,13 @@ func (st *State) String() string {
 		return ""
 	}
 	var r RedisState
+	var t RedisTLS
 	if st.Redis != nil {
 		r = *st.Redis
+		if r.TLS != nil {
+			t = *r.TLS
+		}
+		r.TLS = nil
 	}
-	return fmt.Sprintf("%+v %s %s", r, st.keys.String(), st.RateLimits)
+	return fmt.Sprintf("%+v %+v %s %s", r, t, st.keys.String(), st.RateLimits)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -150,5 +151,55 @@ servers:
 		if code, h := g.health(t); code != 200 || h.State != "ok" {
 			t.Errorf("replica %d with Redis back: healthz %d, state %q", i, code, h.State)
 		}
+	}
+}
+
+// TestGatewayStateTLS: the gateway reaches a Redis that speaks only TLS
+// and wants a password (rediss://:password@host, state.redis.tls.ca_file
+// naming the authority that signed its certificate): /healthz says the
+// state is ok, a rate-limited call is admitted through it, and the pins
+// of the upstream's tool are loaded from it. Without the authority (the
+// system's roots do not know it) the gateway refuses to start and says
+// why.
+func TestGatewayStateTLS(t *testing.T) {
+	srv := redistest.StartTLS(t, redistest.TLSOptions{Password: "fleet-pass"})
+	t.Setenv("TEST_TLS_REDIS_URL", srv.TLSURL())
+	t.Setenv("TEST_TLS_KEYS", base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef")))
+	var executed atomic.Int64
+	up := testserver.ServeHTTP(t, countedDictionary("Looks up a word.", &executed), testserver.Stateful)
+	config := func(tls string) string {
+		return fmt.Sprintf(`listen: 127.0.0.1:0
+state:
+  redis: {url_env: TEST_TLS_REDIS_URL, timeout: 2s%s}
+  keys_env: TEST_TLS_KEYS
+rate_limits:
+  - {name: fleet, rate: 600/m, burst: 10}
+servers:
+  - name: dict
+    url: %s
+`, tls, up.URL)
+	}
+	g := startGateway(t, writeConfig(t, t.TempDir(), config(", tls: {ca_file: "+srv.CAFile()+"}")))
+	g.waitLog(t, 0, upstreamReady("dict"))
+	if _, h := g.health(t); h.State != "ok" {
+		t.Fatalf("healthz state %q over TLS, want ok", h.State)
+	}
+	cs, _ := notifiedClient(t, g, "", nil)
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "lookup", Arguments: lookupArgs{"w"}}); err != nil || executed.Load() != 1 {
+		t.Fatalf("a rate-limited call over TLS state: %v (executed %d)", err, executed.Load())
+	}
+
+	// Without the authority, the pins cannot be loaded: the gateway
+	// does not start, and says why (never the password).
+	cmd := exec.Command(gatewayProgram(t), "serve", "--config", writeConfig(t, t.TempDir(), config("")))
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "certificate signed by unknown authority") {
+		t.Errorf("a gateway that does not trust the server: %v\n%s", err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "fleet-pass") {
+		t.Errorf("the refusal quotes the password:\n%s", stderr.String())
 	}
 }

@@ -40,6 +40,12 @@ type Server struct {
 	dir    string
 	socket string
 
+	// With StartTLS: the TLS port, the files of the certificate
+	// authority, the server's certificate and key, the password.
+	tlsPort       int
+	ca, cert, key string
+	password      string
+
 	mu     sync.Mutex
 	proc   *os.Process // nil while not running
 	exited chan error  // the process's Wait
@@ -92,7 +98,7 @@ func (s *Server) Restart() {
 		s.t.Fatal("redistest: Restart of a server that is running")
 	}
 	os.Remove(s.socket)
-	cmd := exec.Command(s.bin,
+	cmd := exec.Command(s.bin, append([]string{
 		"--port", "0",
 		"--unixsocket", s.socket,
 		"--unixsocketperm", "700",
@@ -101,7 +107,7 @@ func (s *Server) Restart() {
 		"--appendfsync", "everysec",
 		"--save", "",
 		"--loglevel", "warning",
-	)
+	}, s.tlsArgs()...)...)
 	out := &lineLog{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -109,7 +115,7 @@ func (s *Server) Restart() {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	if err := waitReady(s.socket, exited); err != nil {
+	if err := waitReady(s.socket, s.password, exited); err != nil {
 		cmd.Process.Kill()
 		<-exited
 		s.t.Fatalf("redistest: %s did not start: %v\n%s", s.bin, err, out)
@@ -120,7 +126,7 @@ func (s *Server) Restart() {
 // waitReady dials socket until redis answers PING, the process exits, or
 // ten seconds pass. It is called while the server starts: polling the
 // socket is the only readiness signal redis-server gives.
-func waitReady(socket string, exited <-chan error) error {
+func waitReady(socket, password string, exited <-chan error) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
@@ -128,7 +134,7 @@ func waitReady(socket string, exited <-chan error) error {
 			return fmt.Errorf("exited: %v", err)
 		default:
 		}
-		if ping(socket) == nil {
+		if ping(socket, password) == nil {
 			return nil
 		}
 		select {
@@ -140,18 +146,28 @@ func waitReady(socket string, exited <-chan error) error {
 	return errors.New("no answer to PING within 10s")
 }
 
-// ping sends PING over socket and expects +PONG.
-func ping(socket string) error {
+// ping sends PING over socket (after AUTH when password is set) and
+// expects +PONG.
+func ping(socket, password string) error {
 	c, err := net.DialTimeout("unix", socket, time.Second)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(time.Second))
+	r := bufio.NewReader(c)
+	if password != "" {
+		if _, err := fmt.Fprintf(c, "AUTH %s\r\n", password); err != nil {
+			return err
+		}
+		if line, err := r.ReadString('\n'); err != nil || strings.TrimSpace(line) != "+OK" {
+			return fmt.Errorf("AUTH answered %q: %v", line, err)
+		}
+	}
 	if _, err := c.Write([]byte("PING\r\n")); err != nil {
 		return err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	line, err := r.ReadString('\n')
 	if err != nil {
 		return err
 	}
