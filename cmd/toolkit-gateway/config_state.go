@@ -8,7 +8,9 @@ import (
 
 	"github.com/llmkit/toolkit/policy"
 	"github.com/llmkit/toolkit/redisstate"
+	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // State shares the gateway's state with the other replicas of a fleet on
@@ -121,8 +123,9 @@ func (v *validator) checkState(c *Config) {
 // newStateStore connects the gateway to its shared state (nil without a
 // state section), and returns the function that closes its client. The
 // client connects lazily: an unreachable Redis is no start-up error but
-// each operation's.
-func newStateStore(st *State) (*redisstate.Store, func() error, error) {
+// each operation's. With mp, the client's commands and connections are
+// measured (redisotel: db.client.* metrics, by command and outcome).
+func newStateStore(st *State, mp metric.MeterProvider) (*redisstate.Store, func() error, error) {
 	if st == nil {
 		return nil, func() error { return nil }, nil
 	}
@@ -131,6 +134,12 @@ func newStateStore(st *State) (*redisstate.Store, func() error, error) {
 		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = st.Redis.Timeout, st.Redis.Timeout, st.Redis.Timeout
 	}
 	rdb := redis.NewClient(&opt)
+	if mp != nil {
+		if err := redisotel.InstrumentMetrics(rdb, redisotel.WithMeterProvider(mp)); err != nil {
+			rdb.Close()
+			return nil, nil, err
+		}
+	}
 	s, err := redisstate.New(redisstate.Config{
 		Client:    rdb,
 		KeyPrefix: st.Redis.KeyPrefix,

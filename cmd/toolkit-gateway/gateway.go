@@ -119,7 +119,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		opts = append(opts, mcpserver.WithMeterProvider(m.provider))
 	}
 	var err error
-	if g.state, g.closeState, err = newStateStore(cfg.State); err != nil {
+	if g.state, g.closeState, err = newStateStore(cfg.State, g.meters.meterProvider()); err != nil {
 		g.meters.shutdown()
 		return nil, fmt.Errorf("state: %w", err)
 	}

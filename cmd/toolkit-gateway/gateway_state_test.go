@@ -157,8 +157,9 @@ servers:
 // TestGatewayStateTLS: the gateway reaches a Redis that speaks only TLS
 // and wants a password (rediss://:password@host, state.redis.tls.ca_file
 // naming the authority that signed its certificate): /healthz says the
-// state is ok, a rate-limited call is admitted through it, and the pins
-// of the upstream's tool are loaded from it. Without the authority (the
+// state is ok, a rate-limited call is admitted through it, the pins of
+// the upstream's tool are loaded from it, and /metrics measures the
+// Redis client. Without the authority (the
 // system's roots do not know it) the gateway refuses to start and says
 // why.
 func TestGatewayStateTLS(t *testing.T) {
@@ -169,6 +170,7 @@ func TestGatewayStateTLS(t *testing.T) {
 	up := testserver.ServeHTTP(t, countedDictionary("Looks up a word.", &executed), testserver.Stateful)
 	config := func(tls string) string {
 		return fmt.Sprintf(`listen: 127.0.0.1:0
+metrics: true
 state:
   redis: {url_env: TEST_TLS_REDIS_URL, timeout: 2s%s}
   keys_env: TEST_TLS_KEYS
@@ -187,6 +189,11 @@ servers:
 	cs, _ := notifiedClient(t, g, "", nil)
 	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "lookup", Arguments: lookupArgs{"w"}}); err != nil || executed.Load() != 1 {
 		t.Fatalf("a rate-limited call over TLS state: %v (executed %d)", err, executed.Load())
+	}
+	// The state's client is measured beside the gateway's own metrics.
+	metrics := fetch(t, strings.TrimSuffix(g.healthURL, "/healthz")+"/metrics")
+	if !strings.Contains(metrics, "db_client_connections") {
+		t.Errorf("/metrics has no metric of the Redis client:\n%.2000s", metrics)
 	}
 
 	// Without the authority, the pins cannot be loaded: the gateway

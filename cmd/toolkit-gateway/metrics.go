@@ -38,6 +38,14 @@ func newMetrics() (*gatewayMetrics, error) {
 	}, nil
 }
 
+// meterProvider returns m's provider, or nil when metrics are off.
+func (m *gatewayMetrics) meterProvider() metric.MeterProvider {
+	if m == nil {
+		return nil
+	}
+	return m.provider
+}
+
 // shutdown stops the meter provider.
 func (m *gatewayMetrics) shutdown() {
 	if m != nil {

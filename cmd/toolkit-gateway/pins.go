@@ -48,7 +48,7 @@ func pinsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("configuration refused:\n%w", err)
 	}
-	state, closeState, err := newStateStore(cfg.State)
+	state, closeState, err := newStateStore(cfg.State, nil)
 	if err != nil {
 		return err
 	}
