@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	toolkit "github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp/bridge"
@@ -25,12 +24,7 @@ func AppOnly(it toolkit.Item) bool {
 	if it.Type != toolkit.ListTypeTools {
 		return false
 	}
-	ui, _ := resource.MetaOf(it.Value)["ui"].(map[string]any)
-	vis, ok := ui["visibility"].([]any)
-	if !ok {
-		return false
-	}
-	return !slices.Contains(vis, any("model"))
+	return bridge.AppOnly(resource.MetaOf(it.Value))
 }
 
 // AppView is what a host that renders MCP Apps itself needs of a tool's

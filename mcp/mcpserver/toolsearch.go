@@ -28,7 +28,8 @@ type toolSearch struct {
 // searchEntry is one tool of the search.
 type searchEntry struct {
 	SearchableTool
-	direct bool // also registered with the SDK server (Always)
+	direct  bool // also registered with the SDK server (Always, or appOnly)
+	appOnly bool // reserved for an MCP App's view: never searched, described or called by call_tool
 }
 
 func newToolSearch(cfg ToolSearch) *toolSearch {
@@ -106,7 +107,7 @@ func (s *Server) searchable(ctx context.Context, principal, name string, listing
 	ts.mu.RLock()
 	t, ok := ts.tools[name]
 	ts.mu.RUnlock()
-	if !ok || (ts.cfg.Filter != nil && !ts.cfg.Filter(ctx, principal, &t.SearchableTool)) {
+	if !ok || t.appOnly || (ts.cfg.Filter != nil && !ts.cfg.Filter(ctx, principal, &t.SearchableTool)) {
 		return nil, false
 	}
 	if listing && s.tk.Policy() != nil {

@@ -7,6 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/search"
 )
 
@@ -15,7 +16,11 @@ import (
 // it, it joins the search index, and is registered with the SDK server
 // too when an Always pattern matches it (and its name is not a
 // meta-tool's); the SDK server is asked first, so that a definition it
-// refuses (it panics) is not indexed either.
+// refuses (it panics) is not indexed either. A tool reserved for an MCP
+// App's view (bridge.AppOnly) is registered with the SDK server, where
+// the host finds it for its app and keeps it from its model, and never
+// joins the index: search_tools, describe_tools and call_tool are a
+// model's way to tools.
 func (s *Server) addTool(key string, st *sdk.Tool) {
 	handler := s.toolHandler(key, st.OutputSchema != nil)
 	ts := s.search
@@ -23,11 +28,12 @@ func (s *Server) addTool(key string, st *sdk.Tool) {
 		s.server.AddTool(st, handler)
 		return
 	}
-	direct := ts.always(st.Name, key) && !isMetaTool(st.Name)
+	appOnly := bridge.AppOnly(st.Meta) && !isMetaTool(st.Name)
+	direct := appOnly || ts.always(st.Name, key) && !isMetaTool(st.Name)
 	if direct {
 		s.server.AddTool(st, handler)
 	}
-	ts.put(key, st, direct)
+	ts.put(key, st, direct, appOnly)
 }
 
 // removeTools unregisters exposed tool names: from the SDK server (a name
@@ -69,15 +75,19 @@ func isMetaTool(name string) bool {
 	return name == SearchToolsName || name == DescribeToolsName || name == CallToolName
 }
 
-// put indexes a tool under its exposed name.
-func (ts *toolSearch) put(key string, st *sdk.Tool, direct bool) {
+// put indexes a tool under its exposed name (an app-only one is kept,
+// to be removed, but not indexed).
+func (ts *toolSearch) put(key string, st *sdk.Tool, direct, appOnly bool) {
 	ns, _, _ := strings.Cut(key, ".")
-	t := &searchEntry{SearchableTool: SearchableTool{Name: st.Name, Key: key, Namespace: ns, Tool: st}, direct: direct}
+	t := &searchEntry{SearchableTool: SearchableTool{Name: st.Name, Key: key, Namespace: ns, Tool: st}, direct: direct, appOnly: appOnly}
 	doc := search.Doc{Key: st.Name, Name: key[len(ns)+1:], Namespace: ns, Title: st.Title, Description: st.Description}
 	doc.Params = search.ParamsOf(inputSchemaDecoded(st))
 	ts.mu.Lock()
 	ts.tools[st.Name] = t
 	ts.mu.Unlock()
+	if appOnly {
+		return
+	}
 	// An embedder's failure leaves the tool found by keywords; it is
 	// logged by the caller's logger through ts.onError.
 	if err := ts.index.Put(context.Background(), doc); err != nil && ts.onError != nil {
