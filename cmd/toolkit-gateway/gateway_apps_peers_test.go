@@ -185,12 +185,6 @@ func (e exposedNames) uri(ns, uri string) string {
 func (e exposedNames) throughGateway(ns string, tl *sdk.Tool) *sdk.Tool {
 	c := *tl
 	c.Name = e.tool(ns, tl.Name)
-	if c.Annotations == nil {
-		// The server face always writes the annotations of a tool: its
-		// title and the hints, here at their defaults, which mean what no
-		// annotations mean.
-		c.Annotations = &sdk.ToolAnnotations{Title: c.Title}
-	}
 	if ui, uri, ok := viewURI(tl.Meta); ok {
 		c.Meta = maps.Clone(tl.Meta)
 		ui = maps.Clone(ui)

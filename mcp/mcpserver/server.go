@@ -257,13 +257,18 @@ func sdkTool(name string, t toolkit.Tool) (st *sdk.Tool, err error) {
 		Title:       meta.Title,
 		Description: t.Description(),
 		InputSchema: in,
-		Annotations: &sdk.ToolAnnotations{
+	}
+	// Annotations only when a hint says something: hints at their
+	// defaults mean what no annotations mean, and a gateway writes no
+	// field its upstream did not.
+	if meta.ReadOnlyHint || meta.DestructiveHint != nil || meta.IdempotentHint || meta.OpenWorldHint != nil {
+		st.Annotations = &sdk.ToolAnnotations{
 			Title:           meta.Title,
 			ReadOnlyHint:    meta.ReadOnlyHint,
 			DestructiveHint: meta.DestructiveHint,
 			IdempotentHint:  meta.IdempotentHint,
 			OpenWorldHint:   meta.OpenWorldHint,
-		},
+		}
 	}
 	if out != nil {
 		st.OutputSchema = out
