@@ -41,6 +41,11 @@ func clientBaseline(t *testing.T) map[string]string {
 	return out
 }
 
+// timed are the client scenarios whose checks measure time (the delay
+// of a reconnection): one that fails among all the others is run again
+// alone before it counts.
+var timed = map[string]bool{"sse-retry": true}
+
 // TestConformanceClient runs every client scenario of the conformance suite
 // (in parallel, the suite's --suite all) against the client program in
 // ./client, which connects through an mcp.Connector, and compares the
@@ -64,7 +69,16 @@ func TestConformanceClient(t *testing.T) {
 
 	seen := map[string]bool{}
 	passed := 0
-	for _, s := range res.Scenarios {
+	for i, s := range res.Scenarios {
+		if _, known := base[s.Scenario]; !s.Clean() && !known && timed[s.Scenario] {
+			// Run alone, as the suite's timing check assumes: among 25
+			// others on a loaded machine its timers fire late.
+			t.Logf("%s failed among the others (%s); running it alone", s.Scenario, strings.Join(s.Failures(), "; "))
+			if alone := peers.RunConformanceClient(t, ctx, bin, "--scenario", s.Scenario, "--timeout", "30000"); len(alone.Scenarios) == 1 {
+				s = alone.Scenarios[0]
+				res.Scenarios[i] = s
+			}
+		}
 		seen[s.Scenario] = true
 		reason, known := base[s.Scenario]
 		switch {
