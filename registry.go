@@ -247,7 +247,7 @@ func (tk *Toolkit) onEvent(cn *conn, ev ConnectorEvent) {
 		tk.mu.Unlock()
 		return
 	}
-	if ev.Kind == ConnectorEventResourceUpdated {
+	if ev.Kind == ConnectorEventResourceUpdated || ev.Kind == ConnectorEventSkillListChanged {
 		tk.queue(ev)
 		tk.mu.Unlock()
 		return
