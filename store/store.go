@@ -98,6 +98,8 @@ type Dir struct {
 	pending map[string]stamp  // poll mode: changed files seen once; guarded by update
 	skipped map[string]string // files skipped, with why, logged once; guarded by update
 
+	skills skillSet // the skills directory (skills.go)
+
 	mu        sync.RWMutex // guards the fields below
 	entries   map[string]*entry
 	prompts   []toolkit.Prompt
@@ -202,7 +204,7 @@ func (d *Dir) Run(ctx context.Context) error {
 	if d.poll > 0 {
 		return d.runPoll(ctx, d.poll)
 	}
-	return d.watch(ctx)
+	return d.watchAll(ctx)
 }
 
 // ready catches up with changes made since the last scan and reports the
@@ -289,7 +291,9 @@ func (d *Dir) rescan(force, settle bool) (changes, error) {
 		}
 	}
 	d.update.Unlock()
-	return d.reload(force, settle, all...), nil
+	c := d.reload(force, settle, all...)
+	d.reloadSkills(true)
+	return c, nil
 }
 
 // readDir lists the directory.
