@@ -130,6 +130,9 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 	s.server = sdk.NewServer(impl, sopts)
 	s.calls = newCallTracker(cfg.sessions.limit())
 	s.server.AddReceivingMiddleware(s.auditMiddleware, s.calls.middleware, sessionSlotMiddleware, s.policyMiddleware, s.extensionsMiddleware, s.appsMiddleware)
+	if err := s.addSkills(); err != nil {
+		return nil, err
+	}
 	for _, t := range cfg.templates {
 		if err := safely(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
 			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)
