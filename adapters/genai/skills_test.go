@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	gg "github.com/llmkit/toolkit/adapters/genai"
+	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 )
 
 // The generateContent loop with a skill: Gemini reads the skills' names

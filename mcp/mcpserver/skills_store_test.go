@@ -74,7 +74,9 @@ func TestServeStoreSkillsWhileConnected(t *testing.T) {
 			}
 		}
 	}
-	md := func(desc string) []byte { return []byte("---\nname: notes\ndescription: " + desc + "\n---\nTake notes.\n") }
+	md := func(desc string) []byte {
+		return []byte("---\nname: notes\ndescription: " + desc + "\n---\nTake notes.\n")
+	}
 	skillDir := filepath.Join(dir, store.SkillsDir, "notes")
 	start := time.Now()
 	mustNotErr(t, os.MkdirAll(skillDir, 0o755))
