@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +19,23 @@ import (
 // front matter, a name other than the folder's, symbolic links, more
 // than 512 files or 16 MiB) is logged once and skipped alone.
 const SkillsDir = "skills"
+
+// OpenSkills returns a store that serves only skills: dir itself holds
+// the skill folders (dir/<name>/SKILL.md), watched as Open's skills
+// directory is; it serves no prompt or resource. It is how a program
+// serves a directory of skills beside the user namespace.
+func OpenSkills(dir string, onEvent func(toolkit.ConnectorEvent), opts ...Option) (*Dir, error) {
+	return open(dir, onEvent, true, opts)
+}
+
+// skillsPath is the directory of the skill folders, relative to the
+// store's.
+func (d *Dir) skillsPath() string {
+	if d.skillsOnly {
+		return "."
+	}
+	return SkillsDir
+}
 
 // maxSkills bounds the skill folders the store reads.
 const maxSkills = 4096
@@ -57,7 +75,7 @@ func (f confinedFS) Open(name string) (fs.File, error) {
 // and fire is set.
 func (d *Dir) reloadSkills(fire bool) bool {
 	fsys := confinedFS{d.confined}
-	dirs, err := fs.ReadDir(fsys, SkillsDir)
+	dirs, err := fs.ReadDir(fsys, d.skillsPath())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		d.logger.Warn("store: reading the skills directory failed", "dir", d.dir, "err", err)
 	}
@@ -76,7 +94,7 @@ func (d *Dir) reloadSkills(fire bool) bool {
 			d.skipSkill(name, "more than 4096 skills")
 			continue
 		}
-		s, err := skill.Load(fsys, SkillsDir+"/"+name, skill.Limits{})
+		s, err := skill.Load(fsys, path.Join(d.skillsPath(), name), skill.Limits{})
 		if err != nil {
 			d.skipSkill(name, err.Error())
 			continue

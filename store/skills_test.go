@@ -112,3 +112,42 @@ func TestStoreSkillsHostile(t *testing.T) {
 		t.Fatalf("read through a link: %v", err)
 	}
 }
+
+// OpenSkills serves a directory of skill folders, and nothing else.
+func TestOpenSkills(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "note.md"), []byte(promptFile("A prompt", "Hi")), 0o644)
+	events := make(chan toolkit.ConnectorEvent, 64)
+	d, err := store.OpenSkills(dir, func(ev toolkit.ConnectorEvent) { events <- ev })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	next := func() toolkit.ConnectorEvent {
+		select {
+		case ev := <-events:
+			return ev
+		case <-time.After(failAfter):
+			t.Fatal("no event")
+		}
+		return toolkit.ConnectorEvent{}
+	}
+	if ev := next(); ev.Kind != toolkit.ConnectorEventStateChange {
+		t.Fatalf("first event %v", ev.Kind)
+	}
+	os.MkdirAll(filepath.Join(dir, "pdf"), 0o755)
+	os.WriteFile(filepath.Join(dir, "pdf", "SKILL.md"), []byte(skillMD("pdf", "PDFs.")), 0o644)
+	for {
+		if ev := next(); ev.Kind == toolkit.ConnectorEventSkillListChanged {
+			break
+		}
+	}
+	list, _ := d.ListSkills(ctx)
+	prompts, _ := d.ListPrompts(ctx)
+	if len(list) != 1 || list[0].Path() != "pdf" || len(prompts) != 0 {
+		t.Fatalf("skills %v, prompts %v", list, prompts)
+	}
+}

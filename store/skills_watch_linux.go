@@ -30,6 +30,13 @@ const maxSkillWatches = 8192
 // watchAll runs watch, and beside it the watch of the skills tree, until
 // ctx is cancelled; no goroutine outlives it.
 func (d *Dir) watchAll(ctx context.Context) error {
+	if d.skillsOnly {
+		if err := d.ready(); err != nil {
+			return err
+		}
+		d.watchSkills(ctx)
+		return nil
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -54,10 +61,12 @@ func (d *Dir) watchSkills(ctx context.Context) {
 	}
 	f := os.NewFile(uintptr(fd), "inotify-skills")
 	defer f.Close()
-	rootWD, err := syscall.InotifyAddWatch(fd, d.dir, rootMask)
-	if err != nil {
-		d.logger.Warn("store: watching skills failed", "dir", d.dir, "err", err)
-		return
+	rootWD := -1 // OpenSkills: the directory is the skills tree
+	if !d.skillsOnly {
+		if rootWD, err = syscall.InotifyAddWatch(fd, d.dir, rootMask); err != nil {
+			d.logger.Warn("store: watching skills failed", "dir", d.dir, "err", err)
+			return
+		}
 	}
 	woken := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
@@ -89,7 +98,7 @@ func (d *Dir) watchSkills(ctx context.Context) {
 // harmless.
 func (d *Dir) addSkillWatches(fd int) {
 	n := 0
-	filepath.WalkDir(filepath.Join(d.dir, SkillsDir), func(p string, de fs.DirEntry, err error) error {
+	filepath.WalkDir(filepath.Join(d.dir, d.skillsPath()), func(p string, de fs.DirEntry, err error) error {
 		if err != nil || !de.IsDir() {
 			return nil
 		}

@@ -98,7 +98,8 @@ type Dir struct {
 	pending map[string]stamp  // poll mode: changed files seen once; guarded by update
 	skipped map[string]string // files skipped, with why, logged once; guarded by update
 
-	skills skillSet // the skills directory (skills.go)
+	skills     skillSet // the skills directory (skills.go)
+	skillsOnly bool     // OpenSkills: the directory holds skill folders only
 
 	mu        sync.RWMutex // guards the fields below
 	entries   map[string]*entry
@@ -130,6 +131,11 @@ type entry struct {
 // Put fire; it is called outside the store's locks, but must not call Put
 // or Remove itself.
 func Open(dir string, onEvent func(toolkit.ConnectorEvent), opts ...Option) (*Dir, error) {
+	return open(dir, onEvent, false, opts)
+}
+
+// open is Open, or OpenSkills when skillsOnly is set.
+func open(dir string, onEvent func(toolkit.ConnectorEvent), skillsOnly bool, opts []Option) (*Dir, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: store %q: %w", errs.ErrBadParameter, dir, err)
@@ -142,13 +148,14 @@ func Open(dir string, onEvent func(toolkit.ConnectorEvent), opts ...Option) (*Di
 		return nil, fmt.Errorf("%w: store %q: %w", errs.ErrUnavailable, dir, err)
 	}
 	d := &Dir{
-		dir:      abs,
-		onEvent:  func(toolkit.ConnectorEvent) {}, // the first scan fires nothing
-		logger:   slog.Default(),
-		confined: confined,
-		entries:  make(map[string]*entry),
-		pending:  make(map[string]stamp),
-		skipped:  make(map[string]string),
+		dir:        abs,
+		onEvent:    func(toolkit.ConnectorEvent) {}, // the first scan fires nothing
+		skillsOnly: skillsOnly,
+		logger:     slog.Default(),
+		confined:   confined,
+		entries:    make(map[string]*entry),
+		pending:    make(map[string]stamp),
+		skipped:    make(map[string]string),
 	}
 	for _, opt := range opts {
 		opt(d)
@@ -291,7 +298,10 @@ func (d *Dir) rescan(force, settle bool) (changes, error) {
 		}
 	}
 	d.update.Unlock()
-	c := d.reload(force, settle, all...)
+	var c changes
+	if !d.skillsOnly {
+		c = d.reload(force, settle, all...)
+	}
 	d.reloadSkills(true)
 	return c, nil
 }
