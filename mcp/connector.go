@@ -26,7 +26,7 @@ type Connector struct {
 	o      options
 	logger *slog.Logger
 	client *sdk.Client
-	skills skillCache // the skills extension (skills.go)
+	skills skillCache          // the skills extension (skills.go)
 	impl   *sdk.Implementation // how the connector names itself to servers
 
 	httpClient *http.Client

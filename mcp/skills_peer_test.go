@@ -20,9 +20,9 @@ func skillsDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for p, content := range map[string]string{
-		"acme/refunds/SKILL.md":          "---\nname: refunds\ndescription: Refunds orders. Use for refund requests.\nlicense: MIT\n---\nCheck the order, then use templates/email.md.\n",
+		"acme/refunds/SKILL.md":           "---\nname: refunds\ndescription: Refunds orders. Use for refund requests.\nlicense: MIT\n---\nCheck the order, then use templates/email.md.\n",
 		"acme/refunds/templates/email.md": "Dear customer,\n",
-		"Bad_Name/SKILL.md":              "---\nname: Bad_Name\ndescription: Broken.\n---\nx\n",
+		"Bad_Name/SKILL.md":               "---\nname: Bad_Name\ndescription: Broken.\n---\nx\n",
 	} {
 		full := filepath.Join(dir, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
