@@ -192,6 +192,14 @@ func TestFromEntryRefusesHostileEntries(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	// An entry of 10,000 files is refused before any is looked at.
+	many := skill.Entry{URI: "skill://refunds/SKILL.md", Frontmatter: fm}
+	for i := range 10000 {
+		many.Resources.Files = append(many.Resources.Files, skill.EntryFile{URI: fmt.Sprintf("skill://refunds/f%d", i), Digest: ok, Size: 1})
+	}
+	if _, err := skill.FromEntry(many, skill.Limits{}, read); !errors.Is(err, errs.ErrBadParameter) || !strings.Contains(err.Error(), "more than 512") {
+		t.Errorf("10,000 files: %v", err)
+	}
 	// A listed file whose content differs from its digest.
 	s, err := skill.FromEntry(skill.Entry{URI: "skill://acme/refunds/SKILL.md", Frontmatter: fm,
 		Resources: skill.Manifest{Files: []skill.EntryFile{{URI: "skill://acme/refunds/SKILL.md", Digest: ok, Size: 1}}}}, skill.Limits{}, read)
