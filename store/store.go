@@ -17,6 +17,10 @@
 // editor backups ("name~", "#name#"). A file that is not a valid prompt is
 // logged and skipped; it never hides the others.
 //
+// Its skills/ subdirectory holds skills, one folder each in the Agent
+// Skills layout (skills/<name>/SKILL.md and supporting files), watched too
+// and served by ListSkills (see SkillsDir, OpenSkills and package skill).
+//
 // The store is confined to its directory. Every scan and every read goes
 // through an [os.Root] opened on it, so no symbolic link, rename or swap
 // can make it list or serve a file outside the directory: a link to a

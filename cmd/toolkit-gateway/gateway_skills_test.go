@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/testing/peers"
 	"github.com/llmkit/toolkit/skill"
 )
 
@@ -101,5 +104,39 @@ func TestGatewaySkillsBadConfig(t *testing.T) {
 	}
 	if want := config + ":2: skills: " + filepath.Join(dir, "nowhere") + " is not a directory"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+	}
+}
+
+// The gateway program in front of a server of skills written with the
+// Skills extension SDK (tools/peers/skillsserver.mjs, over stdio): its
+// clients of both protocol generations see the upstream's skills under
+// its namespace beside the skills directory's, and read them.
+func TestGatewayUpstreamSkills(t *testing.T) {
+	dir := t.TempDir()
+	upstream := filepath.Join(dir, "upstream")
+	writeSkill(t, filepath.Join(upstream, "acme"), "refunds", "Refunds orders.")
+	writeSkill(t, filepath.Join(dir, "skills"), "pdf", "Handles PDFs.")
+	node, argv := peers.SkillsServerStdio(t, upstream)
+	command, _ := json.Marshal(append([]string{node}, argv...))
+	config := writeConfig(t, dir, fmt.Sprintf("listen: 127.0.0.1:0\nskills: skills\nservers:\n  - name: up\n    command: %s\n    timeouts: {connect: 60s}\n", command))
+	g := startGateway(t, config)
+	g.waitLog(t, 0, upstreamReady("up"))
+	g.waitLog(t, 0, upstreamReady("skills"))
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		client := sdk.NewClient(&sdk.Implementation{Name: "gateway-test", Version: "1"}, nil)
+		sdk.AddSendingCustomMethod[*listSkillsParams, *listSkillsResult](client, "skills/list")
+		cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: g.mcpURL}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		got := gatewaySkills(t, cs)
+		if got["skill://up/acme/refunds/SKILL.md"] != "Refunds orders." || got["skill://skills/pdf/SKILL.md"] != "Handles PDFs." {
+			t.Fatalf("%s: skills %v", version, got)
+		}
+		res, err := cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "skill://up/acme/refunds/SKILL.md"})
+		if err != nil || !strings.Contains(res.Contents[0].Text, "Follow refunds.") {
+			t.Fatalf("%s: read: %v %v", version, res, err)
+		}
 	}
 }
