@@ -50,7 +50,8 @@ type Server struct {
 	// resource, taken to match any URI).
 	static map[string]*resource.URITemplate
 
-	unfollow func() // ends the server's subscription to the toolkit
+	unfollow func()       // ends the server's subscription to the toolkit
+	skillRes skillListing // the SKILL.md resources registered (skills.go)
 
 	startup *startupGate  // WithStartupWait; nil without it
 	unmeter func()        // unregisters WithMeterProvider's instruments
@@ -160,6 +161,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		s.Close()
 		return nil, err
 	}
+	s.syncSkills()
 	return s, nil
 }
 
@@ -216,6 +218,8 @@ func (s *Server) onEvent(ev toolkit.ConnectorEvent) {
 		s.resourceUpdated(ctx, ev)
 	case toolkit.ConnectorEventPolicyChanged:
 		s.announceTools()
+	case toolkit.ConnectorEventSkillListChanged:
+		s.syncSkills()
 	default:
 		// A list change; resources and templates share theirs.
 		var errs []error

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -241,6 +242,12 @@ func (s *Server) skillsMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 				break // not a skill's file: perhaps a resource of the toolkit
 			}
 			return s.readSkillFile(pctx, sk, file, rr.Params.URI)
+		case "resources/list":
+			res, err := next(ctx, method, req)
+			if err == nil {
+				s.visibleSkillResources(withPrincipal(ctx, req.GetExtra()), res)
+			}
+			return res, err
 		case "initialize", "server/discover":
 			res, err := next(ctx, method, req)
 			if err != nil || len(s.skillsFor(withPrincipal(ctx, req.GetExtra()))) == 0 {
@@ -289,4 +296,76 @@ func (s *Server) readSkillFile(ctx context.Context, sk servedSkill, file, uri st
 		c.Blob = data
 	}
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{c}}, nil
+}
+
+// skillListing is the SKILL.md resources the server registered with the
+// SDK (by URI, with what they were registered with), so that clients
+// list them in resources/list and hear of a change of the skills with
+// notifications/resources/list_changed (or subscriptions/listen).
+type skillListing struct {
+	syncing sync.Mutex // serialises syncSkills
+	mu      sync.Mutex // guards reg
+	reg     map[string]skillRow
+}
+
+// skillRow is what a SKILL.md resource is registered with.
+type skillRow struct{ name, description string }
+
+// syncSkills registers the SKILL.md of every skill the toolkit lists
+// (for a caller without a principal) as a resource, and unregisters those
+// gone; the SDK announces the change. Reads of them are answered by
+// skillsMiddleware, through the policy.
+func (s *Server) syncSkills() {
+	s.skillRes.syncing.Lock()
+	defer s.skillRes.syncing.Unlock()
+	next := map[string]skillRow{}
+	for _, sk := range s.skillsFor(context.Background()) {
+		fm := sk.item.Skill.Frontmatter()
+		next[sk.root+"/"+skill.FileName] = skillRow{fm.Name, fm.Description}
+	}
+	s.skillRes.mu.Lock()
+	prev := s.skillRes.reg
+	s.skillRes.reg = next
+	s.skillRes.mu.Unlock()
+	var gone []string
+	for uri := range prev {
+		if _, ok := next[uri]; !ok {
+			gone = append(gone, uri)
+		}
+	}
+	if len(gone) > 0 {
+		s.server.RemoveResources(gone...)
+	}
+	for uri, r := range next {
+		if old, ok := prev[uri]; ok && old == r {
+			continue
+		}
+		s.server.AddResource(&sdk.Resource{URI: uri, Name: r.name, Description: r.description, MIMEType: "text/markdown"}, func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			// skillsMiddleware answers first; this runs only for a skill
+			// gone meanwhile.
+			return nil, sdk.ResourceNotFoundError(req.Params.URI)
+		})
+	}
+}
+
+// visibleSkillResources drops from a resources/list answer the SKILL.md
+// resources of the skills the principal of ctx may not see.
+func (s *Server) visibleSkillResources(ctx context.Context, res sdk.Result) {
+	lr, ok := res.(*sdk.ListResourcesResult)
+	if !ok || lr == nil || s.tk.Policy() == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, sk := range s.skillsFor(ctx) {
+		seen[sk.root+"/"+skill.FileName] = true
+	}
+	lr.Resources = slices.DeleteFunc(lr.Resources, func(r *sdk.Resource) bool {
+		if r == nil || !strings.HasPrefix(r.URI, skill.Scheme+"://") {
+			return false
+		}
+		s.skillRes.mu.Lock()
+		_, ours := s.skillRes.reg[r.URI]
+		s.skillRes.mu.Unlock()
+		return ours && !seen[r.URI]
+	})
 }

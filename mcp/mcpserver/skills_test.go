@@ -22,9 +22,14 @@ func testSkill(t *testing.T, name, desc, body string, files map[string][]byte) t
 	return s
 }
 
-// skillsClient is a go-sdk client that can send the skills methods.
-func skillsClient() *sdk.Client {
-	c := sdk.NewClient(&sdk.Implementation{Name: "skills-client", Version: "1"}, nil)
+// skillsClient is a go-sdk client that can send the skills methods, with
+// the options opts (nil for none).
+func skillsClient(opts ...*sdk.ClientOptions) *sdk.Client {
+	var o *sdk.ClientOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "skills-client", Version: "1"}, o)
 	sdk.AddSendingCustomMethod[*listSkillsParams, *listSkillsResult](c, methodSkillsList)
 	sdk.AddSendingCustomMethod[*getSkillParams, *getSkillResult](c, methodSkillsGet)
 	sdk.AddSendingCustomMethod[*readDirectoryParams, *readDirectoryResult](c, methodDirectoryRead)
@@ -66,6 +71,15 @@ func TestServeSkills(t *testing.T) {
 			mustNotErr(t, err)
 			if len(list.Skills) != 1 || list.Skills[0].URI != "skill://builtin/pdf/SKILL.md" || list.ResultType != "complete" {
 				t.Fatalf("skills/list: %+v", list)
+			}
+			rl, err := cs.ListResources(ctx, nil)
+			mustNotErr(t, err)
+			var listed []string
+			for _, r := range rl.Resources {
+				listed = append(listed, r.URI+" "+r.Name+" "+r.MIMEType)
+			}
+			if strings.Join(listed, ",") != "skill://builtin/pdf/SKILL.md pdf text/markdown" {
+				t.Fatalf("resources/list: %v", listed)
 			}
 			e := list.Skills[0]
 			if e.Frontmatter["description"] != "Handles PDF files." || len(e.Resources.Files) != 4 {
