@@ -2,6 +2,7 @@ package skill_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -222,6 +223,28 @@ func FuzzParse(f *testing.F) {
 		if err == nil {
 			if skill.CheckName(fm.Name) != nil || fm.Description == "" {
 				t.Fatalf("accepted %+v", fm)
+			}
+		}
+	})
+}
+
+// FuzzFromEntry: whatever a server sends as an entry is refused or makes
+// a skill whose every path is confined to it, never a panic.
+func FuzzFromEntry(f *testing.F) {
+	f.Add([]byte(`{"uri":"skill://a/b/SKILL.md","frontmatter":{"name":"b","description":"x"},"resources":[{"uri":"skill://a/b/SKILL.md","digest":"sha256:` + strings.Repeat("0", 64) + `","size":1}]}`))
+	f.Add([]byte(`{"uri":"skill://b/SKILL.md","frontmatter":{"name":"b","description":"x"},"resources":"dynamic"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var e skill.Entry
+		if json.Unmarshal(b, &e) != nil {
+			return
+		}
+		s, err := skill.FromEntry(e, skill.Limits{}, func(context.Context, string) ([]byte, error) { return nil, nil })
+		if err != nil {
+			return
+		}
+		for _, f := range s.Files() {
+			if strings.Contains("/"+f.Path+"/", "/../") || strings.HasPrefix(f.Path, "/") {
+				t.Fatalf("accepted path %q", f.Path)
 			}
 		}
 	})
