@@ -152,6 +152,9 @@ func (tk *Toolkit) RemoveConnector(url string) error {
 			}
 		}
 	}
+	if _, ok := cn.c.(SkillLister); ok {
+		events = append(events, ConnectorEvent{Kind: ConnectorEventSkillListChanged, Connector: cn.c, Namespace: cn.ns})
+	}
 	tk.publish()
 	tk.queue(events...)
 	cancel, done := cn.cancel, cn.done
