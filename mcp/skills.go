@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -132,7 +133,11 @@ func (c *Connector) listSkills(ctx context.Context, l *live, declared bool) {
 func (c *Connector) remoteSkill(raw json.RawMessage) (toolkit.Skill, error) {
 	var e skill.Entry
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return nil, err
+		var named struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(raw, &named)
+		return nil, fmt.Errorf("skill %.200q: %w", named.URI, err)
 	}
 	return skill.FromEntry(e, skill.Limits{}, func(ctx context.Context, uri string) ([]byte, error) {
 		rc, err := c.readResource(ctx, nil, uri)

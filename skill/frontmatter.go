@@ -2,6 +2,7 @@ package skill
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -209,8 +210,8 @@ func (f *Frontmatter) fill() error {
 	if f.Name, err = str("name", MaxName, true); err != nil {
 		return err
 	}
-	if err := CheckName(f.Name); err != nil {
-		return err
+	if !validName(f.Name) {
+		return errors.New(nameRule(f.Name))
 	}
 	if f.Description, err = str("description", MaxDescription, true); err != nil {
 		return err
@@ -248,13 +249,23 @@ func (f *Frontmatter) fill() error {
 // with a hyphen, without two hyphens in a row. Errors wrap
 // ErrBadParameter.
 func CheckName(name string) error {
+	if !validName(name) {
+		return fmt.Errorf("%w: %s", errs.ErrBadParameter, nameRule(name))
+	}
+	return nil
+}
+
+// validName reports whether name follows the rule of CheckName.
+func validName(name string) bool {
 	ok := name != "" && len(name) <= MaxName && name[0] != '-' && name[len(name)-1] != '-' && !strings.Contains(name, "--")
 	for i := 0; ok && i < len(name); i++ {
 		c := name[i]
 		ok = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-'
 	}
-	if !ok {
-		return fmt.Errorf("%w: skill name %.80q: want 1 to %d lowercase letters, digits and single hyphens inside", errs.ErrBadParameter, name, MaxName)
-	}
-	return nil
+	return ok
+}
+
+// nameRule says why name is not a skill name.
+func nameRule(name string) string {
+	return fmt.Sprintf("skill name %.80q: want 1 to %d lowercase letters, digits and single hyphens inside", name, MaxName)
 }
