@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/llmkit/toolkit/internal/policyctx"
 	"github.com/llmkit/toolkit/skill"
 )
 
@@ -225,7 +226,7 @@ func (tk *Toolkit) ReadSkill(ctx context.Context, key, file string) (data []byte
 // the skill.
 func (tk *Toolkit) skillVisible(ctx context.Context, it SkillItem) bool {
 	g := tk.guard
-	if g == nil || g.policy == nil || g.open() {
+	if g == nil || g.policy == nil || g.open() || policyctx.IsUnfiltered(ctx) {
 		return true
 	}
 	d := g.policy.Decide(ctx, PolicyRequest{Principal: PrincipalFromContext(ctx), Namespace: it.Namespace, Tool: skillTool{it.Skill}, Listing: true})

@@ -63,6 +63,9 @@ func TestGatewaySkills(t *testing.T) {
 	config := writeConfig(t, dir, "listen: 127.0.0.1:0\nskills: skills\n")
 	g := startGateway(t, config)
 	g.waitLog(t, 0, upstreamReady("skills"))
+	if r := g.waitLog(t, 0, func(r map[string]any) bool { return r["msg"] == "policy rules checked against the upstreams' tools" }); r["unmatched"] != float64(0) {
+		t.Errorf("the rule check: %v", r)
+	}
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		client := sdk.NewClient(&sdk.Implementation{Name: "gateway-test", Version: "1"}, nil)
 		sdk.AddSendingCustomMethod[*listSkillsParams, *listSkillsResult](client, "skills/list")
@@ -110,18 +113,24 @@ func TestGatewaySkillsBadConfig(t *testing.T) {
 // The gateway program in front of a server of skills written with the
 // Skills extension SDK (tools/peers/skillsserver.mjs, over stdio): its
 // clients of both protocol generations see the upstream's skills under
-// its namespace beside the skills directory's, and read them.
+// its namespace beside the skills directory's, and read them; a policy
+// rule on "skill:<path>" hides and refuses one, and the rule check finds
+// the skill it names.
 func TestGatewayUpstreamSkills(t *testing.T) {
 	dir := t.TempDir()
 	upstream := filepath.Join(dir, "upstream")
 	writeSkill(t, filepath.Join(upstream, "acme"), "refunds", "Refunds orders.")
+	writeSkill(t, filepath.Join(upstream, "acme"), "secret", "Secret.")
 	writeSkill(t, filepath.Join(dir, "skills"), "pdf", "Handles PDFs.")
 	node, argv := peers.SkillsServerStdio(t, upstream)
 	command, _ := json.Marshal(append([]string{node}, argv...))
-	config := writeConfig(t, dir, fmt.Sprintf("listen: 127.0.0.1:0\nskills: skills\nservers:\n  - name: up\n    command: %s\n    timeouts: {connect: 60s}\n", command))
+	config := writeConfig(t, dir, fmt.Sprintf("listen: 127.0.0.1:0\nskills: skills\npolicy:\n  rules:\n    - name: no-secret\n      effect: deny\n      namespaces: [up]\n      tools: [\"skill:acme/secret\"]\nservers:\n  - name: up\n    command: %s\n    timeouts: {connect: 60s}\n", command))
 	g := startGateway(t, config)
 	g.waitLog(t, 0, upstreamReady("up"))
 	g.waitLog(t, 0, upstreamReady("skills"))
+	if r := g.waitLog(t, 0, func(r map[string]any) bool { return r["msg"] == "policy rules checked against the upstreams' tools" }); r["unmatched"] != float64(0) {
+		t.Errorf("the rule check: %v", r)
+	}
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		client := sdk.NewClient(&sdk.Implementation{Name: "gateway-test", Version: "1"}, nil)
 		sdk.AddSendingCustomMethod[*listSkillsParams, *listSkillsResult](client, "skills/list")
@@ -131,8 +140,11 @@ func TestGatewayUpstreamSkills(t *testing.T) {
 		}
 		defer cs.Close()
 		got := gatewaySkills(t, cs)
-		if got["skill://up/acme/refunds/SKILL.md"] != "Refunds orders." || got["skill://skills/pdf/SKILL.md"] != "Handles PDFs." {
+		if len(got) != 2 || got["skill://up/acme/refunds/SKILL.md"] != "Refunds orders." || got["skill://skills/pdf/SKILL.md"] != "Handles PDFs." {
 			t.Fatalf("%s: skills %v", version, got)
+		}
+		if _, err := cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "skill://up/acme/secret/SKILL.md"}); err == nil {
+			t.Errorf("%s: read a skill the policy denies", version)
 		}
 		res, err := cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "skill://up/acme/refunds/SKILL.md"})
 		if err != nil || !strings.Contains(res.Contents[0].Text, "Follow refunds.") {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -44,6 +45,15 @@ func addSkills(tk *toolkit.Toolkit, dir string) error {
 		return nil
 	}
 	return tk.AddConnectorNS(skillsNamespace, skillsURLPrefix+dir)
+}
+
+// addSkillTools adds to tools, by namespace, the names under which the
+// policy sees the skills (toolkit.ReadSkill: "skill:<path>"), so that a
+// rule naming skills is checked against them too.
+func addSkillTools(ctx context.Context, tk *toolkit.Toolkit, tools map[string][]string) {
+	for _, it := range tk.ListSkills(ctx) {
+		tools[it.Namespace] = append(tools[it.Namespace], "skill:"+it.Skill.Path())
+	}
 }
 
 // skillsConnector returns the connector of the skills directory when url

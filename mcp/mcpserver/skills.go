@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/policyctx"
 	"github.com/llmkit/toolkit/skill"
 )
 
@@ -311,15 +312,16 @@ type skillListing struct {
 // skillRow is what a SKILL.md resource is registered with.
 type skillRow struct{ name, description string }
 
-// syncSkills registers the SKILL.md of every skill the toolkit lists
-// (for a caller without a principal) as a resource, and unregisters those
-// gone; the SDK announces the change. Reads of them are answered by
+// syncSkills registers the SKILL.md of every skill the toolkit holds as a
+// resource, and unregisters those gone; the SDK announces the change.
+// resources/list shows each principal those of the skills the policy lets
+// it see (visibleSkillResources), and reads of them are answered by
 // skillsMiddleware, through the policy.
 func (s *Server) syncSkills() {
 	s.skillRes.syncing.Lock()
 	defer s.skillRes.syncing.Unlock()
 	next := map[string]skillRow{}
-	for _, sk := range s.skillsFor(context.Background()) {
+	for _, sk := range s.skillsFor(policyctx.Unfiltered(context.Background())) {
 		fm := sk.item.Skill.Frontmatter()
 		next[sk.root+"/"+skill.FileName] = skillRow{fm.Name, fm.Description}
 	}
