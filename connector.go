@@ -65,6 +65,9 @@ const (
 	// policy list again. It is delivered to the subscribers of
 	// Toolkit.Subscribe, not to the delegate's OnEvent.
 	ConnectorEventPolicyChanged
+	// ConnectorEventSkillListChanged reports that the skills a source
+	// serves changed (see SkillLister and Toolkit.ListSkills).
+	ConnectorEventSkillListChanged
 )
 
 // String returns a short name for the kind.
@@ -82,6 +85,8 @@ func (k ConnectorEventKind) String() string {
 		return "resource_updated"
 	case ConnectorEventPolicyChanged:
 		return "policy_changed"
+	case ConnectorEventSkillListChanged:
+		return "skill_list_changed"
 	}
 	return "unknown"
 }
@@ -120,6 +125,11 @@ func PromptListChangeEvent() ConnectorEvent {
 // ResourceListChangeEvent returns a ConnectorEventResourceListChanged event.
 func ResourceListChangeEvent() ConnectorEvent {
 	return ConnectorEvent{Kind: ConnectorEventResourceListChanged}
+}
+
+// SkillListChangeEvent returns a ConnectorEventSkillListChanged event.
+func SkillListChangeEvent() ConnectorEvent {
+	return ConnectorEvent{Kind: ConnectorEventSkillListChanged}
 }
 
 // ResourceUpdatedEvent returns a ConnectorEventResourceUpdated event for uri.

@@ -38,6 +38,10 @@
 // delegate's "user" namespace). [Toolkit.Run] keeps the connectors alive;
 // they can be added and removed while it runs, and
 // [Toolkit.WaitConnectors] blocks until they are ready (or have failed).
+// Skills ([Skill], package skill) are the fourth kind, from builtins
+// ([WithSkill]), the store and connectors that serve them ([SkillLister]):
+// [Toolkit.ListSkills], [Toolkit.LookupSkill], and [Toolkit.ReadSkill],
+// which the policy and the audit see (docs/skills.md).
 //
 // # Reads
 //

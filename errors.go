@@ -49,4 +49,9 @@ var (
 	// rate limit of the policy. The error is a [*PolicyError] whose
 	// Decision.RetryAfter says when to try again.
 	ErrRateLimited = errs.ErrRateLimited
+	// ErrIntegrity, message "integrity check failed", reports content that
+	// is not what its manifest says: a skill file whose size or SHA-256
+	// digest differs from the skill's entry, a file the entry does not
+	// list, or a SKILL.md whose front matter differs from the entry's.
+	ErrIntegrity = errs.ErrIntegrity
 )

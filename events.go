@@ -34,6 +34,9 @@ const (
 //     builtins) and Connector set for connector events;
 //   - ConnectorEventResourceUpdated when a resource's content changed, with
 //     URI set;
+//   - ConnectorEventSkillListChanged when the skills of a source changed
+//     (a builtin skill added or removed, a connector's skills), with
+//     Namespace set;
 //   - ConnectorEventStateChange when a connector's state changed, with
 //     State (its URL and Namespace set) as Connectors reports it. A
 //     connector is announced ready only once its items are in List and

@@ -152,6 +152,9 @@ func (tk *Toolkit) RemoveConnector(url string) error {
 			}
 		}
 	}
+	if _, ok := cn.c.(SkillLister); ok {
+		events = append(events, ConnectorEvent{Kind: ConnectorEventSkillListChanged, Connector: cn.c, Namespace: cn.ns})
+	}
 	tk.publish()
 	tk.queue(events...)
 	cancel, done := cn.cancel, cn.done
@@ -247,7 +250,7 @@ func (tk *Toolkit) onEvent(cn *conn, ev ConnectorEvent) {
 		tk.mu.Unlock()
 		return
 	}
-	if ev.Kind == ConnectorEventResourceUpdated {
+	if ev.Kind == ConnectorEventResourceUpdated || ev.Kind == ConnectorEventSkillListChanged {
 		tk.queue(ev)
 		tk.mu.Unlock()
 		return

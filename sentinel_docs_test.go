@@ -30,6 +30,7 @@ func TestSentinelDocsQuoteTheirMessage(t *testing.T) {
 		".:ErrUnavailable": toolkit.ErrUnavailable, ".:ErrDepthExceeded": toolkit.ErrDepthExceeded,
 		".:ErrToolFailed": toolkit.ErrToolFailed, ".:ErrSchema": toolkit.ErrSchema, ".:ErrClosed": toolkit.ErrClosed,
 		".:ErrDenied": toolkit.ErrDenied, ".:ErrRateLimited": toolkit.ErrRateLimited,
+		".:ErrIntegrity":                     toolkit.ErrIntegrity,
 		"mcp:ErrTaskRequired":                mcp.ErrTaskRequired,
 		"mcp:ErrTooManyClientSessions":       mcp.ErrTooManyClientSessions,
 		"mcp:ErrNoUser":                      mcp.ErrNoUser,

@@ -158,6 +158,8 @@ type Toolkit struct {
 	// drainTimeout bounds Run's wait for pending events (eventDrainTimeout).
 	drainTimeout time.Duration
 
+	skills skillSet // builtin skills (skills.go)
+
 	mu       sync.Mutex // guards everything below and snapshot publication
 	builtin  [NumKinds]map[string]*entry
 	builtinS *source

@@ -26,6 +26,7 @@ type Connector struct {
 	o      options
 	logger *slog.Logger
 	client *sdk.Client
+	skills skillCache          // the skills extension (skills.go)
 	impl   *sdk.Implementation // how the connector names itself to servers
 
 	httpClient *http.Client
@@ -170,6 +171,7 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 	}
 	c.setupServerRequests(copts)
 	c.client = sdk.NewClient(c.impl, copts)
+	addSkillMethods(c.client)
 	c.client.AddReceivingMiddleware(c.receiving)
 	c.client.AddSendingMiddleware(c.roundTrips)
 	c.initRoots()

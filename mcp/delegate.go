@@ -95,6 +95,9 @@ func (d *Delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEve
 	if err != nil {
 		return nil, err
 	}
+	if onEvent != nil {
+		c.skills.notify = func() { onEvent(toolkit.SkillListChangeEvent()) }
+	}
 	if s := d.clients; s != nil && c.pc != nil {
 		s.mu.Lock()
 		s.conns = append(s.conns, c)

@@ -329,6 +329,7 @@ func (c *Connector) connect(ctx context.Context) (*live, error) {
 	if c.o.subscribeResources && caps.Resources != nil && caps.Resources.Subscribe {
 		c.subscribe(cctx, l, next)
 	}
+	c.listSkills(cctx, l, declaresSkillsIn(caps))
 	c.enterReady(ctx, l, init)
 	if l.listen != nil {
 		l.listen.endedEarly(l)
@@ -517,6 +518,7 @@ func (c *Connector) refresh(ctx context.Context, l *live, bits uint32) error {
 		if c.o.subscribeResources {
 			c.subscribe(rctx, l, &next)
 		}
+		c.listSkills(rctx, l, c.declaresSkills())
 	}
 	c.publish(ctx, prev, &next, true)
 	return nil

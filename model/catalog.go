@@ -183,12 +183,12 @@ func NewCatalog(tk Lister, opts ...CatalogOption) *Catalog {
 	switch v := tk.(type) {
 	case Notifier:
 		c.changed = make(chan struct{}, 1)
-		stop = v.Notify(c.changed, toolkit.ConnectorEventToolListChanged, toolkit.ConnectorEventPromptListChanged, toolkit.ConnectorEventPolicyChanged)
+		stop = v.Notify(c.changed, toolkit.ConnectorEventToolListChanged, toolkit.ConnectorEventPromptListChanged, toolkit.ConnectorEventPolicyChanged, toolkit.ConnectorEventSkillListChanged)
 	case Subscriber:
 		changed := make(chan struct{}, 1)
 		c.changed = changed
 		stop = v.Subscribe(func(ev toolkit.ConnectorEvent) {
-			if ev.Kind == toolkit.ConnectorEventToolListChanged || ev.Kind == toolkit.ConnectorEventPromptListChanged || ev.Kind == toolkit.ConnectorEventPolicyChanged {
+			if ev.Kind == toolkit.ConnectorEventToolListChanged || ev.Kind == toolkit.ConnectorEventPromptListChanged || ev.Kind == toolkit.ConnectorEventPolicyChanged || ev.Kind == toolkit.ConnectorEventSkillListChanged {
 				select {
 				case changed <- struct{}{}:
 				default:

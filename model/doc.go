@@ -22,6 +22,10 @@
 // [github.com/llmkit/toolkit/search]'s, which the server face's tool
 // search shares.
 //
+// SkillTool offers a model the toolkit's skills a little at a time too:
+// each skill's name and description in the description of one tool,
+// load_skill, whose calls load a skill's instructions and files.
+//
 // The package speaks the providers' JSON shapes directly and imports no
 // provider SDK.
 package model

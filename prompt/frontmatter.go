@@ -2,7 +2,6 @@ package prompt
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -33,39 +32,6 @@ type frontMatter struct {
 var fields = []string{
 	"name", "title", "description", "model", "provider", "system_prompt",
 	"input", "output", "tools", "thinking", "thinking_budget", "max_tokens",
-}
-
-// splitFrontMatter separates the front matter from the body of a prompt
-// file whose line endings are already "\n". The front matter is returned
-// with one leading empty line per line before it, so YAML error line
-// numbers are line numbers of the file. ok reports whether the file has
-// front matter at all: a first line of "---".
-func splitFrontMatter(text string) (fm, body string, ok bool, err error) {
-	first, rest, found := strings.Cut(text, "\n")
-	if strings.TrimRight(first, " \t") != "---" {
-		return "", text, false, nil
-	}
-	if !found {
-		return "", "", true, errors.New(`front matter opened by "---" on line 1 is never closed by a "---" line`)
-	}
-	for pos := 0; pos <= len(rest); {
-		end := strings.IndexByte(rest[pos:], '\n')
-		line := rest[pos:]
-		next := len(rest) + 1
-		if end >= 0 {
-			line = rest[pos : pos+end]
-			next = pos + end + 1
-		}
-		if l := strings.TrimRight(line, " \t"); l == "---" || l == "..." {
-			body := ""
-			if next <= len(rest) {
-				body = rest[next:]
-			}
-			return "\n" + rest[:pos], body, true, nil
-		}
-		pos = next
-	}
-	return "", "", true, errors.New(`front matter opened by "---" on line 1 is never closed by a "---" line`)
 }
 
 // parseFrontMatter decodes the YAML front matter strictly: the top level is

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/internal/frontmatter"
 	"github.com/llmkit/toolkit/internal/names"
 	"github.com/llmkit/toolkit/resource"
 )
@@ -119,7 +120,7 @@ func parseAgent(file, base string, data []byte) (a *Agent, err error) {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
 
-	fmText, body, hasFM, err := splitFrontMatter(text)
+	fmText, body, hasFM, err := frontmatter.Split(text)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,10 @@
 // editor backups ("name~", "#name#"). A file that is not a valid prompt is
 // logged and skipped; it never hides the others.
 //
+// Its skills/ subdirectory holds skills, one folder each in the Agent
+// Skills layout (skills/<name>/SKILL.md and supporting files), watched too
+// and served by ListSkills (see SkillsDir, OpenSkills and package skill).
+//
 // The store is confined to its directory. Every scan and every read goes
 // through an [os.Root] opened on it, so no symbolic link, rename or swap
 // can make it list or serve a file outside the directory: a link to a
@@ -98,6 +102,9 @@ type Dir struct {
 	pending map[string]stamp  // poll mode: changed files seen once; guarded by update
 	skipped map[string]string // files skipped, with why, logged once; guarded by update
 
+	skills     skillSet // the skills directory (skills.go)
+	skillsOnly bool     // OpenSkills: the directory holds skill folders only
+
 	mu        sync.RWMutex // guards the fields below
 	entries   map[string]*entry
 	prompts   []toolkit.Prompt
@@ -128,6 +135,11 @@ type entry struct {
 // Put fire; it is called outside the store's locks, but must not call Put
 // or Remove itself.
 func Open(dir string, onEvent func(toolkit.ConnectorEvent), opts ...Option) (*Dir, error) {
+	return open(dir, onEvent, false, opts)
+}
+
+// open is Open, or OpenSkills when skillsOnly is set.
+func open(dir string, onEvent func(toolkit.ConnectorEvent), skillsOnly bool, opts []Option) (*Dir, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: store %q: %w", errs.ErrBadParameter, dir, err)
@@ -140,13 +152,14 @@ func Open(dir string, onEvent func(toolkit.ConnectorEvent), opts ...Option) (*Di
 		return nil, fmt.Errorf("%w: store %q: %w", errs.ErrUnavailable, dir, err)
 	}
 	d := &Dir{
-		dir:      abs,
-		onEvent:  func(toolkit.ConnectorEvent) {}, // the first scan fires nothing
-		logger:   slog.Default(),
-		confined: confined,
-		entries:  make(map[string]*entry),
-		pending:  make(map[string]stamp),
-		skipped:  make(map[string]string),
+		dir:        abs,
+		onEvent:    func(toolkit.ConnectorEvent) {}, // the first scan fires nothing
+		skillsOnly: skillsOnly,
+		logger:     slog.Default(),
+		confined:   confined,
+		entries:    make(map[string]*entry),
+		pending:    make(map[string]stamp),
+		skipped:    make(map[string]string),
 	}
 	for _, opt := range opts {
 		opt(d)
@@ -202,7 +215,7 @@ func (d *Dir) Run(ctx context.Context) error {
 	if d.poll > 0 {
 		return d.runPoll(ctx, d.poll)
 	}
-	return d.watch(ctx)
+	return d.watchAll(ctx)
 }
 
 // ready catches up with changes made since the last scan and reports the
@@ -289,7 +302,12 @@ func (d *Dir) rescan(force, settle bool) (changes, error) {
 		}
 	}
 	d.update.Unlock()
-	return d.reload(force, settle, all...), nil
+	var c changes
+	if !d.skillsOnly {
+		c = d.reload(force, settle, all...)
+	}
+	d.reloadSkills(true)
+	return c, nil
 }
 
 // readDir lists the directory.

@@ -82,6 +82,10 @@ type Config struct {
 	// Prompts is a directory of markdown prompts (and other files, served
 	// as resources) exposed as the "user" namespace; "" for none.
 	Prompts string `yaml:"prompts"`
+	// Skills is a directory of skill folders (<dir>/<name>/SKILL.md, the
+	// Agent Skills layout), watched and served to clients by the skills
+	// extension under the "skills" namespace; "" for none.
+	Skills string `yaml:"skills"`
 	// Auth makes MCP clients authenticate (transport http); none by
 	// default.
 	Auth *Auth `yaml:"auth"`

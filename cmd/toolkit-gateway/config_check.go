@@ -135,6 +135,7 @@ func (v *validator) check(c *Config) {
 			v.fail(fmt.Sprintf("%s is not a directory", c.Prompts), "prompts")
 		}
 	}
+	v.checkSkills(c)
 	v.checkServing(c)
 	v.checkToolSearch(c.ToolSearch)
 	v.checkInputState(c.InputState)

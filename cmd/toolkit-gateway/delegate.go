@@ -66,6 +66,9 @@ func (d *delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEve
 		}
 		return store.Open(d.userDir, onEvent, store.WithLogger(d.logger))
 	}
+	if c, ok, err := skillsConnector(url, onEvent, d.logger); ok {
+		return c, err
+	}
 	opts := []mcp.Option{mcp.OptLogger(d.logger)}
 	if d.options != nil {
 		opts = append(opts, d.options(url)...)

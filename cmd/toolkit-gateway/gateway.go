@@ -150,6 +150,11 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		return nil, err
 	}
 	g.tk, g.d = tk, d
+	if err := addSkills(tk, cfg.Skills); err != nil {
+		g.closeOwned()
+		g.meters.shutdown()
+		return nil, err
+	}
 	// Every upstream's state changes are logged as they happen (the
 	// toolkit names the namespace, even of an upstream being removed).
 	g.rules.start(cfg)
@@ -427,7 +432,7 @@ func (g *gateway) reload() {
 		{"qualified_names", cur.QualifiedNames, next.QualifiedNames},
 		{"session_timeout", cur.SessionTimeout, next.SessionTimeout}, {"max_session_calls", cur.MaxSessionCalls, next.MaxSessionCalls},
 		{"sse_path", cur.SSEPath, next.SSEPath},
-		{"health_listen", cur.HealthListen, next.HealthListen}, {"prompts", cur.Prompts, next.Prompts},
+		{"health_listen", cur.HealthListen, next.HealthListen}, {"prompts", cur.Prompts, next.Prompts}, {"skills", cur.Skills, next.Skills},
 		{"metrics", cur.Metrics, next.Metrics}, {"startup_wait", durationOf(cur.StartupWait), durationOf(next.StartupWait)},
 		{"tool_search", cur.ToolSearch.String(), next.ToolSearch.String()},
 		{"input_state", cur.InputState.String(), next.InputState.String()},

@@ -76,6 +76,7 @@ func (g *gateway) checkRuleTools(cfg *Config) {
 			tools[s.Name] = append(tools[s.Name], t.Name())
 		}
 	}
+	addSkillTools(ctx, g.tk, tools)
 	p := cfg.Policy
 	n := 0
 	defer func() { g.logger.Info("policy rules checked against the upstreams' tools", "unmatched", n) }()

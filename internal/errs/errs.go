@@ -33,4 +33,8 @@ var (
 	// ErrRateLimited reports a call refused by a rate limit; it may be
 	// retried later.
 	ErrRateLimited = errors.New("rate limited")
+	// ErrIntegrity reports content that is not what its manifest says: a
+	// skill file whose size or SHA-256 digest differs from its entry, or
+	// a file the entry does not list.
+	ErrIntegrity = errors.New("integrity check failed")
 )

@@ -86,6 +86,12 @@
 // function it is given to return an error naming it: never a handler that
 // fails at request time, never an option silently ignored.
 //
+// The toolkit's skills are served by the MCP skills extension (SEP-2640),
+// declared while a client may see a skill: skills/list, skills/get,
+// resources/read of skill://<namespace>/<path>/<file> and
+// resources/directory/read, each read through the policy and the audit
+// (docs/skills.md).
+//
 // The guide docs/serving.md tells the long story: the naming rules in
 // full, both protocol generations, input rounds, completion, policy and
 // audit, metrics and the ceilings with their defaults.

@@ -50,7 +50,8 @@ type Server struct {
 	// resource, taken to match any URI).
 	static map[string]*resource.URITemplate
 
-	unfollow func() // ends the server's subscription to the toolkit
+	unfollow func()       // ends the server's subscription to the toolkit
+	skillRes skillListing // the SKILL.md resources registered (skills.go)
 
 	startup *startupGate  // WithStartupWait; nil without it
 	unmeter func()        // unregisters WithMeterProvider's instruments
@@ -130,6 +131,9 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 	s.server = sdk.NewServer(impl, sopts)
 	s.calls = newCallTracker(cfg.sessions.limit())
 	s.server.AddReceivingMiddleware(s.auditMiddleware, s.calls.middleware, sessionSlotMiddleware, s.policyMiddleware, s.extensionsMiddleware, s.appsMiddleware)
+	if err := s.addSkills(); err != nil {
+		return nil, err
+	}
 	for _, t := range cfg.templates {
 		if err := safely(func() { s.server.AddResourceTemplate(t.tmpl, t.handler) }); err != nil {
 			return nil, fmt.Errorf("%w: resource template %q: %v", toolkit.ErrBadParameter, t.tmpl.URITemplate, err)
@@ -157,6 +161,7 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 		s.Close()
 		return nil, err
 	}
+	s.syncSkills()
 	return s, nil
 }
 
@@ -213,6 +218,8 @@ func (s *Server) onEvent(ev toolkit.ConnectorEvent) {
 		s.resourceUpdated(ctx, ev)
 	case toolkit.ConnectorEventPolicyChanged:
 		s.announceTools()
+	case toolkit.ConnectorEventSkillListChanged:
+		s.syncSkills()
 	default:
 		// A list change; resources and templates share theirs.
 		var errs []error

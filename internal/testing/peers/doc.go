@@ -18,6 +18,7 @@
 //	@modelcontextprotocol/sdk                1.32.2     TypeScript SDK (its example OAuth server)
 //	@modelcontextprotocol/client             2.4.0      TypeScript SDK v2 client (tools/peers/tsclient.mjs)
 //	@modelcontextprotocol/server             2.4.0      TypeScript SDK v2 server (tools/peers/tsserver.mjs)
+//	@olaservo/ext-skills                     0.14.0     Skills extension SDK, SEP-2640 (tools/peers/skillsserver.mjs)
 //	oidc-provider                            9.13.3     OpenID provider, OpenID certified (tools/peers/oidcprovider.mjs)
 //	@modelcontextprotocol/server-basic-vanillajs   2.0.3  MCP Apps example server
 //	@modelcontextprotocol/server-basic-react       2.0.3  MCP Apps example server

@@ -232,7 +232,7 @@ var (
 	moduleImports = map[string]string{
 		"toolkit": ModulePath, "mcp": ModulePath + "/mcp", "mcpserver": ModulePath + "/mcp/mcpserver",
 		"bridge": ModulePath + "/mcp/bridge", "oauth": ModulePath + "/mcp/oauth", "resource": ModulePath + "/resource", "tool": ModulePath + "/tool",
-		"prompt": ModulePath + "/prompt", "store": ModulePath + "/store", "model": ModulePath + "/model", "policy": ModulePath + "/policy",
+		"prompt": ModulePath + "/prompt", "skill": ModulePath + "/skill", "store": ModulePath + "/store", "model": ModulePath + "/model", "policy": ModulePath + "/policy",
 		"sdk": "github.com/modelcontextprotocol/go-sdk/mcp", "anthropic": "github.com/anthropics/anthropic-sdk-go/v2",
 	}
 )
