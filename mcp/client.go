@@ -53,8 +53,8 @@ func (c *Connector) acquire(ctx context.Context) (*live, error) {
 			case c.kick <- struct{}{}:
 			default:
 			}
-			if c.o.waiting != nil {
-				c.o.waiting()
+			if c.o.hooks.waiting != nil {
+				c.o.hooks.waiting()
 			}
 		}
 		select {
@@ -200,7 +200,7 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 		}
 		// Before done ends cctx: the answer stream of an answered request
 		// ends by itself (answerstream.go).
-		in.finish(err == nil || isRemoteError(err), cmp.Or(c.o.answeredWait, answeredStreamWait))
+		in.finish(err == nil || isRemoteError(err), cmp.Or(c.o.hooks.answeredWait, answeredStreamWait))
 		done()
 		var badJSON *json.MarshalerError
 		switch {

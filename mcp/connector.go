@@ -177,7 +177,7 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		c.pc = &perClient{
 			max:          o.perClient,
 			perPrincipal: cmp.Or(o.clientLimits.PerPrincipal, DefaultMaxClientSessionsPerPrincipal),
-			idle:         cmp.Or(o.userIdle, o.clientLimits.Idle, DefaultClientSessionIdle),
+			idle:         cmp.Or(o.hooks.userIdle, o.clientLimits.Idle, DefaultClientSessionIdle),
 			by:           map[bridge.Client]*clientUpstream{},
 			sessionless:  map[string]*userClient{},
 		}

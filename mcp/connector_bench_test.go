@@ -188,7 +188,7 @@ func BenchmarkReconnectAfterOutage(b *testing.B) {
 // each other.)
 func BenchmarkReadyAfterCrash(b *testing.B) {
 	r, _, m := memoryConnector(b, testserver.Options{},
-		func(o *options) error { o.kickFloor = time.Nanosecond; return nil })
+		func(o *options) error { o.hooks.kickFloor = time.Nanosecond; return nil })
 	var total time.Duration
 	for i := 0; b.Loop(); i++ {
 		t0 := time.Now()

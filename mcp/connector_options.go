@@ -90,34 +90,13 @@ type options struct {
 	perUser            func(*User) (*oauth.Flow, error) // OptOAuthPerUserFlow (peruser.go)
 	userWait           time.Duration                    // OptUserAuthorizationWait
 
-	// Hooks for tests: each backoff delay, the end of each refresh, and a
-	// call starting to wait for a session.
-	beforeBackoff func(attempt int, d time.Duration)
-	afterRefresh  func(kinds uint32, err error)
-	waiting       func()
-	// queued is called when a call starts waiting for a slot
-	// (OptMaxConcurrency).
-	queued func()
-	// userIdle is ClientSessionLimits.Idle but in tests.
-	userIdle time.Duration
-	// userWaiting is called when a call starts waiting for its user's
-	// authorization (OptOAuthPerUser).
-	userWaiting func()
-	// clientClosed is called when a client's upstream session
-	// (OptPerClient) is closed and its process, if any, reaped.
-	clientClosed func()
+	// hooks are the seams of tests (testhooks.go); zero in production.
+	hooks testHooks
 
-	// kickFloor is the least time between a failed attempt and the next
-	// one that a waiting call may bring forward.
-	kickFloor time.Duration
 	// maxItems is the most items of one kind kept from a server, and
 	// maxListBytes the most bytes of their definitions (OptMaxListItems,
 	// OptMaxListBytes; tests set them lower still).
 	maxItems, maxListBytes int
-	// now is the clock of the rate limits (nil: time.Now) but in tests.
-	now func() time.Time
-	// answeredWait is answeredStreamWait (0) but in tests.
-	answeredWait time.Duration
 }
 
 // applyOptions returns the default options with opts applied in order
@@ -147,7 +126,7 @@ func defaultOptions() options {
 		maxMessage:       DefaultMaxMessageBytes,
 		protocolVersion:  DefaultProtocolVersion,
 		logLevel:         DefaultLogLevel,
-		kickFloor:        time.Second,
+		hooks:            testHooks{kickFloor: time.Second},
 		maxItems:         DefaultMaxListItems,
 		maxListBytes:     DefaultMaxListBytes,
 	}

@@ -21,8 +21,8 @@ func (c *Connector) takeSlot(ctx context.Context) (func(), error) {
 		return func() { <-c.slots }, nil
 	default:
 	}
-	if c.o.queued != nil {
-		c.o.queued()
+	if c.o.hooks.queued != nil {
+		c.o.hooks.queued()
 	}
 	select {
 	case c.slots <- struct{}{}:

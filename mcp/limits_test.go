@@ -24,7 +24,7 @@ func TestMaxConcurrency(t *testing.T) {
 	t.Cleanup(m.Close)
 	queued := make(chan struct{}, 10)
 	r := start(t, "memory://limit", false, OptDialer(m.Dial), OptMaxConcurrency(2),
-		func(o *options) error { o.queued = func() { queued <- struct{}{} }; return nil })
+		func(o *options) error { o.hooks.queued = func() { queued <- struct{}{} }; return nil })
 
 	type caller struct {
 		cancel context.CancelFunc

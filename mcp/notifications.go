@@ -158,7 +158,7 @@ func (s *noteScanner) message(msg []byte) {
 // it carries; one that matches no call in flight is dropped.
 func (c *Connector) deliverProgress(p *sdk.ProgressNotificationParams) {
 	in := c.calls.get(tokenKey(p.ProgressToken))
-	if in == nil || !in.progressGate(c.o.now).pass(p.Progress) {
+	if in == nil || !in.progressGate(c.o.hooks.now).pass(p.Progress) {
 		return
 	}
 	var msg []string

@@ -330,8 +330,8 @@ func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 		if ctx.Err() == nil && (c.pu == nil || !errors.Is(err, ErrAuthorizationPending)) {
 			c.pc.warn(c, up.err)
 		}
-		if c.o.clientClosed != nil {
-			c.o.clientClosed()
+		if c.o.hooks.clientClosed != nil {
+			c.o.hooks.clientClosed()
 		}
 		return
 	}
@@ -365,8 +365,8 @@ func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 	up.cancel()
 	l.close()
 	c.logger.Debug("client's upstream session closed", "reason", why)
-	if c.o.clientClosed != nil {
-		c.o.clientClosed()
+	if c.o.hooks.clientClosed != nil {
+		c.o.hooks.clientClosed()
 	}
 }
 

@@ -46,7 +46,7 @@ func TestPerClientStdioSessionsLeaveNothing(t *testing.T) {
 	closed := make(chan struct{}, n)
 	d := mustDelegate(t, "gateway", "1", OptLogger(quietLogger()), OptForwardServerRequests(), OptPerClient(max), OptTerminateTimeout(time.Second))
 	d.Options = append(d.Options, func(o *options) error {
-		o.clientClosed = func() { closed <- struct{}{} }
+		o.hooks.clientClosed = func() { closed <- struct{}{} }
 		return nil
 	})
 	tk, err := toolkit.New(toolkit.WithDelegate(d))

@@ -173,8 +173,8 @@ func (r *callRegistry) sessionsInUse() map[*live]bool {
 
 // now returns the connector's clock.
 func (c *Connector) now() time.Time {
-	if c.o.now != nil {
-		return c.o.now()
+	if c.o.hooks.now != nil {
+		return c.o.hooks.now()
 	}
 	return time.Now()
 }

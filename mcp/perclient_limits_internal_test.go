@@ -34,8 +34,8 @@ func startPerClient(t *testing.T, max int, clock *fakeClock, closed chan<- struc
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
 	opts = append([]Option{OptDialer(m.Dial), OptPerClient(max), func(o *options) error {
-		o.now = clock.Now
-		o.clientClosed = func() { closed <- struct{}{} }
+		o.hooks.now = clock.Now
+		o.hooks.clientClosed = func() { closed <- struct{}{} }
 		return nil
 	}}, opts...)
 	return start(t, "memory://up", false, opts...)

@@ -501,8 +501,8 @@ func (c *Connector) awaitUser(ctx context.Context, u *User, h *oauth.Handler, cl
 				return err
 			}
 		}
-		if c.o.userWaiting != nil {
-			c.o.userWaiting()
+		if c.o.hooks.userWaiting != nil {
+			c.o.hooks.userWaiting()
 		}
 		select {
 		case <-ask.done:

@@ -191,7 +191,7 @@ func (c *Connector) Run(ctx context.Context) error {
 			attempt = 0
 		}
 		delay := 0
-		if now := time.Now(); !lastQuick.IsZero() && now.Sub(lastQuick) < c.o.kickFloor {
+		if now := time.Now(); !lastQuick.IsZero() && now.Sub(lastQuick) < c.o.hooks.kickFloor {
 			attempt++
 			delay = attempt
 		} else {
@@ -260,8 +260,8 @@ func (c *Connector) backoffDelay(attempt int) time.Duration {
 // backing off and waiting callers cause at most one attempt a second.
 func (c *Connector) backoff(ctx context.Context, attempt int) bool {
 	d := c.backoffDelay(attempt)
-	if c.o.beforeBackoff != nil {
-		c.o.beforeBackoff(attempt, d)
+	if c.o.hooks.beforeBackoff != nil {
+		c.o.hooks.beforeBackoff(attempt, d)
 	}
 	if d <= 0 {
 		return ctx.Err() == nil
@@ -271,7 +271,7 @@ func (c *Connector) backoff(ctx context.Context, attempt int) bool {
 	for {
 		wait := d
 		if c.waiters.Load() > 0 {
-			wait = min(d, c.o.kickFloor)
+			wait = min(d, c.o.hooks.kickFloor)
 		}
 		rest := wait - time.Since(failed)
 		if rest <= 0 {
@@ -424,8 +424,8 @@ func (c *Connector) serve(ctx context.Context, l *live) error {
 		}
 		if kinds := bits & (sigTools | sigPrompts | sigResources); kinds != 0 {
 			err := c.refresh(ctx, l, kinds)
-			if c.o.afterRefresh != nil {
-				c.o.afterRefresh(kinds, err)
+			if c.o.hooks.afterRefresh != nil {
+				c.o.hooks.afterRefresh(kinds, err)
 			}
 			if err != nil {
 				if ctx.Err() != nil {

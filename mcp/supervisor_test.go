@@ -274,7 +274,7 @@ func TestStopReleasesWaitingCalls(t *testing.T) {
 	waiting := make(chan struct{}, 1)
 	r, _, m := memoryConnector(t, testserver.Options{}, fastBackoff,
 		OptReconnectWait(time.Hour),
-		func(o *options) error { o.waiting = func() { waiting <- struct{}{} }; return nil })
+		func(o *options) error { o.hooks.waiting = func() { waiting <- struct{}{} }; return nil })
 	m.Kill()
 	r.states.wait(t, toolkit.StatusReconnecting, 1)
 	done := make(chan error, 1)
@@ -307,7 +307,7 @@ func TestWaitingCallShortensBackoff(t *testing.T) {
 		OptBackoff(time.Hour, time.Hour),
 		OptReconnectWait(waitLimit),
 		withBeforeBackoff(func(_ int, d time.Duration) { backoffs <- d }),
-		func(o *options) error { o.kickFloor = time.Millisecond; return nil })
+		func(o *options) error { o.hooks.kickFloor = time.Millisecond; return nil })
 	m.Kill()
 	r.states.wait(t, toolkit.StatusReconnecting, 1)
 	if d := <-backoffs; d != 0 {
@@ -387,8 +387,8 @@ func TestWaitingCallKeepsAttemptsComing(t *testing.T) {
 		OptReconnectWait(waitLimit),
 		steps.option(),
 		func(o *options) error {
-			o.kickFloor = time.Millisecond
-			o.waiting = func() { waiting <- struct{}{} }
+			o.hooks.kickFloor = time.Millisecond
+			o.hooks.waiting = func() { waiting <- struct{}{} }
 			return nil
 		})
 	m.Kill()
@@ -431,7 +431,7 @@ func TestFirstAttemptAfterLossImmediate(t *testing.T) {
 	steps := newBackoffSteps()
 	r, _, m := memoryConnector(t, testserver.Options{},
 		OptBackoff(time.Hour, time.Hour), OptStableAfter(time.Hour), steps.option(),
-		func(o *options) error { o.kickFloor = time.Hour; return nil })
+		func(o *options) error { o.hooks.kickFloor = time.Hour; return nil })
 	m.Drop()
 	r.states.wait(t, toolkit.StatusReady, 2)
 	if got := steps.all(); len(got) != 1 || got[0] != (backoffStep{0, 0}) {

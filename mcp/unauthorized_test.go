@@ -45,7 +45,7 @@ func TestUnauthorizedWithoutOAuth(t *testing.T) {
 	retried := make(chan struct{})
 	var backoffs atomic.Int32
 	r := start(t, srv.URL+"/mcp", true, OptBackoff(time.Millisecond, time.Millisecond), func(o *options) error {
-		o.beforeBackoff = func(int, time.Duration) {
+		o.hooks.beforeBackoff = func(int, time.Duration) {
 			if backoffs.Add(1) == 2 {
 				close(retried)
 			}
