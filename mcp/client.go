@@ -18,7 +18,6 @@ import (
 
 	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/mcp/bridge"
-	"github.com/llmkit/toolkit/mcp/oauth"
 	"github.com/llmkit/toolkit/prompt"
 )
 
@@ -178,17 +177,12 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 		return fmt.Errorf("%s of server %s: %w", what, c.serverName(), err)
 	}
 	defer release()
-	if c.pu != nil {
-		// A user's token refused mid-session: the request fails at once,
-		// and acquireUser has the user asked (peruser.go).
-		ctx = oauth.NoWait(ctx)
-	}
 	for try := 0; ; try++ {
-		l, err := c.acquireFor(ctx)
+		sctx, l, err := c.up.session(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		cctx, token, done := c.calls.begin(ctx, l)
+		cctx, token, done := c.calls.begin(sctx, l)
 		err = f(cctx, l, token)
 		cause := context.Cause(cctx)
 		in := inflightFrom(cctx)
@@ -209,9 +203,9 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 			return fmt.Errorf("%w: %s of server %s: the answer nests more than %d levels deep", errs.ErrToolFailed, what, c.serverName(), maxWireDepth)
 		case err == nil:
 			return nil
-		case c.pu != nil && try == 0 && errors.Is(err, ErrAuthorizationPending):
-			// Refused before the server saw it: the user authorizes, and
-			// it goes again.
+		case try == 0 && c.up.again(err):
+			// Refused before the server saw it (the user authorizes
+			// meanwhile): it goes again.
 			continue
 		case ctx.Err() != nil:
 			return fmt.Errorf("%s of server %s: %w", what, c.serverName(), context.Cause(ctx))
@@ -244,7 +238,7 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 			// passes its code and message on.
 			return fmt.Errorf("%w: %s of server %s: %w", failed, what, c.serverName(), err)
 		}
-		if perr := c.ping(ctx, l); perr != nil {
+		if perr := c.ping(sctx, l); perr != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("%s of server %s: %w", what, c.serverName(), context.Cause(ctx))
 			}

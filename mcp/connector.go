@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
-	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
 // Connector is a toolkit.Connector for one remote MCP server. Create it with
@@ -78,14 +76,11 @@ type Connector struct {
 	asks  askGate // bounds the server's requests waiting (askbound.go)
 	roots rootsMirror
 
-	// pc holds the upstream sessions of each client (OptPerClient,
-	// perclient.go); nil without it.
-	pc *perClient
+	// up chooses the session of each request (upstream.go).
+	up upstream
 	// challenge is the WWW-Authenticate of the server's last 401 answer
 	// while the connector has no OAuth (unauthorized.go).
 	challenge atomic.Pointer[[]string]
-	// pu holds the users of OptOAuthPerUser (peruser.go), nil without it.
-	pu *perUser
 }
 
 // Signals for Connector.pending.
@@ -173,18 +168,7 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 	c.client.AddReceivingMiddleware(c.receiving)
 	c.client.AddSendingMiddleware(c.roundTrips)
 	c.initRoots()
-	if o.perClient > 0 {
-		c.pc = &perClient{
-			max:          o.perClient,
-			perPrincipal: cmp.Or(o.clientLimits.PerPrincipal, DefaultMaxClientSessionsPerPrincipal),
-			idle:         cmp.Or(o.hooks.userIdle, o.clientLimits.Idle, DefaultClientSessionIdle),
-			by:           map[bridge.Client]*clientUpstream{},
-			sessionless:  map[string]*userClient{},
-		}
-	}
-	if o.perUser != nil {
-		c.pu = &perUser{flow: o.perUser, wait: cmp.Or(o.userWait, DefaultUserAuthorizationWait), users: map[string]*User{}}
-	}
+	c.up = newUpstream(c)
 	return c, nil
 }
 
@@ -245,7 +229,7 @@ func (c *Connector) suspectCurrent(reason error) {
 // lost tells the supervisor that the session l is gone; callers wait for
 // the next session at once.
 func (c *Connector) lost(l *live, reason error) {
-	if c.pc.lose(l) {
+	if c.up.lose(l) {
 		return
 	}
 	c.mu.Lock()

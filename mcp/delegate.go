@@ -95,7 +95,7 @@ func (d *Delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEve
 	if err != nil {
 		return nil, err
 	}
-	if s := d.clients; s != nil && c.pc != nil {
+	if s := d.clients; s != nil && c.clientSessions() != nil {
 		s.mu.Lock()
 		s.conns = append(s.conns, c)
 		s.mu.Unlock()

@@ -163,10 +163,14 @@ func OptUserAuthorizationWait(d time.Duration) Option {
 	}
 }
 
-// perUser holds the users of a connector made with OptOAuthPerUserFlow.
+// perUser is the upstream of a connector made with OptOAuthPerUserFlow:
+// the calls of each client go on an upstream session of that client's
+// own (clients), dialed with the credentials of the client's user.
 type perUser struct {
-	flow func(*User) (*oauth.Flow, error)
-	wait time.Duration
+	c       *Connector
+	clients *perClient
+	flow    func(*User) (*oauth.Flow, error)
+	wait    time.Duration
 
 	mu    sync.Mutex
 	users map[string]*User
@@ -178,6 +182,7 @@ type perUser struct {
 type User struct {
 	principal string
 	c         *Connector
+	flow      func(*User) (*oauth.Flow, error)
 
 	once sync.Once
 	h    *oauth.Handler
@@ -311,7 +316,7 @@ func (u *User) current() (*userAsk, <-chan struct{}) {
 func (u *User) handler() (*oauth.Handler, error) {
 	u.once.Do(func() {
 		c := u.c
-		flow, err := c.pu.flow(u)
+		flow, err := u.flow(u)
 		if err != nil {
 			u.err = fmt.Errorf("%w: server %s: the user's OAuth flow: %v", errs.ErrBadParameter, c.serverName(), err)
 			return
@@ -343,7 +348,7 @@ func (p *perUser) userOf(c *Connector, cl bridge.Client) (*User, error) {
 	defer p.mu.Unlock()
 	u := p.users[principal]
 	if u == nil {
-		u = &User{principal: principal, c: c, changed: make(chan struct{})}
+		u = &User{principal: principal, c: c, flow: p.flow, changed: make(chan struct{})}
 		p.users[principal] = u
 	}
 	return u, nil
@@ -362,9 +367,6 @@ func (p *perUser) authorized(c *Connector, cl bridge.Client) bool {
 
 // stop ends the users' authorizations in flight.
 func (p *perUser) stop() {
-	if p == nil {
-		return
-	}
 	p.mu.Lock()
 	hs := make([]*oauth.Handler, 0, len(p.users))
 	for _, u := range p.users {
@@ -394,11 +396,8 @@ func userHandlerOf(ctx context.Context) *oauth.Handler {
 // dialContext returns ctx for dialing the upstream session of cl: with
 // its user's OAuth handler, never waiting for the user (the call waits,
 // in acquireUser).
-func (p *perUser) dialContext(ctx context.Context, c *Connector, cl bridge.Client) (context.Context, error) {
-	if p == nil {
-		return ctx, nil
-	}
-	u, err := p.userOf(c, cl)
+func (p *perUser) dialContext(ctx context.Context, cl bridge.Client) (context.Context, error) {
+	u, err := p.userOf(p.c, cl)
 	if err != nil {
 		return nil, err
 	}
@@ -409,16 +408,60 @@ func (p *perUser) dialContext(ctx context.Context, c *Connector, cl bridge.Clien
 	return oauth.NoWait(context.WithValue(ctx, userHandlerKey{}, h)), nil
 }
 
-// acquireUser returns the upstream session of cl, the client of a call
+// session returns the upstream session of the client whose call ctx is
+// (the one shared by a principal's calls without a client session),
+// authorized as its user, and ctx made so that a token refused
+// mid-session fails the request at once rather than waiting for the user
+// (again sends it once more, after the user was asked).
+func (p *perUser) session(ctx context.Context) (context.Context, *live, error) {
+	ctx = oauth.NoWait(ctx)
+	cl := clientOf(ctx)
+	if cl == nil {
+		if principal := toolkit.PrincipalFromContext(ctx); principal != "" {
+			cl = p.clients.sessionlessClient(principal)
+		}
+	}
+	l, err := p.acquire(ctx, cl)
+	return ctx, l, err
+}
+
+// again reports whether a request that failed with err goes once more:
+// it was refused before the server saw it, for the user's authorization,
+// which the next session asks for.
+func (p *perUser) again(err error) bool { return errors.Is(err, ErrAuthorizationPending) }
+
+// lose closes l when it is a client's upstream session.
+func (p *perUser) lose(l *live) bool { return p.clients.lose(l) }
+
+// run starts the clients' sessions with Run's ctx; the function it returns
+// ends the users' authorizations in flight and the sessions.
+func (p *perUser) run(ctx context.Context) func() {
+	stop := p.clients.run(ctx)
+	return func() {
+		p.stop()
+		stop()
+	}
+}
+
+// clientStarted opens the upstream session of cl when its user holds a
+// token: the others authorize at their first call, which can ask them.
+func (p *perUser) clientStarted(cl bridge.Client) {
+	if p.authorized(p.c, cl) {
+		p.clients.clientStarted(cl)
+	}
+}
+
+// acquire returns the upstream session of cl, the client of a call
 // made in ctx, authorized as its user: when the user must authorize
 // first, the client is asked (or the call fails with an
 // AuthorizationRequiredError), and the call waits.
-func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, error) {
+func (p *perUser) acquire(ctx context.Context, cl bridge.Client) (*live, error) {
+	c := p.c
 	if cl == nil {
-		// A call with a principal has a client (acquireFor).
+		// A call with a principal has a client (session).
 		return nil, fmt.Errorf("%w: server %s acts with each user's own credentials, and the call has no client session nor principal", ErrNoUser, c.serverName())
 	}
-	u, err := c.pu.userOf(c, cl)
+	u, err := p.userOf(c, cl)
 	if err != nil {
 		return nil, err
 	}
@@ -435,7 +478,7 @@ func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, e
 	for try := 0; ; try++ {
 		var l *live
 		if _, perr := h.Pending(); perr == nil {
-			up, err := c.readyClient(ctx, cl)
+			up, err := p.clients.readyClient(ctx, cl)
 			if err != nil {
 				return nil, err
 			}
@@ -452,7 +495,7 @@ func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, e
 			_, perr := h.Pending()
 			return nil, fmt.Errorf("%w: server %s", perr, c.serverName())
 		}
-		if err := c.awaitUser(ctx, u, h, cl); err != nil {
+		if err := p.awaitUser(ctx, u, h, cl); err != nil {
 			return nil, err
 		}
 	}
@@ -463,8 +506,9 @@ func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, e
 // was asked already: one URL per authorization), or fails
 // with an AuthorizationRequiredError when the client cannot be asked, or
 // with the pending authorization's error after a failed one.
-func (c *Connector) awaitUser(ctx context.Context, u *User, h *oauth.Handler, cl bridge.Client) error {
-	timer := time.NewTimer(c.pu.wait)
+func (p *perUser) awaitUser(ctx context.Context, u *User, h *oauth.Handler, cl bridge.Client) error {
+	c := p.c
+	timer := time.NewTimer(p.wait)
 	defer timer.Stop()
 	for {
 		ask, changed := u.current()
@@ -493,7 +537,7 @@ func (c *Connector) awaitUser(ctx context.Context, u *User, h *oauth.Handler, cl
 			return &AuthorizationRequiredError{Elicitation: &p, rpc: sdk.URLElicitationRequiredError([]*sdk.ElicitParams{&p})}
 		}
 		if ask.markElicited(cl) {
-			if err := c.elicitURL(ctx, cl, ask); err != nil {
+			if err := p.elicitURL(ctx, cl, ask); err != nil {
 				if !errors.Is(err, errDeclined) {
 					// Another call may ask again.
 					ask.unmark(cl)
@@ -527,7 +571,8 @@ func urlCapable(ctx context.Context, cl bridge.Client) bool {
 // elicitURL asks cl, through the call of ctx when it can, else through
 // the client's session, to open the URL of ask; a user who declines ends
 // the authorization.
-func (c *Connector) elicitURL(ctx context.Context, cl bridge.Client, ask *userAsk) error {
+func (pu *perUser) elicitURL(ctx context.Context, cl bridge.Client, ask *userAsk) error {
+	c := pu.c
 	p := *ask.params
 	var res *sdk.ElicitResult
 	err := error(toolkit.ErrNotImplemented)
@@ -560,15 +605,16 @@ func (c *Connector) elicitURL(ctx context.Context, cl bridge.Client, ask *userAs
 // Users seen but in none of these states are not counted. It names
 // nobody and shows no token.
 func (c *Connector) UserAuthorizations() (authorized, pending, failed int) {
-	if c.pu == nil {
+	p, ok := c.up.(*perUser)
+	if !ok {
 		return 0, 0, 0
 	}
-	c.pu.mu.Lock()
-	users := make([]*User, 0, len(c.pu.users))
-	for _, u := range c.pu.users {
+	p.mu.Lock()
+	users := make([]*User, 0, len(p.users))
+	for _, u := range p.users {
 		users = append(users, u)
 	}
-	c.pu.mu.Unlock()
+	p.mu.Unlock()
 	for _, u := range users {
 		u.mu.Lock()
 		h := u.h

@@ -36,7 +36,7 @@ func TestUserSubjectToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := c.pu.userOf(c, principalClient{"alice"})
+	u, err := c.up.(*perUser).userOf(c, principalClient{"alice"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,9 +51,9 @@ func TestAcquireUserRefusals(t *testing.T) {
 	} {
 		var err error
 		if tc.cl == nil {
-			_, err = c.acquireUser(tc.ctx, nil)
+			_, err = c.up.(*perUser).acquire(tc.ctx, nil)
 		} else {
-			_, err = c.acquireUser(tc.ctx, tc.cl)
+			_, err = c.up.(*perUser).acquire(tc.ctx, tc.cl)
 		}
 		if !errors.Is(err, ErrNoUser) || !errors.Is(err, toolkit.ErrDenied) {
 			t.Errorf("%s: %v", name, err)

@@ -48,8 +48,7 @@ func (c *Connector) Run(ctx context.Context) error {
 	}
 	c.adoptNamespace(ctx)
 	defer c.watchRoots()()
-	defer c.pc.run(ctx)()
-	defer c.pu.stop()
+	defer c.up.run(ctx)()
 	c.mu.Lock()
 	c.stopped = false
 	c.mu.Unlock()
