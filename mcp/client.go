@@ -29,9 +29,9 @@ var errSessionClosed = errors.New("the connection to the server was lost during 
 func (c *Connector) acquire(ctx context.Context) (*live, error) {
 	var timer *time.Timer
 	for {
-		c.mu.Lock()
-		l, stopped, ch := c.cur, c.stopped, c.readyCh
-		c.mu.Unlock()
+		c.life.mu.Lock()
+		l, stopped, ch := c.life.cur, c.life.stopped, c.life.readyCh
+		c.life.mu.Unlock()
 		if err := c.oauthPending(); err != nil {
 			return nil, err
 		}
@@ -46,10 +46,10 @@ func (c *Connector) acquire(ctx context.Context) (*live, error) {
 			defer timer.Stop()
 			// Cut the supervisor's backoffs short while this call waits:
 			// a caller needs the server now (see Connector.backoff).
-			c.waiters.Add(1)
-			defer c.waiters.Add(-1)
+			c.sig.waiters.Add(1)
+			defer c.sig.waiters.Add(-1)
 			select {
-			case c.kick <- struct{}{}:
+			case c.sig.kick <- struct{}{}:
 			default:
 			}
 			if c.o.hooks.waiting != nil {

@@ -23,6 +23,25 @@ type Connector struct {
 	ep     *endpoint
 	o      options
 	logger *slog.Logger
+	ns     atomic.Pointer[string] // the connector's namespace, once known (naming.go)
+
+	link link      // how the connector reaches the server
+	life lifecycle // the connector's state and its ready session (supervisor.go)
+	sig  signals   // from SDK handlers and callers to the supervisor
+	up   upstream  // chooses the session of each request (upstream.go)
+
+	snap       atomic.Pointer[catalog]
+	resultHost atomic.Pointer[string] // host part of result URIs, from the server's name
+	calls      callRegistry
+	slots      chan struct{} // one value per request in flight (OptMaxConcurrency); nil without a limit
+
+	subs subscriptions // the subscriptions callers asked for (subscriptions.go)
+	srv  serverSide    // what answers the server's requests and notifications
+}
+
+// link is how a connector reaches its server: its SDK client and the
+// transports it makes (transport.go).
+type link struct {
 	client *sdk.Client
 	impl   *sdk.Implementation // how the connector names itself to servers
 
@@ -32,26 +51,30 @@ type Connector struct {
 	// askStateful: a handshake asking for the stateless protocol timed out
 	// (protocol.go).
 	askStateful atomic.Bool
-
-	running atomic.Bool
-	ns      atomic.Pointer[string] // the connector's namespace, once known (naming.go)
 	// scanned: the connector makes its transports itself and scans them for
 	// progress and log notifications (notifications.go); false with
 	// OptDialer, where the SDK's handlers deliver them.
 	scanned bool
+	// dials counts connection attempts.
+	dials atomic.Int64
+	// challenge is the WWW-Authenticate of the server's last 401 answer
+	// while the connector has no OAuth (unauthorized.go).
+	challenge atomic.Pointer[[]string]
+}
+
+// lifecycle is a connector's state and its ready session.
+type lifecycle struct {
+	running atomic.Bool
 
 	mu      sync.Mutex
 	state   toolkit.ConnectorState
 	cur     *live         // the ready session, or nil
 	readyCh chan struct{} // closed while ready; replaced when leaving ready
 	stopped bool          // Run returned and was not started again
+}
 
-	snap       atomic.Pointer[catalog]
-	resultHost atomic.Pointer[string] // host part of result URIs, from the server's name
-	calls      callRegistry
-	slots      chan struct{} // one value per request in flight (OptMaxConcurrency); nil without a limit
-
-	// Signals from SDK handlers and callers to the supervisor.
+// signals carry news from SDK handlers and callers to the supervisor.
+type signals struct {
 	wake    chan struct{}
 	kick    chan struct{} // a call started waiting for a session
 	waiters atomic.Int32  // calls waiting for a session
@@ -59,31 +82,27 @@ type Connector struct {
 	updMu   sync.Mutex
 	updated []string              // resource URIs reported updated, not yet delivered
 	reason  atomic.Pointer[error] // why the session was last suspected or lost
+}
 
-	// Subscriptions callers asked for (SubscribeResource), by URI.
-	subMu sync.Mutex
-	subs  map[string]int
+// subscriptions are the resource subscriptions callers asked for
+// (SubscribeResource), by URI.
+type subscriptions struct {
+	mu sync.Mutex
+	by map[string]int
+}
 
-	// noteLogs rate-limits the log notifications of the server.
-	noteLogs *rateLimiter
-
-	// dials counts connection attempts.
-	dials atomic.Int64
-
+// serverSide answers the server's requests and rate-limits its logs.
+type serverSide struct {
 	// reqs answers the server's requests (requests.go); roots mirrors the
 	// roots of OptRoots or OptRootSet in the SDK client (roots.go).
 	reqs  serverRequests
 	asks  askGate // bounds the server's requests waiting (askbound.go)
 	roots rootsMirror
-
-	// up chooses the session of each request (upstream.go).
-	up upstream
-	// challenge is the WWW-Authenticate of the server's last 401 answer
-	// while the connector has no OAuth (unauthorized.go).
-	challenge atomic.Pointer[[]string]
+	// noteLogs rate-limits the log notifications of the server.
+	noteLogs *rateLimiter
 }
 
-// Signals for Connector.pending.
+// Signals for signals.pending.
 const (
 	sigTools uint32 = 1 << iota
 	sigPrompts
@@ -125,32 +144,30 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		return nil, err
 	}
 	c := &Connector{
-		url:     url,
-		ep:      ep,
-		o:       o,
-		readyCh: make(chan struct{}),
-		wake:    make(chan struct{}, 1),
-		kick:    make(chan struct{}, 1),
-
-		noteLogs: newLogLimiter(),
+		url:  url,
+		ep:   ep,
+		o:    o,
+		life: lifecycle{readyCh: make(chan struct{})},
+		sig:  signals{wake: make(chan struct{}, 1), kick: make(chan struct{}, 1)},
+		srv:  serverSide{noteLogs: newLogLimiter()},
 	}
 	if o.maxConcurrency > 0 {
 		c.slots = make(chan struct{}, o.maxConcurrency)
 	}
-	c.scanned = o.dialer == nil
+	c.link.scanned = o.dialer == nil
 	// Every log line of the connector goes through toolkit.RedactHandler.
 	if o.namespace != "" {
 		c.ns.Store(&o.namespace)
 	}
 	c.logger = c.namedLogger(toolkit.RedactLogger(o.logger))
-	c.httpClient = o.httpClient
-	if c.httpClient == nil {
-		c.ownHTTP = http.DefaultTransport.(*http.Transport).Clone()
-		c.httpClient = &http.Client{Transport: c.ownHTTP}
+	c.link.httpClient = o.httpClient
+	if c.link.httpClient == nil {
+		c.link.ownHTTP = http.DefaultTransport.(*http.Transport).Clone()
+		c.link.httpClient = &http.Client{Transport: c.link.ownHTTP}
 	}
-	c.state = toolkit.ConnectorState{URL: ep.display, Status: toolkit.StatusConnecting}
+	c.life.state = toolkit.ConnectorState{URL: ep.display, Status: toolkit.StatusConnecting}
 	c.snap.Store(&catalog{})
-	c.impl = &sdk.Implementation{Name: clientName, Version: clientVersion}
+	c.link.impl = &sdk.Implementation{Name: clientName, Version: clientVersion}
 	copts := &sdk.ClientOptions{
 		Logger:                      c.logger,
 		Capabilities:                &sdk.ClientCapabilities{Extensions: c.clientExtensions(nil)},
@@ -164,9 +181,9 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
 	}
 	c.setupServerRequests(copts)
-	c.client = sdk.NewClient(c.impl, copts)
-	c.client.AddReceivingMiddleware(c.receiving)
-	c.client.AddSendingMiddleware(c.roundTrips)
+	c.link.client = sdk.NewClient(c.link.impl, copts)
+	c.link.client.AddReceivingMiddleware(c.receiving)
+	c.link.client.AddSendingMiddleware(c.roundTrips)
 	c.initRoots()
 	c.up = newUpstream(c)
 	return c, nil
@@ -177,9 +194,9 @@ func (c *Connector) URL() string { return c.url }
 
 // State returns the connector's current state.
 func (c *Connector) State() toolkit.ConnectorState {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.state
+	c.life.mu.Lock()
+	defer c.life.mu.Unlock()
+	return c.life.state
 }
 
 // ListTools returns the server's tools as last listed. It does no I/O.
@@ -209,13 +226,13 @@ func (c *Connector) ListResourceTemplates(ctx context.Context) ([]toolkit.Resour
 // signal wakes the supervisor with the given signal bits.
 func (c *Connector) signal(bits uint32) {
 	for {
-		old := c.pending.Load()
-		if c.pending.CompareAndSwap(old, old|bits) {
+		old := c.sig.pending.Load()
+		if c.sig.pending.CompareAndSwap(old, old|bits) {
 			break
 		}
 	}
 	select {
-	case c.wake <- struct{}{}:
+	case c.sig.wake <- struct{}{}:
 	default:
 	}
 }
@@ -232,22 +249,22 @@ func (c *Connector) lost(l *live, reason error) {
 	if c.up.lose(l) {
 		return
 	}
-	c.mu.Lock()
-	current := c.cur == l
+	c.life.mu.Lock()
+	current := c.life.cur == l
 	if current {
 		c.leaveReadyLocked()
 	}
-	c.mu.Unlock()
+	c.life.mu.Unlock()
 	if current {
 		c.setReason(reason)
 		c.signal(sigLost)
 	}
 }
 
-func (c *Connector) setReason(err error) { c.reason.Store(&err) }
+func (c *Connector) setReason(err error) { c.sig.reason.Store(&err) }
 
 func (c *Connector) lastReason() error {
-	if p := c.reason.Load(); p != nil && *p != nil {
+	if p := c.sig.reason.Load(); p != nil && *p != nil {
 		return *p
 	}
 	return errors.New("connection suspected lost")
@@ -257,11 +274,11 @@ func (c *Connector) handleResourceUpdated(ctx context.Context, req *sdk.Resource
 	if c.o.onResourceUpdated == nil || req.Params == nil {
 		return
 	}
-	c.updMu.Lock()
-	if len(c.updated) < maxPendingUpdates && !slices.Contains(c.updated, req.Params.URI) {
-		c.updated = append(c.updated, req.Params.URI)
+	c.sig.updMu.Lock()
+	if len(c.sig.updated) < maxPendingUpdates && !slices.Contains(c.sig.updated, req.Params.URI) {
+		c.sig.updated = append(c.sig.updated, req.Params.URI)
 	}
-	c.updMu.Unlock()
+	c.sig.updMu.Unlock()
 	c.signal(sigUpdated)
 }
 
@@ -276,10 +293,10 @@ func (c *Connector) serverName() string {
 	if p := c.ns.Load(); p != nil {
 		return *p
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.state.Name != "" {
-		return c.state.Name
+	c.life.mu.Lock()
+	defer c.life.mu.Unlock()
+	if c.life.state.Name != "" {
+		return c.life.state.Name
 	}
 	return c.ep.display
 }
@@ -287,19 +304,19 @@ func (c *Connector) serverName() string {
 // setState updates the state under the lock and returns a copy for the
 // callback.
 func (c *Connector) setState(f func(s *toolkit.ConnectorState)) toolkit.ConnectorState {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f(&c.state)
-	return c.state
+	c.life.mu.Lock()
+	defer c.life.mu.Unlock()
+	f(&c.life.state)
+	return c.life.state
 }
 
 // changeState is setState that also reports whether the state changed.
 func (c *Connector) changeState(f func(s *toolkit.ConnectorState)) (toolkit.ConnectorState, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	prev := c.state
-	f(&c.state)
-	return c.state, c.state != prev
+	c.life.mu.Lock()
+	defer c.life.mu.Unlock()
+	prev := c.life.state
+	f(&c.life.state)
+	return c.life.state, c.life.state != prev
 }
 
 // report hands a state to the state callback.

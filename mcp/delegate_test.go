@@ -155,8 +155,8 @@ func TestToolkitWithDelegate(t *testing.T) {
 	if _, err := tk.Lookup(ctx, "remote.echo"); !errors.Is(err, toolkit.ErrNotFound) {
 		t.Errorf("lookup after removal: %v", err)
 	}
-	if c.running.Load() || c.State().Status != toolkit.StatusStopped {
-		t.Errorf("removed connector: running %v, state %+v", c.running.Load(), c.State())
+	if c.life.running.Load() || c.State().Status != toolkit.StatusStopped {
+		t.Errorf("removed connector: running %v, state %+v", c.life.running.Load(), c.State())
 	}
 }
 

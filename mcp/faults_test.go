@@ -344,7 +344,7 @@ func TestReadyThenDropBacksOff(t *testing.T) {
 	}
 	// Every attempt reached Ready: the losses came from serving, not from
 	// failed handshakes.
-	dials := c.dials.Load()
+	dials := c.link.dials.Load()
 	if dials < n || dials > n+1 {
 		t.Errorf("%d connection attempts for %d backoff steps", dials, n)
 	}
@@ -377,8 +377,8 @@ func TestHungHandshakeTimesOut(t *testing.T) {
 	if st := r.states.last(); st.Status != toolkit.StatusFailed || !strings.Contains(st.LastError, "deadline exceeded") {
 		t.Errorf("final state %+v", st)
 	}
-	if r.dials.Load() != 2 {
-		t.Errorf("%d attempts, want 2", r.dials.Load())
+	if r.link.dials.Load() != 2 {
+		t.Errorf("%d attempts, want 2", r.link.dials.Load())
 	}
 	if r.states.count(toolkit.StatusReady) != 0 {
 		t.Error("ready without a handshake")
@@ -414,8 +414,8 @@ func TestStdioHungHandshakeKilled(t *testing.T) {
 	if !errors.Is(err, toolkit.ErrUnavailable) || !strings.Contains(err.Error(), "deadline exceeded") || !strings.Contains(err.Error(), "server process exited") {
 		t.Errorf("Run: %v", err)
 	}
-	if r.dials.Load() != 2 {
-		t.Errorf("%d attempts, want 2", r.dials.Load())
+	if r.link.dials.Load() != 2 {
+		t.Errorf("%d attempts, want 2", r.link.dials.Load())
 	}
 	if kids := childPids(t); len(kids) != 0 {
 		t.Errorf("children %v left after Run gave up", kids)

@@ -219,7 +219,7 @@ func tokenKey(t any) string {
 // handleProgress is the SDK's progress handler; it stands aside when a
 // noteScanner delivers notifications (see notifications.go).
 func (c *Connector) handleProgress(ctx context.Context, req *sdk.ProgressNotificationClientRequest) {
-	if c.scanned || req.Params == nil {
+	if c.link.scanned || req.Params == nil {
 		return
 	}
 	c.deliverProgress(req.Params)
@@ -228,10 +228,10 @@ func (c *Connector) handleProgress(ctx context.Context, req *sdk.ProgressNotific
 // handleLog is the SDK's log handler; it stands aside when a noteScanner
 // delivers notifications.
 func (c *Connector) handleLog(ctx context.Context, req *sdk.LoggingMessageRequest) {
-	if c.scanned || req.Params == nil {
+	if c.link.scanned || req.Params == nil {
 		return
 	}
-	if ok, dropped := c.noteLogs.take(); ok {
+	if ok, dropped := c.srv.noteLogs.take(); ok {
 		c.deliverLog(ctx, req.Params, nil, dropped)
 	}
 }

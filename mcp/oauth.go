@@ -158,7 +158,7 @@ func (c *Connector) oauthHandlerOf(ctx context.Context) *oauth.Handler {
 		s.built.Store(oauth.NewHandler(ctx, s.flow, oauth.HandlerConfig{
 			Resource:   c.url,
 			Logger:     c.logger,
-			HTTPClient: c.httpClient,
+			HTTPClient: c.link.httpClient,
 			Allow:      c.o.oauthAllow,
 			OnChange:   c.oauthChanged,
 		}))
@@ -176,7 +176,7 @@ func (c *Connector) oauthChanged() {
 		switch {
 		case err != nil:
 			s.Status, s.LastError = toolkit.StatusNeedsAuthorization, authReason(err)
-		case s.Status == toolkit.StatusNeedsAuthorization && c.cur != nil:
+		case s.Status == toolkit.StatusNeedsAuthorization && c.life.cur != nil:
 			s.Status, s.LastError = toolkit.StatusReady, ""
 		}
 	})

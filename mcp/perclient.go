@@ -474,7 +474,7 @@ func (p *perClient) clientSDK(up *clientUpstream) *sdk.Client {
 	if roots {
 		copts.Capabilities.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
 	}
-	cl := sdk.NewClient(c.impl, copts)
+	cl := sdk.NewClient(c.link.impl, copts)
 	cl.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			switch method {

@@ -325,7 +325,7 @@ func (u *User) handler() (*oauth.Handler, error) {
 			Resource:   c.url,
 			Principal:  u.principal,
 			Logger:     c.logger,
-			HTTPClient: c.httpClient,
+			HTTPClient: c.link.httpClient,
 			Allow:      c.o.oauthAllow,
 		})
 		u.mu.Lock()

@@ -83,7 +83,7 @@ type serverRequests struct {
 func (c *Connector) setupServerRequests(copts *sdk.ClientOptions) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	c.reqs.nonce = hex.EncodeToString(b[:])
+	c.srv.reqs.nonce = hex.EncodeToString(b[:])
 	if c.o.forwardRequests || c.o.sampling != nil {
 		copts.CreateMessageHandler = answerer(c, kindSampling, bridge.ServerRequestHandler.CreateMessage, c.o.sampling)
 	}
@@ -211,7 +211,7 @@ func callerAs[H any](c *Connector, ctx context.Context, cs *sdk.ClientSession, t
 }
 
 // tag returns the value of callMetaKey that names the call in.
-func (c *Connector) tag(in *inflight) string { return c.reqs.nonce + "." + in.key }
+func (c *Connector) tag(in *inflight) string { return c.srv.reqs.nonce + "." + in.key }
 
 // untag takes the connector's call tag out of the _meta of params and returns the call it
 // names, if that call is still in flight.
@@ -226,8 +226,8 @@ func (c *Connector) untag(params sdk.Params) *inflight {
 		params.SetMeta(nil)
 	}
 	s, _ := v.(string)
-	key, ok := strings.CutPrefix(s, c.reqs.nonce+".")
-	if !ok || c.reqs.nonce == "" {
+	key, ok := strings.CutPrefix(s, c.srv.reqs.nonce+".")
+	if !ok || c.srv.reqs.nonce == "" {
 		return nil
 	}
 	return c.calls.get(key)
@@ -253,7 +253,7 @@ func (c *Connector) refuse(kind *requestKind, calls int) error {
 // hint logs, at info level and at most once every hintEvery per kind, that
 // a request of kind was refused and how to answer such requests.
 func (c *Connector) hint(kind *requestKind, why string) {
-	r := &c.reqs
+	r := &c.srv.reqs
 	r.mu.Lock()
 	if r.hinted == nil {
 		r.hinted, r.refused = map[*requestKind]time.Time{}, map[*requestKind]int{}

@@ -320,7 +320,7 @@ func TestUntag(t *testing.T) {
 		{sdk.Meta{callMetaKey: c.tag(in), "k": 1}, in, 1},
 		{sdk.Meta{callMetaKey: c.tag(in)}, in, 0},
 		{sdk.Meta{callMetaKey: "0000000000000000.1", "k": 1}, nil, 1}, // forged
-		{sdk.Meta{callMetaKey: c.reqs.nonce + ".99"}, nil, 0},         // no such call
+		{sdk.Meta{callMetaKey: c.srv.reqs.nonce + ".99"}, nil, 0},     // no such call
 		{sdk.Meta{callMetaKey: 1}, nil, 0},
 		{sdk.Meta{"k": 1}, nil, 1},
 		{nil, nil, 0},

@@ -32,9 +32,9 @@ func TestStopEndsChildWhateverAHandlerWaitsFor(t *testing.T) {
 		t.Fatalf("the server's request never reached the handler (%s)", r.states.statuses())
 	}
 	r.states.wait(t, toolkit.StatusReady, 1)
-	r.mu.Lock()
-	exited := r.cur.exited()
-	r.mu.Unlock()
+	r.life.mu.Lock()
+	exited := r.life.cur.exited()
+	r.life.mu.Unlock()
 	r.cancel()
 	select {
 	case <-exited:

@@ -163,7 +163,7 @@ func TestFlappingServerBacksOff(t *testing.T) {
 			t.Errorf("attempt %d waited %v, want between %v and %v", st.attempt, st.d, base/2, base)
 		}
 	}
-	if d := r.dials.Load(); d < n || d > n+1 {
+	if d := r.link.dials.Load(); d < n || d > n+1 {
 		t.Errorf("%d connection attempts for %d backoff steps", d, n)
 	}
 }

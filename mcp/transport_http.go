@@ -109,7 +109,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		rc = newEventRewriter(rc, maxMsg, holdEvery, slot.takeAnswer)
 	}
 	body := &watchedBody{rc: rc, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken, held: held}
-	if stream && rt.conn != nil && rt.conn.scanned {
+	if stream && rt.conn != nil && rt.conn.link.scanned {
 		// The stream of a POST belongs to the request it answers.
 		body.scan = &noteScanner{c: rt.conn, sse: true, owner: inflightFrom(req.Context())}
 	}

@@ -331,8 +331,8 @@ func TestStdioMissingProgram(t *testing.T) {
 		case <-time.After(waitLimit):
 			t.Fatalf("%s: Run does not give up", u)
 		}
-		if r.dials.Load() != 1 {
-			t.Errorf("%s: %d attempts, want 1", u, r.dials.Load())
+		if r.link.dials.Load() != 1 {
+			t.Errorf("%s: %d attempts, want 1", u, r.link.dials.Load())
 		}
 	}
 }
