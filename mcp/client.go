@@ -18,6 +18,7 @@ import (
 
 	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/mcp/bridge"
+	"github.com/llmkit/toolkit/mcp/internal/wire"
 	"github.com/llmkit/toolkit/prompt"
 )
 
@@ -199,8 +200,8 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 		var badJSON *json.MarshalerError
 		switch {
 		case err == nil && in != nil && in.tooDeep.Load():
-			// The request ran; its answer is unusable (wiredepth.go).
-			return fmt.Errorf("%w: %s of server %s: the answer nests more than %d levels deep", errs.ErrToolFailed, what, c.serverName(), maxWireDepth)
+			// The request ran; its answer is unusable (package internal/wire).
+			return fmt.Errorf("%w: %s of server %s: the answer nests more than %d levels deep", errs.ErrToolFailed, what, c.serverName(), wire.MaxDepth)
 		case err == nil:
 			return nil
 		case try == 0 && c.up.again(err):

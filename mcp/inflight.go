@@ -44,7 +44,7 @@ type inflight struct {
 	progress atomic.Pointer[progressGate] // made by the first notification
 
 	// tooDeep: a value of the request's answer stream nested deeper than
-	// maxWireDepth and was clamped (wiredepth.go); the request fails.
+	// wire.MaxDepth and was clamped (package internal/wire); the request fails.
 	tooDeep atomic.Bool
 
 	// asks counts the server's requests for the call that wait for an

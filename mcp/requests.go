@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp/bridge"
+	"github.com/llmkit/toolkit/mcp/internal/wire"
 )
 
 // SamplingFunc answers a server's sampling/createMessage request: a model
@@ -54,9 +55,9 @@ var (
 
 // callMetaKey is the _meta key the connector adds to a request of the
 // server that came on the response stream of one of its calls (see
-// tagStream); its value names the call. It is removed before the request
+// wire.TagStream); its value names the call. It is removed before the request
 // is handed on.
-const callMetaKey = "io.github.llmkit.toolkit/call"
+const callMetaKey = wire.CallMetaKey
 
 // hintEvery is the least time between two log lines telling the
 // application how to answer a kind of server request it refused.

@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/internal/wire"
 	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
@@ -213,9 +214,9 @@ func (c *Connector) dialWith(ctx context.Context, cl *sdk.Client) (*live, error)
 			return nil, err
 		}
 		if iot, ok := t.(*sdk.IOTransport); ok && iot != nil && iot.Reader != nil {
-			// Clamp what the server sends (wiredepth.go).
+			// Clamp what the server sends (package internal/wire).
 			cp := *iot
-			cp.Reader = newClampCloser(iot.Reader, false)
+			cp.Reader = wire.NewClampCloser(iot.Reader, false)
 			t = &cp
 		}
 		return c.handshake(ctx, cl, t, "custom", nil)
