@@ -10,12 +10,12 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/mcp/internal/wire"
@@ -25,52 +25,6 @@ import (
 // errSessionClosed is the cancellation cause of calls whose session the
 // supervisor closed.
 var errSessionClosed = errors.New("the connection to the server was lost during the request")
-
-// acquire returns the ready session, waiting up to OptReconnectWait for one.
-func (c *Connector) acquire(ctx context.Context) (*live, error) {
-	var timer *time.Timer
-	for {
-		c.life.mu.Lock()
-		l, stopped, ch := c.life.cur, c.life.stopped, c.life.readyCh
-		c.life.mu.Unlock()
-		if err := c.oauthPending(); err != nil {
-			return nil, err
-		}
-		if l != nil {
-			return l, nil
-		}
-		if stopped {
-			return nil, fmt.Errorf("%w: connector %s is not running", errs.ErrClosed, c.label())
-		}
-		if timer == nil {
-			timer = time.NewTimer(c.o.reconnectWait)
-			defer timer.Stop()
-			// Cut the supervisor's backoffs short while this call waits:
-			// a caller needs the server now (see Connector.backoff).
-			c.sig.waiters.Add(1)
-			defer c.sig.waiters.Add(-1)
-			select {
-			case c.sig.kick <- struct{}{}:
-			default:
-			}
-			if c.o.hooks.waiting != nil {
-				c.o.hooks.waiting()
-			}
-		}
-		select {
-		case <-ch:
-		case <-timer.C:
-			st := c.State()
-			detail := ""
-			if st.LastError != "" {
-				detail = ": " + st.LastError
-			}
-			return nil, fmt.Errorf("%w: server %s is %s after waiting %v%s", errs.ErrUnavailable, c.serverName(), st.Status, c.o.reconnectWait, detail)
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
 
 // JSON-RPC error codes the SDK uses for failures of its own side: an error
 // carrying one is not an answer of the server.
@@ -156,6 +110,12 @@ func request[P progressParams, R any](c *Connector, ctx context.Context, what re
 type reqName struct{ kind, name string }
 
 func (r reqName) String() string { return r.kind + " " + strconv.Quote(r.name) }
+
+// do is doRequest with the secrets of URLs removed from its
+// error: net/http quotes the request URL, whose query may hold one.
+func (c *Connector) do(ctx context.Context, what reqName, failed error, safe bool, f func(ctx context.Context, l *live, token string) error) error {
+	return toolkit.RedactError(c.doRequest(ctx, what, failed, safe, f))
+}
 
 // doRequest runs one request for a caller on the ready session and translates
 // its errors; what names the request ("tool \"x\""), failed is the sentinel

@@ -265,6 +265,9 @@ func (p *perClient) readyClient(ctx context.Context, cl bridge.Client) (*clientU
 	}
 }
 
+// touch records that a call of up's client starts.
+func (up *clientUpstream) touch(c *Connector) { up.used.Store(c.now().UnixNano()) }
+
 // openClient returns the upstream session of cl, starting to open it when
 // it has none.
 func (p *perClient) openClient(cl bridge.Client) (*clientUpstream, error) {

@@ -147,9 +147,6 @@ func (p *perClient) idleLeft(c *Connector, up *clientUpstream) time.Duration {
 	return max(0, p.idle-c.now().Sub(time.Unix(0, up.used.Load())))
 }
 
-// touch records that a call of up's client starts.
-func (up *clientUpstream) touch(c *Connector) { up.used.Store(c.now().UnixNano()) }
-
 // open reports whether up's session is open.
 func (up *clientUpstream) open() bool {
 	select {

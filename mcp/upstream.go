@@ -3,7 +3,10 @@ package mcp
 import (
 	"cmp"
 	"context"
+	"fmt"
+	"time"
 
+	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
@@ -85,3 +88,49 @@ func (shared) again(error) bool            { return false }
 func (shared) lose(*live) bool             { return false }
 func (shared) run(context.Context) func()  { return func() {} }
 func (shared) clientStarted(bridge.Client) {}
+
+// acquire returns the ready session, waiting up to OptReconnectWait for one.
+func (c *Connector) acquire(ctx context.Context) (*live, error) {
+	var timer *time.Timer
+	for {
+		c.life.mu.Lock()
+		l, stopped, ch := c.life.cur, c.life.stopped, c.life.readyCh
+		c.life.mu.Unlock()
+		if err := c.oauthPending(); err != nil {
+			return nil, err
+		}
+		if l != nil {
+			return l, nil
+		}
+		if stopped {
+			return nil, fmt.Errorf("%w: connector %s is not running", errs.ErrClosed, c.label())
+		}
+		if timer == nil {
+			timer = time.NewTimer(c.o.reconnectWait)
+			defer timer.Stop()
+			// Cut the supervisor's backoffs short while this call waits:
+			// a caller needs the server now (see Connector.backoff).
+			c.sig.waiters.Add(1)
+			defer c.sig.waiters.Add(-1)
+			select {
+			case c.sig.kick <- struct{}{}:
+			default:
+			}
+			if c.o.hooks.waiting != nil {
+				c.o.hooks.waiting()
+			}
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			st := c.State()
+			detail := ""
+			if st.LastError != "" {
+				detail = ": " + st.LastError
+			}
+			return nil, fmt.Errorf("%w: server %s is %s after waiting %v%s", errs.ErrUnavailable, c.serverName(), st.Status, c.o.reconnectWait, detail)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
