@@ -33,7 +33,7 @@ type Connector struct {
 	snap       atomic.Pointer[catalog]
 	resultHost atomic.Pointer[string] // host part of result URIs, from the server's name
 	calls      callRegistry
-	slots      chan struct{} // one value per request in flight (OptMaxConcurrency); nil without a limit
+	slots      chan struct{} // one value per request in flight (Limits.MaxConcurrency); nil without a limit
 
 	subs subscriptions // the subscriptions callers asked for (subscriptions.go)
 	srv  serverSide    // what answers the server's requests and notifications

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +17,8 @@ import (
 )
 
 // DefaultMaxClientSessions is the most upstream sessions a connector made
-// with OptPerClient(0) keeps open at once.
+// with OptPerClient keeps open at once, unless ClientSessionLimits.Max
+// says otherwise.
 const DefaultMaxClientSessions = 100
 
 // ErrTooManyClientSessions, message "unavailable: too many client
@@ -27,7 +29,8 @@ var ErrTooManyClientSessions = fmt.Errorf("%w: too many client sessions", errs.E
 
 // OptPerClient gives each client of an MCP server face (a gateway's
 // downstream session, a [bridge.Client]) an upstream session of its own,
-// at most max at once (0: DefaultMaxClientSessions): for a stdio server,
+// shared out as l says (see ClientSessionLimits; the zero value gives the
+// defaults): for a stdio server,
 // a process of its own. The session is opened when the client's session
 // starts (the server face made with mcpserver.WithClientSessions tells a
 // [Delegate], which tells its connectors: see [Connector.ClientStarted]),
@@ -44,7 +47,7 @@ var ErrTooManyClientSessions = fmt.Errorf("%w: too many client sessions", errs.E
 // sampling and elicitation requests go to that client (the call they came
 // for, else the client's session), so concurrent requests of several
 // clients never need telling apart. The connector's own handlers
-// (OptSamplingHandler, OptElicitationHandler, OptRoots) answer what the
+// (ServerRequests.Sampling, ServerRequests.Elicitation, OptRoots) answer what the
 // client cannot.
 //
 // The connector's own session still runs: the tools, prompts and resources
@@ -60,22 +63,25 @@ var ErrTooManyClientSessions = fmt.Errorf("%w: too many client sessions", errs.E
 // The clients of one principal keep at most
 // DefaultMaxClientSessionsPerPrincipal sessions, and a session without
 // calls closes after DefaultClientSessionIdle (see
-// OptClientSessionLimits). A call beyond a limit first takes the place of
+// ClientSessionLimits). A call beyond a limit first takes the place of
 // an idle session; with none, it is refused at once with an error
 // wrapping ErrTooManyClientSessions that names the limit.
 //
 // Unless OptProtocolVersion says otherwise, such a connector asks for
 // StatefulProtocolVersion: a client's roots and the server's requests to
 // it belong to sessions, which 2026-07-28 does without.
-func OptPerClient(max int) Option {
+func OptPerClient(l ClientSessionLimits) Option {
 	return func(o *options) error {
-		if err := errs.AtLeast("OptPerClient", max, 0); err != nil {
+		if err := errors.Join(
+			errs.AtLeast("OptPerClient: Max", l.Max, 0),
+			errs.AtLeast("OptPerClient: PerPrincipal", l.PerPrincipal, 0),
+			errs.AtLeast("OptPerClient: Idle", l.Idle, 0),
+		); err != nil {
 			return err
 		}
-		o.perClient = max
-		if max == 0 {
-			o.perClient = DefaultMaxClientSessions
-		}
+		o.perClient = cmp.Or(l.Max, o.perClient, DefaultMaxClientSessions)
+		setNonZero(&o.clientLimits.PerPrincipal, l.PerPrincipal)
+		setNonZero(&o.clientLimits.Idle, l.Idle)
 		return nil
 	}
 }

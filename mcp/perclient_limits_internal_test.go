@@ -33,7 +33,7 @@ func startPerClient(t *testing.T, max int, clock *fakeClock, closed chan<- struc
 	s := newServer(t, testserver.Options{})
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
-	opts = append([]Option{OptDialer(m.Dial), OptPerClient(max), func(o *options) error {
+	opts = append([]Option{OptDialer(m.Dial), OptPerClient(ClientSessionLimits{Max: max}), func(o *options) error {
 		o.hooks.now = clock.Now
 		o.hooks.clientClosed = func() { closed <- struct{}{} }
 		return nil
@@ -52,7 +52,7 @@ func TestPerClientPrincipalShare(t *testing.T) {
 	leakCheck(t)
 	clock := &fakeClock{now: time.Unix(1_000_000, 0)}
 	closed := make(chan struct{}, 16)
-	r := startPerClient(t, 4, clock, closed, OptClientSessionLimits(ClientSessionLimits{PerPrincipal: 2}))
+	r := startPerClient(t, 4, clock, closed, OptPerClient(ClientSessionLimits{PerPrincipal: 2}))
 	ctx := context.Background()
 	open := func(cl *principalClient) error {
 		up, err := r.clientSessions().readyClient(ctx, cl)

@@ -22,13 +22,13 @@ import (
 
 // DefaultUserAuthorizationWait is how long, at most, a call of a connector
 // made with OptOAuthPerUser waits for its user to authorize access
-// through URL elicitation, unless OptUserAuthorizationWait says otherwise
+// through URL elicitation, unless Timeouts.UserAuthorization says otherwise
 // (the call's own context may end it sooner).
 const DefaultUserAuthorizationWait = 5 * time.Minute
 
 // ErrNoUser, message "denied by policy: no authenticated user to act
 // for", is wrapped by the error of a call refused by a connector made
-// with OptOAuthPerUser or OptOAuthPerUserFlow because its caller is no
+// with OptOAuthPerUser because its caller is no
 // authenticated user: an anonymous client, or a call without a client
 // session (in-process, stateless HTTP). Such a call never falls back to
 // other credentials. It matches toolkit.ErrDenied.
@@ -59,24 +59,24 @@ func (e *AuthorizationRequiredError) Unwrap() []error {
 	return []error{ErrAuthorizationPending, e.rpc}
 }
 
-// OptOAuthPerUser makes an HTTP connector act upstream with each user's
-// own OAuth credentials, authorized with the authorization code flow of
-// cfg (see oauth.Config), for a program that serves many users (a
+// UserAuthorizationCode is the flow of OptOAuthPerUser that makes an HTTP
+// connector act upstream with each user's own OAuth credentials,
+// authorized with the authorization code flow of cfg (see oauth.Config), for a program that serves many users (a
 // gateway): each principal of its clients (toolkit.PrincipalFromContext
 // of their calls; bridge.ClientPrincipal of their sessions) has its own
 // oauth.Handler and tokens, kept by (principal, issuer, resource) in
 // cfg.Store, which must then be an oauth.PrincipalTokenStore
 // (oauth.FileTokenStore is one): a restart keeps each user's token. The
 // sessions of one principal share one authorization; no token of one
-// principal ever serves another. It implies OptPerClient (with its
-// default bound unless OptPerClient gives one): each client's calls go on
+// principal ever serves another. OptOAuthPerUser implies OptPerClient
+// (with its default bounds unless OptPerClient gives them): each client's calls go on
 // an upstream session of its own, authorized as its user.
 //
 // A user with no token yet is asked to authorize on their own session,
 // through URL-mode elicitation (MCP 2025-11-25): the connector sends the
 // authorization URL to the client that called, as an elicitation/create
 // request of mode "url", and the call waits (at most
-// OptUserAuthorizationWait, and its own context) until the authorization
+// Timeouts.UserAuthorization, and its own context) until the authorization
 // server's redirect reaches cb at cfg's redirect URL, which is
 // cb.RedirectURL (cfg.RedirectURL must be empty or the same;
 // cfg.Authorize must be nil: the connector asks). The program serves cb
@@ -97,47 +97,70 @@ func (e *AuthorizationRequiredError) Unwrap() []error {
 // the calls of nobody's client session, which are refused) keeps the
 // connector's own credentials: none, or those of OptOAuth and its kin, or
 // OptHeader.
-func OptOAuthPerUser(cfg oauth.Config, cb *oauth.Callback) Option {
-	return func(o *options) error {
-		switch {
-		case cb == nil:
-			return fmt.Errorf("%w: OptOAuthPerUser: nil callback", errs.ErrBadParameter)
-		case cfg.Authorize != nil:
-			return fmt.Errorf("%w: OptOAuthPerUser: Config.Authorize must be nil: the connector asks each user", errs.ErrBadParameter)
-		case cfg.RedirectURL != "" && cfg.RedirectURL != cb.RedirectURL():
-			return fmt.Errorf("%w: OptOAuthPerUser: Config.RedirectURL is not the callback's", errs.ErrBadParameter)
-		}
-		cfg.RedirectURL = cb.RedirectURL()
-		check := cfg
-		check.Authorize = func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) { return nil, nil }
-		if _, err := oauth.AuthorizationCode(check); err != nil {
-			return oauthOptionError("OptOAuthPerUser", err)
-		}
-		if cfg.Store != nil {
-			if _, ok := cfg.Store.(oauth.PrincipalTokenStore); !ok {
-				return fmt.Errorf("%w: OptOAuthPerUser: the token store %T keeps no tokens per principal (see oauth.PrincipalTokenStore)", errs.ErrBadParameter, cfg.Store)
-			}
-		}
-		return OptOAuthPerUserFlow(func(u *User) (*oauth.Flow, error) {
-			c := cfg
-			c.Authorize = u.AuthorizeByURL(cb)
-			return oauth.AuthorizationCode(c)
-		})(o)
+func UserAuthorizationCode(cfg oauth.Config, cb *oauth.Callback) (UserFlow, error) {
+	switch {
+	case cb == nil:
+		return nil, fmt.Errorf("%w: UserAuthorizationCode: nil callback", errs.ErrBadParameter)
+	case cfg.Authorize != nil:
+		return nil, fmt.Errorf("%w: UserAuthorizationCode: Config.Authorize must be nil: the connector asks each user", errs.ErrBadParameter)
+	case cfg.RedirectURL != "" && cfg.RedirectURL != cb.RedirectURL():
+		return nil, fmt.Errorf("%w: UserAuthorizationCode: Config.RedirectURL is not the callback's", errs.ErrBadParameter)
 	}
+	cfg.RedirectURL = cb.RedirectURL()
+	check := cfg
+	check.Authorize = func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) { return nil, nil }
+	if _, err := oauth.AuthorizationCode(check); err != nil {
+		return nil, oauthOptionError("UserAuthorizationCode", err)
+	}
+	if cfg.Store != nil {
+		if _, ok := cfg.Store.(oauth.PrincipalTokenStore); !ok {
+			return nil, fmt.Errorf("%w: UserAuthorizationCode: the token store %T keeps no tokens per principal (see oauth.PrincipalTokenStore)", errs.ErrBadParameter, cfg.Store)
+		}
+	}
+	return func(u *User) (*oauth.Flow, error) {
+		c := cfg
+		c.Authorize = u.AuthorizeByURL(cb)
+		return oauth.AuthorizationCode(c)
+	}, nil
 }
 
-// OptOAuthPerUserFlow is OptOAuthPerUser for any flow: flow returns the
-// OAuth flow of one user, called once per principal, the first time one
-// of the user's clients needs an upstream session. Its handler stores
-// tokens under the principal (see oauth.HandlerConfig.Principal). A flow
-// that asks the user to authorize at a URL uses [User.AuthorizeByURL];
-// others (an ID token of the user exchanged for an upstream token, say)
-// need only [User.Principal]. A flow that fails to be made fails the
-// user's calls with its error.
-func OptOAuthPerUserFlow(flow func(u *User) (*oauth.Flow, error)) Option {
+// UserFlow returns the OAuth flow of one user of a connector made with
+// OptOAuthPerUser.
+type UserFlow func(u *User) (*oauth.Flow, error)
+
+// OptOAuthPerUser makes an HTTP connector act upstream as each user of a
+// program that serves many (a gateway), with that user's own OAuth
+// credentials: flow returns the OAuth flow of one user, called once per
+// principal, the first time one of the user's clients needs an upstream
+// session; it is given with the error of its constructor, as in
+// OptOAuthPerUser(UserTokenExchange(cfg)): UserAuthorizationCode (each
+// user authorizes through URL elicitation), UserTokenExchange and
+// UserEnterprise (the user's own token is exchanged), or a function of the
+// application's own (with a nil error). A non-nil err makes New fail with
+// it, naming the option.
+//
+// Each principal of its clients (toolkit.PrincipalFromContext of their
+// calls; bridge.ClientPrincipal of their sessions) has its own
+// oauth.Handler and tokens, stored under the principal (see
+// oauth.HandlerConfig.Principal); no token of one principal ever serves
+// another. A flow that asks the user to authorize at a URL uses
+// [User.AuthorizeByURL]; others need only [User.Principal] or
+// [User.SubjectToken]. A flow that fails to be made fails the user's calls
+// with its error. It implies OptPerClient (with its default bounds unless
+// OptPerClient gives them): each client's calls go on an upstream session
+// of their own, authorized as their user. A call whose caller is no
+// authenticated user fails with ErrNoUser.
+//
+// The connector's own session (listing, subscriptions, list changes, and
+// the calls of nobody's client session, which are refused) keeps the
+// connector's own credentials: none, or those of OptOAuth, or OptHeader.
+func OptOAuthPerUser(flow UserFlow, err error) Option {
 	return func(o *options) error {
-		if flow == nil {
-			return fmt.Errorf("%w: OptOAuthPerUserFlow: nil flow", errs.ErrBadParameter)
+		if err == nil && flow == nil {
+			err = fmt.Errorf("%w: nil flow", errs.ErrBadParameter)
+		}
+		if err != nil {
+			return oauthOptionError("OptOAuthPerUser", err)
 		}
 		o.perUser = flow
 		if o.perClient == 0 {
@@ -147,29 +170,13 @@ func OptOAuthPerUserFlow(flow func(u *User) (*oauth.Flow, error)) Option {
 	}
 }
 
-// OptUserAuthorizationWait bounds how long a call of a connector made
-// with OptOAuthPerUser waits for its user to authorize access through URL
-// elicitation (DefaultUserAuthorizationWait when not given); beyond, it
-// fails with an error wrapping ErrAuthorizationPending, and the
-// authorization goes on (a later call finds the token). d must be
-// positive.
-func OptUserAuthorizationWait(d time.Duration) Option {
-	return func(o *options) error {
-		if d <= 0 {
-			return fmt.Errorf("%w: OptUserAuthorizationWait: %v is not positive", errs.ErrBadParameter, d)
-		}
-		o.userWait = d
-		return nil
-	}
-}
-
-// perUser is the upstream of a connector made with OptOAuthPerUserFlow:
+// perUser is the upstream of a connector made with OptOAuthPerUser:
 // the calls of each client go on an upstream session of that client's
 // own (clients), dialed with the credentials of the client's user.
 type perUser struct {
 	c       *Connector
 	clients *perClient
-	flow    func(*User) (*oauth.Flow, error)
+	flow    UserFlow
 	wait    time.Duration
 
 	mu    sync.Mutex
@@ -177,12 +184,12 @@ type perUser struct {
 }
 
 // User is one principal of a connector made with OptOAuthPerUser or
-// OptOAuthPerUserFlow: its flow is made for it, its tokens and
+// OptOAuthPerUser: its flow is made for it, its tokens and
 // authorizations are its own.
 type User struct {
 	principal string
 	c         *Connector
-	flow      func(*User) (*oauth.Flow, error)
+	flow      UserFlow
 
 	once sync.Once
 	h    *oauth.Handler
@@ -598,7 +605,7 @@ func (pu *perUser) elicitURL(ctx context.Context, cl bridge.Client, ask *userAsk
 }
 
 // UserAuthorizations counts the users of a connector made with
-// OptOAuthPerUser or OptOAuthPerUserFlow by the state of their
+// OptOAuthPerUser by the state of their
 // authorization: those that hold a token, those asked to authorize now
 // (or whose token is being exchanged), and those whose last authorization
 // or exchange failed (the next attempt waits).

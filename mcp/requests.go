@@ -20,12 +20,12 @@ import (
 
 // SamplingFunc answers a server's sampling/createMessage request: a model
 // call made for the server while one of its tools runs. See
-// [OptSamplingHandler].
+// ServerRequests.Sampling.
 type SamplingFunc func(ctx context.Context, params *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error)
 
 // ElicitationFunc answers a server's elicitation/create request: a
 // question to the user asked while one of its tools runs. See
-// [OptElicitationHandler].
+// ServerRequests.Elicitation.
 type ElicitationFunc func(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error)
 
 // requestKind is a kind of request a server sends to its client.
@@ -39,17 +39,17 @@ var (
 	kindSampling = &requestKind{
 		what:   "sampling",
 		method: "sampling/createMessage",
-		enable: "give the connector mcp.OptSamplingHandler (the application's model answers), or mcp.OptForwardServerRequests with callers whose toolkit.Session implements bridge.ServerRequestHandler",
+		enable: "give the connector mcp.ServerRequests.Sampling (the application's model answers), or mcp.ServerRequests.Forward with callers whose toolkit.Session implements bridge.ServerRequestHandler",
 	}
 	kindElicitation = &requestKind{
 		what:   "elicitation",
 		method: "elicitation/create",
-		enable: "give the connector mcp.OptElicitationHandler (the application's user interface answers), or mcp.OptForwardServerRequests with callers whose toolkit.Session implements bridge.ServerRequestHandler",
+		enable: "give the connector mcp.ServerRequests.Elicitation (the application's user interface answers), or mcp.ServerRequests.Forward with callers whose toolkit.Session implements bridge.ServerRequestHandler",
 	}
 	kindRoots = &requestKind{
 		what:   "roots",
 		method: "roots/list",
-		enable: "give the connector mcp.OptRoots or mcp.OptRootSet, or mcp.OptForwardServerRequests with callers whose toolkit.Session implements bridge.RootsLister",
+		enable: "give the connector mcp.OptRoots or mcp.OptRootSet, or mcp.ServerRequests.Forward with callers whose toolkit.Session implements bridge.RootsLister",
 	}
 )
 
@@ -77,7 +77,7 @@ type serverRequests struct {
 
 // setupServerRequests registers the connector's handlers of server
 // requests in copts and advertises what it can answer: sampling and
-// elicitation when a handler of its own is set or OptForwardServerRequests
+// elicitation when a handler of its own is set or ServerRequests.Forward
 // is given, roots when it has roots (OptRoots, OptRootSet) or forwards.
 // Requests it does not advertise are still answered, by a JSON-RPC error
 // that says so (and a hint in the log).

@@ -16,8 +16,8 @@ import (
 )
 
 // errLineTooLong reports a message from a stdio server longer than
-// OptMaxMessageBytes; it ends the session.
-var errLineTooLong = errors.New("a message of the server is longer than the limit (OptMaxMessageBytes)")
+// Limits.MaxMessageBytes; it ends the session.
+var errLineTooLong = errors.New("a message of the server is longer than the limit (Limits.MaxMessageBytes)")
 
 // lineConn is the connection to a stdio server: one JSON-RPC message (or
 // batch) a line. It reads lines through jsonLines, whose buffer is let go

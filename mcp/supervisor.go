@@ -24,7 +24,7 @@ const maxEndedAuth = 3
 // Run connects to the server and keeps the connection alive until ctx is
 // cancelled, reconnecting with backoff whenever it is lost. It returns nil
 // when ctx is cancelled, and an error when the connector gives up
-// (OptMaxAttempts, or a stdio program that cannot be started: not found,
+// (Reconnect.MaxAttempts, or a stdio program that cannot be started: not found,
 // or not executable). Its state is StatusConnecting during the first
 // attempt and StatusReconnecting, with LastError saying why, once an
 // attempt failed or a session was lost, until it is ready again; a
@@ -68,7 +68,7 @@ func (c *Connector) Run(ctx context.Context) error {
 		status, errText = toolkit.StatusReconnecting, st.LastError
 	}
 	// attempt counts the consecutive failures since the last connection
-	// that stayed up for OptStableAfter: failed connection attempts, and
+	// that stayed up for Reconnect.StableAfter: failed connection attempts, and
 	// sessions lost less than kickFloor after a loss retried at once.
 	attempt := 0
 	// endedAuth counts the attempts in a row that found an authorization
@@ -221,7 +221,7 @@ func (c *Connector) stop(ctx context.Context) {
 
 // markStopped records that Run is over and wakes the calls waiting for a
 // session: they fail at once with ErrClosed instead of waiting out
-// OptReconnectWait for a session that will not come.
+// Reconnect.Wait for a session that will not come.
 func (c *Connector) markStopped() {
 	c.life.mu.Lock()
 	defer c.life.mu.Unlock()
@@ -255,7 +255,7 @@ func (c *Connector) backoffDelay(attempt int) time.Duration {
 // kickFloor (one second) after the failed attempt, and so is every wait
 // after it until no call waits any more: a server that comes back after a
 // long outage is reached soon after somebody needs it, not when a backoff
-// of up to OptBackoff's maximum runs out, while an idle connector keeps
+// of up to OptReconnect's maximum runs out, while an idle connector keeps
 // backing off and waiting callers cause at most one attempt a second.
 func (c *Connector) backoff(ctx context.Context, attempt int) bool {
 	d := c.backoffDelay(attempt)

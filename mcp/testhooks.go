@@ -13,7 +13,7 @@ type testHooks struct {
 	// waiting is called when a call starts waiting for a session.
 	waiting func()
 	// queued is called when a call starts waiting for a slot
-	// (OptMaxConcurrency).
+	// (Limits.MaxConcurrency).
 	queued func()
 	// userIdle is ClientSessionLimits.Idle, shorter.
 	userIdle time.Duration

@@ -260,7 +260,7 @@ func TestToolkitOtherServerNotBlocked(t *testing.T) {
 	sb := newServer(t, testserver.Options{Name: "server-b"})
 	hb := testserver.ServeHTTP(t, sb.Server, testserver.Stateful)
 	events := newEventLog()
-	d := newHookDelegate(events, OptReconnectWait(50*time.Millisecond), fastBackoff)
+	d := newHookDelegate(events, OptReconnect(Reconnect{Wait: 50 * time.Millisecond}), fastBackoff)
 	tk, err := toolkit.New(toolkit.WithDelegate(d))
 	mustNotErr(t, err)
 	mustNotErr(t, tk.AddConnectorNS("a", ha.URL))

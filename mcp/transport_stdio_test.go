@@ -291,7 +291,7 @@ func TestStdioProcessGroupKilled(t *testing.T) {
 
 func TestStdioStubbornServerKilled(t *testing.T) {
 	requireUnix(t)
-	r := start(t, stdioURL(t, testserver.StdioStubborn), false, OptTerminateTimeout(20*time.Millisecond))
+	r := start(t, stdioURL(t, testserver.StdioStubborn), false, OptTimeouts(Timeouts{Terminate: 20 * time.Millisecond}))
 	pid := serverPids(t, r)[0]
 	mustNotErr(t, r.stop(t))
 	if !gone(pid) {
@@ -302,7 +302,7 @@ func TestStdioStubbornServerKilled(t *testing.T) {
 func TestStdioServerExits(t *testing.T) {
 	requireUnix(t)
 	logs := newLogCapture()
-	r := start(t, stdioURL(t, testserver.StdioExit), true, OptLogger(slogNew(logs)), fastBackoff, OptMaxAttempts(2))
+	r := start(t, stdioURL(t, testserver.StdioExit), true, OptLogger(slogNew(logs)), fastBackoff, OptReconnect(Reconnect{MaxAttempts: 2}))
 	var err error
 	select {
 	case err = <-r.done:

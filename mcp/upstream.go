@@ -89,7 +89,7 @@ func (shared) lose(*live) bool             { return false }
 func (shared) run(context.Context) func()  { return func() {} }
 func (shared) clientStarted(bridge.Client) {}
 
-// acquire returns the ready session, waiting up to OptReconnectWait for one.
+// acquire returns the ready session, waiting up to Reconnect.Wait for one.
 func (c *Connector) acquire(ctx context.Context) (*live, error) {
 	var timer *time.Timer
 	for {

@@ -270,7 +270,7 @@ func TestGatewayServerRequests(t *testing.T) {
 	})
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
-	f, ctx := newGatewayFixture(t, m, []mcp.Option{mcp.OptForwardServerRequests()})
+	f, ctx := newGatewayFixture(t, m, []mcp.Option{mcp.OptServerRequests(mcp.ServerRequests{Forward: true})})
 	// A client of protocol 2025-11-25 is sent the upstream's requests; one
 	// of 2026-07-28 (which forbids server requests during a request) gets
 	// them as input-required results, and its retries carry the answers.
