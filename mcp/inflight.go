@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
 // inflight is one request in progress.
@@ -123,8 +124,9 @@ type callRegistry struct {
 
 // begin registers a request on l; it returns the request's context, its
 // progress token ("" when the caller's session takes no progress: the
-// toolkit's no-op session, with neither ID nor client) and the function
-// that ends it.
+// toolkit's no-op session, with neither ID nor client, or a server face's
+// session whose client asked for none, a bridge.ProgressTaker) and the
+// function that ends it.
 func (r *callRegistry) begin(ctx context.Context, l *live) (context.Context, string, func()) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	sess := toolkit.SessionFromContext(ctx)
@@ -141,7 +143,9 @@ func (r *callRegistry) begin(ctx context.Context, l *live) (context.Context, str
 	r.calls[key] = in
 	r.mu.Unlock()
 	token := key
-	if sess.ID() == "" && sess.ClientInfo() == nil {
+	// Only the caller's own session says (no SessionAs): a session
+	// wrapping it may take progress its base does not.
+	if pt, ok := sess.(bridge.ProgressTaker); ok && !pt.TakesProgress() || sess.ID() == "" && sess.ClientInfo() == nil {
 		token = ""
 	}
 	return cctx, token, func() {
