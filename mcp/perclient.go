@@ -47,8 +47,8 @@ var ErrTooManyClientSessions = fmt.Errorf("%w: too many client sessions", errs.E
 // sampling and elicitation requests go to that client (the call they came
 // for, else the client's session), so concurrent requests of several
 // clients never need telling apart. The connector's own handlers
-// (ServerRequests.Sampling, ServerRequests.Elicitation, OptRoots) answer what the
-// client cannot.
+// (ServerRequests.Sampling, ServerRequests.Elicitation, OptRoots) answer
+// what the client cannot.
 //
 // The connector's own session still runs: the tools, prompts and resources
 // listed are its (one listing, however many clients), subscriptions and

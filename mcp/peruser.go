@@ -61,7 +61,8 @@ func (e *AuthorizationRequiredError) Unwrap() []error {
 
 // UserAuthorizationCode is the flow of OptOAuthPerUser that makes an HTTP
 // connector act upstream with each user's own OAuth credentials,
-// authorized with the authorization code flow of cfg (see oauth.Config), for a program that serves many users (a
+// authorized with the authorization code flow of cfg (see oauth.Config),
+// for a program that serves many users (a
 // gateway): each principal of its clients (toolkit.PrincipalFromContext
 // of their calls; bridge.ClientPrincipal of their sessions) has its own
 // oauth.Handler and tokens, kept by (principal, issuer, resource) in
@@ -69,7 +70,8 @@ func (e *AuthorizationRequiredError) Unwrap() []error {
 // (oauth.FileTokenStore is one): a restart keeps each user's token. The
 // sessions of one principal share one authorization; no token of one
 // principal ever serves another. OptOAuthPerUser implies OptPerClient
-// (with its default bounds unless OptPerClient gives them): each client's calls go on
+// (with its default bounds unless OptPerClient gives them): each client's
+// calls go on
 // an upstream session of its own, authorized as its user.
 //
 // A user with no token yet is asked to authorize on their own session,
@@ -506,6 +508,25 @@ func (p *perUser) acquire(ctx context.Context, cl bridge.Client) (*live, error) 
 			return nil, err
 		}
 	}
+}
+
+// noteBearer keeps the bearer token of the user's call made in ctx, when
+// the call's principal is the user: it replaces the one kept.
+func (u *User) noteBearer(ctx context.Context) {
+	if toolkit.PrincipalFromContext(ctx) != u.principal {
+		return
+	}
+	cc, ok := toolkit.SessionAs[bridge.CallCredentials](toolkit.SessionFromContext(ctx))
+	if !ok {
+		return
+	}
+	tok := cc.BearerToken()
+	if tok == "" {
+		return
+	}
+	u.mu.Lock()
+	u.bearer = tok
+	u.mu.Unlock()
 }
 
 // awaitUser waits until the user of cl is no longer asked to authorize:

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
-	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
@@ -19,20 +17,23 @@ import (
 var ErrNoSubjectToken = errors.New("no token of the user that an identity provider issued is known: a credential of this program's own is never exchanged")
 
 // maxUserSubjects is how many subject tokens of one user the handler of a
-// connector made with OptOAuthPerUser with UserTokenExchange keeps the exchanged
+// connector made with OptOAuthPerUser with UserTokenExchange keeps the
+// exchanged
 // tokens of, unless its configuration says: a user's client presents a
 // new token now and then, and the old ones expire.
 const maxUserSubjects = 8
 
 // UserTokenExchange is the flow of OptOAuthPerUser that makes an HTTP
-// connector act upstream as each user of a program that serves many (a gateway), with a token
-// obtained by exchanging the access token that user's client presented
+// connector act upstream as each user of a program that serves many (a
+// gateway), with a token obtained by exchanging the access token that
+// user's client presented
 // to the program (OAuth 2.0 token exchange, RFC 8693, see
 // [oauth.TokenExchange]): for servers whose authorization server trusts
 // the identity provider that issued the users' tokens. Nobody is asked
 // to authorize anything.
 //
-// Each user's flow is oauth.TokenExchange(cfg) whose SubjectToken is [User.SubjectToken] (cfg.SubjectToken must be
+// Each user's flow is oauth.TokenExchange(cfg) whose SubjectToken is
+// [User.SubjectToken] (cfg.SubjectToken must be
 // nil): each user's calls go on an upstream session of their client's
 // own (OptPerClient is implied), authorized with the token exchanged for
 // that user's own, never another's. The user's token is the bearer token
@@ -84,28 +85,10 @@ func (u *User) SubjectToken(context.Context) (token, tokenType string, err error
 	return u.bearer, oauth.TokenTypeAccessToken, nil
 }
 
-// noteBearer keeps the bearer token of the user's call made in ctx, when
-// the call's principal is the user: it replaces the one kept.
-func (u *User) noteBearer(ctx context.Context) {
-	if toolkit.PrincipalFromContext(ctx) != u.principal {
-		return
-	}
-	cc, ok := toolkit.SessionAs[bridge.CallCredentials](toolkit.SessionFromContext(ctx))
-	if !ok {
-		return
-	}
-	tok := cc.BearerToken()
-	if tok == "" {
-		return
-	}
-	u.mu.Lock()
-	u.bearer = tok
-	u.mu.Unlock()
-}
-
 // UserEnterprise is the flow of OptOAuthPerUser that makes an HTTP
-// connector act upstream as each user of a program that serves many (a gateway) with enterprise-managed
-// authorization (SEP-990, "cross-app access", see [oauth.Enterprise]):
+// connector act upstream as each user of a program that serves many (a
+// gateway) with enterprise-managed authorization (SEP-990, "cross-app
+// access", see [oauth.Enterprise]):
 // the token that user's client presented to the program, which must be
 // an OpenID Connect ID token of the enterprise identity provider (as the
 // program's bearer authentication verified it), is exchanged at the IdP
@@ -113,7 +96,8 @@ func (u *User) noteBearer(ctx context.Context) {
 // authorization server turns into that user's access token. Nobody is
 // asked to authorize anything.
 //
-// Each user's flow is oauth.Enterprise(cfg) whose IDToken is the user's token ([User.SubjectToken]; cfg.IDToken must be
+// Each user's flow is oauth.Enterprise(cfg) whose IDToken is the user's
+// token ([User.SubjectToken]; cfg.IDToken must be
 // nil), under the rules of [UserTokenExchange]: each user's
 // calls go on an upstream session of their client's own, with their own
 // access token, never another's; a user whose token is unknown fails with
