@@ -135,7 +135,7 @@ func TestAnsweredStreamBounded(t *testing.T) {
 	hs := newHeldStreamServer(t)
 	reqs := &callRequests{}
 	r := start(t, hs.URL, false, OptHTTPClient(&http.Client{Transport: reqs}),
-		func(o *options) error { o.answeredWait = time.Millisecond; return nil })
+		func(o *options) error { o.hooks.answeredWait = time.Millisecond; return nil })
 	echo := findTool(t, r.Connector, "echo")
 
 	hs.hold.Store(true)

@@ -36,7 +36,7 @@ type askGate struct {
 
 // logRefusal logs that a request was refused, within the gate's bound.
 func (c *Connector) logRefusal(what, whose string, limit int32) {
-	g := &c.asks
+	g := &c.srv.asks
 	if g.logged.Load() == nil {
 		g.logged.CompareAndSwap(nil, newLogLimiter())
 	}
@@ -59,7 +59,7 @@ func (c *Connector) enterAsk(ctx context.Context, in *inflight, what string) (le
 	if in == nil {
 		in = inflightFrom(ctx)
 	}
-	n, limit, whose := &c.asks.outside, int32(MaxAsksOutsideCalls), "outside any call"
+	n, limit, whose := &c.srv.asks.outside, int32(MaxAsksOutsideCalls), "outside any call"
 	if in != nil {
 		n, limit, whose = &in.asks, MaxAsksPerCall, "for one call"
 	}

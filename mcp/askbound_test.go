@@ -67,7 +67,7 @@ func TestAsksFloodBounded(t *testing.T) {
 			var overOnce atomic.Bool
 			logs := newLogCapture()
 			r := start(t, "memory://flood", false, OptDialer(m.Dial), OptProtocolVersion(protocol), OptLogger(slogNew(logs)),
-				OptElicitationHandler(func(ctx context.Context, _ *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+				OptServerRequests(ServerRequests{Elicitation: func(ctx context.Context, _ *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 					n := entered.Add(1)
 					for {
 						m := most.Load()
@@ -85,7 +85,7 @@ func TestAsksFloodBounded(t *testing.T) {
 					case <-ctx.Done():
 					}
 					return &sdk.ElicitResult{Action: "decline"}, nil
-				}))
+				}}))
 			out, err := call(t, context.Background(), r.Connector, "flood", `{}`)
 			switch protocol {
 			case StatelessProtocolVersion:

@@ -10,67 +10,21 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/mcp/bridge"
-	"github.com/llmkit/toolkit/mcp/oauth"
+	"github.com/llmkit/toolkit/mcp/internal/wire"
 	"github.com/llmkit/toolkit/prompt"
 )
 
 // errSessionClosed is the cancellation cause of calls whose session the
 // supervisor closed.
 var errSessionClosed = errors.New("the connection to the server was lost during the request")
-
-// acquire returns the ready session, waiting up to OptReconnectWait for one.
-func (c *Connector) acquire(ctx context.Context) (*live, error) {
-	var timer *time.Timer
-	for {
-		c.mu.Lock()
-		l, stopped, ch := c.cur, c.stopped, c.readyCh
-		c.mu.Unlock()
-		if err := c.oauthPending(); err != nil {
-			return nil, err
-		}
-		if l != nil {
-			return l, nil
-		}
-		if stopped {
-			return nil, fmt.Errorf("%w: connector %s is not running", errs.ErrClosed, c.label())
-		}
-		if timer == nil {
-			timer = time.NewTimer(c.o.reconnectWait)
-			defer timer.Stop()
-			// Cut the supervisor's backoffs short while this call waits:
-			// a caller needs the server now (see Connector.backoff).
-			c.waiters.Add(1)
-			defer c.waiters.Add(-1)
-			select {
-			case c.kick <- struct{}{}:
-			default:
-			}
-			if c.o.waiting != nil {
-				c.o.waiting()
-			}
-		}
-		select {
-		case <-ch:
-		case <-timer.C:
-			st := c.State()
-			detail := ""
-			if st.LastError != "" {
-				detail = ": " + st.LastError
-			}
-			return nil, fmt.Errorf("%w: server %s is %s after waiting %v%s", errs.ErrUnavailable, c.serverName(), st.Status, c.o.reconnectWait, detail)
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
 
 // JSON-RPC error codes the SDK uses for failures of its own side: an error
 // carrying one is not an answer of the server.
@@ -157,6 +111,12 @@ type reqName struct{ kind, name string }
 
 func (r reqName) String() string { return r.kind + " " + strconv.Quote(r.name) }
 
+// do is doRequest with the secrets of URLs removed from its
+// error: net/http quotes the request URL, whose query may hold one.
+func (c *Connector) do(ctx context.Context, what reqName, failed error, safe bool, f func(ctx context.Context, l *live, token string) error) error {
+	return toolkit.RedactError(c.doRequest(ctx, what, failed, safe, f))
+}
+
 // doRequest runs one request for a caller on the ready session and translates
 // its errors; what names the request ("tool \"x\""), failed is the sentinel
 // for an error answer of the server. Any failure that is not an answer of
@@ -178,17 +138,12 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 		return fmt.Errorf("%s of server %s: %w", what, c.serverName(), err)
 	}
 	defer release()
-	if c.pu != nil {
-		// A user's token refused mid-session: the request fails at once,
-		// and acquireUser has the user asked (peruser.go).
-		ctx = oauth.NoWait(ctx)
-	}
 	for try := 0; ; try++ {
-		l, err := c.acquireFor(ctx)
+		sctx, l, err := c.up.session(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		cctx, token, done := c.calls.begin(ctx, l)
+		cctx, token, done := c.calls.begin(sctx, l)
 		err = f(cctx, l, token)
 		cause := context.Cause(cctx)
 		in := inflightFrom(cctx)
@@ -200,18 +155,18 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 		}
 		// Before done ends cctx: the answer stream of an answered request
 		// ends by itself (answerstream.go).
-		in.finish(err == nil || isRemoteError(err), cmp.Or(c.o.answeredWait, answeredStreamWait))
+		in.finish(err == nil || isRemoteError(err), cmp.Or(c.o.hooks.answeredWait, answeredStreamWait))
 		done()
 		var badJSON *json.MarshalerError
 		switch {
 		case err == nil && in != nil && in.tooDeep.Load():
-			// The request ran; its answer is unusable (wiredepth.go).
-			return fmt.Errorf("%w: %s of server %s: the answer nests more than %d levels deep", errs.ErrToolFailed, what, c.serverName(), maxWireDepth)
+			// The request ran; its answer is unusable (package internal/wire).
+			return fmt.Errorf("%w: %s of server %s: the answer nests more than %d levels deep", errs.ErrToolFailed, what, c.serverName(), wire.MaxDepth)
 		case err == nil:
 			return nil
-		case c.pu != nil && try == 0 && errors.Is(err, ErrAuthorizationPending):
-			// Refused before the server saw it: the user authorizes, and
-			// it goes again.
+		case try == 0 && c.up.again(err):
+			// Refused before the server saw it (the user authorizes
+			// meanwhile): it goes again.
 			continue
 		case ctx.Err() != nil:
 			return fmt.Errorf("%s of server %s: %w", what, c.serverName(), context.Cause(ctx))
@@ -244,7 +199,7 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 			// passes its code and message on.
 			return fmt.Errorf("%w: %s of server %s: %w", failed, what, c.serverName(), err)
 		}
-		if perr := c.ping(ctx, l); perr != nil {
+		if perr := c.ping(sctx, l); perr != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("%s of server %s: %w", what, c.serverName(), context.Cause(ctx))
 			}

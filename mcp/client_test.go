@@ -205,7 +205,7 @@ func mustList[T any](items []T, err error) []T {
 }
 
 func withAfterRefresh(f func(kinds uint32, err error)) Option {
-	return func(o *options) error { o.afterRefresh = f; return nil }
+	return func(o *options) error { o.hooks.afterRefresh = f; return nil }
 }
 
 // refreshes returns an option that records the connector's list refreshes
@@ -236,7 +236,7 @@ func refreshes(t *testing.T) (Option, func(kinds uint32)) {
 }
 
 func withBeforeBackoff(f func(attempt int, d time.Duration)) Option {
-	return func(o *options) error { o.beforeBackoff = f; return nil }
+	return func(o *options) error { o.hooks.beforeBackoff = f; return nil }
 }
 
 // A direct Run with input that is not valid JSON fails with
@@ -309,7 +309,7 @@ func TestProgressFloodBounded(t *testing.T) {
 	})
 	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
 	now := time.Now()
-	r := start(t, h.URL, false, func(o *options) error { o.now = func() time.Time { return now }; return nil })
+	r := start(t, h.URL, false, func(o *options) error { o.hooks.now = func() time.Time { return now }; return nil })
 	rec := &progressRecorder{testSession: newTestSession("caller")}
 	_, err := call(t, toolkit.ContextWithSession(context.Background(), rec), r.Connector, "flood", `{}`)
 	mustNotErr(t, err)

@@ -133,7 +133,7 @@ func TestRemoteCompletionRepeated(t *testing.T) {
 	s := newServer(t, testserver.Options{Server: &sdk.ServerOptions{CompletionHandler: complete}})
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
-	r := start(t, "memory://test", false, OptDialer(m.Dial), fastBackoff, OptReconnectWait(time.Hour))
+	r := start(t, "memory://test", false, OptDialer(m.Dial), fastBackoff, OptReconnect(Reconnect{Wait: time.Hour}))
 	var greet bridge.Completer
 	for _, p := range mustList(r.ListPrompts(t.Context())) {
 		if p.Name() == "greet" {

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
-	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
 // Connector is a toolkit.Connector for one remote MCP server. Create it with
@@ -25,8 +23,27 @@ type Connector struct {
 	ep     *endpoint
 	o      options
 	logger *slog.Logger
+	ns     atomic.Pointer[string] // the connector's namespace, once known (naming.go)
+
+	link link      // how the connector reaches the server
+	life lifecycle // the connector's state and its ready session (supervisor.go)
+	sig  signals   // from SDK handlers and callers to the supervisor
+	up   upstream  // chooses the session of each request (upstream.go)
+
+	snap       atomic.Pointer[catalog]
+	resultHost atomic.Pointer[string] // host part of result URIs, from the server's name
+	calls      callRegistry
+	slots      chan struct{} // one value per request in flight (Limits.MaxConcurrency); nil without a limit
+
+	subs   subscriptions // the subscriptions callers asked for (subscriptions.go)
+	srv    serverSide    // what answers the server's requests and notifications
+	skills skillCache    // the skills extension (skills.go)
+}
+
+// link is how a connector reaches its server: its SDK client and the
+// transports it makes (transport.go).
+type link struct {
 	client *sdk.Client
-	skills skillCache          // the skills extension (skills.go)
 	impl   *sdk.Implementation // how the connector names itself to servers
 
 	httpClient *http.Client
@@ -35,26 +52,30 @@ type Connector struct {
 	// askStateful: a handshake asking for the stateless protocol timed out
 	// (protocol.go).
 	askStateful atomic.Bool
-
-	running atomic.Bool
-	ns      atomic.Pointer[string] // the connector's namespace, once known (naming.go)
 	// scanned: the connector makes its transports itself and scans them for
 	// progress and log notifications (notifications.go); false with
 	// OptDialer, where the SDK's handlers deliver them.
 	scanned bool
+	// dials counts connection attempts.
+	dials atomic.Int64
+	// challenge is the WWW-Authenticate of the server's last 401 answer
+	// while the connector has no OAuth (unauthorized.go).
+	challenge atomic.Pointer[[]string]
+}
+
+// lifecycle is a connector's state and its ready session.
+type lifecycle struct {
+	running atomic.Bool
 
 	mu      sync.Mutex
 	state   toolkit.ConnectorState
 	cur     *live         // the ready session, or nil
 	readyCh chan struct{} // closed while ready; replaced when leaving ready
 	stopped bool          // Run returned and was not started again
+}
 
-	snap       atomic.Pointer[catalog]
-	resultHost atomic.Pointer[string] // host part of result URIs, from the server's name
-	calls      callRegistry
-	slots      chan struct{} // one value per request in flight (OptMaxConcurrency); nil without a limit
-
-	// Signals from SDK handlers and callers to the supervisor.
+// signals carry news from SDK handlers and callers to the supervisor.
+type signals struct {
 	wake    chan struct{}
 	kick    chan struct{} // a call started waiting for a session
 	waiters atomic.Int32  // calls waiting for a session
@@ -62,34 +83,27 @@ type Connector struct {
 	updMu   sync.Mutex
 	updated []string              // resource URIs reported updated, not yet delivered
 	reason  atomic.Pointer[error] // why the session was last suspected or lost
+}
 
-	// Subscriptions callers asked for (SubscribeResource), by URI.
-	subMu sync.Mutex
-	subs  map[string]int
+// subscriptions are the resource subscriptions callers asked for
+// (SubscribeResource), by URI.
+type subscriptions struct {
+	mu sync.Mutex
+	by map[string]int
+}
 
-	// noteLogs rate-limits the log notifications of the server.
-	noteLogs *rateLimiter
-
-	// dials counts connection attempts.
-	dials atomic.Int64
-
+// serverSide answers the server's requests and rate-limits its logs.
+type serverSide struct {
 	// reqs answers the server's requests (requests.go); roots mirrors the
 	// roots of OptRoots or OptRootSet in the SDK client (roots.go).
 	reqs  serverRequests
 	asks  askGate // bounds the server's requests waiting (askbound.go)
 	roots rootsMirror
-
-	// pc holds the upstream sessions of each client (OptPerClient,
-	// perclient.go); nil without it.
-	pc *perClient
-	// challenge is the WWW-Authenticate of the server's last 401 answer
-	// while the connector has no OAuth (unauthorized.go).
-	challenge atomic.Pointer[[]string]
-	// pu holds the users of OptOAuthPerUser (peruser.go), nil without it.
-	pu *perUser
+	// noteLogs rate-limits the log notifications of the server.
+	noteLogs *rateLimiter
 }
 
-// Signals for Connector.pending.
+// Signals for signals.pending.
 const (
 	sigTools uint32 = 1 << iota
 	sigPrompts
@@ -131,32 +145,30 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		return nil, err
 	}
 	c := &Connector{
-		url:     url,
-		ep:      ep,
-		o:       o,
-		readyCh: make(chan struct{}),
-		wake:    make(chan struct{}, 1),
-		kick:    make(chan struct{}, 1),
-
-		noteLogs: newLogLimiter(),
+		url:  url,
+		ep:   ep,
+		o:    o,
+		life: lifecycle{readyCh: make(chan struct{})},
+		sig:  signals{wake: make(chan struct{}, 1), kick: make(chan struct{}, 1)},
+		srv:  serverSide{noteLogs: newLogLimiter()},
 	}
 	if o.maxConcurrency > 0 {
 		c.slots = make(chan struct{}, o.maxConcurrency)
 	}
-	c.scanned = o.dialer == nil
+	c.link.scanned = o.dialer == nil
 	// Every log line of the connector goes through toolkit.RedactHandler.
 	if o.namespace != "" {
 		c.ns.Store(&o.namespace)
 	}
 	c.logger = c.namedLogger(toolkit.RedactLogger(o.logger))
-	c.httpClient = o.httpClient
-	if c.httpClient == nil {
-		c.ownHTTP = http.DefaultTransport.(*http.Transport).Clone()
-		c.httpClient = &http.Client{Transport: c.ownHTTP}
+	c.link.httpClient = o.httpClient
+	if c.link.httpClient == nil {
+		c.link.ownHTTP = http.DefaultTransport.(*http.Transport).Clone()
+		c.link.httpClient = &http.Client{Transport: c.link.ownHTTP}
 	}
-	c.state = toolkit.ConnectorState{URL: ep.display, Status: toolkit.StatusConnecting}
+	c.life.state = toolkit.ConnectorState{URL: ep.display, Status: toolkit.StatusConnecting}
 	c.snap.Store(&catalog{})
-	c.impl = &sdk.Implementation{Name: clientName, Version: clientVersion}
+	c.link.impl = &sdk.Implementation{Name: clientName, Version: clientVersion}
 	copts := &sdk.ClientOptions{
 		Logger:                      c.logger,
 		Capabilities:                &sdk.ClientCapabilities{Extensions: c.clientExtensions(nil)},
@@ -170,23 +182,12 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
 	}
 	c.setupServerRequests(copts)
-	c.client = sdk.NewClient(c.impl, copts)
-	addSkillMethods(c.client)
-	c.client.AddReceivingMiddleware(c.receiving)
-	c.client.AddSendingMiddleware(c.roundTrips)
+	c.link.client = sdk.NewClient(c.link.impl, copts)
+	addSkillMethods(c.link.client)
+	c.link.client.AddReceivingMiddleware(c.receiving)
+	c.link.client.AddSendingMiddleware(c.roundTrips)
 	c.initRoots()
-	if o.perClient > 0 {
-		c.pc = &perClient{
-			max:          o.perClient,
-			perPrincipal: cmp.Or(o.clientLimits.PerPrincipal, DefaultMaxClientSessionsPerPrincipal),
-			idle:         cmp.Or(o.userIdle, o.clientLimits.Idle, DefaultClientSessionIdle),
-			by:           map[bridge.Client]*clientUpstream{},
-			sessionless:  map[string]*userClient{},
-		}
-	}
-	if o.perUser != nil {
-		c.pu = &perUser{flow: o.perUser, wait: cmp.Or(o.userWait, DefaultUserAuthorizationWait), users: map[string]*User{}}
-	}
+	c.up = newUpstream(c)
 	return c, nil
 }
 
@@ -195,9 +196,9 @@ func (c *Connector) URL() string { return c.url }
 
 // State returns the connector's current state.
 func (c *Connector) State() toolkit.ConnectorState {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.state
+	c.life.mu.Lock()
+	defer c.life.mu.Unlock()
+	return c.life.state
 }
 
 // ListTools returns the server's tools as last listed. It does no I/O.
@@ -227,13 +228,13 @@ func (c *Connector) ListResourceTemplates(ctx context.Context) ([]toolkit.Resour
 // signal wakes the supervisor with the given signal bits.
 func (c *Connector) signal(bits uint32) {
 	for {
-		old := c.pending.Load()
-		if c.pending.CompareAndSwap(old, old|bits) {
+		old := c.sig.pending.Load()
+		if c.sig.pending.CompareAndSwap(old, old|bits) {
 			break
 		}
 	}
 	select {
-	case c.wake <- struct{}{}:
+	case c.sig.wake <- struct{}{}:
 	default:
 	}
 }
@@ -247,25 +248,25 @@ func (c *Connector) suspectCurrent(reason error) {
 // lost tells the supervisor that the session l is gone; callers wait for
 // the next session at once.
 func (c *Connector) lost(l *live, reason error) {
-	if c.pc.lose(l) {
+	if c.up.lose(l) {
 		return
 	}
-	c.mu.Lock()
-	current := c.cur == l
+	c.life.mu.Lock()
+	current := c.life.cur == l
 	if current {
 		c.leaveReadyLocked()
 	}
-	c.mu.Unlock()
+	c.life.mu.Unlock()
 	if current {
 		c.setReason(reason)
 		c.signal(sigLost)
 	}
 }
 
-func (c *Connector) setReason(err error) { c.reason.Store(&err) }
+func (c *Connector) setReason(err error) { c.sig.reason.Store(&err) }
 
 func (c *Connector) lastReason() error {
-	if p := c.reason.Load(); p != nil && *p != nil {
+	if p := c.sig.reason.Load(); p != nil && *p != nil {
 		return *p
 	}
 	return errors.New("connection suspected lost")
@@ -275,11 +276,11 @@ func (c *Connector) handleResourceUpdated(ctx context.Context, req *sdk.Resource
 	if c.o.onResourceUpdated == nil || req.Params == nil {
 		return
 	}
-	c.updMu.Lock()
-	if len(c.updated) < maxPendingUpdates && !slices.Contains(c.updated, req.Params.URI) {
-		c.updated = append(c.updated, req.Params.URI)
+	c.sig.updMu.Lock()
+	if len(c.sig.updated) < maxPendingUpdates && !slices.Contains(c.sig.updated, req.Params.URI) {
+		c.sig.updated = append(c.sig.updated, req.Params.URI)
 	}
-	c.updMu.Unlock()
+	c.sig.updMu.Unlock()
 	c.signal(sigUpdated)
 }
 
@@ -294,10 +295,10 @@ func (c *Connector) serverName() string {
 	if p := c.ns.Load(); p != nil {
 		return *p
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.state.Name != "" {
-		return c.state.Name
+	c.life.mu.Lock()
+	defer c.life.mu.Unlock()
+	if c.life.state.Name != "" {
+		return c.life.state.Name
 	}
 	return c.ep.display
 }
@@ -305,19 +306,19 @@ func (c *Connector) serverName() string {
 // setState updates the state under the lock and returns a copy for the
 // callback.
 func (c *Connector) setState(f func(s *toolkit.ConnectorState)) toolkit.ConnectorState {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f(&c.state)
-	return c.state
+	c.life.mu.Lock()
+	defer c.life.mu.Unlock()
+	f(&c.life.state)
+	return c.life.state
 }
 
 // changeState is setState that also reports whether the state changed.
 func (c *Connector) changeState(f func(s *toolkit.ConnectorState)) (toolkit.ConnectorState, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	prev := c.state
-	f(&c.state)
-	return c.state, c.state != prev
+	c.life.mu.Lock()
+	defer c.life.mu.Unlock()
+	prev := c.life.state
+	f(&c.life.state)
+	return c.life.state, c.life.state != prev
 }
 
 // report hands a state to the state callback.

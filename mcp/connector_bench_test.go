@@ -123,7 +123,7 @@ func BenchmarkReconnect(b *testing.B) {
 		b.Run(mode.String(), func(b *testing.B) {
 			s := newServer(b, testserver.Options{})
 			h := testserver.ServeHTTP(b, s.Server, mode)
-			r := start(b, h.URL, false, OptStableAfter(time.Millisecond), OptBackoff(time.Millisecond, 50*time.Millisecond))
+			r := start(b, h.URL, false, OptReconnect(Reconnect{StableAfter: time.Millisecond}), OptReconnect(Reconnect{BackoffMin: time.Millisecond, BackoffMax: 50 * time.Millisecond}))
 			ctx := context.Background()
 			var total time.Duration
 			b.ResetTimer()
@@ -157,8 +157,8 @@ func BenchmarkReconnectAfterOutage(b *testing.B) {
 	// Each outage starts from a stable connection, as in production, so
 	// the backoff does not carry over from the previous iteration.
 	r, _, m := memoryConnector(b, testserver.Options{},
-		OptStableAfter(time.Nanosecond),
-		OptReconnectWait(waitLimit),
+		OptReconnect(Reconnect{StableAfter: time.Nanosecond}),
+		OptReconnect(Reconnect{Wait: waitLimit}),
 		withBeforeBackoff(func(int, time.Duration) { failures <- struct{}{} }))
 	ctx := context.Background()
 	var total time.Duration
@@ -179,7 +179,7 @@ func BenchmarkReconnectAfterOutage(b *testing.B) {
 }
 
 // BenchmarkReadyAfterCrash measures, with the default backoff, the time
-// from a server that was up for less than OptStableAfter crashing and
+// from a server that was up for less than Reconnect.StableAfter crashing and
 // being back at once (its sessions dropped, new connections accepted) to
 // the connector being ready again, with no call waiting for it (reported
 // as ms/ready). The first attempt after a loss is immediate, so this is a
@@ -188,7 +188,7 @@ func BenchmarkReconnectAfterOutage(b *testing.B) {
 // each other.)
 func BenchmarkReadyAfterCrash(b *testing.B) {
 	r, _, m := memoryConnector(b, testserver.Options{},
-		func(o *options) error { o.kickFloor = time.Nanosecond; return nil })
+		func(o *options) error { o.hooks.kickFloor = time.Nanosecond; return nil })
 	var total time.Duration
 	for i := 0; b.Loop(); i++ {
 		t0 := time.Now()

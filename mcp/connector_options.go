@@ -41,8 +41,8 @@ const (
 	DefaultStableAfter      = 10 * time.Second
 	DefaultTerminateTimeout = 2 * time.Second
 	DefaultMaxMessageBytes  = 16 << 20
-	DefaultMaxListItems     = 100_000  // OptMaxListItems
-	DefaultMaxListBytes     = 64 << 20 // OptMaxListBytes
+	DefaultMaxListItems     = 100_000  // Limits.MaxListItems
+	DefaultMaxListBytes     = 64 << 20 // Limits.MaxListBytes
 	DefaultLogLevel         = "info"
 )
 
@@ -78,46 +78,25 @@ type options struct {
 	logLevel           string
 	subscribeResources bool
 	forwardRequests    bool
-	sampling           SamplingFunc    // OptSamplingHandler
-	elicitation        ElicitationFunc // OptElicitationHandler
+	sampling           SamplingFunc    // ServerRequests.Sampling
+	elicitation        ElicitationFunc // ServerRequests.Elicitation
 	roots              *RootSet        // OptRoots, OptRootSet
 	extensions         map[string]any  // OptExtensions
 	dialer             func(context.Context) (sdk.Transport, error)
-	oauth              *oauthSetup                      // OptOAuth and its kin (oauth.go)
-	oauthAllow         *oauth.AllowList                 // OptOAuthAllow
-	perClient          int                              // OptPerClient: the most client sessions; 0 without it
-	clientLimits       ClientSessionLimits              // OptClientSessionLimits
-	perUser            func(*User) (*oauth.Flow, error) // OptOAuthPerUserFlow (peruser.go)
-	userWait           time.Duration                    // OptUserAuthorizationWait
+	oauth              *oauthSetup         // OptOAuth and its kin (oauth.go)
+	oauthAllow         *oauth.AllowList    // OptOAuthAllow
+	perClient          int                 // OptPerClient: the most client sessions; 0 without it
+	clientLimits       ClientSessionLimits // ClientSessionLimits
+	perUser            UserFlow            // OptOAuthPerUser (peruser.go)
+	userWait           time.Duration       // Timeouts.UserAuthorization
 
-	// Hooks for tests: each backoff delay, the end of each refresh, and a
-	// call starting to wait for a session.
-	beforeBackoff func(attempt int, d time.Duration)
-	afterRefresh  func(kinds uint32, err error)
-	waiting       func()
-	// queued is called when a call starts waiting for a slot
-	// (OptMaxConcurrency).
-	queued func()
-	// userIdle is ClientSessionLimits.Idle but in tests.
-	userIdle time.Duration
-	// userWaiting is called when a call starts waiting for its user's
-	// authorization (OptOAuthPerUser).
-	userWaiting func()
-	// clientClosed is called when a client's upstream session
-	// (OptPerClient) is closed and its process, if any, reaped.
-	clientClosed func()
+	// hooks are the seams of tests (testhooks.go); zero in production.
+	hooks testHooks
 
-	// kickFloor is the least time between a failed attempt and the next
-	// one that a waiting call may bring forward.
-	kickFloor time.Duration
 	// maxItems is the most items of one kind kept from a server, and
-	// maxListBytes the most bytes of their definitions (OptMaxListItems,
-	// OptMaxListBytes; tests set them lower still).
+	// maxListBytes the most bytes of their definitions (Limits.MaxListItems,
+	// Limits.MaxListBytes; tests set them lower still).
 	maxItems, maxListBytes int
-	// now is the clock of the rate limits (nil: time.Now) but in tests.
-	now func() time.Time
-	// answeredWait is answeredStreamWait (0) but in tests.
-	answeredWait time.Duration
 }
 
 // applyOptions returns the default options with opts applied in order
@@ -147,7 +126,7 @@ func defaultOptions() options {
 		maxMessage:       DefaultMaxMessageBytes,
 		protocolVersion:  DefaultProtocolVersion,
 		logLevel:         DefaultLogLevel,
-		kickFloor:        time.Second,
+		hooks:            testHooks{kickFloor: time.Second},
 		maxItems:         DefaultMaxListItems,
 		maxListBytes:     DefaultMaxListBytes,
 	}
@@ -191,49 +170,54 @@ func OptSubscribeResources() Option {
 	return func(o *options) error { o.subscribeResources = true; return nil }
 }
 
-// OptForwardServerRequests makes the connector pass the requests a
-// server sends while one of its tools runs — sampling (a model call),
-// elicitation (a question to the user) and roots/list — to the caller: the
-// toolkit.Session of the call, when it implements
-// [bridge.ServerRequestHandler] (sampling, elicitation) or
-// [bridge.RootsLister] (roots). The sessions of an mcpserver.Server's
-// clients do, by passing the request on to their MCP client, so a gateway
-// is transparent to both. With this option the connector tells servers it
-// supports sampling, elicitation and roots even when it has no handler of
-// its own (OptSamplingHandler, OptElicitationHandler, OptRoots), which
-// answer when the caller cannot.
-//
-// A caller's session that implements those interfaces answers first
-// whenever the connector advertises the capability: with this option, or
-// with a handler of its own. The guide docs/connectors.md tells how a
-// request is tied to its call.
-func OptForwardServerRequests() Option {
-	return func(o *options) error { o.forwardRequests = true; return nil }
+// ServerRequests says how the connector answers the requests a server
+// sends while one of its tools runs: sampling (a model call), elicitation
+// (a question to the user) and roots/list. Zero fields leave their setting
+// as it is: none, unless an earlier OptServerRequests set it.
+type ServerRequests struct {
+	// Forward makes the connector pass those requests to the caller: the
+	// toolkit.Session of the call, when it implements
+	// [bridge.ServerRequestHandler] (sampling, elicitation) or
+	// [bridge.RootsLister] (roots). The sessions of an mcpserver.Server's
+	// clients do, by passing the request on to their MCP client, so a
+	// gateway is transparent to both. The connector then tells servers it
+	// supports sampling, elicitation and roots even when it has no
+	// handler of its own (Sampling, Elicitation, OptRoots), which answer
+	// when the caller cannot.
+	//
+	// A caller's session that implements those interfaces answers first
+	// whenever the connector advertises the capability: with Forward, or
+	// with a handler of its own. The guide docs/connectors.md tells how a
+	// request is tied to its call.
+	Forward bool
+	// Sampling answers the server's sampling requests
+	// (sampling/createMessage) when the caller's session does not:
+	// typically the application's own model. The connector then
+	// advertises sampling. Without it (and without Forward), a sampling
+	// request is refused with a JSON-RPC error and an info log line says
+	// how to answer such requests.
+	Sampling SamplingFunc
+	// Elicitation answers the server's elicitation requests
+	// (elicitation/create) when the caller's session does not: typically
+	// the application's user interface. The connector then advertises
+	// elicitation, and the SDK checks the request's schema and the
+	// answer's content. Without it (and without Forward), an elicitation
+	// request is refused like an unanswered sampling request.
+	Elicitation ElicitationFunc
 }
 
-// OptSamplingHandler sets the function that answers the server's sampling
-// requests (sampling/createMessage) when the caller's session does not:
-// typically the application's own model. The connector then advertises
-// sampling. Without it (and without OptForwardServerRequests), a sampling
-// request is refused with a JSON-RPC error and an info log line says how
-// to answer such requests.
-func OptSamplingHandler(f SamplingFunc) Option {
+// OptServerRequests sets how the connector answers the requests of its
+// server (see ServerRequests).
+func OptServerRequests(r ServerRequests) Option {
 	return func(o *options) error {
-		o.sampling = f
-		return errs.Given("OptSamplingHandler", f != nil, "function")
-	}
-}
-
-// OptElicitationHandler sets the function that answers the server's
-// elicitation requests (elicitation/create) when the caller's session does
-// not: typically the application's user interface. The connector then
-// advertises elicitation, and the SDK checks the request's schema and the
-// answer's content. Without it (and without OptForwardServerRequests), an
-// elicitation request is refused like an unanswered sampling request.
-func OptElicitationHandler(f ElicitationFunc) Option {
-	return func(o *options) error {
-		o.elicitation = f
-		return errs.Given("OptElicitationHandler", f != nil, "function")
+		o.forwardRequests = o.forwardRequests || r.Forward
+		if r.Sampling != nil {
+			o.sampling = r.Sampling
+		}
+		if r.Elicitation != nil {
+			o.elicitation = r.Elicitation
+		}
+		return nil
 	}
 }
 
@@ -295,125 +279,173 @@ func OptExtensions(ext map[string]any) Option {
 	}
 }
 
-// OptConnectTimeout bounds one connection attempt: the handshake and the
-// listing of every item (default DefaultConnectTimeout).
-func OptConnectTimeout(d time.Duration) Option {
-	return func(o *options) error { o.connectTimeout = d; return errs.Above("OptConnectTimeout", d, 0) }
+// Timeouts bound the connector's waits. A zero field leaves its setting
+// as it is: the default, unless an earlier OptTimeouts set it.
+type Timeouts struct {
+	// Connect bounds one connection attempt: the handshake and the
+	// listing of every item (default DefaultConnectTimeout).
+	Connect time.Duration
+	// Call bounds every remote request made for a caller (tool calls,
+	// prompt renders, resource reads), including any wait for a slot
+	// (Limits.MaxConcurrency); by default only the caller's context
+	// bounds them.
+	Call time.Duration
+	// Terminate is how long a stdio server is given to exit after its
+	// stdin is closed, and again after SIGTERM, before it is killed
+	// (default DefaultTerminateTimeout).
+	Terminate time.Duration
+	// UserAuthorization bounds how long a call of a connector made with
+	// OptOAuthPerUser waits for its user to authorize access through URL
+	// elicitation (default DefaultUserAuthorizationWait); beyond, it
+	// fails with an error wrapping ErrAuthorizationPending, and the
+	// authorization goes on (a later call finds the token).
+	UserAuthorization time.Duration
 }
 
-// OptCallTimeout bounds every remote request made for a caller (tool
-// calls, prompt renders, resource reads), including any wait for a slot
-// (OptMaxConcurrency); 0, the default, means only the caller's context
-// bounds them.
-func OptCallTimeout(d time.Duration) Option {
-	return func(o *options) error { o.callTimeout = d; return errs.AtLeast("OptCallTimeout", d, 0) }
-}
-
-// OptReconnectWait bounds how long a call made while the connector is not
-// ready waits for it before failing with toolkit.ErrUnavailable (default
-// DefaultReconnectWait).
-func OptReconnectWait(d time.Duration) Option {
-	return func(o *options) error { o.reconnectWait = d; return errs.AtLeast("OptReconnectWait", d, 0) }
-}
-
-// OptBackoff sets the delay before the second reconnection attempt (min)
-// and the cap of the delays (max); each further attempt doubles the delay,
-// and a random part of up to half of it is taken off (jitter).
-func OptBackoff(min, max time.Duration) Option {
+// OptTimeouts sets the connector's timeouts (see Timeouts); a negative
+// field is an error naming it.
+func OptTimeouts(t Timeouts) Option {
 	return func(o *options) error {
-		if err := errs.Above("OptBackoff", min, 0); err != nil {
+		if err := errors.Join(
+			errs.AtLeast("OptTimeouts: Connect", t.Connect, 0),
+			errs.AtLeast("OptTimeouts: Call", t.Call, 0),
+			errs.AtLeast("OptTimeouts: Terminate", t.Terminate, 0),
+			errs.AtLeast("OptTimeouts: UserAuthorization", t.UserAuthorization, 0),
+		); err != nil {
 			return err
 		}
-		if err := errs.AtLeast("OptBackoff", max, min); err != nil {
-			return err
-		}
-		o.backoffMin, o.backoffMax = min, max
+		setNonZero(&o.connectTimeout, t.Connect)
+		setNonZero(&o.callTimeout, t.Call)
+		setNonZero(&o.terminateTimeout, t.Terminate)
+		setNonZero(&o.userWait, t.UserAuthorization)
 		return nil
 	}
 }
 
-// OptStableAfter sets how long a connection must stay up before the backoff
-// starts again from the beginning (default DefaultStableAfter). A server
-// that accepts connections and drops them at once is thus retried with
-// growing delays.
-func OptStableAfter(d time.Duration) Option {
-	return func(o *options) error { o.stableAfter = d; return errs.Above("OptStableAfter", d, 0) }
+// Reconnect says how the connector reconnects, and how long calls wait
+// for it. A zero field leaves its setting as it is: the default, unless an
+// earlier OptReconnect set it.
+type Reconnect struct {
+	// Wait bounds how long a call made while the connector is not ready
+	// waits for it before failing with toolkit.ErrUnavailable (default
+	// DefaultReconnectWait); negative: such a call fails at once.
+	Wait time.Duration
+	// BackoffMin is the delay before the second reconnection attempt
+	// (default DefaultBackoffMin), BackoffMax the cap of the delays
+	// (default DefaultBackoffMax); each further attempt doubles the delay,
+	// and a random part of up to half of it is taken off (jitter).
+	BackoffMin, BackoffMax time.Duration
+	// StableAfter is how long a connection must stay up before the
+	// backoff starts again from the beginning (default
+	// DefaultStableAfter). A server that accepts connections and drops
+	// them at once is thus retried with growing delays.
+	StableAfter time.Duration
+	// MaxAttempts makes the connector give up (state Failed, Run returns
+	// an error) after this many consecutive failed connection attempts;
+	// by default it retries forever.
+	MaxAttempts int
 }
 
-// OptMaxAttempts makes the connector give up (state Failed, Run returns an
-// error) after n consecutive failed connection attempts; 0, the default,
-// retries forever.
-func OptMaxAttempts(n int) Option {
-	return func(o *options) error { o.maxAttempts = n; return errs.AtLeast("OptMaxAttempts", n, 0) }
-}
-
-// OptTerminateTimeout sets how long a stdio server is given to exit after
-// its stdin is closed, and again after SIGTERM, before it is killed
-// (default DefaultTerminateTimeout).
-func OptTerminateTimeout(d time.Duration) Option {
-	return func(o *options) error { o.terminateTimeout = d; return errs.Above("OptTerminateTimeout", d, 0) }
-}
-
-// OptMaxMessageBytes bounds one message from the server: a stdio line, a
-// server-sent event or a JSON response body (default
-// DefaultMaxMessageBytes). A larger message breaks the request or the
-// session.
-func OptMaxMessageBytes(n int) Option {
-	return func(o *options) error { o.maxMessage = n; return errs.Above("OptMaxMessageBytes", n, 0) }
-}
-
-// OptMaxConcurrency bounds the requests made for callers (tool calls,
-// prompt renders, resource reads) in flight on the connector at once to n;
-// further callers wait for a slot, bounded by their context and
-// OptCallTimeout, and one that gives up never sends its request. 0, the
-// default, means no limit.
-func OptMaxConcurrency(n int) Option {
-	return func(o *options) error { o.maxConcurrency = n; return errs.AtLeast("OptMaxConcurrency", n, 0) }
-}
-
-// OptMaxResultBytes bounds the size of a tool result, a rendered prompt or
-// a resource read: the length of its texts and bytes, plus the JSON of a
-// tool's structured content. A larger result is not handed on: the call
-// fails with an error wrapping toolkit.ErrToolFailed that names the limit.
-// 0, the default, means no limit (OptMaxMessageBytes still bounds every
-// message).
-func OptMaxResultBytes(n int64) Option {
-	return func(o *options) error { o.maxResult = n; return errs.AtLeast("OptMaxResultBytes", n, 0) }
-}
-
-// OptMaxListItems bounds the items of one kind (tools, prompts,
-// resources, resource templates) a connector takes from its server: it
-// stops paging once the server has sent n of them, the ones it skips
-// included, and keeps the first, with one warning. n is 1 to
-// DefaultMaxListItems, the default.
-func OptMaxListItems(n int) Option {
+// OptReconnect sets how the connector reconnects (see Reconnect). A
+// negative field (but Wait), or a BackoffMax below BackoffMin, is an error
+// naming it.
+func OptReconnect(r Reconnect) Option {
 	return func(o *options) error {
-		if n < 1 || n > DefaultMaxListItems {
-			return errs.Option("OptMaxListItems", n, fmt.Sprintf("want 1 to %d", DefaultMaxListItems))
+		if err := errors.Join(
+			errs.AtLeast("OptReconnect: BackoffMin", r.BackoffMin, 0),
+			errs.AtLeast("OptReconnect: BackoffMax", r.BackoffMax, 0),
+			errs.AtLeast("OptReconnect: StableAfter", r.StableAfter, 0),
+			errs.AtLeast("OptReconnect: MaxAttempts", r.MaxAttempts, 0),
+		); err != nil {
+			return err
 		}
-		o.maxItems = n
+		if r.Wait < 0 {
+			o.reconnectWait = 0
+		}
+		setNonZero(&o.reconnectWait, max(r.Wait, 0))
+		setNonZero(&o.backoffMin, r.BackoffMin)
+		setNonZero(&o.backoffMax, r.BackoffMax)
+		setNonZero(&o.stableAfter, r.StableAfter)
+		setNonZero(&o.maxAttempts, r.MaxAttempts)
+		return errs.AtLeast("OptReconnect: BackoffMax", o.backoffMax, o.backoffMin)
+	}
+}
+
+// Limits bound what the connector takes from its server and how much it
+// asks of it at once. A zero field leaves its setting as it is: the
+// default, unless an earlier OptLimits set it.
+type Limits struct {
+	// MaxMessageBytes bounds one message from the server: a stdio line,
+	// a server-sent event or a JSON response body (default
+	// DefaultMaxMessageBytes). A larger message breaks the request or the
+	// session.
+	MaxMessageBytes int
+	// MaxConcurrency bounds the requests made for callers (tool calls,
+	// prompt renders, resource reads) in flight on the connector at once;
+	// further callers wait for a slot, bounded by their context and
+	// Timeouts.Call, and one that gives up never sends its request. By
+	// default there is no limit.
+	MaxConcurrency int
+	// MaxResultBytes bounds the size of a tool result, a rendered prompt
+	// or a resource read: the length of its texts and bytes, plus the
+	// JSON of a tool's structured content. A larger result is not handed
+	// on: the call fails with an error wrapping toolkit.ErrToolFailed that
+	// names the limit. By default there is no limit (MaxMessageBytes still
+	// bounds every message).
+	MaxResultBytes int64
+	// MaxListItems bounds the items of one kind (tools, prompts,
+	// resources, resource templates) a connector takes from its server:
+	// it stops paging once the server has sent that many, the ones it
+	// skips included, and keeps the first, with one warning. It is 1 to
+	// DefaultMaxListItems, the default.
+	MaxListItems int
+	// MaxListBytes bounds the definitions of one kind of item a connector
+	// keeps from its server, measured as their JSON (names, descriptions,
+	// schemas): it stops paging before the item that would pass it, and
+	// keeps those before it, with one warning. A tool's schemas are kept
+	// as the compact JSON the server sent, shared by every tool with the
+	// same schema, and decoded when asked for: what the connector holds of
+	// a listing is about 2 to 5 times the bytes of the answers that
+	// brought it, 10 at most whatever their shape (schemas of thousands of
+	// empty subschemas, the smallest tools a server can list), so it
+	// bounds a connector's memory for its server's items. It is 1024 to
+	// DefaultMaxListBytes, the default.
+	MaxListBytes int64
+}
+
+// OptLimits sets the connector's limits (see Limits); a field out of its
+// range is an error naming it.
+func OptLimits(l Limits) Option {
+	return func(o *options) error {
+		var items, bytes error
+		if l.MaxListItems != 0 && (l.MaxListItems < 1 || l.MaxListItems > DefaultMaxListItems) {
+			items = errs.Option("OptLimits: MaxListItems", l.MaxListItems, fmt.Sprintf("want 1 to %d", DefaultMaxListItems))
+		}
+		if l.MaxListBytes != 0 && (l.MaxListBytes < 1024 || l.MaxListBytes > DefaultMaxListBytes) {
+			bytes = errs.Option("OptLimits: MaxListBytes", l.MaxListBytes, fmt.Sprintf("want 1024 to %d", DefaultMaxListBytes))
+		}
+		if err := errors.Join(
+			errs.AtLeast("OptLimits: MaxMessageBytes", l.MaxMessageBytes, 0),
+			errs.AtLeast("OptLimits: MaxConcurrency", l.MaxConcurrency, 0),
+			errs.AtLeast("OptLimits: MaxResultBytes", l.MaxResultBytes, 0),
+			items, bytes,
+		); err != nil {
+			return err
+		}
+		setNonZero(&o.maxMessage, l.MaxMessageBytes)
+		setNonZero(&o.maxConcurrency, l.MaxConcurrency)
+		setNonZero(&o.maxResult, l.MaxResultBytes)
+		setNonZero(&o.maxItems, l.MaxListItems)
+		setNonZero(&o.maxListBytes, int(l.MaxListBytes))
 		return nil
 	}
 }
 
-// OptMaxListBytes bounds the definitions of one kind of item a connector
-// keeps from its server, measured as their JSON (names, descriptions,
-// schemas): it stops paging before the item that would pass n bytes, and
-// keeps those before it, with one warning. A tool's schemas are kept as
-// the compact JSON the server sent, shared by every tool with the same
-// schema, and decoded when asked for: what the connector holds of a
-// listing is about 2 to 5 times the bytes of the answers that brought it,
-// 10 at most whatever their shape (schemas of thousands of empty
-// subschemas, the smallest tools a server can list), so n bounds a
-// connector's memory for its server's items. n is 1024 to
-// DefaultMaxListBytes, the default.
-func OptMaxListBytes(n int64) Option {
-	return func(o *options) error {
-		if n < 1024 || n > DefaultMaxListBytes {
-			return errs.Option("OptMaxListBytes", n, fmt.Sprintf("want 1024 to %d", DefaultMaxListBytes))
-		}
-		o.maxListBytes = int(n)
-		return nil
+// setNonZero sets *dst to v unless v is zero.
+func setNonZero[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
 	}
 }
 

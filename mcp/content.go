@@ -15,6 +15,7 @@ import (
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/mcp/bridge"
+	"github.com/llmkit/toolkit/mcp/internal/wire"
 )
 
 // MIME types of mapped contents.
@@ -160,9 +161,9 @@ func (c *Connector) toolResult(name string, res *sdk.CallToolResult) (any, error
 		if err != nil {
 			return nil, fmt.Errorf("%w: tool %q of server %s: structured content: %v", errs.ErrToolFailed, name, c.serverName(), err)
 		}
-		if bytes.Contains(b, tooDeepJSON) {
-			// A value clamped on its way in (wiredepth.go).
-			return nil, fmt.Errorf("%w: tool %q of server %s: the answer nests more than %d levels deep", errs.ErrToolFailed, name, c.serverName(), maxWireDepth)
+		if bytes.Contains(b, wire.TooDeepJSON) {
+			// A value clamped on its way in (package internal/wire).
+			return nil, fmt.Errorf("%w: tool %q of server %s: the answer nests more than %d levels deep", errs.ErrToolFailed, name, c.serverName(), wire.MaxDepth)
 		}
 		if err := c.checkSize(what, size+int64(len(b))); err != nil {
 			return nil, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
+	"github.com/llmkit/toolkit/mcp/internal/wire/wiretest"
 )
 
 // A call whose answer nests 2,000 levels deep (past the go-sdk's limit of
@@ -49,7 +50,7 @@ func TestDeepCallAnswerFailsAlone(t *testing.T) {
 					return false
 				}
 				deepCalls.Add(1)
-				answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":%s}}`, req.ID, deepJSON(2000))
+				answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":%s}}`, req.ID, wiretest.DeepJSON(2000))
 				if stream {
 					w.Header().Set("Content-Type", "text/event-stream")
 					fmt.Fprintf(w, "event: message\ndata: %s\n\n", answer)
@@ -96,7 +97,7 @@ func TestDeepStructuredContentFailsAlone(t *testing.T) {
 			return [][]byte{testserver.RawResult(req, `{"tools":[{"name":"deep","inputSchema":{"type":"object"}},{"name":"fine","inputSchema":{"type":"object"}}]}`)}
 		case "tools/call":
 			if strings.Contains(string(req.Params), `"deep"`) {
-				return [][]byte{testserver.RawResult(req, `{"content":[],"structuredContent":`+deepJSON(2000)+`}`)}
+				return [][]byte{testserver.RawResult(req, `{"content":[],"structuredContent":`+wiretest.DeepJSON(2000)+`}`)}
 			}
 			return [][]byte{testserver.RawResult(req, `{"content":[{"type":"text","text":"fine"}]}`)}
 		case "prompts/list", "resources/list", "resources/templates/list":

@@ -98,7 +98,7 @@ func (d *Delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEve
 	if onEvent != nil {
 		c.skills.notify = func() { onEvent(toolkit.SkillListChangeEvent()) }
 	}
-	if s := d.clients; s != nil && c.pc != nil {
+	if s := d.clients; s != nil && c.clientSessions() != nil {
 		s.mu.Lock()
 		s.conns = append(s.conns, c)
 		s.mu.Unlock()

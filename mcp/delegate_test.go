@@ -155,8 +155,8 @@ func TestToolkitWithDelegate(t *testing.T) {
 	if _, err := tk.Lookup(ctx, "remote.echo"); !errors.Is(err, toolkit.ErrNotFound) {
 		t.Errorf("lookup after removal: %v", err)
 	}
-	if c.running.Load() || c.State().Status != toolkit.StatusStopped {
-		t.Errorf("removed connector: running %v, state %+v", c.running.Load(), c.State())
+	if c.life.running.Load() || c.State().Status != toolkit.StatusStopped {
+		t.Errorf("removed connector: running %v, state %+v", c.life.running.Load(), c.State())
 	}
 }
 
@@ -184,10 +184,10 @@ func findPrompt(t *testing.T) toolkit.Prompt {
 // is reported where it is given and not by every later AddConnector.
 func TestNewDelegateReportsInvalidOptions(t *testing.T) {
 	for name, o := range map[string]Option{
-		"OptMaxConcurrency": OptMaxConcurrency(-1),
-		"OptConnectTimeout": OptConnectTimeout(0),
-		"OptBackoff":        OptBackoff(time.Second, time.Millisecond),
-		"OptDialer":         OptDialer(nil),
+		"OptLimits: MaxConcurrency": OptLimits(Limits{MaxConcurrency: -1}),
+		"OptTimeouts: Connect":      OptTimeouts(Timeouts{Connect: -1}),
+		"OptReconnect: BackoffMax":  OptReconnect(Reconnect{BackoffMin: time.Second, BackoffMax: time.Millisecond}),
+		"OptDialer":                 OptDialer(nil),
 	} {
 		d, err := NewDelegate("app", "1.0", OptLogger(quietLogger()), o)
 		if d != nil || !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), name) {
@@ -195,14 +195,14 @@ func TestNewDelegateReportsInvalidOptions(t *testing.T) {
 		}
 	}
 	// Every invalid option is named, not only the first.
-	_, err := NewDelegate("app", "1.0", OptMaxConcurrency(-1), OptStableAfter(0))
-	if !strings.Contains(err.Error(), "OptMaxConcurrency") || !strings.Contains(err.Error(), "OptStableAfter") {
+	_, err := NewDelegate("app", "1.0", OptLimits(Limits{MaxConcurrency: -1}), OptReconnect(Reconnect{StableAfter: -1}))
+	if !strings.Contains(err.Error(), "OptLimits: MaxConcurrency") || !strings.Contains(err.Error(), "OptReconnect: StableAfter") {
 		t.Errorf("two invalid options: %v", err)
 	}
 
 	// With valid options, AddConnector reports only what is wrong with the
 	// URL.
-	d := mustDelegate(t, "app", "1.0", OptMaxConcurrency(2), OptLogger(quietLogger()))
+	d := mustDelegate(t, "app", "1.0", OptLimits(Limits{MaxConcurrency: 2}), OptLogger(quietLogger()))
 	tk, err := toolkit.New(toolkit.WithDelegate(d))
 	mustNotErr(t, err)
 	if err := tk.AddConnectorNS("ftp", "ftp://files.example.com/mcp"); !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "want an http, https or stdio URL") {
@@ -218,18 +218,18 @@ func TestNewReportsTheURLFirst(t *testing.T) {
 		new  func() error
 	}{
 		{"New", func() error {
-			_, err := New("ftp://files.example.com/mcp", "app", "1", OptMaxConcurrency(-1))
+			_, err := New("ftp://files.example.com/mcp", "app", "1", OptLimits(Limits{MaxConcurrency: -1}))
 			return err
 		}},
 		{"a Delegate made without NewDelegate", func() error {
-			d := &Delegate{ClientName: "app", Options: []Option{OptMaxConcurrency(-1)}}
+			d := &Delegate{ClientName: "app", Options: []Option{OptLimits(Limits{MaxConcurrency: -1})}}
 			_, err := d.CreateConnector("ftp://files.example.com/mcp", nil)
 			return err
 		}},
 	} {
 		err := tc.new()
 		first, rest, _ := strings.Cut(fmt.Sprint(err), "\n")
-		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(first, "want an http, https or stdio URL") || !strings.Contains(rest, "OptMaxConcurrency(-1)") {
+		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(first, "want an http, https or stdio URL") || !strings.Contains(rest, "OptLimits: MaxConcurrency") {
 			t.Errorf("%s: %v; want the URL's fault, then the option's", tc.name, err)
 		}
 	}

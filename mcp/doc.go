@@ -9,7 +9,7 @@
 // An application gives the toolkit a [Delegate], which makes a connector,
 // with the delegate's options, for each server added:
 //
-//	delegate, err := mcp.NewDelegate("app", "1.0", mcp.OptCallTimeout(time.Minute))
+//	delegate, err := mcp.NewDelegate("app", "1.0", mcp.OptTimeouts(mcp.Timeouts{Call: time.Minute}))
 //	...
 //	tk, err := toolkit.New(toolkit.WithDelegate(delegate))
 //	...
@@ -34,10 +34,10 @@
 //
 // [Connector.Run] connects, lists every item, reports each state change
 // (connecting, ready, reconnecting, failed, stopped, needs_authorization)
-// and reconnects with backoff when the session is lost ([OptBackoff],
-// [OptStableAfter], [OptMaxAttempts]). Lists are refreshed on list_changed,
-// and callbacks fire only when an item really changed. A call made while
-// the connector is not ready waits up to [OptReconnectWait]. A request
+// and reconnects with backoff when the session is lost ([OptReconnect]).
+// Lists are refreshed on list_changed, and callbacks fire only when an
+// item really changed. A call made while the connector is not ready waits
+// up to Reconnect.Wait. A request
 // whose connection broke is sent again only when that cannot do harm: a
 // tool that may have run is never run twice behind the caller's back.
 //
@@ -51,19 +51,19 @@
 // answers toolkit.MetaCarrier, so a gateway hands on the server's content
 // and `_meta` unchanged. A server is untrusted: odd names, duplicates,
 // schema bombs, deep nesting and oversized listings skip the item alone,
-// with a warning ([OptMaxListItems], [OptMaxListBytes],
-// [OptMaxMessageBytes], [OptMaxResultBytes], [OptMaxConcurrency] bound the
+// with a warning (Limits.MaxListItems, Limits.MaxListBytes,
+// Limits.MaxMessageBytes, Limits.MaxResultBytes, Limits.MaxConcurrency bound the
 // rest). Tools the server says must run as tasks fail at once
 // ([TaskSupporter], [ErrTaskRequired]).
 //
 // # Requests from the server
 //
 // A server's sampling, elicitation and roots requests during a call are
-// answered by the caller's session when it can ([OptForwardServerRequests]:
+// answered by the caller's session when it can (ServerRequests.Forward:
 // a gateway's downstream client answers for its own calls), else by
-// [OptSamplingHandler], [OptElicitationHandler] and the roots of [OptRoots]
+// ServerRequests.Sampling, ServerRequests.Elicitation and the roots of [OptRoots]
 // or a shared [RootSet]. With [OptPerClient] each client of a server face
-// gets an upstream session of its own ([OptClientSessionLimits]).
+// gets an upstream session of its own ([ClientSessionLimits]).
 //
 // # OAuth
 //
@@ -73,11 +73,11 @@
 // state is needs_authorization and calls fail at once with
 // [ErrAuthorizationPending]; a server that asks for OAuth of a connector
 // without it is reported so too ([ErrOAuthNotConfigured]).
-// [OptOAuthClientCredentials], [OptOAuthEnterprise] and
-// [OptOAuthTokenExchange] are the other grants, [OptOAuthHandler] takes any
+// [OptOAuth], [OptOAuth] and
+// [OptOAuth] are the other grants, [OptOAuth] takes any
 // SDK handler, and [OptOAuthAllow] opens destinations the flow's requests
 // may not otherwise reach; [OptOAuthPerUser] and
-// [OptOAuthPerUserTokenExchange] act upstream with each user's own
+// [UserTokenExchange] act upstream with each user's own
 // credentials. Tokens never appear in logs, errors or the state.
 //
 // # Protocol versions

@@ -14,13 +14,13 @@ import (
 // (RFC 8693) at the MCP server's authorization server, which trusts that
 // provider, for a token of the MCP server. The connector runs with the
 // user's token in its context.
-func ExampleOptOAuthTokenExchange() {
+func ExampleOptOAuth_tokenExchange() {
 	c, err := mcp.New("https://mcp.example.com/mcp", "my-service", "1.0",
-		mcp.OptOAuthTokenExchange(oauth.TokenExchangeConfig{
+		mcp.OptOAuth(oauth.TokenExchange(oauth.TokenExchangeConfig{
 			ClientID:     "my-service",
 			ClientSecret: os.Getenv("MY_SERVICE_CLIENT_SECRET"),
 			Scopes:       []string{"tools"},
-		}))
+		})))
 	if err != nil {
 		log.Fatal(err)
 	}

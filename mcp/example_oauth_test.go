@@ -24,14 +24,14 @@ func ExampleOptOAuth() {
 		log.Fatal(err)
 	}
 	c, err := mcp.New("https://mcp.example.com/mcp", "my-cli", "1.0",
-		mcp.OptOAuth(oauth.Config{
+		mcp.OptOAuth(oauth.AuthorizationCode(oauth.Config{
 			Authorize:   login.Authorize,
 			RedirectURL: login.RedirectURL(),
 			ClientName:  "my-cli",
 			Store:       oauth.NewFileTokenStore(path),
-		}),
+		})),
 		// A person needs time to log in.
-		mcp.OptConnectTimeout(5*time.Minute),
+		mcp.OptTimeouts(mcp.Timeouts{Connect: 5 * time.Minute}),
 	)
 	if err != nil {
 		log.Fatal(err)

@@ -43,7 +43,7 @@ func askingServer() *sdk.Server {
 // An application offers a server its roots and answers the server's
 // sampling requests with its own model, for every connector its delegate
 // creates; the roots can change later for all of them at once.
-func ExampleOptSamplingHandler() {
+func ExampleOptServerRequests() {
 	roots, err := mcp.NewRootSet(&sdk.Root{URI: "file:///srv/project", Name: "project"})
 	if err != nil {
 		log.Fatal(err)
@@ -54,7 +54,7 @@ func ExampleOptSamplingHandler() {
 	server := askingServer()
 	d, err := mcp.NewDelegate("app", "1.0",
 		mcp.OptRootSet(roots),
-		mcp.OptSamplingHandler(model),
+		mcp.OptServerRequests(mcp.ServerRequests{Sampling: model}),
 		// The server runs in this process for the example.
 		mcp.OptDialer(func(ctx context.Context) (sdk.Transport, error) {
 			ct, st := sdk.NewInMemoryTransports()

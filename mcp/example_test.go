@@ -26,7 +26,7 @@ func Example() {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil, nil
 		})
 
-	delegate, err := mcp.NewDelegate("app", "1.0", mcp.OptCallTimeout(time.Minute),
+	delegate, err := mcp.NewDelegate("app", "1.0", mcp.OptTimeouts(mcp.Timeouts{Call: time.Minute}),
 		mcp.OptDialer(func(ctx context.Context) (sdk.Transport, error) {
 			ct, st := sdk.NewInMemoryTransports()
 			if _, err := server.Connect(ctx, st, nil); err != nil {

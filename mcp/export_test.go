@@ -29,7 +29,7 @@ func ConnectorOfForTest(v any) (*Connector, bool) {
 // user's authorization (OptOAuthPerUser).
 func OptUserWaitingForTest(f func()) Option {
 	return func(o *options) error {
-		o.userWaiting = f
+		o.hooks.userWaiting = f
 		return nil
 	}
 }
@@ -39,7 +39,7 @@ func OptUserWaitingForTest(f func()) Option {
 // closed each time a client's upstream session closes.
 func OptUserSessionIdleForTest(d time.Duration, closed func()) Option {
 	return func(o *options) error {
-		o.userIdle, o.clientClosed = d, closed
+		o.hooks.userIdle, o.hooks.clientClosed = d, closed
 		return nil
 	}
 }

@@ -31,7 +31,7 @@ func TestSessionExpiredOnLiveServer(t *testing.T) {
 	leakCheck(t)
 	s := newServer(t, testserver.Options{})
 	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
-	r := start(t, h.URL, false, fastBackoff, OptReconnectWait(waitLimit))
+	r := start(t, h.URL, false, fastBackoff, OptReconnect(Reconnect{Wait: waitLimit}))
 	if n := h.Expire(); n != 1 {
 		t.Fatalf("%d sessions forgotten, want 1", n)
 	}
@@ -72,7 +72,7 @@ func TestSessionExpiredUnsafeCallRepeated(t *testing.T) {
 	leakCheck(t)
 	s := newServer(t, testserver.Options{})
 	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
-	r := start(t, h.URL, false, fastBackoff, OptReconnectWait(waitLimit))
+	r := start(t, h.URL, false, fastBackoff, OptReconnect(Reconnect{Wait: waitLimit}))
 	for i := range 50 {
 		if n := h.Expire(); n == 0 {
 			t.Fatal("no session to forget")
@@ -201,7 +201,7 @@ func TestStdioChildKilled(t *testing.T) {
 func TestStdioServerKilledMidCall(t *testing.T) {
 	leakCheck(t)
 	childCheck(t)
-	r := start(t, stdioURL(t, testserver.StdioServe), false, fastBackoff, OptReconnectWait(time.Hour))
+	r := start(t, stdioURL(t, testserver.StdioServe), false, fastBackoff, OptReconnect(Reconnect{Wait: time.Hour}))
 	pid := serverPids(t, r)[0]
 	sess := newTestSession("caller")
 	ctx := toolkit.ContextWithSession(context.Background(), sess)
@@ -238,7 +238,7 @@ func TestStdioServerKilledMidCall(t *testing.T) {
 // reconnection), and the connector comes back with the server.
 func TestMemoryServerKilledMidCall(t *testing.T) {
 	leakCheck(t)
-	r, s, m := memoryConnector(t, testserver.Options{}, fastBackoff, OptReconnectWait(time.Hour))
+	r, s, m := memoryConnector(t, testserver.Options{}, fastBackoff, OptReconnect(Reconnect{Wait: time.Hour}))
 	done := make(chan error, 1)
 	go func() {
 		_, err := call(t, context.Background(), r.Connector, "block", `{"tag":"m"}`)
@@ -293,7 +293,7 @@ func TestReadyThenDropBacksOff(t *testing.T) {
 	st := newStates()
 	minD, maxD := time.Millisecond, 8*time.Millisecond
 	c, err := New("memory://flap", "test-client", "0.1",
-		OptLogger(quietLogger()), OptDialer(m.Dial), OptBackoff(minD, maxD), OptStableAfter(time.Hour),
+		OptLogger(quietLogger()), OptDialer(m.Dial), OptReconnect(Reconnect{BackoffMin: minD, BackoffMax: maxD}), OptReconnect(Reconnect{StableAfter: time.Hour}),
 		withBeforeBackoff(func(a int, d time.Duration) { steps <- step{a, d} }),
 		OptOnStateChange(func(ctx context.Context, s *toolkit.ConnectorState) {
 			st.record(ctx, s)
@@ -344,7 +344,7 @@ func TestReadyThenDropBacksOff(t *testing.T) {
 	}
 	// Every attempt reached Ready: the losses came from serving, not from
 	// failed handshakes.
-	dials := c.dials.Load()
+	dials := c.link.dials.Load()
 	if dials < n || dials > n+1 {
 		t.Errorf("%d connection attempts for %d backoff steps", dials, n)
 	}
@@ -357,13 +357,13 @@ func TestReadyThenDropBacksOff(t *testing.T) {
 }
 
 // A server that accepts the connection and never answers the handshake:
-// each attempt ends at OptConnectTimeout, its connection is closed, and
-// the connector gives up after OptMaxAttempts.
+// each attempt ends at Timeouts.Connect, its connection is closed, and
+// the connector gives up after Reconnect.MaxAttempts.
 func TestHungHandshakeTimesOut(t *testing.T) {
 	leakCheck(t)
 	hang := &testserver.Raw{Handle: func(testserver.RawRequest) [][]byte { return nil }, Ended: make(chan struct{}, 10)}
 	t.Cleanup(hang.Close)
-	r := start(t, "memory://hang", true, OptDialer(hang.Dial), OptConnectTimeout(50*time.Millisecond), fastBackoff, OptMaxAttempts(2))
+	r := start(t, "memory://hang", true, OptDialer(hang.Dial), OptTimeouts(Timeouts{Connect: 50 * time.Millisecond}), fastBackoff, OptReconnect(Reconnect{MaxAttempts: 2}))
 	var err error
 	select {
 	case err = <-r.done:
@@ -377,8 +377,8 @@ func TestHungHandshakeTimesOut(t *testing.T) {
 	if st := r.states.last(); st.Status != toolkit.StatusFailed || !strings.Contains(st.LastError, "deadline exceeded") {
 		t.Errorf("final state %+v", st)
 	}
-	if r.dials.Load() != 2 {
-		t.Errorf("%d attempts, want 2", r.dials.Load())
+	if r.link.dials.Load() != 2 {
+		t.Errorf("%d attempts, want 2", r.link.dials.Load())
 	}
 	if r.states.count(toolkit.StatusReady) != 0 {
 		t.Error("ready without a handshake")
@@ -400,7 +400,7 @@ func TestStdioHungHandshakeKilled(t *testing.T) {
 	leakCheck(t)
 	childCheck(t)
 	r := start(t, stdioURL(t, testserver.StdioSleep), true,
-		OptConnectTimeout(100*time.Millisecond), OptTerminateTimeout(20*time.Millisecond), fastBackoff, OptMaxAttempts(2))
+		OptTimeouts(Timeouts{Connect: 100 * time.Millisecond}), OptTimeouts(Timeouts{Terminate: 20 * time.Millisecond}), fastBackoff, OptReconnect(Reconnect{MaxAttempts: 2}))
 	var err error
 	select {
 	case err = <-r.done:
@@ -414,8 +414,8 @@ func TestStdioHungHandshakeKilled(t *testing.T) {
 	if !errors.Is(err, toolkit.ErrUnavailable) || !strings.Contains(err.Error(), "deadline exceeded") || !strings.Contains(err.Error(), "server process exited") {
 		t.Errorf("Run: %v", err)
 	}
-	if r.dials.Load() != 2 {
-		t.Errorf("%d attempts, want 2", r.dials.Load())
+	if r.link.dials.Load() != 2 {
+		t.Errorf("%d attempts, want 2", r.link.dials.Load())
 	}
 	if kids := childPids(t); len(kids) != 0 {
 		t.Errorf("children %v left after Run gave up", kids)
@@ -430,7 +430,7 @@ func TestRestartMidCallNeverRepeatsUnsafeTool(t *testing.T) {
 	leakCheck(t)
 	s := newServer(t, testserver.Options{})
 	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
-	r := start(t, h.URL, false, fastBackoff, OptReconnectWait(waitLimit))
+	r := start(t, h.URL, false, fastBackoff, OptReconnect(Reconnect{Wait: waitLimit}))
 	done := make(chan error, 1)
 	go func() {
 		_, err := call(t, context.Background(), r.Connector, "block", `{"tag":"once"}`)
@@ -464,7 +464,7 @@ func TestReceivedRequestNotRepeated(t *testing.T) {
 	leakCheck(t)
 	s := newServer(t, testserver.Options{})
 	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
-	r := start(t, h.URL, false, fastBackoff, OptReconnectWait(waitLimit))
+	r := start(t, h.URL, false, fastBackoff, OptReconnect(Reconnect{Wait: waitLimit}))
 	var posts atomic.Int32
 	h.Intercept(func(w http.ResponseWriter, req *http.Request) bool {
 		if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" {
@@ -509,7 +509,7 @@ func TestRequestThatReachedServerNotRepeated(t *testing.T) {
 	leakCheck(t)
 	s := chargeServer(t)
 	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
-	r := start(t, h.URL, false, fastBackoff, OptReconnectWait(waitLimit))
+	r := start(t, h.URL, false, fastBackoff, OptReconnect(Reconnect{Wait: waitLimit}))
 	var charges atomic.Int32
 	h.Intercept(func(w http.ResponseWriter, req *http.Request) bool {
 		if req.Method != http.MethodPost {
@@ -567,7 +567,7 @@ func TestWrittenRequestNotRepeated(t *testing.T) {
 		tr, err := m.Dial(ctx)
 		return &lostAnswerTransport{Transport: tr, method: "tools/call", writes: &writes}, err
 	}
-	r := start(t, "memory://charge", false, OptDialer(dial), fastBackoff, OptReconnectWait(waitLimit))
+	r := start(t, "memory://charge", false, OptDialer(dial), fastBackoff, OptReconnect(Reconnect{Wait: waitLimit}))
 	_, err := call(t, context.Background(), r.Connector, "charge", `{}`)
 	if err == nil {
 		t.Error("call whose answer was lost succeeded")

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
 // inflight is one request in progress.
@@ -44,7 +45,7 @@ type inflight struct {
 	progress atomic.Pointer[progressGate] // made by the first notification
 
 	// tooDeep: a value of the request's answer stream nested deeper than
-	// maxWireDepth and was clamped (wiredepth.go); the request fails.
+	// wire.MaxDepth and was clamped (package internal/wire); the request fails.
 	tooDeep atomic.Bool
 
 	// asks counts the server's requests for the call that wait for an
@@ -123,8 +124,9 @@ type callRegistry struct {
 
 // begin registers a request on l; it returns the request's context, its
 // progress token ("" when the caller's session takes no progress: the
-// toolkit's no-op session, with neither ID nor client) and the function
-// that ends it.
+// toolkit's no-op session, with neither ID nor client, or a server face's
+// session whose client asked for none, a bridge.ProgressTaker) and the
+// function that ends it.
 func (r *callRegistry) begin(ctx context.Context, l *live) (context.Context, string, func()) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	sess := toolkit.SessionFromContext(ctx)
@@ -141,7 +143,9 @@ func (r *callRegistry) begin(ctx context.Context, l *live) (context.Context, str
 	r.calls[key] = in
 	r.mu.Unlock()
 	token := key
-	if sess.ID() == "" && sess.ClientInfo() == nil {
+	// Only the caller's own session says (no SessionAs): a session
+	// wrapping it may take progress its base does not.
+	if pt, ok := sess.(bridge.ProgressTaker); ok && !pt.TakesProgress() || sess.ID() == "" && sess.ClientInfo() == nil {
 		token = ""
 	}
 	return cctx, token, func() {
@@ -219,7 +223,7 @@ func tokenKey(t any) string {
 // handleProgress is the SDK's progress handler; it stands aside when a
 // noteScanner delivers notifications (see notifications.go).
 func (c *Connector) handleProgress(ctx context.Context, req *sdk.ProgressNotificationClientRequest) {
-	if c.scanned || req.Params == nil {
+	if c.link.scanned || req.Params == nil {
 		return
 	}
 	c.deliverProgress(req.Params)
@@ -228,10 +232,10 @@ func (c *Connector) handleProgress(ctx context.Context, req *sdk.ProgressNotific
 // handleLog is the SDK's log handler; it stands aside when a noteScanner
 // delivers notifications.
 func (c *Connector) handleLog(ctx context.Context, req *sdk.LoggingMessageRequest) {
-	if c.scanned || req.Params == nil {
+	if c.link.scanned || req.Params == nil {
 		return
 	}
-	if ok, dropped := c.noteLogs.take(); ok {
+	if ok, dropped := c.srv.noteLogs.take(); ok {
 		c.deliverLog(ctx, req.Params, nil, dropped)
 	}
 }

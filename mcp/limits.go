@@ -9,7 +9,7 @@ import (
 	"github.com/llmkit/toolkit/internal/errs"
 )
 
-// takeSlot waits for one of the OptMaxConcurrency slots, or for ctx to
+// takeSlot waits for one of the Limits.MaxConcurrency slots, or for ctx to
 // end; the function it returns gives the slot back. Without a limit it
 // returns at once.
 func (c *Connector) takeSlot(ctx context.Context) (func(), error) {
@@ -21,8 +21,8 @@ func (c *Connector) takeSlot(ctx context.Context) (func(), error) {
 		return func() { <-c.slots }, nil
 	default:
 	}
-	if c.o.queued != nil {
-		c.o.queued()
+	if c.o.hooks.queued != nil {
+		c.o.hooks.queued()
 	}
 	select {
 	case c.slots <- struct{}{}:
@@ -65,10 +65,10 @@ func resourceSize(rcs ...*sdk.ResourceContents) int64 {
 	return n
 }
 
-// checkSize fails a result of size bytes that exceeds OptMaxResultBytes.
+// checkSize fails a result of size bytes that exceeds Limits.MaxResultBytes.
 func (c *Connector) checkSize(what reqName, size int64) error {
 	if c.o.maxResult > 0 && size > c.o.maxResult {
-		return fmt.Errorf("%w: %s of server %s: result of %d bytes exceeds the limit of %d bytes (OptMaxResultBytes)", errs.ErrToolFailed, what, c.serverName(), size, c.o.maxResult)
+		return fmt.Errorf("%w: %s of server %s: result of %d bytes exceeds the limit of %d bytes (Limits.MaxResultBytes)", errs.ErrToolFailed, what, c.serverName(), size, c.o.maxResult)
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
-// OptMaxConcurrency(2): of four blocking calls, two run and two wait for a
+// OptLimits(Limits{MaxConcurrency: 2}): of four blocking calls, two run and two wait for a
 // slot; a waiting caller that gives up returns its context's error and its
 // call never reaches the server; a finished call lets a waiting one start.
 func TestMaxConcurrency(t *testing.T) {
@@ -23,8 +23,8 @@ func TestMaxConcurrency(t *testing.T) {
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
 	queued := make(chan struct{}, 10)
-	r := start(t, "memory://limit", false, OptDialer(m.Dial), OptMaxConcurrency(2),
-		func(o *options) error { o.queued = func() { queued <- struct{}{} }; return nil })
+	r := start(t, "memory://limit", false, OptDialer(m.Dial), OptLimits(Limits{MaxConcurrency: 2}),
+		func(o *options) error { o.hooks.queued = func() { queued <- struct{}{} }; return nil })
 
 	type caller struct {
 		cancel context.CancelFunc
@@ -101,7 +101,7 @@ func TestMaxConcurrency(t *testing.T) {
 	}
 }
 
-// OptMaxResultBytes: a tool result, a resource read or a rendered prompt
+// Limits.MaxResultBytes: a tool result, a resource read or a rendered prompt
 // larger than the limit fails with toolkit.ErrToolFailed naming the limit;
 // one of the limit's size passes.
 func TestMaxResultBytes(t *testing.T) {
@@ -119,7 +119,7 @@ func TestMaxResultBytes(t *testing.T) {
 	})
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
-	r := start(t, "memory://big", false, OptDialer(m.Dial), OptMaxResultBytes(100))
+	r := start(t, "memory://big", false, OptDialer(m.Dial), OptLimits(Limits{MaxResultBytes: 100}))
 	ctx := context.Background()
 
 	tooBig := func(what string, err error) {
@@ -160,8 +160,8 @@ func TestMaxResultBytes(t *testing.T) {
 
 func TestLimitOptionsInvalid(t *testing.T) {
 	for name, o := range map[string]Option{
-		"OptMaxConcurrency": OptMaxConcurrency(-1),
-		"OptMaxResultBytes": OptMaxResultBytes(-1),
+		"OptLimits: MaxConcurrency": OptLimits(Limits{MaxConcurrency: -1}),
+		"OptLimits: MaxResultBytes": OptLimits(Limits{MaxResultBytes: -1}),
 	} {
 		_, err := New("http://127.0.0.1:1/mcp", "t", "1", o)
 		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), name) {
@@ -170,10 +170,10 @@ func TestLimitOptionsInvalid(t *testing.T) {
 	}
 }
 
-func ExampleOptMaxConcurrency() {
+func ExampleOptLimits() {
 	c, err := New("https://tools.example.com/mcp", "app", "1.0",
-		OptMaxConcurrency(4),     // at most 4 requests in flight; others wait
-		OptMaxResultBytes(1<<20), // refuse results over 1 MiB
+		OptLimits(Limits{MaxConcurrency: 4}),       // at most 4 requests in flight; others wait
+		OptLimits(Limits{MaxResultBytes: 1 << 20}), // refuse results over 1 MiB
 	)
 	fmt.Println(c != nil, err)
 	// Output: true <nil>

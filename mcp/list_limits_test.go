@@ -10,7 +10,7 @@ import (
 	"github.com/llmkit/toolkit"
 )
 
-// OptMaxListItems and OptMaxListBytes take values from a floor up to
+// Limits.MaxListItems and Limits.MaxListBytes take values from a floor up to
 // their defaults: they lower the caps, never lift them.
 func TestListLimitOptionsRange(t *testing.T) {
 	for _, tc := range []struct {
@@ -18,16 +18,16 @@ func TestListLimitOptionsRange(t *testing.T) {
 		opt  Option
 		ok   bool
 	}{
-		{"OptMaxListItems", OptMaxListItems(1), true},
-		{"OptMaxListItems", OptMaxListItems(DefaultMaxListItems), true},
-		{"OptMaxListItems", OptMaxListItems(0), false},
-		{"OptMaxListItems", OptMaxListItems(-5), false},
-		{"OptMaxListItems", OptMaxListItems(DefaultMaxListItems + 1), false},
-		{"OptMaxListBytes", OptMaxListBytes(1024), true},
-		{"OptMaxListBytes", OptMaxListBytes(DefaultMaxListBytes), true},
-		{"OptMaxListBytes", OptMaxListBytes(1023), false},
-		{"OptMaxListBytes", OptMaxListBytes(DefaultMaxListBytes + 1), false},
-		{"OptMaxListBytes", OptMaxListBytes(1 << 40), false},
+		{"OptLimits: MaxListItems", OptLimits(Limits{MaxListItems: 1}), true},
+		{"OptLimits: MaxListItems", OptLimits(Limits{MaxListItems: DefaultMaxListItems}), true},
+		{"OptLimits: MaxListItems", OptLimits(Limits{MaxListItems: 0}), true},
+		{"OptLimits: MaxListItems", OptLimits(Limits{MaxListItems: -5}), false},
+		{"OptLimits: MaxListItems", OptLimits(Limits{MaxListItems: DefaultMaxListItems + 1}), false},
+		{"OptLimits: MaxListBytes", OptLimits(Limits{MaxListBytes: 1024}), true},
+		{"OptLimits: MaxListBytes", OptLimits(Limits{MaxListBytes: DefaultMaxListBytes}), true},
+		{"OptLimits: MaxListBytes", OptLimits(Limits{MaxListBytes: 1023}), false},
+		{"OptLimits: MaxListBytes", OptLimits(Limits{MaxListBytes: DefaultMaxListBytes + 1}), false},
+		{"OptLimits: MaxListBytes", OptLimits(Limits{MaxListBytes: 1 << 40}), false},
 	} {
 		_, err := New("http://localhost:1/mcp", "app", "1", tc.opt)
 		switch {
@@ -39,13 +39,13 @@ func TestListLimitOptionsRange(t *testing.T) {
 	}
 }
 
-// OptMaxListItems lowers the items a connector takes from its server: it
+// Limits.MaxListItems lowers the items a connector takes from its server: it
 // stops paging at the limit and keeps the first ones, with one warning.
 func TestOptMaxListItems(t *testing.T) {
 	leakCheck(t)
 	raw, _ := listingServer(t, listingShapes[1], 100, 20)
 	logs := newLogCapture()
-	r := start(t, "memory://items", false, OptDialer(raw.Dial), OptLogger(slogNew(logs)), OptMaxListItems(30))
+	r := start(t, "memory://items", false, OptDialer(raw.Dial), OptLogger(slogNew(logs)), OptLimits(Limits{MaxListItems: 30}))
 	tools, err := r.ListTools(context.Background())
 	mustNotErr(t, err)
 	if len(tools) != 30 || tools[0].Name() != "t0" || tools[29].Name() != "t29" {
@@ -54,7 +54,7 @@ func TestOptMaxListItems(t *testing.T) {
 	logs.waitFor(t, "more than a connector keeps", "limit=30")
 }
 
-// OptMaxListBytes lowers the bytes of definitions a connector keeps: it
+// Limits.MaxListBytes lowers the bytes of definitions a connector keeps: it
 // stops before the tool that would pass the limit.
 func TestOptMaxListBytes(t *testing.T) {
 	leakCheck(t)
@@ -62,7 +62,7 @@ func TestOptMaxListBytes(t *testing.T) {
 	shape := listingShapes[0]
 	raw, _ := listingServer(t, shape, 200, 50)
 	logs := newLogCapture()
-	r := start(t, "memory://bytes", false, OptDialer(raw.Dial), OptLogger(slogNew(logs)), OptMaxListBytes(limit))
+	r := start(t, "memory://bytes", false, OptDialer(raw.Dial), OptLogger(slogNew(logs)), OptLimits(Limits{MaxListBytes: limit}))
 	tools, err := r.ListTools(context.Background())
 	mustNotErr(t, err)
 	// Each tool's definition is about 200 bytes: some fit, most do not.

@@ -139,7 +139,7 @@ func (f *flushCut) Flush() {
 
 // A server that ends every listen stream at once does not make the
 // connector reconnect in a busy loop: the losses back off, within
-// OptBackoff's bounds.
+// OptReconnect's bounds.
 func TestListenStreamEndsBackOff(t *testing.T) {
 	leakCheck(t)
 	s := newServer(t, testserver.Options{})
@@ -159,7 +159,7 @@ func TestListenStreamEndsBackOff(t *testing.T) {
 		d       time.Duration
 	}
 	waits := make(chan wait, 64)
-	r := start(t, ts.URL, false, OptBackoff(10*time.Millisecond, 40*time.Millisecond), OptStableAfter(time.Hour),
+	r := start(t, ts.URL, false, OptReconnect(Reconnect{BackoffMin: 10 * time.Millisecond, BackoffMax: 40 * time.Millisecond}), OptReconnect(Reconnect{StableAfter: time.Hour}),
 		withBeforeBackoff(func(attempt int, d time.Duration) {
 			select {
 			case waits <- wait{attempt, d}:

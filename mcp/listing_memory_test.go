@@ -113,7 +113,7 @@ func liveHeap() uint64 {
 func connectorListing(tb testing.TB, raw *testserver.Raw, opts ...Option) ([]toolkit.Tool, uint64) {
 	tb.Helper()
 	before := liveHeap()
-	opts = append([]Option{OptDialer(raw.Dial), OptConnectTimeout(10 * time.Minute)}, opts...)
+	opts = append([]Option{OptDialer(raw.Dial), OptTimeouts(Timeouts{Connect: 10 * time.Minute})}, opts...)
 	r := start(tb, "memory://listing", true, opts...)
 	for r.states.count(toolkit.StatusReady) == 0 {
 		<-r.states.notify

@@ -149,7 +149,7 @@ func TestLogNotificationFloodBounded(t *testing.T) {
 	out, err := call(t, ctx, r.Connector, "flood", `{}`)
 	mustNotErr(t, err)
 	read(t, out)
-	mustNotErr(t, r.stop(t)) // reports what was dropped
+	mustNotErr(t, r.stop(t))                  // reports what was dropped
 	most := bucketBound(time.Since(began), 2) // the session's records and the connector's
 	var records []string
 	for _, rec := range append(sess.logs.all(), connLogs.all()...) {

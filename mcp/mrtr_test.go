@@ -108,12 +108,12 @@ func TestInputRequired(t *testing.T) {
 		return testserver.ServeHTTP(t, s.Server, testserver.Stateful).URL, nil
 	}
 	own := []Option{
-		OptSamplingHandler(func(context.Context, *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
+		OptServerRequests(ServerRequests{Sampling: func(context.Context, *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
 			return &sdk.CreateMessageResult{Model: "m", Role: "assistant", Content: &sdk.TextContent{Text: "app's teal"}}, nil
-		}),
-		OptElicitationHandler(func(context.Context, *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+		}}),
+		OptServerRequests(ServerRequests{Elicitation: func(context.Context, *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "app's Ada"}}, nil
-		}),
+		}}),
 	}
 	for _, tc := range []struct {
 		name     string
@@ -147,7 +147,7 @@ func TestInputRequired(t *testing.T) {
 			}
 
 			// The connector's own handlers, for every caller.
-			r := start(t, url, false, append(append(base, OptForwardServerRequests()), own...)...)
+			r := start(t, url, false, append(append(base, OptServerRequests(ServerRequests{Forward: true})), own...)...)
 			if got := r.State().ProtocolVersion; got != tc.want {
 				t.Errorf("negotiated %q, want %q", got, tc.want)
 			}
@@ -191,7 +191,7 @@ func TestDiscoverIgnored(t *testing.T) {
 		return nil // server/discover among others: never answered
 	}}
 	t.Cleanup(raw.Close)
-	r := start(t, "memory://quiet", false, OptDialer(raw.Dial), fastBackoff, OptConnectTimeout(100*time.Millisecond))
+	r := start(t, "memory://quiet", false, OptDialer(raw.Dial), fastBackoff, OptTimeouts(Timeouts{Connect: 100 * time.Millisecond}))
 	if got := r.State().ProtocolVersion; got != StatefulProtocolVersion {
 		t.Errorf("negotiated %q", got)
 	}
@@ -219,8 +219,8 @@ func TestAskedVersion(t *testing.T) {
 		want string
 	}{
 		{"default", nil, StatelessProtocolVersion},
-		{"oauth", []Option{OptOAuth(cfg)}, StatefulProtocolVersion},
-		{"oauth, told the newest", []Option{OptOAuth(cfg), OptProtocolVersion(StatelessProtocolVersion)}, StatelessProtocolVersion},
+		{"oauth", []Option{OptOAuth(oauth.AuthorizationCode(cfg))}, StatefulProtocolVersion},
+		{"oauth, told the newest", []Option{OptOAuth(oauth.AuthorizationCode(cfg)), OptProtocolVersion(StatelessProtocolVersion)}, StatelessProtocolVersion},
 		{"told an older one", []Option{OptProtocolVersion("2025-06-18")}, "2025-06-18"},
 	} {
 		c, err := New("https://example.com/mcp", "t", "1", tc.opts...)

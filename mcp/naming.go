@@ -76,9 +76,3 @@ func (h *namedHandler) WithGroup(g string) slog.Handler {
 func (c *Connector) namedLogger(l *slog.Logger) *slog.Logger {
 	return slog.New(&namedHandler{h: l.Handler(), name: c.label})
 }
-
-// do is doRequest (client.go) with the secrets of URLs removed from its
-// error: net/http quotes the request URL, whose query may hold one.
-func (c *Connector) do(ctx context.Context, what reqName, failed error, safe bool, f func(ctx context.Context, l *live, token string) error) error {
-	return toolkit.RedactError(c.doRequest(ctx, what, failed, safe, f))
-}

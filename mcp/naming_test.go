@@ -58,7 +58,7 @@ func TestConnectorNamedByNamespace(t *testing.T) {
 	m := testserver.NewMemory(up)
 	t.Cleanup(m.Close)
 	down := closedURL(t)
-	d := mustDelegate(t, "test", "1", OptLogger(slog.New(logs)), OptBackoff(time.Millisecond, 10*time.Millisecond))
+	d := mustDelegate(t, "test", "1", OptLogger(slog.New(logs)), OptReconnect(Reconnect{BackoffMin: time.Millisecond, BackoffMax: 10 * time.Millisecond}))
 	tk, err := toolkit.New(toolkit.WithDelegate(&dialDelegate{Delegate: d, dial: map[string]Option{"memory://up": OptDialer(m.Dial)}}))
 	mustNotErr(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -120,7 +120,7 @@ func TestOptNamespace(t *testing.T) {
 		t.Errorf("OptNamespace(bad.name): %v", err)
 	}
 	logs := newLogCapture()
-	r := start(t, closedURL(t), true, OptNamespace("nowhere"), OptLogger(slog.New(logs)), OptMaxAttempts(1))
+	r := start(t, closedURL(t), true, OptNamespace("nowhere"), OptLogger(slog.New(logs)), OptReconnect(Reconnect{MaxAttempts: 1}))
 	r.states.wait(t, toolkit.StatusFailed, 1)
 	err := r.stop(t)
 	if err == nil || !strings.Contains(err.Error(), "nowhere") || strings.Contains(err.Error(), "s3cret") {

@@ -119,7 +119,7 @@ func (s *noteScanner) message(msg []byte) {
 	}
 	taken, dropped := false, 0
 	if !progress {
-		ok, d := s.c.noteLogs.take()
+		ok, d := s.c.srv.noteLogs.take()
 		if !ok {
 			return
 		}
@@ -141,7 +141,7 @@ func (s *noteScanner) message(msg []byte) {
 		}
 	case "notifications/message":
 		if !taken {
-			ok, d := s.c.noteLogs.take()
+			ok, d := s.c.srv.noteLogs.take()
 			if !ok {
 				return
 			}
@@ -158,7 +158,7 @@ func (s *noteScanner) message(msg []byte) {
 // it carries; one that matches no call in flight is dropped.
 func (c *Connector) deliverProgress(p *sdk.ProgressNotificationParams) {
 	in := c.calls.get(tokenKey(p.ProgressToken))
-	if in == nil || !in.progressGate(c.o.now).pass(p.Progress) {
+	if in == nil || !in.progressGate(c.o.hooks.now).pass(p.Progress) {
 		return
 	}
 	var msg []string
@@ -205,7 +205,7 @@ func (g *progressGate) pass(progress float64) bool {
 // deliverLog logs a server's log message: to the session of owner, the
 // call on whose response stream it came, when known; else to the session
 // of the only call in flight; else to the connector's logger. The caller
-// took a token of c.noteLogs; dropped is the count of messages it
+// took a token of c.srv.noteLogs; dropped is the count of messages it
 // refused since the last one logged.
 func (c *Connector) deliverLog(ctx context.Context, p *sdk.LoggingMessageParams, owner *inflight, dropped int) {
 	logger := c.logger
@@ -252,7 +252,7 @@ func (c *Connector) deliverLog(ctx context.Context, p *sdk.LoggingMessageParams,
 // flushNoteLogs logs how many log messages of the server were dropped by
 // the rate limit and not yet reported.
 func (c *Connector) flushNoteLogs() {
-	if n := c.noteLogs.flush(); n > 0 {
+	if n := c.srv.noteLogs.flush(); n > 0 {
 		c.logger.Warn("server log messages not logged (rate limit)", "dropped", n)
 	}
 }

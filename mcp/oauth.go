@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"crypto"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,64 +20,47 @@ import (
 // toolkit.ErrUnavailable. It is oauth.ErrAuthorizationPending.
 var ErrAuthorizationPending = oauth.ErrAuthorizationPending
 
-// OptOAuth makes an HTTP connector authorize itself with OAuth when
-// the server answers 401 Unauthorized (or 403 Forbidden with
-// insufficient_scope), with the authorization code flow described at
-// oauth.Config. While the user authorizes, and after a failed
-// authorization until the next attempt, the connector's state is
-// toolkit.StatusNeedsAuthorization with the reason in LastError, and
-// calls fail at once with ErrAuthorizationPending; the connector goes on
-// by itself once authorized. The person's part is not bound by
-// OptConnectTimeout (an authorization takes at most ten minutes, then a
-// new one asks again). Tokens never appear in logs, errors or the
-// connector's state. It applies to
-// streamable HTTP and to the legacy HTTP+SSE transport alike (the SDK's
-// SSE transport has no OAuth handler: the connector authorizes its
-// requests with an oauth.Transport); stdio connectors and OptDialer ignore
-// the option. The requests of the flow go through the connector's HTTP
-// client (OptHTTPClient) without the headers of OptHeader, unless
-// cfg.HTTPClient is set, and only to public https destinations or the
-// server's own origin, unless OptOAuthAllow allows others.
-func OptOAuth(cfg oauth.Config) Option {
-	return oauthOption("OptOAuth", func() (*oauth.Flow, error) { return oauth.AuthorizationCode(cfg) })
-}
-
-// OptOAuthClientCredentials makes an HTTP connector authorize itself with
-// the OAuth client credentials grant (no user involved), with the SDK's
-// extauth.ClientCredentialsHandler (see oauth.ClientCredentials): the
-// token endpoint is found through the resource's and the authorization
-// server's metadata.
-func OptOAuthClientCredentials(clientID, clientSecret string) Option {
-	return oauthOption("OptOAuthClientCredentials", func() (*oauth.Flow, error) { return oauth.ClientCredentials(clientID, clientSecret) })
-}
-
-// OptOAuthClientCredentialsJWT makes an HTTP connector authorize itself
-// with the OAuth client credentials grant, like OptOAuthClientCredentials,
-// but authenticates at the token endpoint with a JWT signed with the
-// client's private key instead of a secret (the private_key_jwt method,
-// RFC 7523 §2.2), as described at oauth.ClientCredentialsJWT; alg empty
-// chooses the algorithm from the key. oauth.ParsePrivateKeyPEM reads a key
-// from PEM.
-func OptOAuthClientCredentialsJWT(clientID string, key crypto.Signer, alg string) Option {
-	return oauthOption("OptOAuthClientCredentialsJWT", func() (*oauth.Flow, error) { return oauth.ClientCredentialsJWT(clientID, key, alg) })
-}
-
-// OptOAuthEnterprise makes an HTTP connector authorize itself with
-// enterprise-managed authorization (the MCP extension SEP-990, "cross-app
-// access"), as described at oauth.Enterprise: the user's ID token is
-// exchanged at the IdP for an identity assertion grant, which the
-// server's authorization server turns into an access token.
-func OptOAuthEnterprise(cfg oauth.EnterpriseConfig) Option {
-	return oauthOption("OptOAuthEnterprise", func() (*oauth.Flow, error) { return oauth.Enterprise(cfg) })
-}
-
-// OptOAuthHandler sets the OAuth handler of an HTTP connector directly,
-// for flows the other OAuth options do not configure. The connector cannot
-// tell when such a handler waits for a user, so it reports no pending
-// authorization; errors of the token endpoint still reach the state
-// without its answer.
-func OptOAuthHandler(h auth.OAuthHandler) Option {
-	return oauthOption("OptOAuthHandler", func() (*oauth.Flow, error) { return oauth.FromHandler(h) })
+// OptOAuth makes an HTTP connector authorize itself with OAuth when the
+// server answers 401 Unauthorized (or 403 Forbidden with
+// insufficient_scope), with flow, one of the oauth package's flows, given
+// with the error of its constructor, as in
+// OptOAuth(oauth.ClientCredentials(id, secret)):
+// oauth.AuthorizationCode (a user authorizes, see oauth.Config),
+// oauth.ClientCredentials and oauth.ClientCredentialsJWT (no user
+// involved), oauth.Enterprise (SEP-990, "cross-app access"),
+// oauth.TokenExchange (RFC 8693: the user's own token, carried by the
+// context given to Run, is exchanged for one of the server) or
+// oauth.FromHandler (an auth.OAuthHandler of the application's own, which
+// the connector cannot tell waits for a user: it reports no pending
+// authorization). A non-nil err makes New fail with it, naming the
+// option.
+//
+// While the user authorizes, and after a failed authorization until the
+// next attempt, the connector's state is toolkit.StatusNeedsAuthorization
+// with the reason in LastError, and calls fail at once with
+// ErrAuthorizationPending; the connector goes on by itself once
+// authorized. The person's part is not bound by Timeouts.Connect (an
+// authorization takes at most ten minutes, then a new one asks again).
+// Tokens never appear in logs, errors or the connector's state. It
+// applies to streamable HTTP and to the legacy HTTP+SSE transport alike
+// (the SDK's SSE transport has no OAuth handler: the connector authorizes
+// its requests with an oauth.Transport); stdio connectors and OptDialer
+// ignore the option. The requests of the flow go through the connector's
+// HTTP client (OptHTTPClient) without the headers of OptHeader, unless the
+// flow's configuration sets an HTTP client, and only to public https
+// destinations or the server's own origin, unless OptOAuthAllow allows
+// others.
+func OptOAuth(flow *oauth.Flow, err error) Option {
+	return func(o *options) error {
+		if err == nil && flow == nil {
+			err = fmt.Errorf("%w: nil flow", errs.ErrBadParameter)
+		}
+		if err != nil {
+			return oauthOptionError("OptOAuth", err)
+		}
+		o.oauth = &oauthSetup{flow: flow}
+		return nil
+	}
 }
 
 // OptOAuthAllow lets the requests of the connector's OAuth flow reach
@@ -101,19 +83,6 @@ func OptOAuthAllow(destinations ...string) Option {
 			return oauthOptionError("OptOAuthAllow", err)
 		}
 		o.oauthAllow = l
-		return nil
-	}
-}
-
-// oauthOption is the option that sets the flow made by flow, or fails
-// naming the option.
-func oauthOption(name string, flow func() (*oauth.Flow, error)) Option {
-	return func(o *options) error {
-		f, err := flow()
-		if err != nil {
-			return oauthOptionError(name, err)
-		}
-		o.oauth = &oauthSetup{flow: f}
 		return nil
 	}
 }
@@ -158,7 +127,7 @@ func (c *Connector) oauthHandlerOf(ctx context.Context) *oauth.Handler {
 		s.built.Store(oauth.NewHandler(ctx, s.flow, oauth.HandlerConfig{
 			Resource:   c.url,
 			Logger:     c.logger,
-			HTTPClient: c.httpClient,
+			HTTPClient: c.link.httpClient,
 			Allow:      c.o.oauthAllow,
 			OnChange:   c.oauthChanged,
 		}))
@@ -176,7 +145,7 @@ func (c *Connector) oauthChanged() {
 		switch {
 		case err != nil:
 			s.Status, s.LastError = toolkit.StatusNeedsAuthorization, authReason(err)
-		case s.Status == toolkit.StatusNeedsAuthorization && c.cur != nil:
+		case s.Status == toolkit.StatusNeedsAuthorization && c.life.cur != nil:
 			s.Status, s.LastError = toolkit.StatusReady, ""
 		}
 	})

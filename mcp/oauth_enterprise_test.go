@@ -102,7 +102,7 @@ func (s *enterpriseServer) config() oauth.EnterpriseConfig {
 func TestOAuthEnterprise(t *testing.T) {
 	s := newEnterpriseServer(t, "")
 	logs := newLogCapture()
-	r := start(t, s.URL+"/mcp", false, OptOAuthEnterprise(s.config()), OptLogger(slogNew(logs)))
+	r := start(t, s.URL+"/mcp", false, OptOAuth(oauth.Enterprise(s.config())), OptLogger(slogNew(logs)))
 	if err := callEcho(t, context.Background(), r); err != nil {
 		t.Fatalf("call: %v", err)
 	}
@@ -124,7 +124,7 @@ func TestOAuthEnterprise(t *testing.T) {
 // refused before any token exchange.
 func TestOAuthEnterpriseIdPIssuer(t *testing.T) {
 	s := newEnterpriseServer(t, "https://idp.example")
-	r := start(t, s.URL+"/mcp", true, OptOAuthEnterprise(s.config()), OptMaxAttempts(1))
+	r := start(t, s.URL+"/mcp", true, OptOAuth(oauth.Enterprise(s.config())), OptReconnect(Reconnect{MaxAttempts: 1}))
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	select {
@@ -146,8 +146,8 @@ func TestOAuthEnterpriseIdPIssuer(t *testing.T) {
 // TestOAuthEnterpriseOptions: an incomplete configuration is refused.
 func TestOAuthEnterpriseOptions(t *testing.T) {
 	cfg := oauth.EnterpriseConfig{IdPIssuer: "https://idp.example", IdPClientID: "a", ClientID: "b"}
-	_, err := New("http://127.0.0.1/mcp", "c", "1", OptOAuthEnterprise(cfg))
-	if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptOAuthEnterprise") {
+	_, err := New("http://127.0.0.1/mcp", "c", "1", OptOAuth(oauth.Enterprise(cfg)))
+	if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptOAuth:") {
 		t.Fatalf("New = %v, want ErrBadParameter naming the option", err)
 	}
 }

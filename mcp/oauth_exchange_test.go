@@ -118,7 +118,7 @@ func TestOAuthTokenExchange(t *testing.T) {
 	var states []string
 	for _, user := range []string{"alice", "bob"} {
 		ctx := oauth.WithSubjectToken(context.Background(), s.userToken(user), "")
-		r := runAs(t, ctx, s.url, false, OptOAuthTokenExchange(cfg), OptOAuthAllow(s.as.URL), OptLogger(slogNew(logs)))
+		r := runAs(t, ctx, s.url, false, OptOAuth(oauth.TokenExchange(cfg)), OptOAuthAllow(s.as.URL), OptLogger(slogNew(logs)))
 		for range 2 {
 			if got := callWhoami(t, context.Background(), r); !strings.Contains(got, user) {
 				t.Fatalf("%s's connector acts as %q", user, got)
@@ -146,7 +146,7 @@ func TestOAuthTokenExchangeRefused(t *testing.T) {
 	cfg := oauth.TokenExchangeConfig{ClientID: "gateway", ClientSecret: "secret-gateway",
 		SubjectToken: func(context.Context) (string, string, error) { return bad, oauth.TokenTypeAccessToken, nil }}
 	logs := newLogCapture()
-	r := runAs(t, context.Background(), s.url, true, OptOAuthTokenExchange(cfg), OptOAuthAllow(s.as.URL), OptMaxAttempts(1), OptLogger(slogNew(logs)))
+	r := runAs(t, context.Background(), s.url, true, OptOAuth(oauth.TokenExchange(cfg)), OptOAuthAllow(s.as.URL), OptReconnect(Reconnect{MaxAttempts: 1}), OptLogger(slogNew(logs)))
 	var err error
 	select {
 	case err = <-r.done:
@@ -168,8 +168,8 @@ func TestOAuthTokenExchangeRefused(t *testing.T) {
 // TestOAuthTokenExchangeOptions: an incomplete configuration is refused,
 // naming the option.
 func TestOAuthTokenExchangeOptions(t *testing.T) {
-	_, err := New("http://127.0.0.1/mcp", "c", "1", OptOAuthTokenExchange(oauth.TokenExchangeConfig{}))
-	if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptOAuthTokenExchange") {
+	_, err := New("http://127.0.0.1/mcp", "c", "1", OptOAuth(oauth.TokenExchange(oauth.TokenExchangeConfig{})))
+	if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptOAuth:") {
 		t.Fatalf("New = %v, want ErrBadParameter naming the option", err)
 	}
 }

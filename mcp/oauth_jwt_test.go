@@ -137,7 +137,7 @@ func TestOAuthClientCredentialsJWT(t *testing.T) {
 			}
 			s := newJWTServer(t, "client-jwt", tc.pub)
 			logs := newLogCapture()
-			r := start(t, s.URL+"/mcp", false, OptOAuthClientCredentialsJWT("client-jwt", key, tc.alg), OptLogger(slogNew(logs)))
+			r := start(t, s.URL+"/mcp", false, OptOAuth(oauth.ClientCredentialsJWT("client-jwt", key, tc.alg)), OptLogger(slogNew(logs)))
 			ctx := context.Background()
 			for range 2 {
 				if err := callEcho(t, ctx, r); err != nil {
@@ -168,13 +168,13 @@ func TestOAuthClientCredentialsJWTOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, opt := range map[string]Option{
-		"no client ID":     OptOAuthClientCredentialsJWT("", ecKey, ""),
-		"no key":           OptOAuthClientCredentialsJWT("c", nil, ""),
-		"RS256 and EC key": OptOAuthClientCredentialsJWT("c", ecKey, "RS256"),
-		"unknown alg":      OptOAuthClientCredentialsJWT("c", ecKey, "XX1"),
+		"no client ID":     OptOAuth(oauth.ClientCredentialsJWT("", ecKey, "")),
+		"no key":           OptOAuth(oauth.ClientCredentialsJWT("c", nil, "")),
+		"RS256 and EC key": OptOAuth(oauth.ClientCredentialsJWT("c", ecKey, "RS256")),
+		"unknown alg":      OptOAuth(oauth.ClientCredentialsJWT("c", ecKey, "XX1")),
 	} {
 		_, err := New("http://127.0.0.1/mcp", "c", "1", opt)
-		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptOAuthClientCredentialsJWT") {
+		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptOAuth:") {
 			t.Errorf("%s: New = %v, want ErrBadParameter naming the option", name, err)
 		}
 	}

@@ -88,7 +88,7 @@ func TestOAuthLegacyIssuer(t *testing.T) {
 			s := newLegacyTestServer(t, tc.issuer, tc.prm)
 			var asked atomic.Int32
 			cfg := oauth.Config{Authorize: s.consentAt(&asked), RedirectURL: "http://127.0.0.1:9/callback"}
-			r := start(t, s.URL+"/mcp", !tc.ok, OptOAuth(cfg), OptMaxAttempts(1), OptConnectTimeout(10*time.Second))
+			r := start(t, s.URL+"/mcp", !tc.ok, OptOAuth(oauth.AuthorizationCode(cfg)), OptReconnect(Reconnect{MaxAttempts: 1}), OptTimeouts(Timeouts{Connect: 10 * time.Second}))
 			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 			defer cancel()
 			if !tc.ok {

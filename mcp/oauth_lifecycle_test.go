@@ -126,7 +126,7 @@ func newIssuedSetup(t *testing.T) *issuedSetup {
 
 func (s *issuedSetup) options() []Option {
 	return []Option{
-		OptOAuth(oauth.Config{Authorize: s.b.authorize, RedirectURL: "http://127.0.0.1:9/callback", Store: s.store}),
+		OptOAuth(oauth.AuthorizationCode(oauth.Config{Authorize: s.b.authorize, RedirectURL: "http://127.0.0.1:9/callback", Store: s.store})),
 		OptOAuthAllow(s.iss.URL), OptLogger(slogNew(s.logs)),
 	}
 }

@@ -20,7 +20,7 @@ func TestOAuthSSE(t *testing.T) {
 	logs := newLogCapture()
 	cfg := oauth.Config{Authorize: s.consent(&asked, nil, 0, nil), RedirectURL: "http://127.0.0.1:9/callback"}
 	ctx := context.Background()
-	r := start(t, s.URL+"/sse", false, OptOAuth(cfg), OptLogger(slogNew(logs)))
+	r := start(t, s.URL+"/sse", false, OptOAuth(oauth.AuthorizationCode(cfg)), OptLogger(slogNew(logs)))
 	if got := r.State().ProtocolVersion; got == "" {
 		t.Fatalf("state %+v", r.State())
 	}
@@ -52,7 +52,7 @@ func TestOAuthSSE(t *testing.T) {
 // connection with its 401.
 func TestOAuthSSEWithout(t *testing.T) {
 	s := newOAuthServer(t)
-	r := start(t, s.URL+"/sse", true, OptMaxAttempts(1))
+	r := start(t, s.URL+"/sse", true, OptReconnect(Reconnect{MaxAttempts: 1}))
 	r.states.wait(t, toolkit.StatusFailed, 1)
 	if err := r.stop(t); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
 		t.Fatalf("Run: %v, want Unauthorized", err)

@@ -64,7 +64,7 @@ func TestOAuthStoreIssuer(t *testing.T) {
 	logs := newLogCapture()
 	cfg := oauth.Config{Authorize: authorize, RedirectURL: "http://127.0.0.1:9/callback", Store: store}
 	ctx := context.Background()
-	r := start(t, s.URL+"/mcp", false, OptOAuth(cfg), OptLogger(slogNew(logs)), OptNamespace("guarded"))
+	r := start(t, s.URL+"/mcp", false, OptOAuth(oauth.AuthorizationCode(cfg)), OptLogger(slogNew(logs)), OptNamespace("guarded"))
 	if err := callEcho(t, ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestOAuthStoreIssuer(t *testing.T) {
 	// authorization: the connection fails.
 	s.revoke()
 	refuse.Store(true)
-	r = start(t, s.URL+"/mcp", true, OptOAuth(cfg), OptLogger(slogNew(logs)), OptNamespace("guarded"), OptMaxAttempts(1))
+	r = start(t, s.URL+"/mcp", true, OptOAuth(oauth.AuthorizationCode(cfg)), OptLogger(slogNew(logs)), OptNamespace("guarded"), OptReconnect(Reconnect{MaxAttempts: 1}))
 	r.states.wait(t, toolkit.StatusFailed, 1)
 	state := r.State()
 	runErr := r.stop(t)

@@ -143,7 +143,7 @@ func TestOAuthStoredTokens(t *testing.T) {
 	cfg := oauth.Config{Authorize: s.consent(&asked, nil, 0, nil), RedirectURL: "http://127.0.0.1:9/callback", Store: store}
 	ctx := context.Background()
 
-	r := start(t, s.URL+"/mcp", false, OptOAuth(cfg), OptLogger(slogNew(logs)))
+	r := start(t, s.URL+"/mcp", false, OptOAuth(oauth.AuthorizationCode(cfg)), OptLogger(slogNew(logs)))
 	if err := callEcho(t, ctx, r); err != nil {
 		t.Fatalf("call after authorization: %v", err)
 	}
@@ -164,7 +164,7 @@ func TestOAuthStoredTokens(t *testing.T) {
 	}
 
 	// A restart uses the stored token.
-	r = start(t, s.URL+"/mcp", false, OptOAuth(cfg), OptLogger(slogNew(logs)))
+	r = start(t, s.URL+"/mcp", false, OptOAuth(oauth.AuthorizationCode(cfg)), OptLogger(slogNew(logs)))
 	if err := callEcho(t, ctx, r); err != nil {
 		t.Fatalf("call with the stored token: %v", err)
 	}
@@ -178,7 +178,7 @@ func TestOAuthStoredTokens(t *testing.T) {
 	if err := store.SaveToken(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	r = start(t, s.URL+"/mcp", false, OptOAuth(cfg), OptLogger(slogNew(logs)))
+	r = start(t, s.URL+"/mcp", false, OptOAuth(oauth.AuthorizationCode(cfg)), OptLogger(slogNew(logs)))
 	if err := callEcho(t, ctx, r); err != nil {
 		t.Fatalf("call with the refreshed token: %v", err)
 	}
@@ -206,7 +206,7 @@ func TestOAuthPending(t *testing.T) {
 	var asked atomic.Int32
 	gate, entered := make(chan struct{}), make(chan struct{}, 1)
 	cfg := oauth.Config{Authorize: s.consent(&asked, gate, 2, entered), RedirectURL: "http://127.0.0.1:9/callback"}
-	r := start(t, s.URL+"/mcp", false, OptOAuth(cfg))
+	r := start(t, s.URL+"/mcp", false, OptOAuth(oauth.AuthorizationCode(cfg)))
 	// Run after start's cleanup: nothing waits for the gate then.
 	var once sync.Once
 	release := func() { once.Do(func() { close(gate) }) }
@@ -259,7 +259,7 @@ func TestOAuthPendingConnect(t *testing.T) {
 	var asked atomic.Int32
 	gate, entered := make(chan struct{}), make(chan struct{}, 1)
 	cfg := oauth.Config{Authorize: s.consent(&asked, gate, 1, entered), RedirectURL: "http://127.0.0.1:9/callback"}
-	r := start(t, s.URL+"/mcp", true, OptOAuth(cfg))
+	r := start(t, s.URL+"/mcp", true, OptOAuth(oauth.AuthorizationCode(cfg)))
 	var once sync.Once
 	release := func() { once.Do(func() { close(gate) }) }
 	t.Cleanup(release)
@@ -280,10 +280,11 @@ func TestOAuthPendingConnect(t *testing.T) {
 // ErrBadParameter naming the option.
 func TestOAuthOptions(t *testing.T) {
 	for name, opt := range map[string]Option{
-		"OptOAuth":                  OptOAuth(oauth.Config{RedirectURL: "http://127.0.0.1/cb"}),
-		"OptOAuth ":                 OptOAuth(oauth.Config{Authorize: func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) { return nil, nil }}),
-		"OptOAuthClientCredentials": OptOAuthClientCredentials("", ""),
-		"OptOAuthHandler":           OptOAuthHandler(nil),
+		"OptOAuth":     OptOAuth(oauth.AuthorizationCode(oauth.Config{RedirectURL: "http://127.0.0.1/cb"})),
+		"OptOAuth ":    OptOAuth(oauth.AuthorizationCode(oauth.Config{Authorize: func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) { return nil, nil }})),
+		"OptOAuth  ":   OptOAuth(oauth.ClientCredentials("", "")),
+		"OptOAuth   ":  OptOAuth(oauth.FromHandler(nil)),
+		"OptOAuth    ": OptOAuth(nil, nil),
 	} {
 		_, err := New("http://127.0.0.1/mcp", "c", "1", opt)
 		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), strings.TrimSpace(name)) {
@@ -307,7 +308,7 @@ func TestOAuthAllow(t *testing.T) {
 	var asked atomic.Int32
 	cfg := oauth.Config{Authorize: as.consent(&asked, nil, 0, nil), RedirectURL: "http://127.0.0.1:9/callback"}
 
-	r := start(t, p.URL+"/mcp", true, OptOAuth(cfg), OptMaxAttempts(1))
+	r := start(t, p.URL+"/mcp", true, OptOAuth(oauth.AuthorizationCode(cfg)), OptReconnect(Reconnect{MaxAttempts: 1}))
 	r.states.wait(t, toolkit.StatusFailed, 1)
 	state := r.State()
 	runErr := r.stop(t)
@@ -322,7 +323,7 @@ func TestOAuthAllow(t *testing.T) {
 		t.Fatalf("%d requests reached the authorization server, the user was asked %d times", n, asked.Load())
 	}
 
-	r = start(t, p.URL+"/mcp", false, OptOAuth(cfg), OptOAuthAllow(as.URL))
+	r = start(t, p.URL+"/mcp", false, OptOAuth(oauth.AuthorizationCode(cfg)), OptOAuthAllow(as.URL))
 	if err := callEcho(t, context.Background(), r); err != nil {
 		t.Fatalf("call with the authorization server allowed: %v", err)
 	}

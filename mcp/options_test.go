@@ -19,7 +19,7 @@ import (
 	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
-// OptCallTimeout bounds every request made for a caller: a tool call, a
+// Timeouts.Call bounds every request made for a caller: a tool call, a
 // prompt render and a resource read that never end fail with a deadline
 // error naming the item and the server, the server sees the cancellation,
 // and the session is not thought lost.
@@ -35,7 +35,7 @@ func TestCallTimeout(t *testing.T) {
 	})
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
-	r := start(t, "memory://timeout", false, OptDialer(m.Dial), OptCallTimeout(300*time.Millisecond))
+	r := start(t, "memory://timeout", false, OptDialer(m.Dial), OptTimeouts(Timeouts{Call: 300 * time.Millisecond}))
 	ctx := context.Background()
 
 	check := func(what string, err error) {
@@ -221,7 +221,7 @@ func TestSSEFallbackOnlyOnRefusal(t *testing.T) {
 				}
 				return false
 			})
-			r := start(t, h.URL, true, fastBackoff, OptMaxAttempts(2))
+			r := start(t, h.URL, true, fastBackoff, OptReconnect(Reconnect{MaxAttempts: 2}))
 			if tc.fallback {
 				r.states.wait(t, toolkit.StatusReady, 1)
 				if gets.Load() == 0 {
@@ -467,14 +467,13 @@ func TestResourceSubscriptions(t *testing.T) {
 // an error that wraps toolkit.ErrBadParameter and names the option.
 func TestInvalidOptions(t *testing.T) {
 	for name, o := range map[string]Option{
-		"OptConnectTimeout":   OptConnectTimeout(0),
-		"OptCallTimeout":      OptCallTimeout(-time.Second),
-		"OptReconnectWait":    OptReconnectWait(-time.Second),
-		"OptBackoff":          OptBackoff(time.Second, time.Millisecond),
-		"OptStableAfter":      OptStableAfter(0),
-		"OptMaxAttempts":      OptMaxAttempts(-1),
-		"OptTerminateTimeout": OptTerminateTimeout(-time.Second),
-		"OptMaxMessageBytes":  OptMaxMessageBytes(0),
+		"OptTimeouts: Connect":       OptTimeouts(Timeouts{Connect: -time.Second}),
+		"OptTimeouts: Call":          OptTimeouts(Timeouts{Call: -time.Second}),
+		"OptReconnect: BackoffMax":   OptReconnect(Reconnect{BackoffMin: time.Second, BackoffMax: time.Millisecond}),
+		"OptReconnect: StableAfter":  OptReconnect(Reconnect{StableAfter: -time.Second}),
+		"OptReconnect: MaxAttempts":  OptReconnect(Reconnect{MaxAttempts: -1}),
+		"OptTimeouts: Terminate":     OptTimeouts(Timeouts{Terminate: -time.Second}),
+		"OptLimits: MaxMessageBytes": OptLimits(Limits{MaxMessageBytes: -1}),
 	} {
 		_, err := New("http://127.0.0.1:1/mcp", "t", "1", o)
 		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), name) {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +17,8 @@ import (
 )
 
 // DefaultMaxClientSessions is the most upstream sessions a connector made
-// with OptPerClient(0) keeps open at once.
+// with OptPerClient keeps open at once, unless ClientSessionLimits.Max
+// says otherwise.
 const DefaultMaxClientSessions = 100
 
 // ErrTooManyClientSessions, message "unavailable: too many client
@@ -27,7 +29,8 @@ var ErrTooManyClientSessions = fmt.Errorf("%w: too many client sessions", errs.E
 
 // OptPerClient gives each client of an MCP server face (a gateway's
 // downstream session, a [bridge.Client]) an upstream session of its own,
-// at most max at once (0: DefaultMaxClientSessions): for a stdio server,
+// shared out as l says (see ClientSessionLimits; the zero value gives the
+// defaults): for a stdio server,
 // a process of its own. The session is opened when the client's session
 // starts (the server face made with mcpserver.WithClientSessions tells a
 // [Delegate], which tells its connectors: see [Connector.ClientStarted]),
@@ -44,8 +47,8 @@ var ErrTooManyClientSessions = fmt.Errorf("%w: too many client sessions", errs.E
 // sampling and elicitation requests go to that client (the call they came
 // for, else the client's session), so concurrent requests of several
 // clients never need telling apart. The connector's own handlers
-// (OptSamplingHandler, OptElicitationHandler, OptRoots) answer what the
-// client cannot.
+// (ServerRequests.Sampling, ServerRequests.Elicitation, OptRoots) answer
+// what the client cannot.
 //
 // The connector's own session still runs: the tools, prompts and resources
 // listed are its (one listing, however many clients), subscriptions and
@@ -60,28 +63,37 @@ var ErrTooManyClientSessions = fmt.Errorf("%w: too many client sessions", errs.E
 // The clients of one principal keep at most
 // DefaultMaxClientSessionsPerPrincipal sessions, and a session without
 // calls closes after DefaultClientSessionIdle (see
-// OptClientSessionLimits). A call beyond a limit first takes the place of
+// ClientSessionLimits). A call beyond a limit first takes the place of
 // an idle session; with none, it is refused at once with an error
 // wrapping ErrTooManyClientSessions that names the limit.
 //
 // Unless OptProtocolVersion says otherwise, such a connector asks for
 // StatefulProtocolVersion: a client's roots and the server's requests to
 // it belong to sessions, which 2026-07-28 does without.
-func OptPerClient(max int) Option {
+func OptPerClient(l ClientSessionLimits) Option {
 	return func(o *options) error {
-		if err := errs.AtLeast("OptPerClient", max, 0); err != nil {
+		if err := errors.Join(
+			errs.AtLeast("OptPerClient: Max", l.Max, 0),
+			errs.AtLeast("OptPerClient: PerPrincipal", l.PerPrincipal, 0),
+			errs.AtLeast("OptPerClient: Idle", l.Idle, 0),
+		); err != nil {
 			return err
 		}
-		o.perClient = max
-		if max == 0 {
-			o.perClient = DefaultMaxClientSessions
-		}
+		o.perClient = cmp.Or(l.Max, o.perClient, DefaultMaxClientSessions)
+		setNonZero(&o.clientLimits.PerPrincipal, l.PerPrincipal)
+		setNonZero(&o.clientLimits.Idle, l.Idle)
 		return nil
 	}
 }
 
-// perClient holds a connector's upstream session of each client.
+// perClient is the upstream of a connector made with OptPerClient: the
+// calls of each client go on an upstream session of that client's own.
 type perClient struct {
+	c *Connector
+	// dial, when set (OptOAuthPerUser), returns the context a client's
+	// session is dialed in: with its user's credentials.
+	dial func(ctx context.Context, cl bridge.Client) (context.Context, error)
+
 	max          int
 	perPrincipal int           // of the clients of one principal (perclient_limits.go)
 	idle         time.Duration // a session without calls is closed after it
@@ -124,9 +136,6 @@ type clientUpstream struct {
 // it returns, when Run ends, closes every one of them and waits until
 // they are closed.
 func (p *perClient) run(ctx context.Context) func() {
-	if p == nil {
-		return func() {}
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	p.mu.Lock()
 	p.ctx = ctx
@@ -150,15 +159,15 @@ func (p *perClient) run(ctx context.Context) func() {
 // a token already (the others open at the first call, which can ask the
 // user). It makes the connector a [bridge.ClientObserver].
 func (c *Connector) ClientStarted(_ context.Context, cl bridge.Client) {
-	if c.pc == nil || cl == nil {
-		return
+	if cl != nil {
+		c.up.clientStarted(cl)
 	}
-	if c.pu != nil && !c.pu.authorized(c, cl) {
-		// The user authorizes at their first call, which can ask them.
-		return
-	}
-	if _, err := c.openClient(cl); err != nil {
-		c.pc.warn(c, err)
+}
+
+// clientStarted opens the upstream session of cl in the background.
+func (p *perClient) clientStarted(cl bridge.Client) {
+	if _, err := p.openClient(cl); err != nil {
+		p.warn(p.c, err)
 	}
 }
 
@@ -193,12 +202,13 @@ var _ bridge.ClientObserver = (*Connector)(nil)
 // (OptPerClient) are open or opening, and how many were opened since the
 // connector was made.
 func (c *Connector) ClientSessions() (open int, opened int64) {
-	if c.pc == nil {
+	p := c.clientSessions()
+	if p == nil {
 		return 0, 0
 	}
-	c.pc.mu.Lock()
-	defer c.pc.mu.Unlock()
-	return len(c.pc.by), c.pc.opened.Load()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.by), p.opened.Load()
 }
 
 // clientOf returns the client whose call ctx is, or nil.
@@ -210,48 +220,49 @@ func clientOf(ctx context.Context) bridge.Client {
 	return cc.Client()
 }
 
-// acquireFor returns the session a call made in ctx goes on: the
-// upstream session of its client with OptPerClient, opened if needed,
-// else the connector's own (acquire).
-func (c *Connector) acquireFor(ctx context.Context) (*live, error) {
-	if c.pc == nil {
-		return c.acquire(ctx)
-	}
+// session returns the upstream session of the client whose call ctx is,
+// opened if needed: the one shared by a principal's calls without a
+// client session, or, for an in-process call (no client, no principal),
+// the connector's own.
+func (p *perClient) session(ctx context.Context) (context.Context, *live, error) {
+	c := p.c
 	cl := clientOf(ctx)
 	if cl == nil {
-		if p := toolkit.PrincipalFromContext(ctx); p != "" {
-			// A client without a session (2026-07-28, stateless HTTP):
-			// the principal's calls share one upstream session.
-			cl = c.pc.sessionlessClient(p)
-		} else if c.pu == nil {
+		principal := toolkit.PrincipalFromContext(ctx)
+		if principal == "" {
 			if s := toolkit.SessionFromContext(ctx); s.ID() != "" || s.ClientInfo() != nil {
-				return nil, fmt.Errorf("%w: server %s keeps an upstream session per client (OptPerClient, per_client) and the call has neither a client session nor a principal to keep it for: connect with a session (a protocol before 2026-07-28) or authenticate", ErrNoClientSession, c.serverName())
+				return ctx, nil, fmt.Errorf("%w: server %s keeps an upstream session per client (OptPerClient, per_client) and the call has neither a client session nor a principal to keep it for: connect with a session (a protocol before 2026-07-28) or authenticate", ErrNoClientSession, c.serverName())
 			}
 			// An in-process call.
-			return c.acquire(ctx)
+			l, err := c.acquire(ctx)
+			return ctx, l, err
 		}
+		// A client without a session (2026-07-28, stateless HTTP): the
+		// principal's calls share one upstream session.
+		cl = p.sessionlessClient(principal)
 	}
-	if c.pu != nil {
-		return c.acquireUser(ctx, cl)
-	}
-	up, err := c.readyClient(ctx, cl)
+	up, err := p.readyClient(ctx, cl)
 	if err != nil {
-		return nil, err
+		return ctx, nil, err
 	}
 	if up.err != nil {
-		return nil, fmt.Errorf("%w: server %s: the client's session: %v", errs.ErrUnavailable, c.serverName(), up.err)
+		return ctx, nil, fmt.Errorf("%w: server %s: the client's session: %v", errs.ErrUnavailable, c.serverName(), up.err)
 	}
-	return up.l, nil
+	return ctx, up.l, nil
 }
+
+// again reports false: a request that failed is never sent again for
+// the client's sake.
+func (p *perClient) again(error) bool { return false }
 
 // readyClient returns the upstream session of cl, opened if needed, once
 // it is open or failed to open (its err), or fails when ctx ends first.
-func (c *Connector) readyClient(ctx context.Context, cl bridge.Client) (*clientUpstream, error) {
-	up, err := c.openClient(cl)
+func (p *perClient) readyClient(ctx context.Context, cl bridge.Client) (*clientUpstream, error) {
+	up, err := p.openClient(cl)
 	if err != nil {
 		return nil, err
 	}
-	up.touch(c)
+	up.touch(p.c)
 	select {
 	case <-up.ready:
 		return up, nil
@@ -260,10 +271,13 @@ func (c *Connector) readyClient(ctx context.Context, cl bridge.Client) (*clientU
 	}
 }
 
+// touch records that a call of up's client starts.
+func (up *clientUpstream) touch(c *Connector) { up.used.Store(c.now().UnixNano()) }
+
 // openClient returns the upstream session of cl, starting to open it when
 // it has none.
-func (c *Connector) openClient(cl bridge.Client) (*clientUpstream, error) {
-	p := c.pc
+func (p *perClient) openClient(cl bridge.Client) (*clientUpstream, error) {
+	c := p.c
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if up := p.by[cl]; up != nil {
@@ -291,19 +305,20 @@ func (c *Connector) openClient(cl bridge.Client) (*clientUpstream, error) {
 	up := &clientUpstream{client: cl, principal: principal, ready: make(chan struct{}), stop: make(chan struct{})}
 	up.ctx, up.cancel = context.WithCancel(p.ctx)
 	up.touch(c)
-	up.sdk = c.clientSDK(up)
+	up.sdk = p.clientSDK(up)
 	p.by[cl] = up
 	p.opened.Add(1)
 	p.wg.Add(1)
-	go c.serveClient(p.ctx, up)
+	go p.serveClient(p.ctx, up)
 	return up, nil
 }
 
 // serveClient opens the upstream session of up and keeps it until its
 // client's session ends, the server drops it, a call finds it broken or
 // the connector stops; then it closes it (reaping a stdio server).
-func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
-	defer c.pc.wg.Done()
+func (p *perClient) serveClient(ctx context.Context, up *clientUpstream) {
+	c := p.c
+	defer p.wg.Done()
 	defer up.cancel()
 	dctx, cancel := context.WithTimeout(ctx, c.o.connectTimeout)
 	go func() {
@@ -314,7 +329,10 @@ func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 		case <-dctx.Done():
 		}
 	}()
-	uctx, err := c.pu.dialContext(dctx, c, up.client)
+	uctx, err := dctx, error(nil)
+	if p.dial != nil {
+		uctx, err = p.dial(dctx, up.client)
+	}
 	var l *live
 	if err == nil {
 		l, err = c.dialWith(uctx, up.sdk)
@@ -326,18 +344,18 @@ func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 	up.l, up.err = l, toolkit.RedactError(err)
 	close(up.ready)
 	if err != nil {
-		c.pc.remove(up)
-		if ctx.Err() == nil && (c.pu == nil || !errors.Is(err, ErrAuthorizationPending)) {
-			c.pc.warn(c, up.err)
+		p.remove(up)
+		if ctx.Err() == nil && (p.dial == nil || !errors.Is(err, ErrAuthorizationPending)) {
+			p.warn(c, up.err)
 		}
-		if c.o.clientClosed != nil {
-			c.o.clientClosed()
+		if c.o.hooks.clientClosed != nil {
+			c.o.hooks.clientClosed()
 		}
 		return
 	}
 	c.logger.Debug("client's upstream session opened", "transport", l.transport)
-	unwatch := up.client.OnRootsChanged(func() { c.clientRootsChanged(up) })
-	idle := time.NewTimer(c.pc.idle)
+	unwatch := up.client.OnRootsChanged(up.rootsChanged)
+	idle := time.NewTimer(p.idle)
 	defer idle.Stop()
 	var why string
 	for why == "" {
@@ -353,7 +371,7 @@ func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 		case <-up.stop:
 			why = up.why
 		case <-idle.C:
-			if left := c.pc.idleLeft(c, up); left > 0 {
+			if left := p.idleLeft(c, up); left > 0 {
 				idle.Reset(left)
 			} else {
 				why = "no call for the idle time"
@@ -361,12 +379,12 @@ func (c *Connector) serveClient(ctx context.Context, up *clientUpstream) {
 		}
 	}
 	unwatch()
-	c.pc.remove(up)
+	p.remove(up)
 	up.cancel()
 	l.close()
 	c.logger.Debug("client's upstream session closed", "reason", why)
-	if c.o.clientClosed != nil {
-		c.o.clientClosed()
+	if c.o.hooks.clientClosed != nil {
+		c.o.hooks.clientClosed()
 	}
 }
 
@@ -382,9 +400,6 @@ func (p *perClient) remove(up *clientUpstream) {
 // lose reports whether l is a client's upstream session, which is then
 // closed: the client's next call opens another.
 func (p *perClient) lose(l *live) bool {
-	if p == nil {
-		return false
-	}
 	p.mu.Lock()
 	var found *clientUpstream
 	for _, up := range p.by {
@@ -421,9 +436,8 @@ func (up *clientUpstream) end(why string) {
 // answers roots/list itself, so the SDK client's own roots are never seen.
 const rootsMarker = "file:///.toolkit-roots-changed"
 
-// clientRootsChanged tells a client's upstream server that the client's
-// roots changed.
-func (c *Connector) clientRootsChanged(up *clientUpstream) {
+// rootsChanged tells up's server that the client's roots changed.
+func (up *clientUpstream) rootsChanged() {
 	up.rootsMu.Lock()
 	defer up.rootsMu.Unlock()
 	if up.rootsFlip {
@@ -437,7 +451,8 @@ func (c *Connector) clientRootsChanged(up *clientUpstream) {
 // clientSDK returns the SDK client of up's upstream session: it
 // advertises what up's client offers, and sends that client the server's
 // requests.
-func (c *Connector) clientSDK(up *clientUpstream) *sdk.Client {
+func (p *perClient) clientSDK(up *clientUpstream) *sdk.Client {
+	c := p.c
 	caps := up.client.Capabilities()
 	if caps == nil {
 		caps = &sdk.ClientCapabilities{}
@@ -468,7 +483,7 @@ func (c *Connector) clientSDK(up *clientUpstream) *sdk.Client {
 	if roots {
 		copts.Capabilities.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
 	}
-	cl := sdk.NewClient(c.impl, copts)
+	cl := sdk.NewClient(c.link.impl, copts)
 	cl.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			switch method {

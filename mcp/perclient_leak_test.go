@@ -44,9 +44,9 @@ func TestPerClientStdioSessionsLeaveNothing(t *testing.T) {
 	}
 	const parallel, max = 4, 8
 	closed := make(chan struct{}, n)
-	d := mustDelegate(t, "gateway", "1", OptLogger(quietLogger()), OptForwardServerRequests(), OptPerClient(max), OptTerminateTimeout(time.Second))
+	d := mustDelegate(t, "gateway", "1", OptLogger(quietLogger()), OptServerRequests(ServerRequests{Forward: true}), OptPerClient(ClientSessionLimits{Max: max}), OptTimeouts(Timeouts{Terminate: time.Second}))
 	d.Options = append(d.Options, func(o *options) error {
-		o.clientClosed = func() { closed <- struct{}{} }
+		o.hooks.clientClosed = func() { closed <- struct{}{} }
 		return nil
 	})
 	tk, err := toolkit.New(toolkit.WithDelegate(d))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/llmkit/toolkit/internal/errs"
 	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
@@ -23,12 +22,21 @@ const DefaultClientSessionIdle = 10 * time.Minute
 const reclaimAfter = time.Minute
 
 // ClientSessionLimits shares out the upstream sessions of clients of a
-// connector made with OptPerClient; zero fields mean the defaults.
+// connector made with OptPerClient. A zero field leaves its setting as it
+// is: the default, unless an earlier OptPerClient set it. At a limit, the
+// session of a client that has made no call for a minute, the least
+// recently used, is closed to make room (a session of the same
+// principal's at its share, any at Max); with none, the call is refused
+// at once with an error wrapping ErrTooManyClientSessions that says whose
+// limit it is.
 type ClientSessionLimits struct {
+	// Max bounds the upstream sessions open at once (default
+	// DefaultMaxClientSessions).
+	Max int
 	// PerPrincipal bounds the sessions of the clients of one principal
 	// (bridge.ClientPrincipal; the calls without a client session of a
 	// principal count as one client), so that one token cannot take every
-	// session OptPerClient allows (default
+	// session Max allows (default
 	// DefaultMaxClientSessionsPerPrincipal). Anonymous clients are bounded
 	// by OptPerClient's maximum alone.
 	PerPrincipal int
@@ -37,27 +45,6 @@ type ClientSessionLimits struct {
 	// for this long, whether or not the client's session goes on (default
 	// DefaultClientSessionIdle): the client's next call opens another.
 	Idle time.Duration
-}
-
-// OptClientSessionLimits shares out the upstream sessions of clients
-// (OptPerClient): at most l.PerPrincipal for the clients of one
-// principal, each closed after l.Idle without a call. At a limit, the
-// session of a client that has made no call for a minute, the least
-// recently used, is closed to make room (a session of the same
-// principal's at its share, any at OptPerClient's maximum); with none,
-// the call is refused at once with an error wrapping
-// ErrTooManyClientSessions that says whose limit it is.
-func OptClientSessionLimits(l ClientSessionLimits) Option {
-	return func(o *options) error {
-		if err := errs.AtLeast("OptClientSessionLimits: PerPrincipal", l.PerPrincipal, 0); err != nil {
-			return err
-		}
-		if err := errs.AtLeast("OptClientSessionLimits: Idle", l.Idle, 0); err != nil {
-			return err
-		}
-		o.clientLimits = l
-		return nil
-	}
 }
 
 // principalOf returns the principal of cl, "" for an anonymous client.
@@ -147,9 +134,6 @@ func (p *perClient) idleLeft(c *Connector, up *clientUpstream) time.Duration {
 	return max(0, p.idle-c.now().Sub(time.Unix(0, up.used.Load())))
 }
 
-// touch records that a call of up's client starts.
-func (up *clientUpstream) touch(c *Connector) { up.used.Store(c.now().UnixNano()) }
-
 // open reports whether up's session is open.
 func (up *clientUpstream) open() bool {
 	select {
@@ -173,8 +157,8 @@ func (r *callRegistry) sessionsInUse() map[*live]bool {
 
 // now returns the connector's clock.
 func (c *Connector) now() time.Time {
-	if c.o.now != nil {
-		return c.o.now()
+	if c.o.hooks.now != nil {
+		return c.o.hooks.now()
 	}
 	return time.Now()
 }

@@ -33,9 +33,9 @@ func startPerClient(t *testing.T, max int, clock *fakeClock, closed chan<- struc
 	s := newServer(t, testserver.Options{})
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
-	opts = append([]Option{OptDialer(m.Dial), OptPerClient(max), func(o *options) error {
-		o.now = clock.Now
-		o.clientClosed = func() { closed <- struct{}{} }
+	opts = append([]Option{OptDialer(m.Dial), OptPerClient(ClientSessionLimits{Max: max}), func(o *options) error {
+		o.hooks.now = clock.Now
+		o.hooks.clientClosed = func() { closed <- struct{}{} }
 		return nil
 	}}, opts...)
 	return start(t, "memory://up", false, opts...)
@@ -52,19 +52,20 @@ func TestPerClientPrincipalShare(t *testing.T) {
 	leakCheck(t)
 	clock := &fakeClock{now: time.Unix(1_000_000, 0)}
 	closed := make(chan struct{}, 16)
-	r := startPerClient(t, 4, clock, closed, OptClientSessionLimits(ClientSessionLimits{PerPrincipal: 2}))
+	r := startPerClient(t, 4, clock, closed, OptPerClient(ClientSessionLimits{PerPrincipal: 2}))
 	ctx := context.Background()
 	open := func(cl *principalClient) error {
-		up, err := r.readyClient(ctx, cl)
+		up, err := r.clientSessions().readyClient(ctx, cl)
 		if err == nil && up.err != nil {
 			err = up.err
 		}
 		return err
 	}
 	has := func(cl *principalClient) bool {
-		r.pc.mu.Lock()
-		defer r.pc.mu.Unlock()
-		return r.pc.by[cl] != nil
+		pc := r.clientSessions()
+		pc.mu.Lock()
+		defer pc.mu.Unlock()
+		return pc.by[cl] != nil
 	}
 	mallory1, mallory2, mallory3 := &principalClient{"mallory"}, &principalClient{"mallory"}, &principalClient{"mallory"}
 	alice, bob, carol := &principalClient{"alice"}, &principalClient{"bob"}, &principalClient{"carol"}
@@ -119,22 +120,28 @@ func TestPerClientSessionlessPerPrincipal(t *testing.T) {
 	closed := make(chan struct{}, 16)
 	r := startPerClient(t, 4, &fakeClock{now: time.Now()}, closed)
 	ctx := context.Background()
-	la, err := r.acquireFor(toolkit.WithPrincipal(ctx, "alice"))
+	la, err := sessionOf(r.Connector, toolkit.WithPrincipal(ctx, "alice"))
 	mustNotErr(t, err)
-	lb, err := r.acquireFor(toolkit.WithPrincipal(ctx, "bob"))
+	lb, err := sessionOf(r.Connector, toolkit.WithPrincipal(ctx, "bob"))
 	mustNotErr(t, err)
-	la2, err := r.acquireFor(toolkit.WithPrincipal(ctx, "alice"))
+	la2, err := sessionOf(r.Connector, toolkit.WithPrincipal(ctx, "alice"))
 	mustNotErr(t, err)
-	own, err := r.acquireFor(ctx)
+	own, err := sessionOf(r.Connector, ctx)
 	mustNotErr(t, err)
 	if la == lb || la != la2 || own == la || own == lb {
 		t.Errorf("sessions: alice %p and %p, bob %p, in-process %p; want alice's, bob's and the connector's apart", la, la2, lb, own)
 	}
-	_, err = r.acquireFor(toolkit.ContextWithSession(ctx, newTestSession("anonymous")))
+	_, err = sessionOf(r.Connector, toolkit.ContextWithSession(ctx, newTestSession("anonymous")))
 	if !errors.Is(err, ErrNoClientSession) || !errors.Is(err, toolkit.ErrDenied) {
 		t.Errorf("anonymous call without a session: %v", err)
 	}
 	mustNotErr(t, r.stop(t))
 	<-closed
 	<-closed
+}
+
+// sessionOf returns the session c's upstream gives a request made in ctx.
+func sessionOf(c *Connector, ctx context.Context) (*live, error) {
+	_, l, err := c.up.session(ctx)
+	return l, err
 }

@@ -29,7 +29,7 @@ func (f *fakeClient) OnRootsChanged(func()) func()          { return func() {} }
 // not one each.
 func TestPerClientRefusalsLogOnce(t *testing.T) {
 	logs := newLogCapture()
-	c, err := New("http://127.0.0.1:1/mcp", "c", "1", OptPerClient(1), OptLogger(slogNew(logs)))
+	c, err := New("http://127.0.0.1:1/mcp", "c", "1", OptPerClient(ClientSessionLimits{Max: 1}), OptLogger(slogNew(logs)))
 	mustNotErr(t, err)
 	for range 100 {
 		c.ClientStarted(context.Background(), &fakeClient{done: make(chan struct{})})

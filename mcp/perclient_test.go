@@ -103,7 +103,7 @@ type perClientGateway struct {
 
 func startPerClientGateway(t *testing.T, max int, url string, opts ...mcp.Option) *perClientGateway {
 	t.Helper()
-	opts = append([]mcp.Option{mcp.OptLogger(slog.New(slog.DiscardHandler)), mcp.OptForwardServerRequests(), mcp.OptPerClient(max)}, opts...)
+	opts = append([]mcp.Option{mcp.OptLogger(slog.New(slog.DiscardHandler)), mcp.OptServerRequests(mcp.ServerRequests{Forward: true}), mcp.OptPerClient(mcp.ClientSessionLimits{Max: max})}, opts...)
 	d, err := mcp.NewDelegate("gateway", "1", opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -384,8 +384,8 @@ func TestPerClientReopensDroppedSession(t *testing.T) {
 
 // TestOptPerClientRefusesNegative: a negative maximum is a bad option.
 func TestOptPerClientRefusesNegative(t *testing.T) {
-	if _, err := mcp.New("http://x/mcp", "c", "1", mcp.OptPerClient(-1)); !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptPerClient") {
-		t.Errorf("OptPerClient(-1): %v", err)
+	if _, err := mcp.New("http://x/mcp", "c", "1", mcp.OptPerClient(mcp.ClientSessionLimits{Max: -1})); !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptPerClient") {
+		t.Errorf("OptPerClient(ClientSessionLimits{Max: -1}): %v", err)
 	}
 }
 

@@ -22,13 +22,13 @@ import (
 
 // DefaultUserAuthorizationWait is how long, at most, a call of a connector
 // made with OptOAuthPerUser waits for its user to authorize access
-// through URL elicitation, unless OptUserAuthorizationWait says otherwise
+// through URL elicitation, unless Timeouts.UserAuthorization says otherwise
 // (the call's own context may end it sooner).
 const DefaultUserAuthorizationWait = 5 * time.Minute
 
 // ErrNoUser, message "denied by policy: no authenticated user to act
 // for", is wrapped by the error of a call refused by a connector made
-// with OptOAuthPerUser or OptOAuthPerUserFlow because its caller is no
+// with OptOAuthPerUser because its caller is no
 // authenticated user: an anonymous client, or a call without a client
 // session (in-process, stateless HTTP). Such a call never falls back to
 // other credentials. It matches toolkit.ErrDenied.
@@ -59,24 +59,26 @@ func (e *AuthorizationRequiredError) Unwrap() []error {
 	return []error{ErrAuthorizationPending, e.rpc}
 }
 
-// OptOAuthPerUser makes an HTTP connector act upstream with each user's
-// own OAuth credentials, authorized with the authorization code flow of
-// cfg (see oauth.Config), for a program that serves many users (a
+// UserAuthorizationCode is the flow of OptOAuthPerUser that makes an HTTP
+// connector act upstream with each user's own OAuth credentials,
+// authorized with the authorization code flow of cfg (see oauth.Config),
+// for a program that serves many users (a
 // gateway): each principal of its clients (toolkit.PrincipalFromContext
 // of their calls; bridge.ClientPrincipal of their sessions) has its own
 // oauth.Handler and tokens, kept by (principal, issuer, resource) in
 // cfg.Store, which must then be an oauth.PrincipalTokenStore
 // (oauth.FileTokenStore is one): a restart keeps each user's token. The
 // sessions of one principal share one authorization; no token of one
-// principal ever serves another. It implies OptPerClient (with its
-// default bound unless OptPerClient gives one): each client's calls go on
+// principal ever serves another. OptOAuthPerUser implies OptPerClient
+// (with its default bounds unless OptPerClient gives them): each client's
+// calls go on
 // an upstream session of its own, authorized as its user.
 //
 // A user with no token yet is asked to authorize on their own session,
 // through URL-mode elicitation (MCP 2025-11-25): the connector sends the
 // authorization URL to the client that called, as an elicitation/create
 // request of mode "url", and the call waits (at most
-// OptUserAuthorizationWait, and its own context) until the authorization
+// Timeouts.UserAuthorization, and its own context) until the authorization
 // server's redirect reaches cb at cfg's redirect URL, which is
 // cb.RedirectURL (cfg.RedirectURL must be empty or the same;
 // cfg.Authorize must be nil: the connector asks). The program serves cb
@@ -97,47 +99,70 @@ func (e *AuthorizationRequiredError) Unwrap() []error {
 // the calls of nobody's client session, which are refused) keeps the
 // connector's own credentials: none, or those of OptOAuth and its kin, or
 // OptHeader.
-func OptOAuthPerUser(cfg oauth.Config, cb *oauth.Callback) Option {
-	return func(o *options) error {
-		switch {
-		case cb == nil:
-			return fmt.Errorf("%w: OptOAuthPerUser: nil callback", errs.ErrBadParameter)
-		case cfg.Authorize != nil:
-			return fmt.Errorf("%w: OptOAuthPerUser: Config.Authorize must be nil: the connector asks each user", errs.ErrBadParameter)
-		case cfg.RedirectURL != "" && cfg.RedirectURL != cb.RedirectURL():
-			return fmt.Errorf("%w: OptOAuthPerUser: Config.RedirectURL is not the callback's", errs.ErrBadParameter)
-		}
-		cfg.RedirectURL = cb.RedirectURL()
-		check := cfg
-		check.Authorize = func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) { return nil, nil }
-		if _, err := oauth.AuthorizationCode(check); err != nil {
-			return oauthOptionError("OptOAuthPerUser", err)
-		}
-		if cfg.Store != nil {
-			if _, ok := cfg.Store.(oauth.PrincipalTokenStore); !ok {
-				return fmt.Errorf("%w: OptOAuthPerUser: the token store %T keeps no tokens per principal (see oauth.PrincipalTokenStore)", errs.ErrBadParameter, cfg.Store)
-			}
-		}
-		return OptOAuthPerUserFlow(func(u *User) (*oauth.Flow, error) {
-			c := cfg
-			c.Authorize = u.AuthorizeByURL(cb)
-			return oauth.AuthorizationCode(c)
-		})(o)
+func UserAuthorizationCode(cfg oauth.Config, cb *oauth.Callback) (UserFlow, error) {
+	switch {
+	case cb == nil:
+		return nil, fmt.Errorf("%w: UserAuthorizationCode: nil callback", errs.ErrBadParameter)
+	case cfg.Authorize != nil:
+		return nil, fmt.Errorf("%w: UserAuthorizationCode: Config.Authorize must be nil: the connector asks each user", errs.ErrBadParameter)
+	case cfg.RedirectURL != "" && cfg.RedirectURL != cb.RedirectURL():
+		return nil, fmt.Errorf("%w: UserAuthorizationCode: Config.RedirectURL is not the callback's", errs.ErrBadParameter)
 	}
+	cfg.RedirectURL = cb.RedirectURL()
+	check := cfg
+	check.Authorize = func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) { return nil, nil }
+	if _, err := oauth.AuthorizationCode(check); err != nil {
+		return nil, oauthOptionError("UserAuthorizationCode", err)
+	}
+	if cfg.Store != nil {
+		if _, ok := cfg.Store.(oauth.PrincipalTokenStore); !ok {
+			return nil, fmt.Errorf("%w: UserAuthorizationCode: the token store %T keeps no tokens per principal (see oauth.PrincipalTokenStore)", errs.ErrBadParameter, cfg.Store)
+		}
+	}
+	return func(u *User) (*oauth.Flow, error) {
+		c := cfg
+		c.Authorize = u.AuthorizeByURL(cb)
+		return oauth.AuthorizationCode(c)
+	}, nil
 }
 
-// OptOAuthPerUserFlow is OptOAuthPerUser for any flow: flow returns the
-// OAuth flow of one user, called once per principal, the first time one
-// of the user's clients needs an upstream session. Its handler stores
-// tokens under the principal (see oauth.HandlerConfig.Principal). A flow
-// that asks the user to authorize at a URL uses [User.AuthorizeByURL];
-// others (an ID token of the user exchanged for an upstream token, say)
-// need only [User.Principal]. A flow that fails to be made fails the
-// user's calls with its error.
-func OptOAuthPerUserFlow(flow func(u *User) (*oauth.Flow, error)) Option {
+// UserFlow returns the OAuth flow of one user of a connector made with
+// OptOAuthPerUser.
+type UserFlow func(u *User) (*oauth.Flow, error)
+
+// OptOAuthPerUser makes an HTTP connector act upstream as each user of a
+// program that serves many (a gateway), with that user's own OAuth
+// credentials: flow returns the OAuth flow of one user, called once per
+// principal, the first time one of the user's clients needs an upstream
+// session; it is given with the error of its constructor, as in
+// OptOAuthPerUser(UserTokenExchange(cfg)): UserAuthorizationCode (each
+// user authorizes through URL elicitation), UserTokenExchange and
+// UserEnterprise (the user's own token is exchanged), or a function of the
+// application's own (with a nil error). A non-nil err makes New fail with
+// it, naming the option.
+//
+// Each principal of its clients (toolkit.PrincipalFromContext of their
+// calls; bridge.ClientPrincipal of their sessions) has its own
+// oauth.Handler and tokens, stored under the principal (see
+// oauth.HandlerConfig.Principal); no token of one principal ever serves
+// another. A flow that asks the user to authorize at a URL uses
+// [User.AuthorizeByURL]; others need only [User.Principal] or
+// [User.SubjectToken]. A flow that fails to be made fails the user's calls
+// with its error. It implies OptPerClient (with its default bounds unless
+// OptPerClient gives them): each client's calls go on an upstream session
+// of their own, authorized as their user. A call whose caller is no
+// authenticated user fails with ErrNoUser.
+//
+// The connector's own session (listing, subscriptions, list changes, and
+// the calls of nobody's client session, which are refused) keeps the
+// connector's own credentials: none, or those of OptOAuth, or OptHeader.
+func OptOAuthPerUser(flow UserFlow, err error) Option {
 	return func(o *options) error {
-		if flow == nil {
-			return fmt.Errorf("%w: OptOAuthPerUserFlow: nil flow", errs.ErrBadParameter)
+		if err == nil && flow == nil {
+			err = fmt.Errorf("%w: nil flow", errs.ErrBadParameter)
+		}
+		if err != nil {
+			return oauthOptionError("OptOAuthPerUser", err)
 		}
 		o.perUser = flow
 		if o.perClient == 0 {
@@ -147,37 +172,26 @@ func OptOAuthPerUserFlow(flow func(u *User) (*oauth.Flow, error)) Option {
 	}
 }
 
-// OptUserAuthorizationWait bounds how long a call of a connector made
-// with OptOAuthPerUser waits for its user to authorize access through URL
-// elicitation (DefaultUserAuthorizationWait when not given); beyond, it
-// fails with an error wrapping ErrAuthorizationPending, and the
-// authorization goes on (a later call finds the token). d must be
-// positive.
-func OptUserAuthorizationWait(d time.Duration) Option {
-	return func(o *options) error {
-		if d <= 0 {
-			return fmt.Errorf("%w: OptUserAuthorizationWait: %v is not positive", errs.ErrBadParameter, d)
-		}
-		o.userWait = d
-		return nil
-	}
-}
-
-// perUser holds the users of a connector made with OptOAuthPerUserFlow.
+// perUser is the upstream of a connector made with OptOAuthPerUser:
+// the calls of each client go on an upstream session of that client's
+// own (clients), dialed with the credentials of the client's user.
 type perUser struct {
-	flow func(*User) (*oauth.Flow, error)
-	wait time.Duration
+	c       *Connector
+	clients *perClient
+	flow    UserFlow
+	wait    time.Duration
 
 	mu    sync.Mutex
 	users map[string]*User
 }
 
 // User is one principal of a connector made with OptOAuthPerUser or
-// OptOAuthPerUserFlow: its flow is made for it, its tokens and
+// OptOAuthPerUser: its flow is made for it, its tokens and
 // authorizations are its own.
 type User struct {
 	principal string
 	c         *Connector
+	flow      UserFlow
 
 	once sync.Once
 	h    *oauth.Handler
@@ -311,7 +325,7 @@ func (u *User) current() (*userAsk, <-chan struct{}) {
 func (u *User) handler() (*oauth.Handler, error) {
 	u.once.Do(func() {
 		c := u.c
-		flow, err := c.pu.flow(u)
+		flow, err := u.flow(u)
 		if err != nil {
 			u.err = fmt.Errorf("%w: server %s: the user's OAuth flow: %v", errs.ErrBadParameter, c.serverName(), err)
 			return
@@ -320,7 +334,7 @@ func (u *User) handler() (*oauth.Handler, error) {
 			Resource:   c.url,
 			Principal:  u.principal,
 			Logger:     c.logger,
-			HTTPClient: c.httpClient,
+			HTTPClient: c.link.httpClient,
 			Allow:      c.o.oauthAllow,
 		})
 		u.mu.Lock()
@@ -343,7 +357,7 @@ func (p *perUser) userOf(c *Connector, cl bridge.Client) (*User, error) {
 	defer p.mu.Unlock()
 	u := p.users[principal]
 	if u == nil {
-		u = &User{principal: principal, c: c, changed: make(chan struct{})}
+		u = &User{principal: principal, c: c, flow: p.flow, changed: make(chan struct{})}
 		p.users[principal] = u
 	}
 	return u, nil
@@ -362,9 +376,6 @@ func (p *perUser) authorized(c *Connector, cl bridge.Client) bool {
 
 // stop ends the users' authorizations in flight.
 func (p *perUser) stop() {
-	if p == nil {
-		return
-	}
 	p.mu.Lock()
 	hs := make([]*oauth.Handler, 0, len(p.users))
 	for _, u := range p.users {
@@ -394,11 +405,8 @@ func userHandlerOf(ctx context.Context) *oauth.Handler {
 // dialContext returns ctx for dialing the upstream session of cl: with
 // its user's OAuth handler, never waiting for the user (the call waits,
 // in acquireUser).
-func (p *perUser) dialContext(ctx context.Context, c *Connector, cl bridge.Client) (context.Context, error) {
-	if p == nil {
-		return ctx, nil
-	}
-	u, err := p.userOf(c, cl)
+func (p *perUser) dialContext(ctx context.Context, cl bridge.Client) (context.Context, error) {
+	u, err := p.userOf(p.c, cl)
 	if err != nil {
 		return nil, err
 	}
@@ -409,16 +417,60 @@ func (p *perUser) dialContext(ctx context.Context, c *Connector, cl bridge.Clien
 	return oauth.NoWait(context.WithValue(ctx, userHandlerKey{}, h)), nil
 }
 
-// acquireUser returns the upstream session of cl, the client of a call
+// session returns the upstream session of the client whose call ctx is
+// (the one shared by a principal's calls without a client session),
+// authorized as its user, and ctx made so that a token refused
+// mid-session fails the request at once rather than waiting for the user
+// (again sends it once more, after the user was asked).
+func (p *perUser) session(ctx context.Context) (context.Context, *live, error) {
+	ctx = oauth.NoWait(ctx)
+	cl := clientOf(ctx)
+	if cl == nil {
+		if principal := toolkit.PrincipalFromContext(ctx); principal != "" {
+			cl = p.clients.sessionlessClient(principal)
+		}
+	}
+	l, err := p.acquire(ctx, cl)
+	return ctx, l, err
+}
+
+// again reports whether a request that failed with err goes once more:
+// it was refused before the server saw it, for the user's authorization,
+// which the next session asks for.
+func (p *perUser) again(err error) bool { return errors.Is(err, ErrAuthorizationPending) }
+
+// lose closes l when it is a client's upstream session.
+func (p *perUser) lose(l *live) bool { return p.clients.lose(l) }
+
+// run starts the clients' sessions with Run's ctx; the function it returns
+// ends the users' authorizations in flight and the sessions.
+func (p *perUser) run(ctx context.Context) func() {
+	stop := p.clients.run(ctx)
+	return func() {
+		p.stop()
+		stop()
+	}
+}
+
+// clientStarted opens the upstream session of cl when its user holds a
+// token: the others authorize at their first call, which can ask them.
+func (p *perUser) clientStarted(cl bridge.Client) {
+	if p.authorized(p.c, cl) {
+		p.clients.clientStarted(cl)
+	}
+}
+
+// acquire returns the upstream session of cl, the client of a call
 // made in ctx, authorized as its user: when the user must authorize
 // first, the client is asked (or the call fails with an
 // AuthorizationRequiredError), and the call waits.
-func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, error) {
+func (p *perUser) acquire(ctx context.Context, cl bridge.Client) (*live, error) {
+	c := p.c
 	if cl == nil {
-		// A call with a principal has a client (acquireFor).
+		// A call with a principal has a client (session).
 		return nil, fmt.Errorf("%w: server %s acts with each user's own credentials, and the call has no client session nor principal", ErrNoUser, c.serverName())
 	}
-	u, err := c.pu.userOf(c, cl)
+	u, err := p.userOf(c, cl)
 	if err != nil {
 		return nil, err
 	}
@@ -435,7 +487,7 @@ func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, e
 	for try := 0; ; try++ {
 		var l *live
 		if _, perr := h.Pending(); perr == nil {
-			up, err := c.readyClient(ctx, cl)
+			up, err := p.clients.readyClient(ctx, cl)
 			if err != nil {
 				return nil, err
 			}
@@ -452,10 +504,29 @@ func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, e
 			_, perr := h.Pending()
 			return nil, fmt.Errorf("%w: server %s", perr, c.serverName())
 		}
-		if err := c.awaitUser(ctx, u, h, cl); err != nil {
+		if err := p.awaitUser(ctx, u, h, cl); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// noteBearer keeps the bearer token of the user's call made in ctx, when
+// the call's principal is the user: it replaces the one kept.
+func (u *User) noteBearer(ctx context.Context) {
+	if toolkit.PrincipalFromContext(ctx) != u.principal {
+		return
+	}
+	cc, ok := toolkit.SessionAs[bridge.CallCredentials](toolkit.SessionFromContext(ctx))
+	if !ok {
+		return
+	}
+	tok := cc.BearerToken()
+	if tok == "" {
+		return
+	}
+	u.mu.Lock()
+	u.bearer = tok
+	u.mu.Unlock()
 }
 
 // awaitUser waits until the user of cl is no longer asked to authorize:
@@ -463,8 +534,9 @@ func (c *Connector) acquireUser(ctx context.Context, cl bridge.Client) (*live, e
 // was asked already: one URL per authorization), or fails
 // with an AuthorizationRequiredError when the client cannot be asked, or
 // with the pending authorization's error after a failed one.
-func (c *Connector) awaitUser(ctx context.Context, u *User, h *oauth.Handler, cl bridge.Client) error {
-	timer := time.NewTimer(c.pu.wait)
+func (p *perUser) awaitUser(ctx context.Context, u *User, h *oauth.Handler, cl bridge.Client) error {
+	c := p.c
+	timer := time.NewTimer(p.wait)
 	defer timer.Stop()
 	for {
 		ask, changed := u.current()
@@ -493,7 +565,7 @@ func (c *Connector) awaitUser(ctx context.Context, u *User, h *oauth.Handler, cl
 			return &AuthorizationRequiredError{Elicitation: &p, rpc: sdk.URLElicitationRequiredError([]*sdk.ElicitParams{&p})}
 		}
 		if ask.markElicited(cl) {
-			if err := c.elicitURL(ctx, cl, ask); err != nil {
+			if err := p.elicitURL(ctx, cl, ask); err != nil {
 				if !errors.Is(err, errDeclined) {
 					// Another call may ask again.
 					ask.unmark(cl)
@@ -501,8 +573,8 @@ func (c *Connector) awaitUser(ctx context.Context, u *User, h *oauth.Handler, cl
 				return err
 			}
 		}
-		if c.o.userWaiting != nil {
-			c.o.userWaiting()
+		if c.o.hooks.userWaiting != nil {
+			c.o.hooks.userWaiting()
 		}
 		select {
 		case <-ask.done:
@@ -527,7 +599,8 @@ func urlCapable(ctx context.Context, cl bridge.Client) bool {
 // elicitURL asks cl, through the call of ctx when it can, else through
 // the client's session, to open the URL of ask; a user who declines ends
 // the authorization.
-func (c *Connector) elicitURL(ctx context.Context, cl bridge.Client, ask *userAsk) error {
+func (pu *perUser) elicitURL(ctx context.Context, cl bridge.Client, ask *userAsk) error {
+	c := pu.c
 	p := *ask.params
 	var res *sdk.ElicitResult
 	err := error(toolkit.ErrNotImplemented)
@@ -553,22 +626,23 @@ func (c *Connector) elicitURL(ctx context.Context, cl bridge.Client, ask *userAs
 }
 
 // UserAuthorizations counts the users of a connector made with
-// OptOAuthPerUser or OptOAuthPerUserFlow by the state of their
+// OptOAuthPerUser by the state of their
 // authorization: those that hold a token, those asked to authorize now
 // (or whose token is being exchanged), and those whose last authorization
 // or exchange failed (the next attempt waits).
 // Users seen but in none of these states are not counted. It names
 // nobody and shows no token.
 func (c *Connector) UserAuthorizations() (authorized, pending, failed int) {
-	if c.pu == nil {
+	p, ok := c.up.(*perUser)
+	if !ok {
 		return 0, 0, 0
 	}
-	c.pu.mu.Lock()
-	users := make([]*User, 0, len(c.pu.users))
-	for _, u := range c.pu.users {
+	p.mu.Lock()
+	users := make([]*User, 0, len(p.users))
+	for _, u := range p.users {
 		users = append(users, u)
 	}
-	c.pu.mu.Unlock()
+	p.mu.Unlock()
 	for _, u := range users {
 		u.mu.Lock()
 		h := u.h

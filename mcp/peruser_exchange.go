@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/errs"
-	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
@@ -19,21 +17,23 @@ import (
 var ErrNoSubjectToken = errors.New("no token of the user that an identity provider issued is known: a credential of this program's own is never exchanged")
 
 // maxUserSubjects is how many subject tokens of one user the handler of a
-// connector made with OptOAuthPerUserTokenExchange keeps the exchanged
+// connector made with OptOAuthPerUser with UserTokenExchange keeps the
+// exchanged
 // tokens of, unless its configuration says: a user's client presents a
 // new token now and then, and the old ones expire.
 const maxUserSubjects = 8
 
-// OptOAuthPerUserTokenExchange makes an HTTP connector act upstream as
-// each user of a program that serves many (a gateway), with a token
-// obtained by exchanging the access token that user's client presented
+// UserTokenExchange is the flow of OptOAuthPerUser that makes an HTTP
+// connector act upstream as each user of a program that serves many (a
+// gateway), with a token obtained by exchanging the access token that
+// user's client presented
 // to the program (OAuth 2.0 token exchange, RFC 8693, see
 // [oauth.TokenExchange]): for servers whose authorization server trusts
 // the identity provider that issued the users' tokens. Nobody is asked
 // to authorize anything.
 //
-// It is [OptOAuthPerUserFlow] with the flow oauth.TokenExchange(cfg)
-// whose SubjectToken is [User.SubjectToken] (cfg.SubjectToken must be
+// Each user's flow is oauth.TokenExchange(cfg) whose SubjectToken is
+// [User.SubjectToken] (cfg.SubjectToken must be
 // nil): each user's calls go on an upstream session of their client's
 // own (OptPerClient is implied), authorized with the token exchanged for
 // that user's own, never another's. The user's token is the bearer token
@@ -53,23 +53,21 @@ const maxUserSubjects = 8
 //
 // The connector's own session (listing, subscriptions) keeps the
 // connector's own credentials, as with OptOAuthPerUser.
-func OptOAuthPerUserTokenExchange(cfg oauth.TokenExchangeConfig) Option {
-	return func(o *options) error {
-		if cfg.SubjectToken != nil {
-			return fmt.Errorf("%w: OptOAuthPerUserTokenExchange: TokenExchangeConfig.SubjectToken must be nil: each user's token is the one their calls came with", errs.ErrBadParameter)
-		}
-		if _, err := oauth.TokenExchange(cfg); err != nil {
-			return oauthOptionError("OptOAuthPerUserTokenExchange", err)
-		}
-		if cfg.MaxSubjects == 0 {
-			cfg.MaxSubjects = maxUserSubjects
-		}
-		return OptOAuthPerUserFlow(func(u *User) (*oauth.Flow, error) {
-			c := cfg
-			c.SubjectToken = u.SubjectToken
-			return oauth.TokenExchange(c)
-		})(o)
+func UserTokenExchange(cfg oauth.TokenExchangeConfig) (UserFlow, error) {
+	if cfg.SubjectToken != nil {
+		return nil, fmt.Errorf("%w: UserTokenExchange: TokenExchangeConfig.SubjectToken must be nil: each user's token is the one their calls came with", errs.ErrBadParameter)
 	}
+	if _, err := oauth.TokenExchange(cfg); err != nil {
+		return nil, oauthOptionError("UserTokenExchange", err)
+	}
+	if cfg.MaxSubjects == 0 {
+		cfg.MaxSubjects = maxUserSubjects
+	}
+	return func(u *User) (*oauth.Flow, error) {
+		c := cfg
+		c.SubjectToken = u.SubjectToken
+		return oauth.TokenExchange(c)
+	}, nil
 }
 
 // SubjectToken returns the access token that the user's client presented
@@ -87,28 +85,10 @@ func (u *User) SubjectToken(context.Context) (token, tokenType string, err error
 	return u.bearer, oauth.TokenTypeAccessToken, nil
 }
 
-// noteBearer keeps the bearer token of the user's call made in ctx, when
-// the call's principal is the user: it replaces the one kept.
-func (u *User) noteBearer(ctx context.Context) {
-	if toolkit.PrincipalFromContext(ctx) != u.principal {
-		return
-	}
-	cc, ok := toolkit.SessionAs[bridge.CallCredentials](toolkit.SessionFromContext(ctx))
-	if !ok {
-		return
-	}
-	tok := cc.BearerToken()
-	if tok == "" {
-		return
-	}
-	u.mu.Lock()
-	u.bearer = tok
-	u.mu.Unlock()
-}
-
-// OptOAuthPerUserEnterprise makes an HTTP connector act upstream as each
-// user of a program that serves many (a gateway) with enterprise-managed
-// authorization (SEP-990, "cross-app access", see [oauth.Enterprise]):
+// UserEnterprise is the flow of OptOAuthPerUser that makes an HTTP
+// connector act upstream as each user of a program that serves many (a
+// gateway) with enterprise-managed authorization (SEP-990, "cross-app
+// access", see [oauth.Enterprise]):
 // the token that user's client presented to the program, which must be
 // an OpenID Connect ID token of the enterprise identity provider (as the
 // program's bearer authentication verified it), is exchanged at the IdP
@@ -116,34 +96,32 @@ func (u *User) noteBearer(ctx context.Context) {
 // authorization server turns into that user's access token. Nobody is
 // asked to authorize anything.
 //
-// It is [OptOAuthPerUserFlow] with the flow oauth.Enterprise(cfg) whose
-// IDToken is the user's token ([User.SubjectToken]; cfg.IDToken must be
-// nil), under the rules of [OptOAuthPerUserTokenExchange]: each user's
+// Each user's flow is oauth.Enterprise(cfg) whose IDToken is the user's
+// token ([User.SubjectToken]; cfg.IDToken must be
+// nil), under the rules of [UserTokenExchange]: each user's
 // calls go on an upstream session of their client's own, with their own
 // access token, never another's; a user whose token is unknown fails with
 // an error wrapping ErrNoSubjectToken; one refused by the IdP or the
 // authorization server with an error wrapping [oauth.ErrExchangeRefused].
 // cfg.MaxSubjects bounds the tokens kept per user (default 8).
-func OptOAuthPerUserEnterprise(cfg oauth.EnterpriseConfig) Option {
-	return func(o *options) error {
-		if cfg.IDToken != nil {
-			return fmt.Errorf("%w: OptOAuthPerUserEnterprise: EnterpriseConfig.IDToken must be nil: each user's ID token is the one their calls came with", errs.ErrBadParameter)
-		}
-		check := cfg
-		check.IDToken = func(context.Context) (string, error) { return "", nil }
-		if _, err := oauth.Enterprise(check); err != nil {
-			return oauthOptionError("OptOAuthPerUserEnterprise", err)
-		}
-		if cfg.MaxSubjects == 0 {
-			cfg.MaxSubjects = maxUserSubjects
-		}
-		return OptOAuthPerUserFlow(func(u *User) (*oauth.Flow, error) {
-			c := cfg
-			c.IDToken = func(ctx context.Context) (string, error) {
-				tok, _, err := u.SubjectToken(ctx)
-				return tok, err
-			}
-			return oauth.Enterprise(c)
-		})(o)
+func UserEnterprise(cfg oauth.EnterpriseConfig) (UserFlow, error) {
+	if cfg.IDToken != nil {
+		return nil, fmt.Errorf("%w: UserEnterprise: EnterpriseConfig.IDToken must be nil: each user's ID token is the one their calls came with", errs.ErrBadParameter)
 	}
+	check := cfg
+	check.IDToken = func(context.Context) (string, error) { return "", nil }
+	if _, err := oauth.Enterprise(check); err != nil {
+		return nil, oauthOptionError("UserEnterprise", err)
+	}
+	if cfg.MaxSubjects == 0 {
+		cfg.MaxSubjects = maxUserSubjects
+	}
+	return func(u *User) (*oauth.Flow, error) {
+		c := cfg
+		c.IDToken = func(ctx context.Context) (string, error) {
+			tok, _, err := u.SubjectToken(ctx)
+			return tok, err
+		}
+		return oauth.Enterprise(c)
+	}, nil
 }

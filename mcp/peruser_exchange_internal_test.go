@@ -32,11 +32,11 @@ func (s credentialSession) BearerToken() string { return s.token }
 // it; a user whose calls brought none gets ErrNoSubjectToken, naming the
 // server and quoting nothing.
 func TestUserSubjectToken(t *testing.T) {
-	c, err := New("https://up.example/mcp", "c", "1", OptOAuthPerUserTokenExchange(oauth.TokenExchangeConfig{ClientID: "gw"}))
+	c, err := New("https://up.example/mcp", "c", "1", OptOAuthPerUser(UserTokenExchange(oauth.TokenExchangeConfig{ClientID: "gw"})))
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := c.pu.userOf(c, principalClient{"alice"})
+	u, err := c.up.(*perUser).userOf(c, principalClient{"alice"})
 	if err != nil {
 		t.Fatal(err)
 	}

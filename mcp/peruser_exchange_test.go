@@ -59,7 +59,7 @@ type exchangeGateway struct {
 func startExchangeGateway(t *testing.T, up *userUpstream) *exchangeGateway {
 	t.Helper()
 	return startUsersGateway(t, up, func(*exchangeGateway) mcp.Option {
-		return mcp.OptOAuthPerUserTokenExchange(oauth.TokenExchangeConfig{ClientID: exchangeClient, ClientSecret: "exchange-secret-1"})
+		return mcp.OptOAuthPerUser(mcp.UserTokenExchange(oauth.TokenExchangeConfig{ClientID: exchangeClient, ClientSecret: "exchange-secret-1"}))
 	})
 }
 
@@ -76,7 +76,7 @@ func startUsersGateway(t *testing.T, up *userUpstream, perUser func(*exchangeGat
 	g.url = hs.URL
 	d, err := mcp.NewDelegate("gateway", "1",
 		mcp.OptLogger(slog.New(slog.NewTextHandler(g.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
-		mcp.OptOAuthClientCredentials(gatewayClient, "gateway-secret-1"),
+		mcp.OptOAuth(oauth.ClientCredentials(gatewayClient, "gateway-secret-1")),
 		mcp.OptOAuthAllow(up.iss.URL, g.idp.URL),
 		perUser(g),
 	)
@@ -232,10 +232,10 @@ func TestPerUserEnterprise(t *testing.T) {
 	checkLeaks(t)
 	up := newUserUpstream(t)
 	g := startUsersGateway(t, up, func(g *exchangeGateway) mcp.Option {
-		return mcp.OptOAuthPerUserEnterprise(oauth.EnterpriseConfig{
+		return mcp.OptOAuthPerUser(mcp.UserEnterprise(oauth.EnterpriseConfig{
 			IdPIssuer: g.idp.URL, IdPClientID: exchangeClient, IdPClientSecret: "exchange-secret-1",
 			ClientID: exchangeClient, ClientSecret: "exchange-secret-1",
-		})
+		}))
 	})
 	g.usersActAsThemselves(t, up)
 	carol := g.connect(t, g.token(g.stranger, "carol"), newURLUser("carol").Client)
@@ -260,8 +260,8 @@ func TestOptOAuthPerUserTokenExchangeRefusals(t *testing.T) {
 		{},
 		{ClientID: "c", SubjectToken: oauth.SubjectTokenFromContext},
 	} {
-		_, err := mcp.New("http://127.0.0.1/mcp", "c", "1", mcp.OptOAuthPerUserTokenExchange(cfg))
-		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptOAuthPerUserTokenExchange") {
+		_, err := mcp.New("http://127.0.0.1/mcp", "c", "1", mcp.OptOAuthPerUser(mcp.UserTokenExchange(cfg)))
+		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "UserTokenExchange") {
 			t.Errorf("%+v: New = %v, want ErrBadParameter naming the option", cfg, err)
 		}
 	}
@@ -274,8 +274,8 @@ func TestOptOAuthPerUserEnterpriseRefusals(t *testing.T) {
 		{},
 		{IdPIssuer: "https://idp.example.com", ClientID: "c", IDToken: func(context.Context) (string, error) { return "", nil }},
 	} {
-		_, err := mcp.New("http://127.0.0.1/mcp", "c", "1", mcp.OptOAuthPerUserEnterprise(cfg))
-		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "OptOAuthPerUserEnterprise") {
+		_, err := mcp.New("http://127.0.0.1/mcp", "c", "1", mcp.OptOAuthPerUser(mcp.UserEnterprise(cfg)))
+		if !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), "UserEnterprise") {
 			t.Errorf("%+v: New = %v, want ErrBadParameter naming the option", cfg, err)
 		}
 	}

@@ -33,10 +33,10 @@ func (c principalClient) Principal() string                   { return c.princip
 // is not its session's; the flow is never made for them.
 func TestAcquireUserRefusals(t *testing.T) {
 	made := 0
-	c, err := New("https://up.example/mcp", "c", "1", OptOAuthPerUserFlow(func(u *User) (*oauth.Flow, error) {
+	c, err := New("https://up.example/mcp", "c", "1", OptOAuthPerUser(func(u *User) (*oauth.Flow, error) {
 		made++
 		return oauth.ClientCredentials("id", "secret")
-	}))
+	}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,9 +51,9 @@ func TestAcquireUserRefusals(t *testing.T) {
 	} {
 		var err error
 		if tc.cl == nil {
-			_, err = c.acquireUser(tc.ctx, nil)
+			_, err = c.up.(*perUser).acquire(tc.ctx, nil)
 		} else {
-			_, err = c.acquireUser(tc.ctx, tc.cl)
+			_, err = c.up.(*perUser).acquire(tc.ctx, tc.cl)
 		}
 		if !errors.Is(err, ErrNoUser) || !errors.Is(err, toolkit.ErrDenied) {
 			t.Errorf("%s: %v", name, err)

@@ -102,9 +102,9 @@ func startPerUserGateway(t *testing.T, up *userUpstream, tokens string, opts ...
 	}
 	d, err := mcp.NewDelegate("gateway", "1", append([]mcp.Option{
 		mcp.OptLogger(slog.New(slog.DiscardHandler)),
-		mcp.OptOAuthClientCredentials(gatewayClient, "gateway-secret-1"),
+		mcp.OptOAuth(oauth.ClientCredentials(gatewayClient, "gateway-secret-1")),
 		mcp.OptOAuthAllow(up.iss.URL),
-		mcp.OptOAuthPerUser(oauth.Config{Store: oauth.NewFileTokenStore(tokens), ClientName: "per-user test"}, cb),
+		mcp.OptOAuthPerUser(mcp.UserAuthorizationCode(oauth.Config{Store: oauth.NewFileTokenStore(tokens), ClientName: "per-user test"}, cb)),
 	}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -458,12 +458,12 @@ func TestOptOAuthPerUserRefusals(t *testing.T) {
 	}
 	authorize := func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) { return nil, nil }
 	for name, opt := range map[string]mcp.Option{
-		"nil callback":        mcp.OptOAuthPerUser(oauth.Config{}, nil),
-		"own Authorize":       mcp.OptOAuthPerUser(oauth.Config{Authorize: authorize}, cb),
-		"other redirect":      mcp.OptOAuthPerUser(oauth.Config{RedirectURL: "https://other.example/cb"}, cb),
-		"store without users": mcp.OptOAuthPerUser(oauth.Config{Store: plainStore{}}, cb),
-		"nil flow":            mcp.OptOAuthPerUserFlow(nil),
-		"zero wait":           mcp.OptUserAuthorizationWait(0),
+		"nil callback":        mcp.OptOAuthPerUser(mcp.UserAuthorizationCode(oauth.Config{}, nil)),
+		"own Authorize":       mcp.OptOAuthPerUser(mcp.UserAuthorizationCode(oauth.Config{Authorize: authorize}, cb)),
+		"other redirect":      mcp.OptOAuthPerUser(mcp.UserAuthorizationCode(oauth.Config{RedirectURL: "https://other.example/cb"}, cb)),
+		"store without users": mcp.OptOAuthPerUser(mcp.UserAuthorizationCode(oauth.Config{Store: plainStore{}}, cb)),
+		"nil flow":            mcp.OptOAuthPerUser(nil, nil),
+		"negative wait":       mcp.OptTimeouts(mcp.Timeouts{UserAuthorization: -time.Second}),
 	} {
 		if _, err := mcp.New("https://up.example/mcp", "c", "1", opt); !errors.Is(err, toolkit.ErrBadParameter) {
 			t.Errorf("%s: %v", name, err)

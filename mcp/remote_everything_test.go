@@ -37,7 +37,7 @@ func TestEverythingServer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			url := tc.url(t)
 			resourcesChanged := make(chan struct{}, 10)
-			r := start(t, url, false, OptConnectTimeout(time.Minute), OptOnResourceListChanged(func(context.Context) {
+			r := start(t, url, false, OptTimeouts(Timeouts{Connect: time.Minute}), OptOnResourceListChanged(func(context.Context) {
 				resourcesChanged <- struct{}{}
 			}))
 			ctx := context.Background()

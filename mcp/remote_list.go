@@ -19,8 +19,8 @@ import (
 	"github.com/llmkit/toolkit/resource"
 )
 
-// Limits on what one server may list, besides OptMaxListItems and
-// OptMaxListBytes.
+// Limits on what one server may list, besides Limits.MaxListItems and
+// Limits.MaxListBytes.
 const (
 	maxListPages = 10_000  // pages of one list
 	maxURILength = 8 << 10 // bytes of a resource URI
@@ -121,8 +121,8 @@ const maxSkipExamples = 5
 // listKind lists every item of one kind, page by page: it refuses loops
 // and endless lists, skips items whose key is invalid or repeats an
 // earlier one (with one warning per page, not per item), stops fetching
-// once the server sent OptMaxListItems items or definitions of
-// OptMaxListBytes, and keeps the items of prev whose fingerprint did not
+// once the server sent Limits.MaxListItems items or definitions of
+// Limits.MaxListBytes, and keeps the items of prev whose fingerprint did not
 // change. It returns the items and their fingerprints by key.
 func listKind[D, I any](ctx context.Context, c *Connector, l *live, k *kindSpec[D, I], prev []I) ([]I, map[string]string, error) {
 	type known struct {

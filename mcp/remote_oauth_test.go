@@ -103,9 +103,9 @@ func TestOAuthTypeScriptExample(t *testing.T) {
 		mustNotErr(t, err)
 		t.Cleanup(func() { login.Close() })
 		r := start(t, ex.URL, !wait,
-			OptOAuth(oauth.Config{Authorize: login.Authorize, RedirectURL: login.RedirectURL(), Store: store}),
+			OptOAuth(oauth.AuthorizationCode(oauth.Config{Authorize: login.Authorize, RedirectURL: login.RedirectURL(), Store: store})),
 			OptOAuthAllow(ex.AuthServer), OptHTTPClient(&http.Client{Transport: counter}),
-			OptLogger(slogNew(logs)), OptConnectTimeout(time.Minute))
+			OptLogger(slogNew(logs)), OptTimeouts(Timeouts{Connect: time.Minute}))
 		return r, login
 	}
 	greet := func(r *running) {

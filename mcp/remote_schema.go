@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmkit/toolkit/internal/schemaguard"
 	"github.com/llmkit/toolkit/mcp/bridge"
+	"github.com/llmkit/toolkit/mcp/internal/wire"
 )
 
 // A connector keeps its tools' schemas as the compact JSON its server
@@ -70,8 +71,8 @@ func objectSchema(v any, allowNil bool) (schemaText, error) {
 	if err != nil {
 		return schemaText{}, schemaguard.Errorf("%v", err)
 	}
-	if bytes.Contains(b, tooDeepJSON) {
-		return schemaText{}, schemaguard.Errorf("the schema nests more than %d levels deep", maxWireDepth)
+	if bytes.Contains(b, wire.TooDeepJSON) {
+		return schemaText{}, schemaguard.Errorf("the schema nests more than %d levels deep", wire.MaxDepth)
 	}
 	if len(b) == 0 || b[0] != '{' {
 		return schemaText{}, schemaguard.Errorf("want a schema of type \"object\", got %.20s", b)

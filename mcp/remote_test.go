@@ -169,7 +169,7 @@ func TestEndlessPagination(t *testing.T) {
 		return nil
 	}}
 	t.Cleanup(raw.Close)
-	r := start(t, "memory://loop", true, OptDialer(raw.Dial), OptMaxAttempts(1))
+	r := start(t, "memory://loop", true, OptDialer(raw.Dial), OptReconnect(Reconnect{MaxAttempts: 1}))
 	select {
 	case err := <-r.done:
 		close(r.done)
@@ -199,7 +199,7 @@ func TestMessageLimit(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := start(t, tc.setup(t), false, fastBackoff, OptMaxMessageBytes(32<<10))
+			r := start(t, tc.setup(t), false, fastBackoff, OptLimits(Limits{MaxMessageBytes: 32 << 10}))
 			ctx := context.Background()
 			out, err := call(t, ctx, r.Connector, "big", `{"size":1000}`)
 			mustNotErr(t, err)

@@ -38,14 +38,14 @@ func TestTypeScriptServer(t *testing.T) {
 			url := tc.url(t)
 			leakCheck(t)
 			changed := make(chan struct{}, 8)
-			opts := []Option{OptConnectTimeout(time.Minute),
+			opts := []Option{OptTimeouts(Timeouts{Connect: time.Minute}),
 				OptOnToolListChanged(func(context.Context) { changed <- struct{}{} }),
-				OptSamplingHandler(func(context.Context, *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
+				OptServerRequests(ServerRequests{Sampling: func(context.Context, *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
 					return &sdk.CreateMessageResult{Model: "m", Role: "assistant", Content: &sdk.TextContent{Text: "teal"}}, nil
-				}),
-				OptElicitationHandler(func(context.Context, *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+				}}),
+				OptServerRequests(ServerRequests{Elicitation: func(context.Context, *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 					return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
-				}),
+				}}),
 			}
 			if tc.ask != "" {
 				opts = append(opts, OptProtocolVersion(tc.ask))

@@ -15,16 +15,17 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp/bridge"
+	"github.com/llmkit/toolkit/mcp/internal/wire"
 )
 
 // SamplingFunc answers a server's sampling/createMessage request: a model
 // call made for the server while one of its tools runs. See
-// [OptSamplingHandler].
+// ServerRequests.Sampling.
 type SamplingFunc func(ctx context.Context, params *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error)
 
 // ElicitationFunc answers a server's elicitation/create request: a
 // question to the user asked while one of its tools runs. See
-// [OptElicitationHandler].
+// ServerRequests.Elicitation.
 type ElicitationFunc func(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error)
 
 // requestKind is a kind of request a server sends to its client.
@@ -38,25 +39,25 @@ var (
 	kindSampling = &requestKind{
 		what:   "sampling",
 		method: "sampling/createMessage",
-		enable: "give the connector mcp.OptSamplingHandler (the application's model answers), or mcp.OptForwardServerRequests with callers whose toolkit.Session implements bridge.ServerRequestHandler",
+		enable: "give the connector mcp.ServerRequests.Sampling (the application's model answers), or mcp.ServerRequests.Forward with callers whose toolkit.Session implements bridge.ServerRequestHandler",
 	}
 	kindElicitation = &requestKind{
 		what:   "elicitation",
 		method: "elicitation/create",
-		enable: "give the connector mcp.OptElicitationHandler (the application's user interface answers), or mcp.OptForwardServerRequests with callers whose toolkit.Session implements bridge.ServerRequestHandler",
+		enable: "give the connector mcp.ServerRequests.Elicitation (the application's user interface answers), or mcp.ServerRequests.Forward with callers whose toolkit.Session implements bridge.ServerRequestHandler",
 	}
 	kindRoots = &requestKind{
 		what:   "roots",
 		method: "roots/list",
-		enable: "give the connector mcp.OptRoots or mcp.OptRootSet, or mcp.OptForwardServerRequests with callers whose toolkit.Session implements bridge.RootsLister",
+		enable: "give the connector mcp.OptRoots or mcp.OptRootSet, or mcp.ServerRequests.Forward with callers whose toolkit.Session implements bridge.RootsLister",
 	}
 )
 
 // callMetaKey is the _meta key the connector adds to a request of the
 // server that came on the response stream of one of its calls (see
-// tagStream); its value names the call. It is removed before the request
+// wire.TagStream); its value names the call. It is removed before the request
 // is handed on.
-const callMetaKey = "io.github.llmkit.toolkit/call"
+const callMetaKey = wire.CallMetaKey
 
 // hintEvery is the least time between two log lines telling the
 // application how to answer a kind of server request it refused.
@@ -76,14 +77,14 @@ type serverRequests struct {
 
 // setupServerRequests registers the connector's handlers of server
 // requests in copts and advertises what it can answer: sampling and
-// elicitation when a handler of its own is set or OptForwardServerRequests
+// elicitation when a handler of its own is set or ServerRequests.Forward
 // is given, roots when it has roots (OptRoots, OptRootSet) or forwards.
 // Requests it does not advertise are still answered, by a JSON-RPC error
 // that says so (and a hint in the log).
 func (c *Connector) setupServerRequests(copts *sdk.ClientOptions) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	c.reqs.nonce = hex.EncodeToString(b[:])
+	c.srv.reqs.nonce = hex.EncodeToString(b[:])
 	if c.o.forwardRequests || c.o.sampling != nil {
 		copts.CreateMessageHandler = answerer(c, kindSampling, bridge.ServerRequestHandler.CreateMessage, c.o.sampling)
 	}
@@ -211,7 +212,7 @@ func callerAs[H any](c *Connector, ctx context.Context, cs *sdk.ClientSession, t
 }
 
 // tag returns the value of callMetaKey that names the call in.
-func (c *Connector) tag(in *inflight) string { return c.reqs.nonce + "." + in.key }
+func (c *Connector) tag(in *inflight) string { return c.srv.reqs.nonce + "." + in.key }
 
 // untag takes the connector's call tag out of the _meta of params and returns the call it
 // names, if that call is still in flight.
@@ -226,8 +227,8 @@ func (c *Connector) untag(params sdk.Params) *inflight {
 		params.SetMeta(nil)
 	}
 	s, _ := v.(string)
-	key, ok := strings.CutPrefix(s, c.reqs.nonce+".")
-	if !ok || c.reqs.nonce == "" {
+	key, ok := strings.CutPrefix(s, c.srv.reqs.nonce+".")
+	if !ok || c.srv.reqs.nonce == "" {
 		return nil
 	}
 	return c.calls.get(key)
@@ -253,7 +254,7 @@ func (c *Connector) refuse(kind *requestKind, calls int) error {
 // hint logs, at info level and at most once every hintEvery per kind, that
 // a request of kind was refused and how to answer such requests.
 func (c *Connector) hint(kind *requestKind, why string) {
-	r := &c.reqs
+	r := &c.srv.reqs
 	r.mu.Lock()
 	if r.hinted == nil {
 		r.hinted, r.refused = map[*requestKind]time.Time{}, map[*requestKind]int{}

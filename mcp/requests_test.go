@@ -40,7 +40,7 @@ func TestServerRequestsRefused(t *testing.T) {
 	})
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
-	r := start(t, "memory://x", false, OptDialer(m.Dial), OptForwardServerRequests())
+	r := start(t, "memory://x", false, OptDialer(m.Dial), OptServerRequests(ServerRequests{Forward: true}))
 	// The caller is the toolkit's no-op session: it cannot sample.
 	_, err := call(t, context.Background(), r.Connector, "ask", `{}`)
 	if !errors.Is(err, toolkit.ErrToolFailed) || !strings.Contains(err.Error(), fmt.Sprintf("refused with code %d", jsonrpc.CodeMethodNotFound)) {
@@ -143,7 +143,7 @@ func TestSamplingConcurrentCallsHTTP(t *testing.T) {
 	const n = 3
 	addSampler(s, newBarrier(n), newBarrier(n))
 	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
-	r := start(t, h.URL, false, OptForwardServerRequests())
+	r := start(t, h.URL, false, OptServerRequests(ServerRequests{Forward: true}))
 	sessions := make([]*samplingSession, n)
 	errc := make(chan error, n)
 	for i := range sessions {
@@ -184,11 +184,11 @@ func TestSamplingConcurrentCallsShared(t *testing.T) {
 			addSampler(s, newBarrier(2), newBarrier(2))
 			m := testserver.NewMemory(s.Server)
 			t.Cleanup(m.Close)
-			opts := []Option{OptDialer(m.Dial), OptForwardServerRequests()}
+			opts := []Option{OptDialer(m.Dial), OptServerRequests(ServerRequests{Forward: true})}
 			if own {
-				opts = append(opts, OptSamplingHandler(func(_ context.Context, p *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
+				opts = append(opts, OptServerRequests(ServerRequests{Sampling: func(_ context.Context, p *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
 					return &sdk.CreateMessageResult{Model: "m", Role: "assistant", Content: &sdk.TextContent{Text: "app"}}, nil
-				}))
+				}}))
 			}
 			r := start(t, "memory://x", false, opts...)
 			errc := make(chan error, 2)
@@ -218,7 +218,7 @@ func TestSamplingConcurrentCallsShared(t *testing.T) {
 	}
 }
 
-// TestSamplingHandler checks that OptSamplingHandler answers for callers
+// TestSamplingHandler checks that ServerRequests.Sampling answers for callers
 // that cannot, and that a caller that can answers first.
 func TestSamplingHandler(t *testing.T) {
 	leakCheck(t)
@@ -227,7 +227,7 @@ func TestSamplingHandler(t *testing.T) {
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
 	var asked []string
-	r := start(t, "memory://x", false, OptDialer(m.Dial), OptSamplingHandler(func(_ context.Context, p *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
+	r := start(t, "memory://x", false, OptDialer(m.Dial), OptServerRequests(ServerRequests{Sampling: func(_ context.Context, p *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
 		q := p.Messages[0].Content.(*sdk.TextContent).Text
 		if q == "fail" {
 			return nil, errors.New("the model is down")
@@ -237,7 +237,7 @@ func TestSamplingHandler(t *testing.T) {
 			return nil, errors.New("the call tag reached the handler")
 		}
 		return &sdk.CreateMessageResult{Model: "m", Role: "assistant", Content: &sdk.TextContent{Text: "from the app"}}, nil
-	}))
+	}}))
 	out, err := call(t, context.Background(), r.Connector, "sample", `{"who":"nobody"}`)
 	if err != nil || read(t, out) != "from the app" {
 		t.Fatalf("no-op caller: %v", err)
@@ -276,9 +276,9 @@ func TestServerRequestHint(t *testing.T) {
 	t.Cleanup(m.Close)
 	logs := newLogCapture()
 	r := start(t, "memory://x", false, OptDialer(m.Dial), OptLogger(slog.New(logs)),
-		OptElicitationHandler(func(_ context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+		OptServerRequests(ServerRequests{Elicitation: func(_ context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
-		}))
+		}}))
 	for range 3 {
 		_, err := call(t, context.Background(), r.Connector, "sample", `{"who":"x"}`)
 		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("code %d", jsonrpc.CodeMethodNotFound)) {
@@ -289,7 +289,7 @@ func TestServerRequestHint(t *testing.T) {
 	for _, rec := range logs.all() {
 		if strings.HasPrefix(rec, "INFO refused a sampling request") {
 			hints++
-			if !strings.Contains(rec, "OptSamplingHandler") {
+			if !strings.Contains(rec, "ServerRequests.Sampling") {
 				t.Errorf("the hint does not say how: %s", rec)
 			}
 		}
@@ -320,7 +320,7 @@ func TestUntag(t *testing.T) {
 		{sdk.Meta{callMetaKey: c.tag(in), "k": 1}, in, 1},
 		{sdk.Meta{callMetaKey: c.tag(in)}, in, 0},
 		{sdk.Meta{callMetaKey: "0000000000000000.1", "k": 1}, nil, 1}, // forged
-		{sdk.Meta{callMetaKey: c.reqs.nonce + ".99"}, nil, 0},         // no such call
+		{sdk.Meta{callMetaKey: c.srv.reqs.nonce + ".99"}, nil, 0},     // no such call
 		{sdk.Meta{callMetaKey: 1}, nil, 0},
 		{sdk.Meta{"k": 1}, nil, 1},
 		{nil, nil, 0},

@@ -56,7 +56,7 @@ func TestStreamResumedMidCall(t *testing.T) {
 			t.Fatalf("call %d: %q", i, got)
 		}
 	}
-	if n := r.states.count(toolkit.StatusReady); n != 1 || r.dials.Load() != 1 {
-		t.Errorf("the session was replaced: %d ready states, %d dials", n, r.dials.Load())
+	if n := r.states.count(toolkit.StatusReady); n != 1 || r.link.dials.Load() != 1 {
+		t.Errorf("the session was replaced: %d ready states, %d dials", n, r.link.dials.Load())
 	}
 }

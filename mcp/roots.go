@@ -162,7 +162,7 @@ func (c *Connector) syncRoots() {
 	if c.o.roots == nil {
 		return
 	}
-	m := &c.roots
+	m := &c.srv.roots
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	want := c.o.roots.Roots()
@@ -179,10 +179,10 @@ func (c *Connector) syncRoots() {
 		}
 	}
 	if len(gone) > 0 {
-		c.client.RemoveRoots(gone...)
+		c.link.client.RemoveRoots(gone...)
 	}
 	if len(changed) > 0 {
-		c.client.AddRoots(changed...)
+		c.link.client.AddRoots(changed...)
 	}
 	m.sent = want
 }

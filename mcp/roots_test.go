@@ -197,9 +197,7 @@ func TestRootsRefused(t *testing.T) {
 // invalid and repeated roots.
 func TestRequestOptionsInvalid(t *testing.T) {
 	invalid := map[string]Option{
-		"OptSamplingHandler":    OptSamplingHandler(nil),
-		"OptElicitationHandler": OptElicitationHandler(nil),
-		"OptRootSet":            OptRootSet(nil),
+		"OptRootSet": OptRootSet(nil),
 	}
 	for i, roots := range [][]*sdk.Root{{nil}, {{URI: "https://example.com/x"}}, {{URI: "file:relative"}}, {{URI: ""}}} {
 		invalid[fmt.Sprint("OptRoots ", i)] = OptRoots(roots...)

@@ -32,7 +32,7 @@ func TestInputRelayed(t *testing.T) {
 	})
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
-	r := start(t, "memory://relay", false, OptDialer(m.Dial), OptForwardServerRequests())
+	r := start(t, "memory://relay", false, OptDialer(m.Dial), OptServerRequests(ServerRequests{Forward: true}))
 	caller := toolkit.ContextWithSession(context.Background(), &askingSession{newTestSession("c")})
 	tool := findTool(t, r.Connector, "ask_user")
 

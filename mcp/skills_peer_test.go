@@ -58,7 +58,7 @@ func TestSkillsServer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			url := tc.url(t)
 			leakCheck(t)
-			opts := []Option{OptConnectTimeout(time.Minute)}
+			opts := []Option{OptTimeouts(Timeouts{Connect: time.Minute})}
 			if tc.ask != "" {
 				opts = append(opts, OptProtocolVersion(tc.ask))
 			}

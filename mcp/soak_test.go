@@ -55,7 +55,7 @@ func TestSoakHTTPKillRestart(t *testing.T) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: in.Tag}}}, nil
 	})
 	h := testserver.ServeHTTP(t, s.Server, testserver.Stateful)
-	r := start(t, h.URL, false, fastBackoff, OptReconnectWait(waitLimit))
+	r := start(t, h.URL, false, fastBackoff, OptReconnect(Reconnect{Wait: waitLimit}))
 
 	// The caller charges with a new tag each time until told to stop.
 	stop := make(chan struct{})
@@ -142,7 +142,7 @@ func TestSoakStdioKillRestart(t *testing.T) {
 	}
 	leakCheck(t)
 	childCheck(t)
-	r := start(t, stdioURL(t, testserver.StdioServe), false, fastBackoff, OptReconnectWait(waitLimit))
+	r := start(t, stdioURL(t, testserver.StdioServe), false, fastBackoff, OptReconnect(Reconnect{Wait: waitLimit}))
 	recovery := make([]time.Duration, 0, soakStdioCycles)
 	pid := serverPids(t, r)[0]
 	for i := range soakStdioCycles {

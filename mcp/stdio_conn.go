@@ -11,11 +11,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit/mcp/internal/wire"
 )
 
 // errLineTooLong reports a message from a stdio server longer than
-// OptMaxMessageBytes; it ends the session.
-var errLineTooLong = errors.New("a message of the server is longer than the limit (OptMaxMessageBytes)")
+// Limits.MaxMessageBytes; it ends the session.
+var errLineTooLong = errors.New("a message of the server is longer than the limit (Limits.MaxMessageBytes)")
 
 // lineConn is the connection to a stdio server: one JSON-RPC message (or
 // batch) a line. It reads lines through jsonLines, whose buffer is let go
@@ -66,8 +68,8 @@ func (c *lineConn) read(lines *jsonLines, scan *noteScanner, max int) {
 			// reader of its own and encoding/json copies raw messages.
 			m.msgs, m.err = decodeLine(line)
 			if m.err != nil {
-				// Nested deeper than the SDK decodes (wiredepth.go)?
-				if fixed, ok := clampLine(line); ok {
+				// Nested deeper than the SDK decodes (package internal/wire)?
+				if fixed, ok := wire.ClampLine(line); ok {
 					m.msgs, m.err = decodeLine(fixed)
 				}
 			}

@@ -25,7 +25,7 @@ func heapInUse() uint64 {
 // held after a 15 MiB result).
 func TestStdioLargeMessageNotKept(t *testing.T) {
 	leakCheck(t)
-	r := start(t, stdioURL(t, testserver.StdioServe), false, OptMaxMessageBytes(32<<20))
+	r := start(t, stdioURL(t, testserver.StdioServe), false, OptLimits(Limits{MaxMessageBytes: 32 << 20}))
 	const size = 6 << 20
 	text := strings.Repeat("x", size)
 	before := heapInUse()

@@ -61,7 +61,7 @@ func TestStdioGarbageOnStdout(t *testing.T) {
 	logs := newLogCapture()
 	url := (&StdioCommand{Path: exe, Env: []string{testserver.HostileEnv + "=" + testserver.HostileGarbage}}).String()
 	t0 := time.Now()
-	r := start(t, url, false, OptLogger(slogNew(logs)), OptReconnectWait(0))
+	r := start(t, url, false, OptLogger(slogNew(logs)), OptReconnect(Reconnect{Wait: -1}))
 	for i := range 200 {
 		out, err := call(t, context.Background(), r.Connector, "echo", fmt.Sprintf(`{"text":"%d"}`, i))
 		mustNotErr(t, err)

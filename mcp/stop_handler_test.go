@@ -19,12 +19,12 @@ func TestStopEndsChildWhateverAHandlerWaitsFor(t *testing.T) {
 	leakCheck(t)
 	entered := make(chan struct{}, 1)
 	release := make(chan struct{})
-	r := start(t, stdioURL(t, testserver.StdioAsk), true, OptTerminateTimeout(100*time.Millisecond), OptProtocolVersion(StatefulProtocolVersion),
-		OptSamplingHandler(func(context.Context, *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
+	r := start(t, stdioURL(t, testserver.StdioAsk), true, OptTimeouts(Timeouts{Terminate: 100 * time.Millisecond}), OptProtocolVersion(StatefulProtocolVersion),
+		OptServerRequests(ServerRequests{Sampling: func(context.Context, *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
 			entered <- struct{}{}
 			<-release // deaf to its context
 			return nil, toolkit.ErrNotImplemented
-		}))
+		}}))
 	select {
 	case <-entered:
 	case <-time.After(waitLimit):
@@ -32,9 +32,9 @@ func TestStopEndsChildWhateverAHandlerWaitsFor(t *testing.T) {
 		t.Fatalf("the server's request never reached the handler (%s)", r.states.statuses())
 	}
 	r.states.wait(t, toolkit.StatusReady, 1)
-	r.mu.Lock()
-	exited := r.cur.exited()
-	r.mu.Unlock()
+	r.life.mu.Lock()
+	exited := r.life.cur.exited()
+	r.life.mu.Unlock()
 	r.cancel()
 	select {
 	case <-exited:

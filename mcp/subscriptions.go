@@ -28,18 +28,18 @@ func (r *remoteResource) Unsubscribe(ctx context.Context) error {
 // when the server offers no subscriptions; while the connector is not
 // connected it is recorded and made when it is.
 func (c *Connector) SubscribeResource(ctx context.Context, uri string) error {
-	c.subMu.Lock()
-	defer c.subMu.Unlock()
-	if c.subs == nil {
-		c.subs = map[string]int{}
+	c.subs.mu.Lock()
+	defer c.subs.mu.Unlock()
+	if c.subs.by == nil {
+		c.subs.by = map[string]int{}
 	}
-	c.subs[uri]++
-	if c.subs[uri] > 1 {
+	c.subs.by[uri]++
+	if c.subs.by[uri] > 1 {
 		return nil
 	}
 	if err := c.sendSubscription(ctx, uri, true); err != nil {
-		if c.subs[uri]--; c.subs[uri] == 0 {
-			delete(c.subs, uri)
+		if c.subs.by[uri]--; c.subs.by[uri] == 0 {
+			delete(c.subs.by, uri)
 		}
 		return err
 	}
@@ -49,24 +49,24 @@ func (c *Connector) SubscribeResource(ctx context.Context, uri string) error {
 // UnsubscribeResource drops one subscription made with SubscribeResource;
 // the last one unsubscribes on the server.
 func (c *Connector) UnsubscribeResource(ctx context.Context, uri string) error {
-	c.subMu.Lock()
-	defer c.subMu.Unlock()
-	if c.subs[uri] == 0 {
+	c.subs.mu.Lock()
+	defer c.subs.mu.Unlock()
+	if c.subs.by[uri] == 0 {
 		return nil
 	}
-	if c.subs[uri]--; c.subs[uri] > 0 {
+	if c.subs.by[uri]--; c.subs.by[uri] > 0 {
 		return nil
 	}
-	delete(c.subs, uri)
+	delete(c.subs.by, uri)
 	return c.sendSubscription(ctx, uri, false)
 }
 
 // sendSubscription sends resources/subscribe or resources/unsubscribe on
-// the current session, if any. c.subMu must be held.
+// the current session, if any. c.subs.mu must be held.
 func (c *Connector) sendSubscription(ctx context.Context, uri string, on bool) error {
-	c.mu.Lock()
-	l := c.cur
-	c.mu.Unlock()
+	c.life.mu.Lock()
+	l := c.life.cur
+	c.life.mu.Unlock()
 	if l == nil {
 		return nil // made by resubscribe on the next connection
 	}
@@ -99,11 +99,11 @@ func (c *Connector) resubscribe(ctx context.Context, l *live) {
 	if !serverSubscribes(l) {
 		return
 	}
-	c.subMu.Lock()
-	uris := make([]string, 0, len(c.subs))
-	for uri := range c.subs {
+	c.subs.mu.Lock()
+	uris := make([]string, 0, len(c.subs.by))
+	for uri := range c.subs.by {
 		uris = append(uris, uri)
 	}
-	c.subMu.Unlock()
+	c.subs.mu.Unlock()
 	c.subscribeEach(ctx, l, uris)
 }

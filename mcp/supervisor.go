@@ -24,7 +24,7 @@ const maxEndedAuth = 3
 // Run connects to the server and keeps the connection alive until ctx is
 // cancelled, reconnecting with backoff whenever it is lost. It returns nil
 // when ctx is cancelled, and an error when the connector gives up
-// (OptMaxAttempts, or a stdio program that cannot be started: not found,
+// (Reconnect.MaxAttempts, or a stdio program that cannot be started: not found,
 // or not executable). Its state is StatusConnecting during the first
 // attempt and StatusReconnecting, with LastError saying why, once an
 // attempt failed or a session was lost, until it is ready again; a
@@ -36,10 +36,10 @@ const maxEndedAuth = 3
 // may be active at a time; when it returns, the session is closed, any
 // child process is reaped and no goroutine of the connector remains.
 func (c *Connector) Run(ctx context.Context) error {
-	if !c.running.CompareAndSwap(false, true) {
+	if !c.life.running.CompareAndSwap(false, true) {
 		return fmt.Errorf("%w: connector %s is already running", errs.ErrConflict, c.label())
 	}
-	defer c.running.Store(false)
+	defer c.life.running.Store(false)
 	if c.o.oauth != nil {
 		// The supervisor's requests never wait for a person: it waits
 		// for the authorization itself (waitAuthorization).
@@ -48,14 +48,13 @@ func (c *Connector) Run(ctx context.Context) error {
 	}
 	c.adoptNamespace(ctx)
 	defer c.watchRoots()()
-	defer c.pc.run(ctx)()
-	defer c.pu.stop()
-	c.mu.Lock()
-	c.stopped = false
-	c.mu.Unlock()
+	defer c.up.run(ctx)()
+	c.life.mu.Lock()
+	c.life.stopped = false
+	c.life.mu.Unlock()
 	defer func() {
-		if c.ownHTTP != nil {
-			c.ownHTTP.CloseIdleConnections()
+		if c.link.ownHTTP != nil {
+			c.link.ownHTTP.CloseIdleConnections()
 		}
 	}()
 
@@ -69,7 +68,7 @@ func (c *Connector) Run(ctx context.Context) error {
 		status, errText = toolkit.StatusReconnecting, st.LastError
 	}
 	// attempt counts the consecutive failures since the last connection
-	// that stayed up for OptStableAfter: failed connection attempts, and
+	// that stayed up for Reconnect.StableAfter: failed connection attempts, and
 	// sessions lost less than kickFloor after a loss retried at once.
 	attempt := 0
 	// endedAuth counts the attempts in a row that found an authorization
@@ -89,7 +88,7 @@ func (c *Connector) Run(ctx context.Context) error {
 		}); first || changed {
 			c.report(ctx, st)
 		}
-		c.challenge.Store(nil)
+		c.link.challenge.Store(nil)
 		l, err := c.connect(ctx)
 		// net/http quotes the request URL, whose query may hold a secret.
 		err = toolkit.RedactError(err)
@@ -191,7 +190,7 @@ func (c *Connector) Run(ctx context.Context) error {
 			attempt = 0
 		}
 		delay := 0
-		if now := time.Now(); !lastQuick.IsZero() && now.Sub(lastQuick) < c.o.kickFloor {
+		if now := time.Now(); !lastQuick.IsZero() && now.Sub(lastQuick) < c.o.hooks.kickFloor {
 			attempt++
 			delay = attempt
 		} else {
@@ -222,17 +221,17 @@ func (c *Connector) stop(ctx context.Context) {
 
 // markStopped records that Run is over and wakes the calls waiting for a
 // session: they fail at once with ErrClosed instead of waiting out
-// OptReconnectWait for a session that will not come.
+// Reconnect.Wait for a session that will not come.
 func (c *Connector) markStopped() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stopped = true
+	c.life.mu.Lock()
+	defer c.life.mu.Unlock()
+	c.life.stopped = true
 	select {
-	case <-c.readyCh:
+	case <-c.life.readyCh:
 	default:
-		close(c.readyCh)
+		close(c.life.readyCh)
 	}
-	c.readyCh = make(chan struct{})
+	c.life.readyCh = make(chan struct{})
 }
 
 // backoffDelay returns the delay before attempt (1-based); 0 for attempt 0.
@@ -256,12 +255,12 @@ func (c *Connector) backoffDelay(attempt int) time.Duration {
 // kickFloor (one second) after the failed attempt, and so is every wait
 // after it until no call waits any more: a server that comes back after a
 // long outage is reached soon after somebody needs it, not when a backoff
-// of up to OptBackoff's maximum runs out, while an idle connector keeps
+// of up to OptReconnect's maximum runs out, while an idle connector keeps
 // backing off and waiting callers cause at most one attempt a second.
 func (c *Connector) backoff(ctx context.Context, attempt int) bool {
 	d := c.backoffDelay(attempt)
-	if c.o.beforeBackoff != nil {
-		c.o.beforeBackoff(attempt, d)
+	if c.o.hooks.beforeBackoff != nil {
+		c.o.hooks.beforeBackoff(attempt, d)
 	}
 	if d <= 0 {
 		return ctx.Err() == nil
@@ -270,8 +269,8 @@ func (c *Connector) backoff(ctx context.Context, attempt int) bool {
 	var t *time.Timer
 	for {
 		wait := d
-		if c.waiters.Load() > 0 {
-			wait = min(d, c.o.kickFloor)
+		if c.sig.waiters.Load() > 0 {
+			wait = min(d, c.o.hooks.kickFloor)
 		}
 		rest := wait - time.Since(failed)
 		if rest <= 0 {
@@ -287,7 +286,7 @@ func (c *Connector) backoff(ctx context.Context, attempt int) bool {
 		case <-ctx.Done():
 			return false
 		case <-t.C:
-		case <-c.kick: // a call started waiting: look again
+		case <-c.sig.kick: // a call started waiting: look again
 		}
 	}
 }
@@ -296,7 +295,7 @@ func (c *Connector) backoff(ctx context.Context, attempt int) bool {
 // subscriptions and the listing of every item. On success the connector is
 // ready.
 func (c *Connector) connect(ctx context.Context) (*live, error) {
-	c.dials.Add(1)
+	c.link.dials.Add(1)
 	cctx, cancel := context.WithTimeout(ctx, c.o.connectTimeout)
 	defer cancel()
 	l, err := c.dial(cctx)
@@ -318,7 +317,7 @@ func (c *Connector) connect(ctx context.Context) (*live, error) {
 		}
 	}
 	// Clear stale signals: everything is listed below.
-	c.pending.And(^(sigTools | sigPrompts | sigResources | sigSuspect | sigLost))
+	c.sig.pending.And(^(sigTools | sigPrompts | sigResources | sigSuspect | sigLost))
 	prev := c.snap.Load()
 	next, err := c.listAll(cctx, l, caps, prev)
 	if err != nil {
@@ -343,9 +342,9 @@ func (c *Connector) connect(ctx context.Context) (*live, error) {
 // enterReady makes l the current session and reports the ready state.
 func (c *Connector) enterReady(ctx context.Context, l *live, init *sdk.InitializeResult) {
 	ext := c.serverExtensions(init.Capabilities)
-	c.mu.Lock()
-	c.cur = l
-	s := &c.state
+	c.life.mu.Lock()
+	c.life.cur = l
+	s := &c.life.state
 	s.Name, s.Version, s.Title = "", "", ""
 	if si := init.ServerInfo; si != nil {
 		s.Name, s.Version, s.Title = si.Name, si.Version, si.Title
@@ -356,11 +355,11 @@ func (c *Connector) enterReady(ctx context.Context, l *live, init *sdk.Initializ
 	s.Status = toolkit.StatusReady
 	s.LastError = ""
 	s.ConnectedSince = time.Now()
-	state := c.state
-	close(c.readyCh)
-	c.mu.Unlock()
+	state := c.life.state
+	close(c.life.readyCh)
+	c.life.mu.Unlock()
 	select {
-	case <-c.kick: // whoever asked is served
+	case <-c.sig.kick: // whoever asked is served
 	default:
 	}
 	host := uriHost(state.Name)
@@ -374,17 +373,17 @@ func (c *Connector) enterReady(ctx context.Context, l *live, init *sdk.Initializ
 
 // leaveReady forgets the current session; callers wait for the next one.
 func (c *Connector) leaveReady() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.life.mu.Lock()
+	defer c.life.mu.Unlock()
 	c.leaveReadyLocked()
 }
 
-// leaveReadyLocked is leaveReady with c.mu held.
+// leaveReadyLocked is leaveReady with c.life.mu held.
 func (c *Connector) leaveReadyLocked() {
-	c.cur = nil
+	c.life.cur = nil
 	select {
-	case <-c.readyCh:
-		c.readyCh = make(chan struct{})
+	case <-c.life.readyCh:
+		c.life.readyCh = make(chan struct{})
 	default:
 	}
 }
@@ -403,9 +402,9 @@ func (c *Connector) serve(ctx context.Context, l *live) error {
 			return errors.New("session closed by the server")
 		case <-l.exited():
 			return l.stdio.exitError()
-		case <-c.wake:
+		case <-c.sig.wake:
 		}
-		bits := c.pending.Swap(0)
+		bits := c.sig.pending.Swap(0)
 		reason := c.lastReason()
 		if bits&sigLost != 0 {
 			return reason
@@ -425,8 +424,8 @@ func (c *Connector) serve(ctx context.Context, l *live) error {
 		}
 		if kinds := bits & (sigTools | sigPrompts | sigResources); kinds != 0 {
 			err := c.refresh(ctx, l, kinds)
-			if c.o.afterRefresh != nil {
-				c.o.afterRefresh(kinds, err)
+			if c.o.hooks.afterRefresh != nil {
+				c.o.hooks.afterRefresh(kinds, err)
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -566,10 +565,10 @@ func (c *Connector) subscribeEach(ctx context.Context, l *live, uris []string) {
 
 // deliverUpdates hands queued resource updates to the callback.
 func (c *Connector) deliverUpdates(ctx context.Context) {
-	c.updMu.Lock()
-	uris := c.updated
-	c.updated = nil
-	c.updMu.Unlock()
+	c.sig.updMu.Lock()
+	uris := c.sig.updated
+	c.sig.updated = nil
+	c.sig.updMu.Unlock()
 	for _, u := range uris {
 		c.o.onResourceUpdated(ctx, u)
 	}

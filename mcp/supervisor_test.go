@@ -17,7 +17,7 @@ import (
 	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
-var fastBackoff = OptBackoff(5*time.Millisecond, 50*time.Millisecond)
+var fastBackoff = OptReconnect(Reconnect{BackoffMin: 5 * time.Millisecond, BackoffMax: 50 * time.Millisecond})
 
 func TestServerKilledMidCall(t *testing.T) {
 	cases := []struct {
@@ -130,7 +130,7 @@ func TestFlappingServerBacksOff(t *testing.T) {
 	const n = 8
 	steps := make(chan step, 100)
 	min, max := time.Millisecond, 16*time.Millisecond
-	r := start(t, "memory://flap", true, OptDialer(m.Dial), OptBackoff(min, max), OptStableAfter(time.Hour),
+	r := start(t, "memory://flap", true, OptDialer(m.Dial), OptReconnect(Reconnect{BackoffMin: min, BackoffMax: max}), OptReconnect(Reconnect{StableAfter: time.Hour}),
 		withBeforeBackoff(func(a int, d time.Duration) { steps <- step{a, d} }))
 	var got []step
 	for len(got) < n {
@@ -163,13 +163,13 @@ func TestFlappingServerBacksOff(t *testing.T) {
 			t.Errorf("attempt %d waited %v, want between %v and %v", st.attempt, st.d, base/2, base)
 		}
 	}
-	if d := r.dials.Load(); d < n || d > n+1 {
+	if d := r.link.dials.Load(); d < n || d > n+1 {
 		t.Errorf("%d connection attempts for %d backoff steps", d, n)
 	}
 }
 
 func TestBackoffDelays(t *testing.T) {
-	c, err := New("memory://x", "c", "1", OptDialer(testserver.NewMemory(nil).Dial), OptBackoff(100*time.Millisecond, time.Second))
+	c, err := New("memory://x", "c", "1", OptDialer(testserver.NewMemory(nil).Dial), OptReconnect(Reconnect{BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second}))
 	mustNotErr(t, err)
 	if d := c.backoffDelay(0); d != 0 {
 		t.Errorf("attempt 0 waits %v", d)
@@ -184,7 +184,7 @@ func TestBackoffDelays(t *testing.T) {
 }
 
 func TestCallWhileDown(t *testing.T) {
-	r, _, m := memoryConnector(t, testserver.Options{}, fastBackoff, OptReconnectWait(30*time.Millisecond))
+	r, _, m := memoryConnector(t, testserver.Options{}, fastBackoff, OptReconnect(Reconnect{Wait: 30 * time.Millisecond}))
 	m.Kill()
 	r.states.wait(t, toolkit.StatusReconnecting, 1)
 	_, err := call(t, context.Background(), r.Connector, "echo", `{"text":"x"}`)
@@ -193,7 +193,7 @@ func TestCallWhileDown(t *testing.T) {
 	}
 
 	// A call that waits long enough sees the server come back.
-	r2, _, m2 := memoryConnector(t, testserver.Options{}, fastBackoff, OptReconnectWait(waitLimit))
+	r2, _, m2 := memoryConnector(t, testserver.Options{}, fastBackoff, OptReconnect(Reconnect{Wait: waitLimit}))
 	m2.Kill()
 	r2.states.wait(t, toolkit.StatusReconnecting, 1)
 	done := make(chan error, 1)
@@ -248,7 +248,7 @@ func TestRunStates(t *testing.T) {
 func TestGivesUp(t *testing.T) {
 	m := testserver.NewMemory(newServer(t, testserver.Options{}).Server)
 	m.Kill()
-	r := start(t, "memory://down", true, OptDialer(m.Dial), fastBackoff, OptMaxAttempts(3))
+	r := start(t, "memory://down", true, OptDialer(m.Dial), fastBackoff, OptReconnect(Reconnect{MaxAttempts: 3}))
 	var err error
 	select {
 	case err = <-r.done:
@@ -273,8 +273,8 @@ func TestStopReleasesWaitingCalls(t *testing.T) {
 	leakCheck(t)
 	waiting := make(chan struct{}, 1)
 	r, _, m := memoryConnector(t, testserver.Options{}, fastBackoff,
-		OptReconnectWait(time.Hour),
-		func(o *options) error { o.waiting = func() { waiting <- struct{}{} }; return nil })
+		OptReconnect(Reconnect{Wait: time.Hour}),
+		func(o *options) error { o.hooks.waiting = func() { waiting <- struct{}{} }; return nil })
 	m.Kill()
 	r.states.wait(t, toolkit.StatusReconnecting, 1)
 	done := make(chan error, 1)
@@ -304,10 +304,10 @@ func TestWaitingCallShortensBackoff(t *testing.T) {
 	leakCheck(t)
 	backoffs := make(chan time.Duration, 16)
 	r, _, m := memoryConnector(t, testserver.Options{},
-		OptBackoff(time.Hour, time.Hour),
-		OptReconnectWait(waitLimit),
+		OptReconnect(Reconnect{BackoffMin: time.Hour, BackoffMax: time.Hour}),
+		OptReconnect(Reconnect{Wait: waitLimit}),
 		withBeforeBackoff(func(_ int, d time.Duration) { backoffs <- d }),
-		func(o *options) error { o.kickFloor = time.Millisecond; return nil })
+		func(o *options) error { o.hooks.kickFloor = time.Millisecond; return nil })
 	m.Kill()
 	r.states.wait(t, toolkit.StatusReconnecting, 1)
 	if d := <-backoffs; d != 0 {
@@ -383,12 +383,12 @@ func TestWaitingCallKeepsAttemptsComing(t *testing.T) {
 	steps := newBackoffSteps()
 	waiting := make(chan struct{}, 1)
 	r, _, m := memoryConnector(t, testserver.Options{},
-		OptBackoff(time.Hour, time.Hour),
-		OptReconnectWait(waitLimit),
+		OptReconnect(Reconnect{BackoffMin: time.Hour, BackoffMax: time.Hour}),
+		OptReconnect(Reconnect{Wait: waitLimit}),
 		steps.option(),
 		func(o *options) error {
-			o.kickFloor = time.Millisecond
-			o.waiting = func() { waiting <- struct{}{} }
+			o.hooks.kickFloor = time.Millisecond
+			o.hooks.waiting = func() { waiting <- struct{}{} }
 			return nil
 		})
 	m.Kill()
@@ -424,14 +424,14 @@ func TestWaitingCallKeepsAttemptsComing(t *testing.T) {
 }
 
 // The first attempt after a session is lost is made at once, even when the
-// session was not up for OptStableAfter: a crashed server that is back is
+// session was not up for Reconnect.StableAfter: a crashed server that is back is
 // reached without any backoff. Only one loss a kickFloor is retried so.
 func TestFirstAttemptAfterLossImmediate(t *testing.T) {
 	leakCheck(t)
 	steps := newBackoffSteps()
 	r, _, m := memoryConnector(t, testserver.Options{},
-		OptBackoff(time.Hour, time.Hour), OptStableAfter(time.Hour), steps.option(),
-		func(o *options) error { o.kickFloor = time.Hour; return nil })
+		OptReconnect(Reconnect{BackoffMin: time.Hour, BackoffMax: time.Hour}), OptReconnect(Reconnect{StableAfter: time.Hour}), steps.option(),
+		func(o *options) error { o.hooks.kickFloor = time.Hour; return nil })
 	m.Drop()
 	r.states.wait(t, toolkit.StatusReady, 2)
 	if got := steps.all(); len(got) != 1 || got[0] != (backoffStep{0, 0}) {
@@ -455,7 +455,7 @@ func TestFailedAttemptIsReconnectingAtOnce(t *testing.T) {
 	leakCheck(t)
 	refused := OptDialer(func(context.Context) (sdk.Transport, error) { return nil, errors.New("connection refused") })
 	// The backoff outlasts the test: the state cannot wait for it.
-	r := start(t, "memory://refused", true, refused, OptBackoff(time.Hour, time.Hour))
+	r := start(t, "memory://refused", true, refused, OptReconnect(Reconnect{BackoffMin: time.Hour, BackoffMax: time.Hour}))
 	st := r.states.wait(t, toolkit.StatusReconnecting, 1)
 	if st.LastError != "connection refused" {
 		t.Errorf("reconnecting state %+v, want the attempt's error", st)

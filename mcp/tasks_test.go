@@ -17,6 +17,8 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
+	"github.com/llmkit/toolkit/mcp/internal/wire"
+	"github.com/llmkit/toolkit/mcp/internal/wire/wiretest"
 )
 
 // execListResult is a tools/list result that declares the task support of
@@ -246,7 +248,7 @@ func FuzzTakeAnswer(f *testing.F) {
 				}
 			}
 		}
-		rd := newEventRewriter(io.NopCloser(&chunkReader{b: data, n: chunk}), 1<<10, holdEvery, (&taskSlot{}).takeAnswer)
+		rd := wire.NewEventRewriter(io.NopCloser(&wiretest.ChunkReader{B: data, N: chunk}), 1<<10, holdEvery, (&taskSlot{}).takeAnswer)
 		if _, err := io.ReadAll(rd); err != nil {
 			t.Fatal(err)
 		}

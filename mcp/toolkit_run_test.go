@@ -132,7 +132,7 @@ func TestToolkitFailingCreateWhileRunning(t *testing.T) {
 		t.Errorf("a failed connector is registered: %+v", tk.Connectors())
 	}
 	failed := d.connectors(h.URL)
-	if len(failed) != 1 || failed[0].running.Load() || failed[0].dials.Load() != 0 || h.Requests.Load() != 0 {
+	if len(failed) != 1 || failed[0].life.running.Load() || failed[0].link.dials.Load() != 0 || h.Requests.Load() != 0 {
 		t.Errorf("the discarded connector ran (%d requests)", h.Requests.Load())
 	}
 
@@ -141,7 +141,7 @@ func TestToolkitFailingCreateWhileRunning(t *testing.T) {
 	events.wait(t, toolkit.ConnectorEventToolListChanged, "remote")
 	echoVia(t, context.Background(), tk, "remote", "after a failure")
 	stop()
-	if c := d.connectors(h.URL)[1]; c.running.Load() || c.State().Status != toolkit.StatusStopped {
+	if c := d.connectors(h.URL)[1]; c.life.running.Load() || c.State().Status != toolkit.StatusStopped {
 		t.Errorf("connector after the toolkit stopped: %+v", c.State())
 	}
 }
@@ -192,7 +192,7 @@ func TestToolkitRemoveDuringSlowCreateWhileRunning(t *testing.T) {
 	if hasNamespace(tk, "slow") {
 		t.Errorf("the removed connector is registered: %+v", tk.Connectors())
 	}
-	if c := d.connectors(hs.URL)[0]; c.running.Load() || c.dials.Load() != 0 || hs.Requests.Load() != 0 {
+	if c := d.connectors(hs.URL)[0]; c.life.running.Load() || c.link.dials.Load() != 0 || hs.Requests.Load() != 0 {
 		t.Errorf("the dropped connector ran (%d requests)", hs.Requests.Load())
 	}
 	if _, err := tk.Lookup(context.Background(), "slow.echo"); !errors.Is(err, toolkit.ErrNotFound) {
@@ -242,7 +242,7 @@ func TestToolkitStdioConnectorAddedDuringRun(t *testing.T) {
 	if !reaped(pid) {
 		t.Errorf("server %d outlived RemoveConnector", pid)
 	}
-	if c := d.connectors(url)[0]; c.running.Load() {
+	if c := d.connectors(url)[0]; c.life.running.Load() {
 		t.Error("the removed connector still runs")
 	}
 	if _, err := tk.Lookup(ctx, "kid.echo"); !errors.Is(err, toolkit.ErrNotFound) {
@@ -260,7 +260,7 @@ func TestToolkitOtherServerNotBlocked(t *testing.T) {
 	sb := newServer(t, testserver.Options{Name: "server-b"})
 	hb := testserver.ServeHTTP(t, sb.Server, testserver.Stateful)
 	events := newEventLog()
-	d := newHookDelegate(events, OptReconnectWait(50*time.Millisecond), fastBackoff)
+	d := newHookDelegate(events, OptReconnect(Reconnect{Wait: 50 * time.Millisecond}), fastBackoff)
 	tk, err := toolkit.New(toolkit.WithDelegate(d))
 	mustNotErr(t, err)
 	mustNotErr(t, tk.AddConnectorNS("a", ha.URL))

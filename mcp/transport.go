@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit/internal/errs"
+	"github.com/llmkit/toolkit/mcp/internal/wire"
 	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
@@ -201,7 +202,7 @@ func (t *trackedTransport) closeConn() {
 }
 
 // dial makes one connection attempt, trying each transport the URL allows.
-func (c *Connector) dial(ctx context.Context) (*live, error) { return c.dialWith(ctx, c.client) }
+func (c *Connector) dial(ctx context.Context) (*live, error) { return c.dialWith(ctx, c.link.client) }
 
 // dialWith is dial with the SDK client cl: the connector's own, or that of
 // one client's upstream session (perclient.go).
@@ -213,9 +214,9 @@ func (c *Connector) dialWith(ctx context.Context, cl *sdk.Client) (*live, error)
 			return nil, err
 		}
 		if iot, ok := t.(*sdk.IOTransport); ok && iot != nil && iot.Reader != nil {
-			// Clamp what the server sends (wiredepth.go).
+			// Clamp what the server sends (package internal/wire).
 			cp := *iot
-			cp.Reader = newClampCloser(iot.Reader, false)
+			cp.Reader = wire.NewClampCloser(iot.Reader, false)
 			t = &cp
 		}
 		return c.handshake(ctx, cl, t, "custom", nil)
@@ -238,7 +239,7 @@ func (c *Connector) dialWith(ctx context.Context, cl *sdk.Client) (*live, error)
 	case c.ep.kind == endpointSSE:
 		return c.dialSSE(ctx, cl)
 	}
-	if c.preferSSE.Load() {
+	if c.link.preferSSE.Load() {
 		l, err := c.dialSSE(ctx, cl)
 		if err == nil || ctx.Err() != nil {
 			return l, err
@@ -261,7 +262,7 @@ func (c *Connector) dialWith(ctx context.Context, cl *sdk.Client) (*live, error)
 	}
 	l, err := c.handshake(ctx, cl, t, "streamable", nil)
 	if err == nil {
-		c.preferSSE.Store(false)
+		c.link.preferSSE.Store(false)
 		watch.attach(l)
 		return l, nil
 	}
@@ -273,7 +274,7 @@ func (c *Connector) dialWith(ctx context.Context, cl *sdk.Client) (*live, error)
 	if sseErr != nil {
 		return nil, fmt.Errorf("streamable HTTP: %v; SSE: %w", err, sseErr)
 	}
-	c.preferSSE.Store(true)
+	c.link.preferSSE.Store(true)
 	return l, nil
 }
 
@@ -390,7 +391,7 @@ func (c *Connector) handshake(ctx context.Context, cl *sdk.Client, t sdk.Transpo
 // non-streaming bodies, reports broken streams and, when rec is non-nil,
 // records the status of the first POST.
 func (c *Connector) httpClientWith(rec *atomic.Int32) *http.Client {
-	hc := *c.httpClient
+	hc := *c.link.httpClient
 	base := hc.Transport
 	if base == nil {
 		base = http.DefaultTransport

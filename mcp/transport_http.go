@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"github.com/llmkit/toolkit/mcp/internal/wire"
 )
 
 // roundTripper decorates the HTTP transport of a connector.
@@ -75,18 +77,18 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	rc := resp.Body
 	if (stream && req.Method == http.MethodGet) || (mt == "application/json" || stream) && taskSlotFrom(req.Context()) != nil {
-		// Clamp what the server sends (wiredepth.go): the answer to a
+		// Clamp what the server sends (package internal/wire): the answer to a
 		// tools/list, and the event streams of GET requests (all of the
 		// legacy SSE transport's messages, a streamable session's own
 		// requests and notifications).
-		rc = newClampCloser(rc, stream)
+		rc = wire.NewClampCloser(rc, stream)
 	} else if in := inflightFrom(req.Context()); in != nil && req.Method == http.MethodPost && (mt == "application/json" || stream) {
 		// The answer to a call, read, or prompt: the go-sdk would close
 		// the whole session on one nested past its limit, cutting every
 		// request in flight. Clamped, it decodes, and the request fails
 		// alone (Connector.doRequest).
-		cc := newClampCloser(rc, stream)
-		cc.onClamp = func() { in.tooDeep.Store(true) }
+		cc := wire.NewClampCloser(rc, stream)
+		cc.OnClamp = func() { in.tooDeep.Store(true) }
 		rc = cc
 	}
 	if stream && rt.listen != nil && isListen(req, resp.StatusCode) {
@@ -94,22 +96,22 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if owner := inflightFrom(req.Context()); stream && owner != nil && rt.conn != nil {
 		// The stream of a call's POST: the requests of the server in it
-		// belong to that call (streamtag.go).
-		rc = newTagStream(rc, rt.conn.tag(owner), rt.conn.o.maxMessage)
+		// belong to that call (package internal/wire).
+		rc = wire.NewTagStream(rc, rt.conn.tag(owner), rt.conn.o.maxMessage)
 	}
 	slot := taskSlotFrom(req.Context())
 	if slot != nil && stream && req.Method == http.MethodPost {
 		// The answer to a tools/list request in an event stream: its
 		// page of tools goes to the slot (tools_page.go); every event is
 		// held (bounded by the message limit) until it is known.
-		maxMsg := 0
+		maxMsg := DefaultMaxMessageBytes
 		if rt.conn != nil {
 			maxMsg = rt.conn.o.maxMessage
 		}
-		rc = newEventRewriter(rc, maxMsg, holdEvery, slot.takeAnswer)
+		rc = wire.NewEventRewriter(rc, maxMsg, holdEvery, slot.takeAnswer)
 	}
 	body := &watchedBody{rc: rc, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken, held: held}
-	if stream && rt.conn != nil && rt.conn.scanned {
+	if stream && rt.conn != nil && rt.conn.link.scanned {
 		// The stream of a POST belongs to the request it answers.
 		body.scan = &noteScanner{c: rt.conn, sse: true, owner: inflightFrom(req.Context())}
 	}

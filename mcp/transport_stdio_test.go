@@ -291,7 +291,7 @@ func TestStdioProcessGroupKilled(t *testing.T) {
 
 func TestStdioStubbornServerKilled(t *testing.T) {
 	requireUnix(t)
-	r := start(t, stdioURL(t, testserver.StdioStubborn), false, OptTerminateTimeout(20*time.Millisecond))
+	r := start(t, stdioURL(t, testserver.StdioStubborn), false, OptTimeouts(Timeouts{Terminate: 20 * time.Millisecond}))
 	pid := serverPids(t, r)[0]
 	mustNotErr(t, r.stop(t))
 	if !gone(pid) {
@@ -302,7 +302,7 @@ func TestStdioStubbornServerKilled(t *testing.T) {
 func TestStdioServerExits(t *testing.T) {
 	requireUnix(t)
 	logs := newLogCapture()
-	r := start(t, stdioURL(t, testserver.StdioExit), true, OptLogger(slogNew(logs)), fastBackoff, OptMaxAttempts(2))
+	r := start(t, stdioURL(t, testserver.StdioExit), true, OptLogger(slogNew(logs)), fastBackoff, OptReconnect(Reconnect{MaxAttempts: 2}))
 	var err error
 	select {
 	case err = <-r.done:
@@ -331,8 +331,8 @@ func TestStdioMissingProgram(t *testing.T) {
 		case <-time.After(waitLimit):
 			t.Fatalf("%s: Run does not give up", u)
 		}
-		if r.dials.Load() != 1 {
-			t.Errorf("%s: %d attempts, want 1", u, r.dials.Load())
+		if r.link.dials.Load() != 1 {
+			t.Errorf("%s: %d attempts, want 1", u, r.link.dials.Load())
 		}
 	}
 }

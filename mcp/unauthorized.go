@@ -36,7 +36,7 @@ func (c *Connector) noteChallenge(resp *http.Response) {
 	}
 	if h := resp.Header.Values("WWW-Authenticate"); len(h) > 0 {
 		h = slices.Clone(h)
-		c.challenge.Store(&h)
+		c.link.challenge.Store(&h)
 	}
 }
 
@@ -45,13 +45,13 @@ func (c *Connector) noteChallenge(resp *http.Response) {
 // that says so: which authorization server the server names, and which
 // option would reach it. It reports false otherwise.
 func (c *Connector) withoutOAuth(ctx context.Context) (error, bool) {
-	h := c.challenge.Swap(nil)
+	h := c.link.challenge.Swap(nil)
 	if h == nil {
 		return nil, false
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.o.connectTimeout)
 	defer cancel()
-	servers, err := oauth.AuthorizationServersOf(cctx, c.url, *h, c.httpClient, c.o.oauthAllow)
+	servers, err := oauth.AuthorizationServersOf(cctx, c.url, *h, c.link.httpClient, c.o.oauthAllow)
 	if errors.Is(err, oauth.ErrNoBearerChallenge) {
 		return nil, false
 	}

@@ -44,8 +44,8 @@ func TestUnauthorizedWithoutOAuth(t *testing.T) {
 	srv := challengingServer(t, "https://as.example.com", &attempts)
 	retried := make(chan struct{})
 	var backoffs atomic.Int32
-	r := start(t, srv.URL+"/mcp", true, OptBackoff(time.Millisecond, time.Millisecond), func(o *options) error {
-		o.beforeBackoff = func(int, time.Duration) {
+	r := start(t, srv.URL+"/mcp", true, OptReconnect(Reconnect{BackoffMin: time.Millisecond, BackoffMax: time.Millisecond}), func(o *options) error {
+		o.hooks.beforeBackoff = func(int, time.Duration) {
 			if backoffs.Add(1) == 2 {
 				close(retried)
 			}

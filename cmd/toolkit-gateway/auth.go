@@ -92,7 +92,7 @@ type JWTAuth struct {
 }
 
 // OAuth is how the gateway authorizes itself to an upstream server that
-// asks for OAuth (see mcp.OptOAuth and mcp.OptOAuthClientCredentials).
+// asks for OAuth (see mcp.OptOAuth and mcp.OptOAuth with oauth.ClientCredentials).
 type OAuth struct {
 	// Grant is authorization_code (the default: a person authorizes once,
 	// at the URL the gateway prints on standard error; tokens are kept
@@ -100,11 +100,11 @@ type OAuth struct {
 	// client_credentials (the gateway's own client ID and secret) or
 	// token_exchange (with per_user: each user's access token, which the
 	// gateway verified with auth.jwt, exchanged for an upstream token;
-	// mcp.OptOAuthPerUserTokenExchange) or enterprise (with per_user:
+	// mcp.UserTokenExchange) or enterprise (with per_user:
 	// enterprise-managed authorization, SEP-990: each user's token, an ID
 	// token of the IdP idp_issuer verified with auth.jwt, exchanged at the
 	// IdP for an identity assertion grant that the upstream's
-	// authorization server redeems; mcp.OptOAuthPerUserEnterprise).
+	// authorization server redeems; mcp.UserEnterprise).
 	Grant string `yaml:"grant"`
 	// ClientID is the client registered with the authorization server;
 	// required for client_credentials and token_exchange. With authorization_code and no
@@ -660,7 +660,7 @@ func (g *gateway) oauthOptions(s Server) ([]mcp.Option, error) {
 		opts = append(opts, mcp.OptOAuthAllow(o.Allow...))
 	}
 	if o.Grant == grantClientCredentials {
-		return append(opts, mcp.OptOAuthClientCredentials(o.ClientID, o.secret)), nil
+		return append(opts, mcp.OptOAuth(oauth.ClientCredentials(o.ClientID, o.secret))), nil
 	}
 	if o.exchanges() {
 		return append(opts, tokenExchangeOptions(s)...), nil
@@ -678,7 +678,7 @@ func (g *gateway) oauthOptions(s Server) ([]mcp.Option, error) {
 	}
 	cfg := g.authCodeConfig(s)
 	cfg.Authorize, cfg.RedirectURL = login.Authorize, login.RedirectURL()
-	return withAuthorizeTimeout(s, append(opts, mcp.OptOAuth(cfg))), nil
+	return withAuthorizeTimeout(s, append(opts, mcp.OptOAuth(oauth.AuthorizationCode(cfg)))), nil
 }
 
 // authCodeConfig is the configuration of the authorization code grant of
@@ -720,7 +720,7 @@ func (g *gateway) sharedTokens() *redisstate.TokenStore {
 // to do it when its configuration sets no connect timeout.
 func withAuthorizeTimeout(s Server, opts []mcp.Option) []mcp.Option {
 	if s.Timeouts.Connect == 0 {
-		opts = append(opts, mcp.OptConnectTimeout(authorizeTimeout))
+		opts = append(opts, mcp.OptTimeouts(mcp.Timeouts{Connect: authorizeTimeout}))
 	}
 	return opts
 }

@@ -166,17 +166,17 @@ type Server struct {
 	// Tools selects the server's tools that are served.
 	Tools ToolFilter `yaml:"tools"`
 	// MaxConcurrency bounds the requests in flight to the server at once;
-	// further calls wait for a slot (mcp.OptMaxConcurrency). 0: no limit.
+	// further calls wait for a slot (mcp.Limits.MaxConcurrency). 0: no limit.
 	MaxConcurrency int `yaml:"max_concurrency"`
 	// MaxResultBytes refuses tool results, prompts and resource reads
-	// larger than this many bytes (mcp.OptMaxResultBytes). 0: no limit.
+	// larger than this many bytes (mcp.Limits.MaxResultBytes). 0: no limit.
 	MaxResultBytes int64 `yaml:"max_result_bytes"`
 	// MaxListItems lowers the items of one kind (tools, prompts,
-	// resources, templates) taken from the server (mcp.OptMaxListItems).
+	// resources, templates) taken from the server (mcp.Limits.MaxListItems).
 	// 0: the connector's default, 100,000.
 	MaxListItems int `yaml:"max_list_items"`
 	// MaxListBytes lowers the bytes of definitions of one kind kept from
-	// the server, as JSON (mcp.OptMaxListBytes). 0: the connector's
+	// the server, as JSON (mcp.Limits.MaxListBytes). 0: the connector's
 	// default, 64 MiB.
 	MaxListBytes int64 `yaml:"max_list_bytes"`
 	// OAuth authorizes the gateway to a server that asks for OAuth.

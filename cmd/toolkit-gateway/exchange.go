@@ -118,22 +118,22 @@ func tokenExchangeOptions(s Server) []mcp.Option {
 	o := s.OAuth
 	var opts []mcp.Option
 	if o.secret != "" {
-		opts = append(opts, mcp.OptOAuthClientCredentials(o.ClientID, o.secret))
+		opts = append(opts, mcp.OptOAuth(oauth.ClientCredentials(o.ClientID, o.secret)))
 	}
 	if o.Grant == grantEnterprise {
-		return append(opts, mcp.OptOAuthPerUserEnterprise(oauth.EnterpriseConfig{
+		return append(opts, mcp.OptOAuthPerUser(mcp.UserEnterprise(oauth.EnterpriseConfig{
 			IdPIssuer:       o.IdPIssuer,
 			IdPClientID:     o.IdPClientID,
 			IdPClientSecret: o.idpSecret,
 			ClientID:        o.ClientID,
 			ClientSecret:    o.secret,
 			Scopes:          slices.Clone(o.Scopes),
-		}))
+		})))
 	}
-	return append(opts, mcp.OptOAuthPerUserTokenExchange(oauth.TokenExchangeConfig{
+	return append(opts, mcp.OptOAuthPerUser(mcp.UserTokenExchange(oauth.TokenExchangeConfig{
 		ClientID:     o.ClientID,
 		ClientSecret: o.secret,
 		Audience:     o.Audience,
 		Scopes:       slices.Clone(o.Scopes),
-	}))
+	})))
 }

@@ -545,27 +545,28 @@ func (g *gateway) connectorOptions(endpoint string) []mcp.Option {
 	}
 	// Sampling and elicitation requests of an upstream go to the client
 	// whose call they belong to.
-	opts := []mcp.Option{mcp.OptForwardServerRequests()}
+	opts := []mcp.Option{mcp.OptServerRequests(mcp.ServerRequests{Forward: true})}
 	if t := s.Timeouts.Connect; t > 0 {
-		opts = append(opts, mcp.OptConnectTimeout(t))
+		opts = append(opts, mcp.OptTimeouts(mcp.Timeouts{Connect: t}))
 	}
 	if t := s.Timeouts.Reconnect; t > 0 {
-		opts = append(opts, mcp.OptReconnectWait(t))
+		opts = append(opts, mcp.OptReconnect(mcp.Reconnect{Wait: t}))
 	}
 	if t := s.Timeouts.BackoffMax; t > 0 {
-		opts = append(opts, mcp.OptBackoff(min(mcp.DefaultBackoffMin, t), t))
+		opts = append(opts, mcp.OptReconnect(mcp.Reconnect{BackoffMin: min(mcp.DefaultBackoffMin, t), BackoffMax: t}))
 	}
 	for k, v := range s.Headers {
 		opts = append(opts, mcp.OptHeader(k, v))
 	}
 	if n := s.MaxConcurrency; n > 0 {
-		opts = append(opts, mcp.OptMaxConcurrency(n))
+		opts = append(opts, mcp.OptLimits(mcp.Limits{MaxConcurrency: n}))
 	}
 	if n := s.MaxResultBytes; n > 0 {
-		opts = append(opts, mcp.OptMaxResultBytes(n))
+		opts = append(opts, mcp.OptLimits(mcp.Limits{MaxResultBytes: n}))
 	}
 	if s.perClient() {
-		opts = append(opts, mcp.OptPerClient(s.MaxUpstreamSessions), mcp.OptClientSessionLimits(mcp.ClientSessionLimits{
+		opts = append(opts, mcp.OptPerClient(mcp.ClientSessionLimits{
+			Max:          s.MaxUpstreamSessions,
 			PerPrincipal: s.MaxUpstreamSessionsPerPrincipal,
 			Idle:         s.UpstreamIdleTimeout,
 		}))
@@ -574,10 +575,10 @@ func (g *gateway) connectorOptions(endpoint string) []mcp.Option {
 		opts = append(opts, mcp.OptExtensions(s.Extensions))
 	}
 	if n := s.MaxListItems; n > 0 {
-		opts = append(opts, mcp.OptMaxListItems(n))
+		opts = append(opts, mcp.OptLimits(mcp.Limits{MaxListItems: n}))
 	}
 	if n := s.MaxListBytes; n > 0 {
-		opts = append(opts, mcp.OptMaxListBytes(n))
+		opts = append(opts, mcp.OptLimits(mcp.Limits{MaxListBytes: n}))
 	}
 	oauth, err := g.oauthOptions(s)
 	if err != nil {

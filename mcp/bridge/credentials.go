@@ -7,7 +7,7 @@ package bridge
 // provider issued it (the verifier named its issuer), or "" when the call
 // carried none or a credential of the server's own (a configured token),
 // which must never leave the program. A connector that acts upstream as each user
-// ([github.com/llmkit/toolkit/mcp.OptOAuthPerUserTokenExchange])
+// ([github.com/llmkit/toolkit/mcp.UserTokenExchange])
 // exchanges it for a token of the upstream server (RFC 8693).
 //
 // The token is a credential of the caller: it must never be logged,

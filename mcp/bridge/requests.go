@@ -14,11 +14,11 @@ import (
 // its own session ([github.com/llmkit/toolkit.ContextWithSession]) to answer with its own model or
 // user interface for that caller; an application that answers the same way
 // for every caller gives its connectors
-// [github.com/llmkit/toolkit/mcp.OptSamplingHandler] and
-// [github.com/llmkit/toolkit/mcp.OptElicitationHandler] instead. A session
+// [github.com/llmkit/toolkit/mcp.ServerRequests.Sampling] and
+// [github.com/llmkit/toolkit/mcp.ServerRequests.Elicitation] instead. A session
 // that cannot answer a request returns an error wrapping
 // [github.com/llmkit/toolkit.ErrNotImplemented], and the connector's own
-// handler answers. See [github.com/llmkit/toolkit/mcp.OptForwardServerRequests].
+// handler answers. See [github.com/llmkit/toolkit/mcp.ServerRequests.Forward].
 type ServerRequestHandler interface {
 	CreateMessage(ctx context.Context, params *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error)
 	Elicit(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error)

@@ -165,6 +165,38 @@ func TestGatewayTraceContext(t *testing.T) {
 	t.Errorf("the upstream's parent span %s is none of the gateway's spans %v", parts[2], spans)
 }
 
+// TestGatewayProgressTokenOnlyWhenAsked: the connector asks the upstream
+// for progress only for a call whose client asked for it.
+func TestGatewayProgressTokenOnlyWhenAsked(t *testing.T) {
+	leakCheck(t)
+	s := newServer(t, testserver.Options{})
+	s.AddTool(mustTool("meta"), func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		b, _ := json.Marshal(req.Params.Meta)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
+	})
+	m := testserver.NewMemory(s.Server)
+	t.Cleanup(m.Close)
+	gw, ctx := newGateway(t, m, nil, nil)
+	upstreamToken := func(params *sdk.CallToolParams) any {
+		t.Helper()
+		res, err := gw.CallTool(ctx, params)
+		mustNotErr(t, err)
+		var meta map[string]any
+		if err := json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &meta); err != nil {
+			t.Fatal(err)
+		}
+		return meta["progressToken"]
+	}
+	if tok := upstreamToken(&sdk.CallToolParams{Name: "meta"}); tok != nil {
+		t.Errorf("a call without a progress token asked the upstream for progress (token %v)", tok)
+	}
+	asked := &sdk.CallToolParams{Name: "meta"}
+	asked.SetProgressToken("down-1")
+	if tok := upstreamToken(asked); tok == nil {
+		t.Error("a call with a progress token did not ask the upstream for progress")
+	}
+}
+
 // TestGatewayCancel checks that a downstream cancellation cancels the
 // upstream call.
 func TestGatewayCancel(t *testing.T) {
@@ -270,7 +302,7 @@ func TestGatewayServerRequests(t *testing.T) {
 	})
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
-	f, ctx := newGatewayFixture(t, m, []mcp.Option{mcp.OptForwardServerRequests()})
+	f, ctx := newGatewayFixture(t, m, []mcp.Option{mcp.OptServerRequests(mcp.ServerRequests{Forward: true})})
 	// A client of protocol 2025-11-25 is sent the upstream's requests; one
 	// of 2026-07-28 (which forbids server requests during a request) gets
 	// them as input-required results, and its retries carry the answers.

@@ -255,7 +255,7 @@ func mustNotErr(t testing.TB, err error) {
 }
 
 // fastBackoff makes upstream connectors reconnect quickly.
-var fastBackoff = mcp.OptBackoff(5*time.Millisecond, 50*time.Millisecond)
+var fastBackoff = mcp.OptReconnect(mcp.Reconnect{BackoffMin: 5 * time.Millisecond, BackoffMax: 50 * time.Millisecond})
 
 // waitLimit bounds every wait of a test for an event that should come.
 const waitLimit = 20 * time.Second

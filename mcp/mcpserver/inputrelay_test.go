@@ -24,7 +24,7 @@ func relayGateway(t *testing.T, m *testserver.Memory, opts ...Option) string {
 // relayGatewayWith is relayGateway with the HTTP options hopts.
 func relayGatewayWith(t *testing.T, m *testserver.Memory, hopts []HTTPOption, opts ...Option) string {
 	t.Helper()
-	return startGateway(t, "memory://up", []mcp.Option{mcp.OptDialer(m.Dial), mcp.OptForwardServerRequests()}, opts, hopts).url
+	return startGateway(t, "memory://up", []mcp.Option{mcp.OptDialer(m.Dial), mcp.OptServerRequests(mcp.ServerRequests{Forward: true})}, opts, hopts).url
 }
 
 // An upstream of 2026-07-28 that answers a call with an input-required

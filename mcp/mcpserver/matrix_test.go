@@ -127,7 +127,7 @@ func protocolMatrixCell(t *testing.T, statelessFace bool, upstream, client strin
 	if statelessFace {
 		hopts = append(hopts, WithStateless())
 	}
-	gw := startGateway(t, "memory://up", []mcp.Option{mcp.OptDialer(m.Dial), mcp.OptForwardServerRequests()}, nil, hopts)
+	gw := startGateway(t, "memory://up", []mcp.Option{mcp.OptDialer(m.Dial), mcp.OptServerRequests(mcp.ServerRequests{Forward: true})}, nil, hopts)
 	tk, ctx := gw.tk, context.Background()
 	if st := tk.Connectors()[0]; st.ProtocolVersion != upstream {
 		t.Errorf("the connector speaks %s to the upstream, want %s", st.ProtocolVersion, upstream)

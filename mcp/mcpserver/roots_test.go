@@ -154,7 +154,7 @@ func TestGatewayRoots(t *testing.T) {
 	const n = 3
 	up := askingServer(t, newMeeting(n), newMeeting(n))
 	h := testserver.ServeHTTP(t, up.Server, testserver.Stateful)
-	f := httpGateway(t, h.URL, mcp.OptForwardServerRequests(), mcp.OptRoots(&sdk.Root{URI: "file:///gateway"}))
+	f := httpGateway(t, h.URL, mcp.OptServerRequests(mcp.ServerRequests{Forward: true}), mcp.OptRoots(&sdk.Root{URI: "file:///gateway"}))
 	clients := make([]*sdk.ClientSession, n)
 	for i := range clients {
 		name := fmt.Sprint("client", i)

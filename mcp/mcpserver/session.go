@@ -116,6 +116,12 @@ func (s *serverSession) Progress(progress, total float64, message ...string) err
 	return s.ss.NotifyProgress(s.ctx, p)
 }
 
+var _ bridge.ProgressTaker = (*serverSession)(nil)
+
+// TakesProgress reports whether the client's request carried a progress
+// token: without one, Progress sends nothing.
+func (s *serverSession) TakesProgress() bool { return s.token != nil && s.ss != nil }
+
 var _ bridge.LogForwarder = (*serverSession)(nil)
 
 // ForwardLog sends an MCP server's log notification to the client as it

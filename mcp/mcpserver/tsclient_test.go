@@ -48,7 +48,7 @@ func tsClientCell(t *testing.T, statelessFace bool, upstream, client string) {
 	var update, change func()
 	subscribed := make(chan string, 8)
 	if upstream == "typescript" {
-		gw = startGateway(t, peers.StartTSServerHTTP(t), []mcp.Option{mcp.OptForwardServerRequests()}, nil, hopts)
+		gw = startGateway(t, peers.StartTSServerHTTP(t), []mcp.Option{mcp.OptServerRequests(mcp.ServerRequests{Forward: true})}, nil, hopts)
 		change = func() {
 			cs, err := connectHTTPVersion(t, gw.url, "", nil)
 			mustNotErr(t, err)
@@ -70,7 +70,7 @@ func tsClientCell(t *testing.T, statelessFace bool, upstream, client string) {
 		addAskingTools(up, upstream >= statelessVersion)
 		m := testserver.NewMemory(up.Server)
 		t.Cleanup(m.Close)
-		gw = startGateway(t, "memory://up", []mcp.Option{mcp.OptDialer(m.Dial), mcp.OptForwardServerRequests()}, nil, hopts)
+		gw = startGateway(t, "memory://up", []mcp.Option{mcp.OptDialer(m.Dial), mcp.OptServerRequests(mcp.ServerRequests{Forward: true})}, nil, hopts)
 		update = func() {
 			if got := recvString(t, subscribed); got != testserver.TextURI {
 				t.Errorf("the upstream subscribed to %q", got)

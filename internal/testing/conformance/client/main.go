@@ -7,9 +7,9 @@
 //
 // The authorization scenarios (auth/...) configure the connector with
 // mcp.OptOAuth, or, for the client credentials grant, with
-// mcp.OptOAuthClientCredentials when the context holds a client secret and
-// mcp.OptOAuthClientCredentialsJWT when it holds a private key, and
-// mcp.OptOAuthEnterprise for cross-app access, with the suite's loopback
+// mcp.OptOAuth with oauth.ClientCredentials when the context holds a client secret and
+// mcp.OptOAuth with oauth.ClientCredentialsJWT when it holds a private key, and
+// mcp.OptOAuth with oauth.Enterprise for cross-app access, with the suite's loopback
 // authorization servers allowed (mcp.OptOAuthAllow); the user's
 // authorization is simulated by following the authorization server's
 // redirect without a browser.
@@ -77,8 +77,8 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := []mcp.Option{
 		mcp.OptLogger(logger),
-		mcp.OptMaxAttempts(1),
-		mcp.OptConnectTimeout(20 * time.Second),
+		mcp.OptReconnect(mcp.Reconnect{MaxAttempts: 1}),
+		mcp.OptTimeouts(mcp.Timeouts{Connect: 20 * time.Second}),
 		// The suite's authorization servers listen on the loopback
 		// interface, on other ports than the server.
 		mcp.OptOAuthAllow("localhost", "127.0.0.1", "::1"),
@@ -89,20 +89,20 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 	case scenario == "tools_call":
 		steps = []step{{"add_numbers", map[string]any{"a": 5, "b": 3}}}
 	case scenario == "elicitation-sep1034-client-defaults":
-		opts = append(opts, mcp.OptForwardServerRequests())
+		opts = append(opts, mcp.OptServerRequests(mcp.ServerRequests{Forward: true}))
 		steps = []step{{"test_client_elicitation_defaults", map[string]any{}}}
 	case scenario == "sse-retry":
 		steps = []step{{"test_reconnection", map[string]any{}}}
 	case scenario == "auth/cross-app-access-complete-flow":
 		str := func(k string) string { v, _ := cctx[k].(string); return v }
 		idToken := str("idp_id_token")
-		opts = append(opts, mcp.OptOAuthEnterprise(oauth.EnterpriseConfig{
+		opts = append(opts, mcp.OptOAuth(oauth.Enterprise(oauth.EnterpriseConfig{
 			IDToken:      func(context.Context) (string, error) { return idToken, nil },
 			IdPIssuer:    str("idp_issuer"),
 			IdPClientID:  str("idp_client_id"),
 			ClientID:     str("client_id"),
 			ClientSecret: str("client_secret"),
-		}))
+		})))
 		steps = []step{{"test-tool", map[string]any{}}}
 	case strings.HasPrefix(scenario, "auth/client-credentials-"):
 		id, _ := cctx["client_id"].(string)
@@ -115,9 +115,9 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 				return err
 			}
 			alg, _ := cctx["signing_algorithm"].(string)
-			opts = append(opts, mcp.OptOAuthClientCredentialsJWT(id, key, alg))
+			opts = append(opts, mcp.OptOAuth(oauth.ClientCredentialsJWT(id, key, alg)))
 		case secret != "":
-			opts = append(opts, mcp.OptOAuthClientCredentials(id, secret))
+			opts = append(opts, mcp.OptOAuth(oauth.ClientCredentials(id, secret)))
 		default:
 			return errors.New("the scenario gives neither a client secret nor a private key")
 		}
@@ -131,7 +131,7 @@ func run(ctx context.Context, serverURL, scenario string, cctx map[string]any) e
 		}
 		cfg.ClientID, _ = cctx["client_id"].(string)
 		cfg.ClientSecret, _ = cctx["client_secret"].(string)
-		opts = append(opts, mcp.OptOAuth(cfg))
+		opts = append(opts, mcp.OptOAuth(oauth.AuthorizationCode(cfg)))
 		steps = []step{{"test-tool", map[string]any{}}}
 	default:
 		return fmt.Errorf("unknown scenario %q", scenario)

@@ -82,7 +82,7 @@ func run(addr string, stateless, verbose bool, ups upstreams) error {
 			toolkit.WithResourceTemplate(templates()...),
 		)
 	} else {
-		d, err := mcp.NewDelegate("toolkit-gateway", "1.0.0", mcp.OptLogger(logger), mcp.OptForwardServerRequests())
+		d, err := mcp.NewDelegate("toolkit-gateway", "1.0.0", mcp.OptLogger(logger), mcp.OptServerRequests(mcp.ServerRequests{Forward: true}))
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package mcp
+package wire
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/llmkit/toolkit/mcp/internal/wire/wiretest"
 )
 
 // sseEvent is an event as the go-sdk reads it from a stream.
@@ -62,39 +64,24 @@ func parseSSE(b []byte) []sseEvent {
 	return out
 }
 
-// tagAll runs in through a tagStream, reading chunk bytes at a time (all
+// tagAll runs in through a TagStream, reading chunk bytes at a time (all
 // at once when chunk is 0).
 func tagAll(t testing.TB, in []byte, chunk int, max int) []byte {
 	t.Helper()
 	var src io.Reader = bytes.NewReader(in)
 	if chunk > 0 {
-		src = &chunkReader{b: in, n: chunk}
+		src = &wiretest.ChunkReader{B: in, N: chunk}
 	}
-	ts := newTagStream(io.NopCloser(src), "T", max)
+	ts := NewTagStream(io.NopCloser(src), "T", max)
 	out, err := io.ReadAll(iotest.OneByteReader(ts))
 	if chunk == 0 {
-		ts = newTagStream(io.NopCloser(bytes.NewReader(in)), "T", max)
+		ts = NewTagStream(io.NopCloser(bytes.NewReader(in)), "T", max)
 		out, err = io.ReadAll(ts)
 	}
 	if err != nil {
 		t.Fatalf("reading: %v", err)
 	}
 	return out
-}
-
-// chunkReader returns at most n bytes a read.
-type chunkReader struct {
-	b []byte
-	n int
-}
-
-func (r *chunkReader) Read(p []byte) (int, error) {
-	if len(r.b) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p[:min(len(p), r.n)], r.b)
-	r.b = r.b[n:]
-	return n, nil
 }
 
 // metaTag returns the call tag in the params' _meta of a request.
@@ -108,7 +95,7 @@ func metaTag(t testing.TB, data string) string {
 	if err := json.Unmarshal([]byte(data), &m); err != nil {
 		t.Fatalf("event data %q: %v", data, err)
 	}
-	s, _ := m.Params.Meta[callMetaKey].(string)
+	s, _ := m.Params.Meta[CallMetaKey].(string)
 	return s
 }
 
@@ -166,11 +153,15 @@ func TestTagStream(t *testing.T) {
 					}
 					// Apart from the tag, the message is the same.
 					var a, b map[string]any
-					mustNotErr(t, json.Unmarshal([]byte(g.data), &a))
-					mustNotErr(t, json.Unmarshal([]byte(w.data), &b))
+					if err := json.Unmarshal([]byte(g.data), &a); err != nil {
+						t.Fatal(err)
+					}
+					if err := json.Unmarshal([]byte(w.data), &b); err != nil {
+						t.Fatal(err)
+					}
 					p, _ := a["params"].(map[string]any)
 					meta := p["_meta"].(map[string]any)
-					delete(meta, callMetaKey)
+					delete(meta, CallMetaKey)
 					if len(meta) == 0 {
 						delete(p, "_meta")
 					}
@@ -209,7 +200,7 @@ func TestTagStreamBounded(t *testing.T) {
 	if out := tagAll(t, []byte(huge), 100, 4096); string(out) != huge {
 		t.Errorf("over the limit: changed")
 	}
-	ts := newTagStream(io.NopCloser(io.MultiReader(strings.NewReader("data: x\n"), strings.NewReader(strings.Repeat("\r", 1<<20)))), "T", 4096)
+	ts := NewTagStream(io.NopCloser(io.MultiReader(strings.NewReader("data: x\n"), strings.NewReader(strings.Repeat("\r", 1<<20)))), "T", 4096)
 	buf := make([]byte, 512)
 	total := 0
 	for {
@@ -240,7 +231,7 @@ func FuzzTagStream(f *testing.F) {
 		if parts := tagAll(t, in, int(chunk%64)+1, 1024); !bytes.Equal(parts, whole) {
 			t.Fatalf("chunked %q\nwhole %q", parts, whole)
 		}
-		if !mayBeTagged(in) && !bytes.Equal(whole, in) {
+		if !MayBeTagged(in) && !bytes.Equal(whole, in) {
 			t.Fatalf("changed a stream without requests:\n%q\n%q", whole, in)
 		}
 		got, want := parseSSE(whole), parseSSE(in)
@@ -255,7 +246,7 @@ func FuzzTagStream(f *testing.F) {
 			if g.data == w.data {
 				continue
 			}
-			tagged, ok := tagRequest([]byte(w.data), "T")
+			tagged, ok := TagRequest([]byte(w.data), "T")
 			if !ok || string(tagged) != g.data {
 				t.Fatalf("event %d: %q, want %q or it tagged", i, g.data, w.data)
 			}
@@ -264,7 +255,7 @@ func FuzzTagStream(f *testing.F) {
 }
 
 // BenchmarkTagStream measures reading an event stream of results and
-// notifications (nothing to tag) through a tagStream, beside reading it
+// notifications (nothing to tag) through a TagStream, beside reading it
 // directly.
 func BenchmarkTagStream(b *testing.B) {
 	var stream bytes.Buffer
@@ -290,7 +281,7 @@ func BenchmarkTagStream(b *testing.B) {
 		b.SetBytes(int64(len(in)))
 		b.ReportAllocs()
 		for b.Loop() {
-			r := newTagStream(io.NopCloser(bytes.NewReader(in)), "T", DefaultMaxMessageBytes)
+			r := NewTagStream(io.NopCloser(bytes.NewReader(in)), "T", 16<<20)
 			for {
 				if _, err := r.Read(buf); err != nil {
 					break

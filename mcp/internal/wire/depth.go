@@ -1,4 +1,4 @@
-package mcp
+package wire
 
 import (
 	"bytes"
@@ -11,18 +11,18 @@ import (
 // schema nests 5,000 levels deep would take its server's whole tools/list
 // down, and the connector would reconnect to be refused again. So the
 // connector clamps what a server sends before the SDK decodes it: a value
-// that opens deeper than maxWireDepth levels is replaced, whole, with the
+// that opens deeper than MaxDepth levels is replaced, whole, with the
 // string tooDeep. A tool whose definition holds that string is refused
-// alone (objectSchema). Messages that nest less, which is all of them from
+// alone (the connector's objectSchema). Messages that nest less, which is all of them from
 // a sane server, pass byte for byte.
 
-// maxWireDepth is the nesting of a server's messages the connector lets
+// MaxDepth is the nesting of a server's messages the connector lets
 // through.
-const maxWireDepth = 512
+const MaxDepth = 512
 
-// tooDeepJSON is the JSON of the string that stands for a value nested
+// TooDeepJSON is the JSON of the string that stands for a value nested
 // too deep (how encoding/json writes it, too).
-var tooDeepJSON = []byte(`"\u0000toolkit: value nested too deep"`)
+var TooDeepJSON = []byte(`"\u0000toolkit: value nested too deep"`)
 
 // depthClamp is the state of clamping a stream of JSON text (one or more
 // values, whitespace between).
@@ -58,16 +58,16 @@ func (c *depthClamp) appendClamped(dst, src []byte) []byte {
 			c.inString = true
 		case '{', '[':
 			c.depth++
-			if c.depth == maxWireDepth+1 && !c.skipping {
+			if c.depth == MaxDepth+1 && !c.skipping {
 				dst = append(dst, src[start:i]...)
-				dst = append(dst, tooDeepJSON...)
+				dst = append(dst, TooDeepJSON...)
 				c.skipping, c.clamped = true, true
 			}
 		case '}', ']':
 			if c.depth > 0 {
 				c.depth--
 			}
-			if c.skipping && c.depth == maxWireDepth {
+			if c.skipping && c.depth == MaxDepth {
 				c.skipping = false
 				start = i + 1
 			}
@@ -79,9 +79,9 @@ func (c *depthClamp) appendClamped(dst, src []byte) []byte {
 	return dst
 }
 
-// clampLine returns a line-delimited message clamped, and whether it
+// ClampLine returns a line-delimited message clamped, and whether it
 // changed.
-func clampLine(line []byte) ([]byte, bool) {
+func ClampLine(line []byte) ([]byte, bool) {
 	var c depthClamp
 	out := c.appendClamped(make([]byte, 0, len(line)), line)
 	return out, c.clamped
@@ -167,9 +167,9 @@ func (s *sseClamp) endLine(b byte) {
 	s.lastCR = b == '\r'
 }
 
-// clampReader clamps what it reads from r: JSON text, or an event stream
+// ClampReader clamps what it reads from r: JSON text, or an event stream
 // when sse is set.
-type clampReader struct {
+type ClampReader struct {
 	r    io.Reader
 	sse  bool
 	json depthClamp
@@ -178,13 +178,16 @@ type clampReader struct {
 	out  []byte
 	off  int
 	err  error
-	// onClamp, if set, is called once, when a value is first replaced.
-	onClamp func()
+	// OnClamp, if set, is called once, when a value is first replaced.
+	OnClamp func()
 }
 
-func newClampReader(r io.Reader, sse bool) *clampReader { return &clampReader{r: r, sse: sse} }
+// NewClampReader returns a reader of r, clamped: JSON text, or an event
+// stream when sse is set.
+func NewClampReader(r io.Reader, sse bool) *ClampReader { return &ClampReader{r: r, sse: sse} }
 
-func (c *clampReader) Read(p []byte) (int, error) {
+// Read implements io.Reader.
+func (c *ClampReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -202,9 +205,9 @@ func (c *clampReader) Read(p []byte) (int, error) {
 		} else {
 			c.out = c.json.appendClamped(c.out, c.buf[:n])
 		}
-		if c.onClamp != nil && (c.json.clamped || c.ev.json.clamped) {
-			c.onClamp()
-			c.onClamp = nil
+		if c.OnClamp != nil && (c.json.clamped || c.ev.json.clamped) {
+			c.OnClamp()
+			c.OnClamp = nil
 		}
 		c.err = err
 	}
@@ -213,15 +216,17 @@ func (c *clampReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// clampCloser is a clampReader over an io.ReadCloser: a clamped HTTP
+// ClampCloser is a ClampReader over an io.ReadCloser: a clamped HTTP
 // response body, or the reader of a custom IOTransport.
-type clampCloser struct {
-	*clampReader
+type ClampCloser struct {
+	*ClampReader
 	c io.Closer
 }
 
-func newClampCloser(rc io.ReadCloser, sse bool) *clampCloser {
-	return &clampCloser{clampReader: newClampReader(rc, sse), c: rc}
+// NewClampCloser returns rc, clamped as NewClampReader says.
+func NewClampCloser(rc io.ReadCloser, sse bool) *ClampCloser {
+	return &ClampCloser{ClampReader: NewClampReader(rc, sse), c: rc}
 }
 
-func (c *clampCloser) Close() error { return c.c.Close() }
+// Close closes the underlying reader.
+func (c *ClampCloser) Close() error { return c.c.Close() }

@@ -1,4 +1,4 @@
-package mcp
+package wire
 
 import (
 	"bytes"
@@ -10,21 +10,25 @@ import (
 // client's requests (sampling, elicitation or roots/list while a tool
 // runs) on that request's response stream: the event stream answering its
 // POST. The go-sdk client merges every stream into one, so the connector
-// marks such requests on their way in: a tagStream reads the event stream
+// marks such requests on their way in: a TagStream reads the event stream
 // of one call's POST and adds the call's tag to the _meta of every
 // sampling/createMessage, elicitation/create and roots/list request in it
-// (callMetaKey); the connector's handlers read the tag (and take it out)
+// (CallMetaKey); the connector's handlers read the tag (and take it out)
 // to find the caller. Everything else passes through byte for byte: an
 // event is held back only while its data may still turn out to be such a
 // request (at most classifyPrefix bytes unless it does), and only such a
 // request is decoded and encoded again.
+
+// CallMetaKey is the _meta key under which a TagStream adds its tag to a
+// request.
+const CallMetaKey = "io.github.llmkit.toolkit/call"
 
 // classifyPrefix is how many bytes of an event's data are looked at to
 // tell whether it may be a request to tag: the method of a JSON-RPC
 // request comes before its params with every common SDK.
 const classifyPrefix = 512
 
-// Methods of the requests tagStream tags, as JSON strings cut at their
+// Methods of the requests TagStream tags, as JSON strings cut at their
 // '/' (which JSON may also write "\/").
 var taggedMethods = [][2][]byte{
 	{[]byte(`"sampling`), []byte(`createMessage"`)},
@@ -32,10 +36,10 @@ var taggedMethods = [][2][]byte{
 	{[]byte(`"roots`), []byte(`list"`)},
 }
 
-// mayBeTagged reports whether data holds the JSON string of a method
-// tagStream tags. It looks only around each '/', so that data without
+// MayBeTagged reports whether data holds the JSON string of a method
+// TagStream tags. It looks only around each '/', so that data without
 // any costs one IndexByte.
-func mayBeTagged(data []byte) bool {
+func MayBeTagged(data []byte) bool {
 	for i := 0; ; {
 		j := bytes.IndexByte(data[i:], '/')
 		if j < 0 {
@@ -53,16 +57,16 @@ func mayBeTagged(data []byte) bool {
 	}
 }
 
-// Event modes of a tagStream.
+// Event modes of a TagStream.
 const (
 	evUndecided = iota // data held until classifyPrefix bytes or the event's end
 	evHolding          // a candidate: data held until the event's end
 	evPassing          // not a candidate: passed on as it comes
 )
 
-// tagStream is an io.ReadCloser over an event stream that tags the
+// TagStream is an io.ReadCloser over an event stream that tags the
 // requests in it (see above).
-type tagStream struct {
+type TagStream struct {
 	src io.ReadCloser
 	max int // the most bytes of one event held back
 	// hold tells, from the start of an event's data, whether the event
@@ -84,23 +88,25 @@ type tagStream struct {
 	lineText bool   // linePass: the line has a byte other than '\r'
 }
 
-func newTagStream(src io.ReadCloser, tag string, max int) *tagStream {
-	return newEventRewriter(src, max, mayBeTagged, func(msg []byte) ([]byte, bool) { return tagRequest(msg, tag) })
+// NewTagStream returns a TagStream that adds tag under CallMetaKey to the
+// requests to tag in the event stream src; max (positive) bounds an
+// event held back.
+func NewTagStream(src io.ReadCloser, tag string, max int) *TagStream {
+	return NewEventRewriter(src, max, MayBeTagged, func(msg []byte) ([]byte, bool) { return TagRequest(msg, tag) })
 }
 
-// newEventRewriter returns a tagStream that rewrites the events hold and
-// rewrite choose (see tagStream) instead of tagging requests: the answer
-// to a tools/list, for one (tools_page.go).
-func newEventRewriter(src io.ReadCloser, max int, hold func([]byte) bool, rewrite func([]byte) ([]byte, bool)) *tagStream {
-	if max <= 0 {
-		max = DefaultMaxMessageBytes
-	}
-	return &tagStream{src: src, max: max, hold: hold, rewrite: rewrite}
+// NewEventRewriter returns a TagStream that rewrites the events hold and
+// rewrite choose (see TagStream) instead of tagging requests: the answer
+// to a tools/list, for one. max (positive) bounds an event held back.
+func NewEventRewriter(src io.ReadCloser, max int, hold func([]byte) bool, rewrite func([]byte) ([]byte, bool)) *TagStream {
+	return &TagStream{src: src, max: max, hold: hold, rewrite: rewrite}
 }
 
-func (t *tagStream) Close() error { return t.src.Close() }
+// Close closes the stream read.
+func (t *TagStream) Close() error { return t.src.Close() }
 
-func (t *tagStream) Read(p []byte) (int, error) {
+// Read implements io.Reader.
+func (t *TagStream) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -125,7 +131,7 @@ func (t *tagStream) Read(p []byte) (int, error) {
 }
 
 // feed processes the next bytes of the stream.
-func (t *tagStream) feed(p []byte) {
+func (t *TagStream) feed(p []byte) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		seg := p
@@ -162,7 +168,7 @@ func (t *tagStream) feed(p []byte) {
 
 // startLine starts a line: one of an event that is not a candidate passes
 // as it comes.
-func (t *tagStream) startLine() {
+func (t *TagStream) startLine() {
 	if t.mode == evPassing {
 		t.linePass = true
 	}
@@ -197,7 +203,7 @@ func dataValue(line []byte) ([]byte, bool) {
 }
 
 // endLine handles a complete held line (with its line end).
-func (t *tagStream) endLine(line []byte) {
+func (t *TagStream) endLine(line []byte) {
 	if len(trimEOL(line)) == 0 {
 		t.endEvent()
 		t.out = append(t.out, line...)
@@ -220,7 +226,7 @@ func (t *tagStream) endLine(line []byte) {
 
 // partial looks at the incomplete held line: whether the event can be told
 // not to be a candidate yet, or is too large to hold.
-func (t *tagStream) partial() {
+func (t *TagStream) partial() {
 	if len(t.held)+len(t.line) > t.max {
 		t.pass()
 		t.passLine()
@@ -245,7 +251,7 @@ func (t *tagStream) partial() {
 
 // passLine passes the held part of the current line on, and the rest of
 // it as it comes.
-func (t *tagStream) passLine() {
+func (t *TagStream) passLine() {
 	t.out = append(t.out, t.line...)
 	t.lineText = hasText(t.line)
 	t.line = t.line[:0]
@@ -254,7 +260,7 @@ func (t *tagStream) passLine() {
 
 // classify decides, from the first classifyPrefix bytes of the data of an
 // undecided event, whether it may be a request to tag.
-func (t *tagStream) classify() {
+func (t *TagStream) classify() {
 	candidate := t.hold(t.data)
 	t.data = t.data[:0]
 	if candidate {
@@ -265,7 +271,7 @@ func (t *tagStream) classify() {
 }
 
 // pass passes the event's held data on and the rest of it as it comes.
-func (t *tagStream) pass() {
+func (t *TagStream) pass() {
 	t.out = append(t.out, t.held...)
 	t.held, t.data = t.held[:0], t.data[:0]
 	t.mode = evPassing
@@ -273,7 +279,7 @@ func (t *tagStream) pass() {
 
 // endEvent handles the end of an event: its held data goes out, with the
 // tag when it is a request to tag.
-func (t *tagStream) endEvent() {
+func (t *TagStream) endEvent() {
 	if len(t.held) > 0 && t.mode != evPassing {
 		if t.mode == evUndecided {
 			t.classify()
@@ -291,7 +297,7 @@ func (t *tagStream) endEvent() {
 }
 
 // flush passes on everything held: the stream ended.
-func (t *tagStream) flush() {
+func (t *TagStream) flush() {
 	t.out = append(t.out, t.held...)
 	t.out = append(t.out, t.line...)
 	t.held, t.data, t.line = t.held[:0], t.data[:0], t.line[:0]
@@ -348,9 +354,9 @@ func joinData(held []byte) []byte {
 	return out
 }
 
-// tagRequest returns msg with tag under callMetaKey in its params' _meta,
-// when msg is a JSON-RPC request whose method is one tagStream tags.
-func tagRequest(msg []byte, tag string) ([]byte, bool) {
+// TagRequest returns msg with tag under CallMetaKey in its params' _meta,
+// when msg is a JSON-RPC request whose method is one TagStream tags.
+func TagRequest(msg []byte, tag string) ([]byte, bool) {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(msg, &top) != nil {
 		return nil, false
@@ -375,7 +381,7 @@ func tagRequest(msg []byte, tag string) ([]byte, bool) {
 		}
 	}
 	var err error
-	if meta[callMetaKey], err = marshalNoEscape(tag); err != nil {
+	if meta[CallMetaKey], err = marshalNoEscape(tag); err != nil {
 		return nil, false
 	}
 	if params["_meta"], err = marshalNoEscape(meta); err != nil {
@@ -388,8 +394,9 @@ func tagRequest(msg []byte, tag string) ([]byte, bool) {
 	return out, err == nil
 }
 
+// tagsMethod reports whether requests of method m are tagged.
 func tagsMethod(m string) bool {
-	return m == kindSampling.method || m == kindElicitation.method || m == kindRoots.method
+	return m == "sampling/createMessage" || m == "elicitation/create" || m == "roots/list"
 }
 
 // marshalNoEscape encodes v as compact JSON without escaping HTML

@@ -1,4 +1,4 @@
-package mcp
+package wire
 
 import (
 	"bytes"
@@ -7,13 +7,9 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-)
 
-// deepJSON returns an object nested n levels deep, with a string holding
-// brackets at the bottom.
-func deepJSON(n int) string {
-	return strings.Repeat(`{"a":[`, n/2) + `"[{\"x"` + strings.Repeat(`]}`, n/2)
-}
+	"github.com/llmkit/toolkit/mcp/internal/wire/wiretest"
+)
 
 // maxDepthOf returns the nesting of valid JSON.
 func maxDepthOf(t *testing.T, data []byte) int {
@@ -38,21 +34,21 @@ func maxDepthOf(t *testing.T, data []byte) int {
 	}
 }
 
-// A message nested deeper than maxWireDepth comes out valid, nested no
+// A message nested deeper than MaxDepth comes out valid, nested no
 // deeper, with the deep value replaced by the marker; others pass byte
 // for byte.
 func TestClampLine(t *testing.T) {
-	for _, n := range []int{2, maxWireDepth, maxWireDepth + 2, 5000} {
-		in := []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":` + deepJSON(n) + `},{"name":"after"}]}}`)
-		out, changed := clampLine(in)
+	for _, n := range []int{2, MaxDepth, MaxDepth + 2, 5000} {
+		in := []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":` + wiretest.DeepJSON(n) + `},{"name":"after"}]}}`)
+		out, changed := ClampLine(in)
 		if !json.Valid(out) {
 			t.Fatalf("%d: output is not JSON: %.300s", n, out)
 		}
-		if got := maxDepthOf(t, out); got > maxWireDepth {
+		if got := maxDepthOf(t, out); got > MaxDepth {
 			t.Errorf("%d: output nests %d deep", n, got)
 		}
-		deep := n+4 > maxWireDepth
-		if changed != deep || bytes.Contains(out, tooDeepJSON) != deep || bytes.Equal(in, out) == deep {
+		deep := n+4 > MaxDepth
+		if changed != deep || bytes.Contains(out, TooDeepJSON) != deep || bytes.Equal(in, out) == deep {
 			t.Errorf("%d: changed %v, want %v", n, changed, deep)
 		}
 		if !bytes.Contains(out, []byte(`{"name":"after"}`)) {
@@ -64,7 +60,7 @@ func TestClampLine(t *testing.T) {
 // The readers clamp a stream however it is cut: line-delimited JSON, and
 // the data lines of an event stream (other lines pass as they are).
 func TestClampReader(t *testing.T) {
-	deep := `{"jsonrpc":"2.0","id":2,"result":` + deepJSON(2000) + `}`
+	deep := `{"jsonrpc":"2.0","id":2,"result":` + wiretest.DeepJSON(2000) + `}`
 	ok := `{"jsonrpc":"2.0","id":1,"result":{"a":"[[[{{"}}`
 	lines := ok + "\n" + deep + "\n" + ok + "\n"
 	split := strings.Index(deep[300:], "[") + 301 // a data line ends between tokens
@@ -75,7 +71,7 @@ func TestClampReader(t *testing.T) {
 		sse  bool
 	}{{"lines", lines, false}, {"events", events, true}} {
 		for _, cut := range []func(io.Reader) io.Reader{func(r io.Reader) io.Reader { return r }, iotest.OneByteReader, iotest.HalfReader} {
-			out, err := io.ReadAll(newClampReader(cut(strings.NewReader(tc.in)), tc.sse))
+			out, err := io.ReadAll(NewClampReader(cut(strings.NewReader(tc.in)), tc.sse))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +81,7 @@ func TestClampReader(t *testing.T) {
 				if !json.Valid([]byte(m)) {
 					t.Fatalf("%s: a message is not JSON: %.200q", tc.name, m)
 				}
-				if strings.Contains(m, string(tooDeepJSON)) {
+				if strings.Contains(m, string(TooDeepJSON)) {
 					clamped++
 				} else if m != ok {
 					t.Errorf("%s: message changed: %.200q", tc.name, m)
@@ -128,25 +124,25 @@ func messages(s string, sse bool) []string {
 }
 
 // Arbitrary bytes: clamping never panics, never lets a value nest deeper
-// than maxWireDepth, keeps valid JSON valid, and changes nothing that
+// than MaxDepth, keeps valid JSON valid, and changes nothing that
 // nests no deeper.
 func FuzzClamp(f *testing.F) {
-	f.Add([]byte(deepJSON(maxWireDepth+10)), false)
-	f.Add([]byte(`{"a":"\"[{"}`+"\n"+deepJSON(3000)), false)
-	f.Add([]byte("data: "+deepJSON(600)+"\n\nevent: e\r\ndata: {}\r\n\r\n"), true)
+	f.Add([]byte(wiretest.DeepJSON(MaxDepth+10)), false)
+	f.Add([]byte(`{"a":"\"[{"}`+"\n"+wiretest.DeepJSON(3000)), false)
+	f.Add([]byte("data: "+wiretest.DeepJSON(600)+"\n\nevent: e\r\ndata: {}\r\n\r\n"), true)
 	f.Add([]byte(strings.Repeat("[", 2000)), false)
 	f.Add([]byte(`"\\\"`+strings.Repeat("{", 600)), true)
 	f.Fuzz(func(t *testing.T, data []byte, sse bool) {
-		out, err := io.ReadAll(newClampReader(iotest.HalfReader(bytes.NewReader(data)), sse))
+		out, err := io.ReadAll(NewClampReader(iotest.HalfReader(bytes.NewReader(data)), sse))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if sse {
 			return
 		}
-		line, changed := clampLine(data)
+		line, changed := ClampLine(data)
 		if !bytes.Equal(line, out) {
-			t.Fatalf("the reader and clampLine differ")
+			t.Fatalf("the reader and ClampLine differ")
 		}
 		if !changed && !bytes.Equal(out, data) {
 			t.Fatal("changed without saying so")
@@ -155,10 +151,10 @@ func FuzzClamp(f *testing.F) {
 			if !json.Valid(out) {
 				t.Fatalf("valid JSON made invalid: %.200q", out)
 			}
-			if d := maxDepthOf(t, out); d > maxWireDepth {
+			if d := maxDepthOf(t, out); d > MaxDepth {
 				t.Fatalf("output nests %d deep", d)
 			}
-			if !changed && maxDepthOf(t, data) > maxWireDepth {
+			if !changed && maxDepthOf(t, data) > MaxDepth {
 				t.Fatal("deep JSON passed")
 			}
 		}
