@@ -1,0 +1,2 @@
+// Package openapi serves the operations of an OpenAPI document as tools.
+package openapi
