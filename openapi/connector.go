@@ -192,13 +192,14 @@ func (c *Connector) Reload(ctx context.Context) error {
 	return nil
 }
 
-// ListTools returns one tool per selected operation of the document.
+// ListTools returns one tool per selected operation of the document
+// (none before it is loaded).
 func (c *Connector) ListTools(context.Context) ([]toolkit.Tool, error) {
 	c.mu.Lock()
 	a := c.api
 	c.mu.Unlock()
 	if a == nil {
-		return nil, fmt.Errorf("%w: openapi: the document is not loaded", toolkit.ErrUnavailable)
+		return nil, nil
 	}
 	out := make([]toolkit.Tool, len(a.tools))
 	for i, t := range a.tools {

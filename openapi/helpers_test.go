@@ -110,3 +110,44 @@ func schemaJSON(t testing.TB, tl toolkit.Tool, output bool) map[string]any {
 	}
 	return m
 }
+
+// delegate makes openapi connectors for the toolkit, by URL.
+type delegate struct{ cfgs map[string]openapi.Config }
+
+func (d *delegate) OnEvent(toolkit.ConnectorEvent) {}
+
+func (d *delegate) Call(context.Context, toolkit.Prompt, ...toolkit.Resource) (toolkit.Resource, error) {
+	return nil, toolkit.ErrNotImplemented
+}
+
+func (d *delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEvent)) (toolkit.Connector, error) {
+	cfg, ok := d.cfgs[url]
+	if !ok {
+		return nil, toolkit.ErrNotFound
+	}
+	return openapi.New(cfg, onEvent)
+}
+
+// runToolkit runs a toolkit with the connector of cfg under ns and waits
+// until it is ready.
+func runToolkit(t testing.TB, ns string, cfg openapi.Config) (*toolkit.Toolkit, func()) {
+	t.Helper()
+	tk, err := toolkit.New(toolkit.WithDelegate(&delegate{cfgs: map[string]openapi.Config{"openapi:" + ns: cfg}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.AddConnectorNS(ns, "openapi:"+ns); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tk.Run(ctx) }()
+	states, err := tk.WaitConnectors(ctx, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if states[0].Status != toolkit.StatusReady {
+		t.Fatalf("connector: %+v", states[0])
+	}
+	return tk, func() { cancel(); <-done }
+}

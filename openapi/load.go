@@ -247,6 +247,9 @@ func (c *Connector) serverURL(doc *openapi3.T, docURL *url.URL) (*url.URL, error
 	if err != nil {
 		return nil, fmt.Errorf("%w: server URL: %v", ErrDocument, errors.Unwrap(err))
 	}
+	if u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%w: server URL %q: want http or https", ErrDocument, trim(raw, maxTitle))
+	}
 	if !u.IsAbs() || u.Host == "" {
 		if docURL == nil {
 			return nil, fmt.Errorf("%w: server URL %q is relative, and the document is a file: give a base URL", ErrDocument, trim(raw, maxTitle))
