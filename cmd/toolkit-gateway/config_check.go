@@ -173,6 +173,7 @@ func (v *validator) check(c *Config) {
 			endpoints[s.endpoint] = i
 		}
 	}
+	v.checkOpenAPI(c, names)
 }
 
 // Bounds of the numbers a configuration may give: past them a value is a
