@@ -1,8 +1,10 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -108,6 +110,17 @@ func loadData(loader *openapi3.Loader, data []byte) (doc *openapi3.T, err error)
 			doc, err = nil, fmt.Errorf("the parser failed: %v", r)
 		}
 	}()
+	// A JSON document is decoded as JSON: the loader would read it as YAML
+	// first, several times slower on a large one.
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		doc := &openapi3.T{}
+		if json.Unmarshal(data, doc) == nil {
+			if err := loader.ResolveRefsIn(doc, nil); err != nil {
+				return nil, err
+			}
+			return doc, nil
+		}
+	}
 	return loader.LoadFromData(data)
 }
 
@@ -188,6 +201,13 @@ func (c *Connector) build(ctx context.Context, data []byte, docURL *url.URL) (*a
 		}
 	}
 	doc.Webhooks = nil
+	// The tools hold their schemas, and the operations their resolved
+	// parts: the components are no longer looked up, but for the security
+	// schemes.
+	if doc.Components != nil {
+		doc.Components = &openapi3.Components{SecuritySchemes: doc.Components.SecuritySchemes}
+	}
+	a.schemas = nil
 	return a, nil
 }
 

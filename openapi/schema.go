@@ -281,8 +281,12 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 // assemble returns the JSON of root with the components it refers to
-// (transitively) as its $defs, refusing more than max bytes.
-func (s *schemaSet) assemble(root map[string]any, deps map[string]bool) ([]byte, error) {
+// (transitively) as its $defs, refusing more than max bytes. With
+// levels > 0, only the components that many references away from root
+// are taken; those farther are defined as {} (any value), so that a
+// schema whose components reach one another (an output schema of an API
+// whose objects all refer to each other) stays small.
+func (s *schemaSet) assemble(root map[string]any, deps map[string]bool, levels int) ([]byte, error) {
 	body, err := json.Marshal(root)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errSchema, err)
@@ -296,32 +300,50 @@ func (s *schemaSet) assemble(root map[string]any, deps map[string]bool) ([]byte,
 	}
 	var defs bytes.Buffer
 	defs.WriteString(`{"$defs":{`)
-	queue := sortedKeys(deps)
+	level := sortedKeys(deps)
 	seen := map[string]bool{}
-	for _, n := range queue {
+	for _, n := range level {
 		seen[n] = true
 	}
-	for i := 0; i < len(queue); i++ {
-		c := s.component(queue[i])
-		if c.err != nil {
-			return nil, c.err
+	first := true
+	write := func(name string, raw []byte) error {
+		if size += len(raw) + len(name) + 4; size > s.max {
+			return fmt.Errorf("%w: larger than %d bytes with the components it refers to", errSchema, s.max)
 		}
-		if size += len(c.raw) + len(queue[i]) + 4; size > s.max {
-			return nil, fmt.Errorf("%w: larger than %d bytes with the components it refers to", errSchema, s.max)
-		}
-		if i > 0 {
+		if !first {
 			defs.WriteByte(',')
 		}
-		name, _ := json.Marshal(queue[i])
-		defs.Write(name)
+		first = false
+		n, _ := json.Marshal(name)
+		defs.Write(n)
 		defs.WriteByte(':')
-		defs.Write(c.raw)
-		for _, d := range c.deps {
-			if !seen[d] {
-				seen[d] = true
-				queue = append(queue, d)
+		defs.Write(raw)
+		return nil
+	}
+	for depth := 1; len(level) > 0; depth++ {
+		var next []string
+		for _, name := range level {
+			if levels > 0 && depth > levels {
+				if err := write(name, []byte("{}")); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			c := s.component(name)
+			if c.err != nil {
+				return nil, c.err
+			}
+			if err := write(name, c.raw); err != nil {
+				return nil, err
+			}
+			for _, d := range c.deps {
+				if !seen[d] {
+					seen[d] = true
+					next = append(next, d)
+				}
 			}
 		}
+		level = next
 	}
 	defs.WriteString("}")
 	if len(body) > 2 {

@@ -201,11 +201,8 @@ func (t *operationTool) makeInput() error {
 		slices.Sort(required)
 		root["required"] = required
 	}
-	data, err := s.assemble(root, deps)
+	data, err := s.assemble(root, deps, inputLevels)
 	if err != nil {
-		return err
-	}
-	if _, err := jsonSchema(data); err != nil {
 		return err
 	}
 	t.input = data
@@ -234,16 +231,25 @@ func (t *operationTool) makeOutput() error {
 	if !ok {
 		return nil
 	}
-	data, err := s.assemble(root, deps)
+	data, err := s.assemble(root, deps, outputLevels)
 	if err != nil {
-		return err
-	}
-	if _, err := jsonSchema(data); err != nil {
 		return err
 	}
 	t.output = data
 	return nil
 }
+
+// inputLevels and outputLevels are how many references deep a tool's
+// input and output schemas describe components; farther ones accept any
+// value. The schemas tell the model the shape of the call and of the
+// answer: their first levels do, and an API whose objects all refer to
+// each other (Stripe's) would otherwise give every tool its whole
+// document. The request is still checked against the whole document
+// before it is sent.
+const (
+	inputLevels  = 3
+	outputLevels = 1
+)
 
 // successResponse returns the operation's first 2xx response: 200, 201,
 // ... then 2XX.
