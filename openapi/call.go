@@ -39,6 +39,9 @@ func (t *operationTool) Run(ctx context.Context, input json.RawMessage) (any, er
 	if err := t.validate(ctx, r); err != nil {
 		return nil, err
 	}
+	for k, v := range t.c.cfg.Headers {
+		r.req.Header.Set(k, v)
+	}
 	if err := t.c.creds.apply(ctx, t.a.doc, t.o.op, r.req); err != nil {
 		return nil, err
 	}

@@ -153,6 +153,7 @@ func callTools(t *testing.T, srv *httptest.Server, limits openapi.Limits) map[st
 		Document: doc,
 		BaseURL:  srv.URL + "/v1",
 		Limits:   limits,
+		Headers:  map[string]string{"User-Agent": "toolkit-test"},
 		Credentials: map[string]openapi.Credential{
 			"key_header": {APIKey: "k-header"},
 			"key_query":  {APIKey: "k-query"},
@@ -188,7 +189,7 @@ func TestCallParameters(t *testing.T) {
 	if r.URL.Path != "/v1/items/7" || strings.Join(q["fields"], ",") != "a,b" || q.Get("sep") != "x|y" || q.Get("filter[a]") != "b" || q.Get("id") != "q" {
 		t.Errorf("URL %s", r.URL)
 	}
-	if r.Header.Get("X-Trace") != "tr" || r.Header.Get("X-Key") != "k-header" {
+	if r.Header.Get("X-Trace") != "tr" || r.Header.Get("X-Key") != "k-header" || r.Header.Get("User-Agent") != "toolkit-test" {
 		t.Errorf("headers %v", r.Header)
 	}
 	if c, err := r.Cookie("pref"); err != nil || c.Value != "dark" {

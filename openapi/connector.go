@@ -31,6 +31,10 @@ type Config struct {
 	// Credentials are the secrets of the document's security schemes, by
 	// scheme name (the key under components.securitySchemes).
 	Credentials map[string]Credential
+	// Headers are sent with every call, before the credentials: for an
+	// API whose document declares no security scheme (GitHub's), an
+	// Authorization header here.
+	Headers map[string]string
 	// Allow names the destinations (origins such as
 	// "http://127.0.0.1:4010", or host names and addresses such as
 	// "localhost", "10.1.2.3") that calls and the document's download may

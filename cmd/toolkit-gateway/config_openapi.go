@@ -34,6 +34,10 @@ type OpenAPI struct {
 	// Auth gives the secrets of the document's security schemes, by
 	// scheme name.
 	Auth map[string]OpenAPIAuth `yaml:"auth"`
+	// Headers are sent with every call; ${VAR} in a value is replaced by
+	// the environment variable VAR (for an API whose document declares no
+	// security scheme: Authorization: Bearer ${TOKEN}).
+	Headers map[string]string `yaml:"headers"`
 	// Allow names destinations (origins or hosts) that are loopback or
 	// private and may still be called; the document's servers are refused
 	// otherwise. base_url's origin is always allowed.
@@ -88,6 +92,7 @@ func (o OpenAPI) config() openapi.Config {
 		Include:     o.Include,
 		Exclude:     o.Exclude,
 		Credentials: o.creds,
+		Headers:     o.Headers,
 		Allow:       o.Allow,
 		Limits: openapi.Limits{
 			MaxResponseBytes: o.MaxResponseBytes,
@@ -141,6 +146,13 @@ func (v *validator) checkOpenAPI(c *Config, names map[string]int) {
 		}
 		if o.MaxOperations < 0 {
 			v.fail(fmt.Sprintf("%d is out of range", o.MaxOperations), at("max_operations")...)
+		}
+		for _, name := range slices.Sorted(maps.Keys(o.Headers)) {
+			if name == "" || strings.ContainsAny(name, " :\r\n") {
+				v.fail(fmt.Sprintf("%q is not a header name", name), at("headers")...)
+				continue
+			}
+			o.Headers[name] = v.expand(o.Headers[name], at("headers", name)...)
 		}
 		o.creds = map[string]openapi.Credential{}
 		for _, scheme := range slices.Sorted(maps.Keys(o.Auth)) {

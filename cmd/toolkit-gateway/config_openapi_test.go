@@ -14,6 +14,7 @@ func TestConfigOpenAPI(t *testing.T) {
     document: pets.yaml
     base_url: http://127.0.0.1:4010
     include: {tags: [pet], paths: ["/pet/**"]}
+    headers: {Authorization: "Bearer ${OA_KEY}"}
     auth:
       api_key: {api_key_env: OA_KEY}
 `))
@@ -21,7 +22,7 @@ func TestConfigOpenAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := cfg.OpenAPI[0]
-	if o.Document != filepath.Join(filepath.Dir(file), "pets.yaml") || o.creds["api_key"].APIKey != "k" || o.endpoint() != "openapi:pets" {
+	if o.Document != filepath.Join(filepath.Dir(file), "pets.yaml") || o.creds["api_key"].APIKey != "k" || o.Headers["Authorization"] != "Bearer k" || o.endpoint() != "openapi:pets" {
 		t.Errorf("entry: %+v", o)
 	}
 	for _, tc := range []struct{ name, yaml, want string }{
