@@ -70,7 +70,8 @@ type Limits struct {
 	// MaxResponseBytes bounds the body of a response read (default 1 MiB):
 	// a larger JSON body fails the call, a larger text is cut.
 	MaxResponseBytes int64
-	// CallTimeout bounds one call (default 60s).
+	// CallTimeout bounds one call, and the download of the document
+	// (default 60s).
 	CallTimeout time.Duration
 }
 

@@ -36,6 +36,8 @@ func (c *Connector) read(ctx context.Context) ([]byte, *url.URL, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", toolkit.ErrBadParameter, err)
 		}
+		ctx, cancel := context.WithTimeout(ctx, c.limits.CallTimeout)
+		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", toolkit.ErrBadParameter, err)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/openapi"
@@ -57,5 +58,23 @@ paths:
 	// A document URL that is not found fails the load.
 	if _, err := load(t, openapi.Config{Document: srv.URL + "/spec/missing.yaml"}); !errors.Is(err, toolkit.ErrUnavailable) {
 		t.Errorf("missing document: %v", err)
+	}
+}
+
+// TestDocumentServerHangs: a document server that never answers fails the
+// load once the call timeout passes.
+func TestDocumentServerHangs(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	_, err := load(t, openapi.Config{Document: srv.URL + "/openapi.json", Limits: openapi.Limits{CallTimeout: 50 * time.Millisecond}})
+	if !errors.Is(err, toolkit.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("hanging document server: %v", err)
 	}
 }
