@@ -34,12 +34,22 @@ func (v *violations) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// TestPrismExampleCalls calls every operation of the Petstore documents,
+// TestPrismExampleCalls calls every operation of the Petstore documents
+// and examples of form and file uploads,
 // with an input made from its input schema, through a toolkit against
 // Prism, which checks each request against the document: none may have a
 // violation.
 func TestPrismExampleCalls(t *testing.T) {
-	for _, doc := range []string{"petstore-3.0.json", "petstore-3.1.yaml"} {
+	for _, tc := range []struct {
+		doc   string
+		tools int
+	}{
+		{"petstore-3.0.json", 20},
+		{"petstore-3.1.yaml", 20},
+		{"form-data-3.0.json", 1},
+		{"file-uploads-3.0.json", 3},
+	} {
+		doc := tc.doc
 		t.Run(doc, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -67,8 +77,8 @@ func TestPrismExampleCalls(t *testing.T) {
 					tools = append(tools, tl)
 				}
 			}
-			if len(tools) != 20 {
-				t.Fatalf("%d tools, want 20", len(tools))
+			if len(tools) != tc.tools {
+				t.Fatalf("%d tools, want %d", len(tools), tc.tools)
 			}
 			sort.Slice(tools, func(i, j int) bool { return tools[i].Name() < tools[j].Name() })
 			ok := 0
