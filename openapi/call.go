@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 
@@ -60,11 +61,10 @@ func (t *operationTool) Run(ctx context.Context, input json.RawMessage) (any, er
 // and its media type. Security is the connector's own affair (the
 // credentials are added after).
 func (t *operationTool) validate(ctx context.Context, r *request) error {
-	route := &routers.Route{Spec: t.a.doc, Path: t.o.path, PathItem: t.o.item, Method: t.o.method, Operation: t.o.op}
 	in := &openapi3filter.RequestValidationInput{
 		Request:    r.req,
 		PathParams: r.pathParams,
-		Route:      route,
+		Route:      t.route,
 		Options: &openapi3filter.Options{
 			AuthenticationFunc:  func(context.Context, *openapi3filter.AuthenticationInput) error { return nil },
 			SkipSettingDefaults: true,
@@ -81,6 +81,40 @@ func (t *operationTool) validate(ctx context.Context, r *request) error {
 		return fmt.Errorf("%w: %w: %s", toolkit.ErrBadParameter, ErrInvalidRequest, trim(err.Error(), maxDescription))
 	}
 	return nil
+}
+
+// validationRoute returns the route requests are validated against: the
+// operation, less the cookie parameters of array or object type in the
+// form style exploded (the default), which openapi3filter cannot decode
+// and would refuse even when absent; their values are sent unchecked.
+func validationRoute(doc *openapi3.T, o operation) *routers.Route {
+	route := &routers.Route{Spec: doc, Path: o.path, PathItem: o.item, Method: o.method, Operation: o.op}
+	undecodable := func(ps openapi3.Parameters) (openapi3.Parameters, bool) {
+		out := make(openapi3.Parameters, 0, len(ps))
+		for _, r := range ps {
+			if r != nil && r.Value != nil && r.Value.In == openapi3.ParameterInCookie && r.Value.Schema != nil && r.Value.Schema.Value != nil {
+				p := r.Value
+				typ := p.Schema.Value.Type
+				exploded := p.Explode == nil || *p.Explode
+				if (p.Style == "" || p.Style == "form") && exploded && (typ.Is("array") || typ.Is("object")) {
+					continue
+				}
+			}
+			out = append(out, r)
+		}
+		return out, len(out) != len(ps)
+	}
+	if ps, cut := undecodable(o.item.Parameters); cut {
+		item := *o.item
+		item.Parameters = ps
+		route.PathItem = &item
+	}
+	if ps, cut := undecodable(o.op.Parameters); cut {
+		op := *o.op
+		op.Parameters = ps
+		route.Operation = &op
+	}
+	return route
 }
 
 // validateRequest runs openapi3filter's validation, turning a panic into

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/routers"
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/llmkit/toolkit"
@@ -26,6 +27,7 @@ type operationTool struct {
 
 	params []param
 	body   *body
+	route  *routers.Route // what requests are validated against
 
 	input, output []byte // the schemas as JSON; output nil when none
 
@@ -55,7 +57,7 @@ const bodyProperty = "body"
 
 // newOperationTool makes the tool of o.
 func newOperationTool(c *Connector, a *api, o operation, name string) (*operationTool, error) {
-	t := &operationTool{c: c, a: a, o: o, name: name, meta: metaOf(o)}
+	t := &operationTool{c: c, a: a, o: o, name: name, meta: metaOf(o), route: validationRoute(a.doc, o)}
 	t.desc = description(o.op)
 	if err := t.makeInput(); err != nil {
 		return nil, fmt.Errorf("input: %w", err)
