@@ -1,6 +1,7 @@
 package openapi_test
 
 import (
+	"sort"
 	"strings"
 )
 
@@ -73,6 +74,14 @@ func sample(s any, defs map[string]any, depth int) any {
 		for _, r := range req {
 			name, _ := r.(string)
 			out[name] = sample(props[name], defs, depth+1)
+		}
+		if len(out) == 0 && len(props) > 0 { // one property, so that the object is not empty
+			names := make([]string, 0, len(props))
+			for k := range props {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			out[names[0]] = sample(props[names[0]], defs, depth+1)
 		}
 		return out
 	case "array":

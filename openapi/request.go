@@ -51,14 +51,24 @@ func (t *operationTool) buildRequest(ctx context.Context, input json.RawMessage)
 		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", toolkit.ErrBadParameter, p.prop, err)
 		}
-		explode := p.Explode == nil && (p.Style == "" || p.Style == "form") || p.Explode != nil && *p.Explode
+		style := p.Style
+		if style == "" { // the defaults: form in the query and cookies, simple elsewhere
+			style = "simple"
+			if p.In == openapi3.ParameterInQuery || p.In == openapi3.ParameterInCookie {
+				style = "form"
+			}
+		}
+		explode := style == "form"
+		if p.Explode != nil {
+			explode = *p.Explode
+		}
 		switch p.In {
 		case openapi3.ParameterInPath:
-			s := pathValue(v, p.Style, explode, p.Name)
+			s := pathValue(v, style, explode, p.Name)
 			pathParams[p.Name] = s
 			path = strings.ReplaceAll(path, "{"+p.Name+"}", s)
 		case openapi3.ParameterInQuery:
-			addQuery(query, p.Name, v, p.Style, explode)
+			addQuery(query, p.Name, v, style, explode)
 		case openapi3.ParameterInHeader:
 			header.Set(p.Name, simple(v, explode))
 		case openapi3.ParameterInCookie:
@@ -134,50 +144,65 @@ func sortedObject(m map[string]any) []string {
 // simple serializes a value in the simple style: arrays and objects as
 // comma-separated lists (an object's keys and values, or key=value pairs
 // when exploded).
-func simple(v any, explode bool) string {
+func simple(v any, explode bool) string { return joined(v, ",", explode, nil) }
+
+// joined serializes a value as a list separated by sep: an array's
+// elements, an object's keys and values (key=value pairs when exploded),
+// each passed through esc when it is not nil; the separators are not.
+func joined(v any, sep string, explode bool, esc func(string) string) string {
+	if esc == nil {
+		esc = func(s string) string { return s }
+	}
 	switch x := v.(type) {
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {
-			parts[i] = scalar(e)
+			parts[i] = esc(scalar(e))
 		}
-		return strings.Join(parts, ",")
+		return strings.Join(parts, sep)
 	case map[string]any:
 		var parts []string
 		for _, k := range sortedObject(x) {
 			if explode {
-				parts = append(parts, k+"="+scalar(x[k]))
+				parts = append(parts, esc(k)+"="+esc(scalar(x[k])))
 			} else {
-				parts = append(parts, k, scalar(x[k]))
+				parts = append(parts, esc(k), esc(scalar(x[k])))
 			}
 		}
-		return strings.Join(parts, ",")
+		return strings.Join(parts, sep)
 	}
-	return scalar(v)
+	return esc(scalar(v))
 }
 
 // pathValue serializes a path parameter in its style (simple, label or
-// matrix), escaped for a path segment.
+// matrix), each value escaped for a path segment and the separators not.
 func pathValue(v any, style string, explode bool, name string) string {
-	esc := func(s string) string { return url.PathEscape(s) }
+	esc := url.PathEscape
 	switch style {
 	case "label":
 		sep := ","
 		if explode {
 			sep = "."
 		}
-		return "." + esc(strings.ReplaceAll(simple(v, explode), ",", sep))
+		return "." + joined(v, sep, explode, esc)
 	case "matrix":
-		if arr, ok := v.([]any); ok && explode {
-			var b strings.Builder
-			for _, e := range arr {
-				b.WriteString(";" + name + "=" + esc(scalar(e)))
+		switch x := v.(type) {
+		case []any:
+			if explode {
+				var b strings.Builder
+				for _, e := range x {
+					b.WriteString(";" + esc(name) + "=" + esc(scalar(e)))
+				}
+				return b.String()
 			}
-			return b.String()
+		case map[string]any:
+			if explode {
+				return ";" + joined(x, ";", true, esc)
+			}
 		}
-		return ";" + name + "=" + esc(simple(v, false))
+		return ";" + esc(name) + "=" + joined(v, ",", false, esc)
 	}
-	return esc(simple(v, explode))
+	return joined(v, ",", explode, esc)
 }
 
 // addQuery adds a query parameter in its style: form (the default),
@@ -214,7 +239,14 @@ func addQuery(q url.Values, name string, v any, style string, explode bool) {
 				q.Add(k, scalar(x[k]))
 			}
 		default:
-			q.Add(name, simple(x, false))
+			sep := ","
+			switch style {
+			case "spaceDelimited":
+				sep = " "
+			case "pipeDelimited":
+				sep = "|"
+			}
+			q.Add(name, joined(x, sep, false, nil))
 		}
 	default:
 		q.Add(name, scalar(v))
