@@ -119,6 +119,9 @@ type Config struct {
 	State *State `yaml:"state"`
 	// Servers are the upstream MCP servers.
 	Servers []Server `yaml:"servers"`
+	// OpenAPI are HTTP APIs described by OpenAPI documents, served beside
+	// the servers (see OpenAPI).
+	OpenAPI []OpenAPI `yaml:"openapi"`
 
 	// warnings are what the check found allowed but probably unmeant,
 	// each with its file, line and field; logged when the configuration

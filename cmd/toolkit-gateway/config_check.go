@@ -81,12 +81,13 @@ func (v *validator) expand(value string, path ...any) string {
 }
 
 // expands reports whether ${VAR} is expanded in the field at path:
-// servers[i].headers.NAME and servers[i].oauth.client_id.
+// servers[i].headers.NAME, openapi[i].headers.NAME and
+// servers[i].oauth.client_id.
 func expands(path []any) bool {
-	if len(path) != 4 || path[0] != "servers" {
+	if len(path) != 4 || path[0] != "servers" && path[0] != "openapi" {
 		return false
 	}
-	return path[2] == "headers" || (path[2] == "oauth" && path[3] == "client_id")
+	return path[2] == "headers" || (path[0] == "servers" && path[2] == "oauth" && path[3] == "client_id")
 }
 
 // checkPlaceholders refuses ${...} in every field where it is not
@@ -94,7 +95,7 @@ func expands(path []any) bool {
 func (v *validator) checkPlaceholders() {
 	walkYAML(v.root, func(path []any, _, n *yaml.Node) bool {
 		if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") && !expands(path) {
-			v.fail("${...} is expanded only in servers[].headers and servers[].oauth.client_id: give the value itself (secrets through the *_env and *_file fields)", path...)
+			v.fail("${...} is expanded only in servers[].headers and servers[].oauth.client_id, and in openapi[].headers: give the value itself (secrets through the *_env and *_file fields)", path...)
 		}
 		return true
 	})
@@ -173,6 +174,7 @@ func (v *validator) check(c *Config) {
 			endpoints[s.endpoint] = i
 		}
 	}
+	v.checkOpenAPI(c, names)
 }
 
 // Bounds of the numbers a configuration may give: past them a value is a

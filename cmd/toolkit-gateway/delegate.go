@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/llmkit/toolkit"
@@ -31,6 +32,9 @@ type delegate struct {
 	options func(url string) []mcp.Option
 	// wrap, if set, wraps the connector made for a URL (the tool filter).
 	wrap func(url string, c toolkit.Connector) toolkit.Connector
+	// openAPI, if set, makes the connector of an openapi entry (a URL
+	// starting with openapi:).
+	openAPI func(url string, onEvent func(toolkit.ConnectorEvent)) (toolkit.Connector, error)
 	// onEvent, if set, receives the list-change and resource-update events
 	// the toolkit forwards to OnEvent.
 	onEvent func(toolkit.ConnectorEvent)
@@ -68,6 +72,9 @@ func (d *delegate) CreateConnector(url string, onEvent func(toolkit.ConnectorEve
 	}
 	if c, ok, err := skillsConnector(url, onEvent, d.logger); ok {
 		return c, err
+	}
+	if d.openAPI != nil && strings.HasPrefix(url, openAPIScheme) {
+		return d.openAPI(url, onEvent)
 	}
 	opts := []mcp.Option{mcp.OptLogger(d.logger)}
 	if d.options != nil {

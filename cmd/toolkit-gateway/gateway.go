@@ -88,12 +88,13 @@ type gateway struct {
 	mu        sync.Mutex
 	cfg       *Config           // the configuration in force
 	upstreams map[string]Server // by endpoint; read by the delegate
+	apis      map[string]*api   // the openapi entries, by endpoint
 }
 
 // newGateway builds the toolkit and the MCP server for cfg and registers
 // the upstreams. Nothing is contacted before run.
 func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error) {
-	g := &gateway{file: file, logger: logger, cfg: cfg, upstreams: map[string]Server{}}
+	g := &gateway{file: file, logger: logger, cfg: cfg, upstreams: map[string]Server{}, apis: map[string]*api{}}
 	cfg.logWarnings(logger)
 	g.logins.logger = logger
 	d := &delegate{
@@ -101,6 +102,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		userDir: cfg.Prompts,
 		options: g.connectorOptions,
 		wrap:    g.wrapConnector,
+		openAPI: g.openAPIConnector,
 		onEvent: func(ev toolkit.ConnectorEvent) {
 			logger.Debug("toolkit event", "kind", ev.Kind, "namespace", ev.Namespace, "uri", ev.URI)
 		},
@@ -222,6 +224,11 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	var errs []error
 	for _, s := range cfg.Servers {
 		if err := g.add(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, o := range cfg.OpenAPI {
+		if err := g.addAPI(o); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -482,6 +489,7 @@ func (g *gateway) reload() {
 	}
 	updated := *cur
 	updated.Servers = applied
+	updated.OpenAPI = g.reloadAPIs(cur.OpenAPI, next.OpenAPI)
 	updated.Auth = next.Auth
 	updated.Policy, updated.RateLimits = next.Policy, next.RateLimits
 	g.mu.Lock()
