@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/llmkit/toolkit/mcp"
 	"github.com/llmkit/toolkit/mcp/oauth"
@@ -102,9 +103,20 @@ func (v *validator) checkTokenExchangeAuth(c *Config, s *Server, i int) {
 		v.fail(fmt.Sprintf("the %s grant exchanges the %ss the clients present: it needs auth.jwt (tokens of an identity provider the upstream's authorization server trusts)", o.Grant, exchangedToken(o.Grant)), "servers", i, "oauth", "grant")
 		return
 	}
+	if o.Grant == grantEnterprise && o.IdPIssuer != "" && !sameIssuer(o.IdPIssuer, c.Auth.JWT.Issuer) {
+		// The ID tokens auth.jwt accepts are its issuer's: sent to
+		// another IdP, they would reach one that did not issue them.
+		v.fail(fmt.Sprintf("the users' ID tokens are issued by auth.jwt.issuer %q: the enterprise grant exchanges them only at that identity provider", c.Auth.JWT.Issuer), "servers", i, "oauth", "idp_issuer")
+	}
 	if c.Auth.Bearer != nil {
 		v.warn("only the clients authenticated by auth.jwt (principals jwt:*) can use this upstream: the calls of clients with a token of auth.bearer (principals token:N) are refused, since the gateway's own tokens are never sent to be exchanged", "servers", i, "oauth", "grant")
 	}
+}
+
+// sameIssuer reports whether two issuer identifiers name the same
+// issuer: equal but for a trailing slash.
+func sameIssuer(a, b string) bool {
+	return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
 }
 
 // tokenExchangeOptions are the connector options of an upstream whose

@@ -113,6 +113,7 @@ func TestTokenExchangeConfigErrors(t *testing.T) {
 		{"enterprise bearer auth", bearer + srv + "    oauth:\n      per_user: true\n      grant: enterprise\n      client_id: gw\n      idp_issuer: https://idp.example\n      idp_client_id: gw\n", "gw.yaml:7: servers[0].oauth.grant: the enterprise grant exchanges the ID tokens the clients present: it needs auth.jwt"},
 		{"enterprise secret unset", jwt + srv + "    oauth:\n      per_user: true\n      grant: enterprise\n      client_id: gw\n      idp_issuer: https://idp.example\n      idp_client_id: gw\n      idp_client_secret_env: TOOLKIT_TEST_UNSET_IDP_SECRET\n", "gw.yaml:11: servers[0].oauth.idp_client_secret_env: environment variable TOOLKIT_TEST_UNSET_IDP_SECRET is not set"},
 		{"idp without enterprise", jwt + srv + "    oauth:\n      idp_issuer: https://idp.example\n", "gw.yaml:6: servers[0].oauth.idp_issuer: goes with grant enterprise"},
+		{"enterprise at another idp", jwt + srv + "    oauth:\n      per_user: true\n      grant: enterprise\n      client_id: gw\n      idp_issuer: https://other-idp.example\n      idp_client_id: gw\n", "gw.yaml:9: servers[0].oauth.idp_issuer: the users' ID tokens are issued by auth.jwt.issuer \"https://idp.example\": the enterprise grant exchanges them only at that identity provider"},
 	})
 	// token_exchange with per_user implies per_client, and needs no
 	// redirect URL.
