@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/internal/netguard"
 )
 
 // A document names where its calls go (servers, token URLs). Left alone,
@@ -80,27 +81,9 @@ func origin(u *url.URL) string {
 	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
-// notPublic says why ip is not a public address, or "".
-func notPublic(ip netip.Addr) string {
-	ip = ip.Unmap()
-	switch {
-	case !ip.IsValid():
-		return "not a valid address"
-	case ip.IsLoopback():
-		return "a loopback address"
-	case ip.IsUnspecified():
-		return "the unspecified address"
-	case ip.IsPrivate():
-		return "a private address"
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-		return "a link-local address"
-	case ip.IsMulticast():
-		return "a multicast address"
-	case netip.MustParsePrefix("100.64.0.0/10").Contains(ip), netip.MustParsePrefix("0.0.0.0/8").Contains(ip):
-		return "a shared or reserved address"
-	}
-	return ""
-}
+// notPublic says why ip is not a public address, or "" (the module's one
+// rule, which the OAuth client's destinations follow too).
+func notPublic(ip netip.Addr) string { return netguard.NotPublic(ip) }
 
 // guard is the connector's transport: allowed destinations through base
 // as they are, others only to public addresses.
