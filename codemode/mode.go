@@ -1,0 +1,136 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/model"
+	"github.com/llmkit/toolkit/resource"
+)
+
+// Config configures a Mode.
+type Config struct {
+	// Limits bound each script (zero fields take their defaults).
+	Limits Limits
+	// Worker, when set, runs each script in a child process whose memory
+	// the OS bounds (Limits.Memory); without it scripts run in this
+	// process, where nothing bounds a script's heap but its time.
+	Worker *Worker
+	// Catalog names the tools as scripts call them (default: a
+	// model.Catalog over the toolkit, so the names are the model names
+	// package model gives).
+	Catalog *model.Catalog
+}
+
+// Mode runs scripts against a toolkit: see the package documentation. It
+// is safe for concurrent use; every script has a VM of its own.
+type Mode struct {
+	tk     *toolkit.Toolkit
+	cat    *model.Catalog
+	lim    Limits
+	worker *Worker
+}
+
+// New returns the code mode of tk. A negative limit is an error naming
+// it.
+func New(tk *toolkit.Toolkit, cfg Config) (*Mode, error) {
+	if tk == nil {
+		return nil, fmt.Errorf("%w: codemode.New: no toolkit", toolkit.ErrBadParameter)
+	}
+	lim, err := cfg.Limits.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	m := &Mode{tk: tk, cat: cfg.Catalog, lim: lim, worker: cfg.Worker}
+	if m.cat == nil {
+		m.cat = model.NewCatalog(tk)
+	}
+	return m, nil
+}
+
+// Limits returns the bounds each script runs under, defaults filled in.
+func (m *Mode) Limits() Limits { return m.lim }
+
+// Run runs a script: the body of an async JavaScript function, in which
+// tools.NAME(args) calls the tool NAME (its model name, see Declarations)
+// through the toolkit's Call with ctx, so with ctx's principal, session,
+// policy, pins, rate limits and audit; its promise resolves to the tool's
+// result (JSON parsed, text as a string) or rejects with an Error whose
+// name is "ToolError", with the tool's name and the call's outcome
+// ("denied", "rate_limited", "tool_failed", ...). The script's return
+// value is the Output. A script that throws, or breaks a bound, fails
+// alone with a *ScriptError (ErrScript or ErrBound); when ctx ends first
+// the error is ctx's.
+func (m *Mode) Run(ctx context.Context, script string) (*Output, error) {
+	c := &toolkitCaller{m: m}
+	var (
+		out *Output
+		err error
+	)
+	if m.worker != nil {
+		out, err = m.worker.run(ctx, script, m.lim, c)
+	} else {
+		out, err = runScript(ctx, script, m.lim, c)
+	}
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up: say so, keeping where the script was.
+		return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
+	return out, err
+}
+
+// toolkitCaller runs a script's tool calls through the toolkit.
+type toolkitCaller struct{ m *Mode }
+
+// call resolves name and calls the tool. A call whose tool does not
+// return when ctx ends is left to finish on its own: the script goes on
+// (and is stopped) without it.
+func (c *toolkitCaller) call(ctx context.Context, name string, args []byte) callOut {
+	it, ok := c.m.cat.Resolve(name)
+	if !ok || it.Type != toolkit.ListTypeTools || isOwn(it.Value) {
+		return callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeNotFound, Message: fmt.Sprintf("unknown tool %q: see the declarations for the tools' names", name)}}
+	}
+	in, err := resource.JSON("arguments", json.RawMessage(args))
+	if err != nil {
+		return callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeBadInput, Message: err.Error()}}
+	}
+	done := make(chan callOut, 1)
+	go func() { done <- c.m.result(ctx, name, it, in) }()
+	select {
+	case out := <-done:
+		return out
+	case <-ctx.Done():
+		return callOut{Err: &callError{Tool: name, Outcome: toolkit.Outcome(ctx.Err()), Message: ctx.Err().Error()}}
+	}
+}
+
+// result makes one call and reads its result.
+func (m *Mode) result(ctx context.Context, name string, it toolkit.Item, in toolkit.Resource) callOut {
+	res, err := m.tk.Call(ctx, it, in)
+	if err != nil {
+		return callOut{Err: &callError{Tool: name, Outcome: toolkit.Outcome(err), Message: truncate(err.Error(), maxMessage)}}
+	}
+	if res == nil {
+		return callOut{}
+	}
+	data, err := res.Read(ctx)
+	if err != nil {
+		return callOut{Err: &callError{Tool: name, Outcome: toolkit.Outcome(err), Message: truncate(err.Error(), maxMessage)}}
+	}
+	switch t := res.Type(); {
+	case resource.IsJSON(t):
+		return callOut{JSON: data}
+	case isText(t):
+		s := string(data)
+		return callOut{Text: &s}
+	default:
+		return callOut{Type: t, Data: data}
+	}
+}
+
+// isText reports whether a result's media type is text.
+func isText(mt string) bool {
+	return mt == "" || len(mt) >= 5 && mt[:5] == "text/"
+}

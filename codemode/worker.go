@@ -1,0 +1,242 @@
+package codemode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Worker runs each script in a child process, so that the OS bounds what
+// the engine cannot: the heap. The child is a program of the
+// application's (by default the running one, re-executed) whose main calls
+// ServeWorker before anything else. In it the script runs as in process,
+// under the same Limits; its tool calls come back over a pipe to the
+// parent, which makes them through the toolkit with the script's context
+// (principal, session, policy, audit). The child's address space is
+// limited to what it had when it started plus Limits.Memory
+// (RLIMIT_AS), its CPU time to the script's Timeout (RLIMIT_CPU), and its
+// Go heap is kept under Limits.Memory: a script that allocates without
+// end makes its own process fail, which the parent reports as the
+// memory bound, and nothing else. The child gets an empty environment.
+// A script's start costs one process start (a few milliseconds).
+type Worker struct {
+	// Path is the program to start (default: os.Executable()).
+	Path string
+	// Args are its arguments.
+	Args []string
+}
+
+// workerEnv marks a worker process; its value is the protocol's version.
+const workerEnv = "TOOLKIT_CODEMODE_WORKER"
+
+// workerGrace is how long after its Timeout a worker is killed: the time
+// bound inside it fires first, unless the script is in a builtin that
+// cannot be interrupted.
+const workerGrace = time.Second
+
+// message is one message on a worker's pipes. From the parent: Start,
+// then Out for each Call. From the worker: Call, then Done or Fail.
+type message struct {
+	Start *startMsg    `json:"start,omitempty"`
+	Call  *callMsg     `json:"call,omitempty"`
+	Out   *callOut     `json:"out,omitempty"`
+	Done  *Output      `json:"done,omitempty"`
+	Fail  *ScriptError `json:"fail,omitempty"`
+}
+
+type startMsg struct {
+	Script string `json:"script"`
+	Limits Limits `json:"limits"`
+}
+
+type callMsg struct {
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+// run runs a script in a new worker; its calls go through c.
+func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (*Output, error) {
+	if len(script) > lim.MaxScript {
+		return nil, &ScriptError{Message: fmt.Sprintf("the script is %d bytes, more than the %d allowed", len(script), lim.MaxScript), Bound: true}
+	}
+	path := w.Path
+	if path == "" {
+		var err error
+		if path, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("codemode: worker: %w", err)
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, lim.Timeout+workerGrace)
+	defer cancel()
+	toChildR, toChildW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("codemode: worker: %w", err)
+	}
+	fromChildR, fromChildW, err := os.Pipe()
+	if err != nil {
+		toChildR.Close()
+		toChildW.Close()
+		return nil, fmt.Errorf("codemode: worker: %w", err)
+	}
+	stderr := &tailBuffer{max: 4 << 10}
+	cmd := exec.Command(path, w.Args...)
+	cmd.Env = []string{workerEnv + "=1"}
+	cmd.ExtraFiles = []*os.File{toChildR, fromChildW}
+	cmd.Stderr = stderr
+	err = cmd.Start()
+	toChildR.Close()
+	fromChildW.Close()
+	if err != nil {
+		toChildW.Close()
+		fromChildR.Close()
+		return nil, fmt.Errorf("codemode: worker: %w", err)
+	}
+	var killed sync.Once
+	kill := func() { killed.Do(func() { _ = cmd.Process.Kill() }) }
+	stop := context.AfterFunc(rctx, kill)
+	out, err := converse(rctx, toChildW, fromChildR, script, lim, c)
+	stop()
+	toChildW.Close()
+	if err != nil {
+		kill()
+	}
+	fromChildR.Close()
+	werr := cmd.Wait()
+	if err == nil {
+		return out, nil
+	}
+	var se *ScriptError
+	if errors.As(err, &se) {
+		return nil, se
+	}
+	// The worker died or was killed.
+	switch {
+	case strings.Contains(stderr.String(), "out of memory"):
+		return nil, &ScriptError{Message: fmt.Sprintf("the script went past its memory bound (%d MiB)", lim.Memory>>20), Bound: true}
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case rctx.Err() != nil:
+		return nil, &ScriptError{Message: fmt.Sprintf("the script ran past its time limit (%v)", lim.Timeout), Bound: true}
+	}
+	return nil, fmt.Errorf("%w: the script's worker failed: %v (%v) %s", ErrBound, err, werr, truncate(stderr.String(), 512))
+}
+
+// converse is the parent's side of a worker's protocol.
+func converse(ctx context.Context, w *os.File, r *os.File, script string, lim Limits, c caller) (*Output, error) {
+	enc, dec := json.NewEncoder(w), json.NewDecoder(r)
+	if err := enc.Encode(message{Start: &startMsg{Script: script, Limits: lim}}); err != nil {
+		return nil, err
+	}
+	for {
+		var m message
+		if err := dec.Decode(&m); err != nil {
+			return nil, err
+		}
+		switch {
+		case m.Call != nil:
+			out := c.call(ctx, m.Call.Name, m.Call.Args)
+			if err := enc.Encode(message{Out: &out}); err != nil {
+				return nil, err
+			}
+		case m.Done != nil:
+			return m.Done, nil
+		case m.Fail != nil:
+			return nil, m.Fail
+		default:
+			return nil, errors.New("the worker sent an empty message")
+		}
+	}
+}
+
+// ServeWorker makes this process a code-mode worker when it was started
+// as one (see Worker): it runs the script it is given and exits. In any
+// other process it returns at once. A program that runs scripts in
+// workers calls it first thing in main (and a test binary in TestMain).
+func ServeWorker() {
+	if os.Getenv(workerEnv) == "" {
+		return
+	}
+	os.Exit(serveWorker(os.NewFile(3, "from-parent"), os.NewFile(4, "to-parent")))
+}
+
+// serveWorker is the worker's side: read the script, bound the process,
+// run it, relay its calls, answer.
+func serveWorker(in, out *os.File) int {
+	dec, enc := json.NewDecoder(in), json.NewEncoder(out)
+	var m message
+	if err := dec.Decode(&m); err != nil || m.Start == nil {
+		fmt.Fprintln(os.Stderr, "codemode worker: no script:", err)
+		return 2
+	}
+	lim, err := m.Start.Limits.withDefaults()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "codemode worker:", err)
+		return 2
+	}
+	if err := limitProcess(lim); err != nil {
+		fmt.Fprintln(os.Stderr, "codemode worker: cannot bound the process:", err)
+		return 2
+	}
+	res, err := runScript(context.Background(), m.Start.Script, lim, &relay{enc: enc, dec: dec})
+	var reply message
+	var se *ScriptError
+	switch {
+	case err == nil:
+		reply.Done = res
+	case errors.As(err, &se):
+		reply.Fail = se
+	default:
+		reply.Fail = &ScriptError{Message: truncate(err.Error(), maxMessage)}
+	}
+	if err := enc.Encode(reply); err != nil {
+		return 2
+	}
+	return 0
+}
+
+// relay is the worker's caller: each call goes to the parent.
+type relay struct {
+	enc *json.Encoder
+	dec *json.Decoder
+}
+
+func (r *relay) call(_ context.Context, name string, args []byte) callOut {
+	if err := r.enc.Encode(message{Call: &callMsg{Name: name, Args: args}}); err != nil {
+		os.Exit(2) // the parent is gone
+	}
+	var m message
+	if err := r.dec.Decode(&m); err != nil || m.Out == nil {
+		os.Exit(2)
+	}
+	return *m.Out
+}
+
+// tailBuffer keeps the first max bytes written to it (a worker's stderr:
+// the runtime's fatal error comes first).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   bytes.Buffer
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := t.max - t.b.Len(); room > 0 {
+		t.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.b.String()
+}
