@@ -171,7 +171,7 @@ func (t toolsObject) Get(key string) goja.Value {
 	return fn
 }
 func (toolsObject) Set(string, goja.Value) bool { return false }
-func (t toolsObject) Has(key string) bool      { return isToolName(key) }
+func (t toolsObject) Has(key string) bool       { return isToolName(key) }
 func (toolsObject) Delete(string) bool          { return false }
 func (toolsObject) Keys() []string              { return nil }
 
