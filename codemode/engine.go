@@ -41,6 +41,9 @@ type callOut struct {
 	Type string          `json:"type,omitempty"`
 	// Err is a failure: the script's promise is rejected with it.
 	Err *callError `json:"error,omitempty"`
+	// Stop, from the parent of a worker, says that the script's time is
+	// up (or its caller gave up) while the call ran: the script stops.
+	Stop string `json:"stop,omitempty"`
 }
 
 // callError is a failed tool call, as the script catches it: an Error
@@ -223,6 +226,13 @@ func (r *run) callTool(name string, arg goja.Value) goja.Value {
 		args = []byte(str)
 	}
 	out := r.c.call(r.ctx, name, args)
+	if out.Stop == "" && r.ctx.Err() != nil {
+		out.Stop = r.stopReason()
+	}
+	if out.Stop != "" {
+		r.breakBound(out.Stop)
+		panic(r.vm.NewGoError(errStopped))
+	}
 	p, resolve, reject := r.vm.NewPromise()
 	if out.Err != nil {
 		reject(r.toolError(out.Err))
@@ -375,11 +385,7 @@ func (r *run) failure(err error) error {
 	case errors.As(err, &ie):
 		se.Line, se.Column = framePosition(ie.Stack())
 		se.Bound = true
-		if errors.Is(r.ctx.Err(), context.DeadlineExceeded) && context.Cause(r.ctx) == context.DeadlineExceeded {
-			se.Message = fmt.Sprintf("the script ran past its time limit (%v)", r.lim.Timeout)
-		} else {
-			se.Message = "the script was stopped: " + context.Cause(r.ctx).Error()
-		}
+		se.Message = r.stopReason()
 	case errors.As(err, &so):
 		se.Bound = true
 		se.Message = fmt.Sprintf("the script's call stack went past %d frames", r.lim.MaxCallStack)
@@ -401,6 +407,18 @@ func (r *run) failure(err error) error {
 		se.Message = truncate(err.Error(), maxMessage)
 	}
 	return se
+}
+
+// stopReason says why the script's context ended: its time is up, or its
+// caller gave up.
+func (r *run) stopReason() string {
+	if r.ctx.Err() == nil {
+		return "the script was stopped"
+	}
+	if context.Cause(r.ctx) == context.DeadlineExceeded {
+		return fmt.Sprintf("the script ran past its time limit (%v)", r.lim.Timeout)
+	}
+	return "the script was stopped: " + context.Cause(r.ctx).Error()
 }
 
 // framePosition returns the script position of the innermost frame in

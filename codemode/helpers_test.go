@@ -98,11 +98,14 @@ func newFixture(t *testing.T, worker bool, lim Limits) *fixture {
 		}),
 		tool.Must("secret", "A secret.", func(context.Context, empty) (string, error) { return "s3cret", nil }),
 		tool.Must("hang", "Never answers before its caller gives up.", func(ctx context.Context, _ empty) (string, error) {
+			if hook, ok := ctx.Value(callHookKey{}).(func()); ok {
+				hook()
+			}
 			<-ctx.Done()
 			return "", ctx.Err()
 		}),
 		tool.Must("huge", "Answers more than a script may receive.", func(context.Context, empty) (string, error) {
-			return strings.Repeat("x", 2<<20), nil
+			return strings.Repeat("x", 5<<20), nil
 		}),
 	}
 	if err := tk.AddTool(tools...); err != nil {

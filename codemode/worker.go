@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"time"
@@ -98,10 +99,23 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 		fromChildR.Close()
 		return nil, fmt.Errorf("codemode: worker: %w", err)
 	}
-	var killed sync.Once
-	kill := func() { killed.Do(func() { _ = cmd.Process.Kill() }) }
+	var (
+		killOnce sync.Once
+		killed   bool // by the parent; read after Wait
+	)
+	kill := func() { killOnce.Do(func() { killed = true; _ = cmd.Process.Kill() }) }
 	stop := context.AfterFunc(rctx, kill)
-	out, err := converse(rctx, toChildW, fromChildR, script, lim, c)
+	// The calls end with the script's time bound, so that the worker sees
+	// a call that does not return fail in time, and stops the script
+	// itself, saying where.
+	cctx, ccancel := context.WithTimeout(ctx, lim.Timeout)
+	defer ccancel()
+	out, err := converse(cctx, toChildW, fromChildR, script, lim, c, func() string {
+		if ctx.Err() != nil {
+			return "the script was stopped: " + ctx.Err().Error()
+		}
+		return fmt.Sprintf("the script ran past its time limit (%v)", lim.Timeout)
+	})
 	stop()
 	toChildW.Close()
 	if err != nil {
@@ -118,18 +132,23 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 	}
 	// The worker died or was killed.
 	switch {
-	case strings.Contains(stderr.String(), "out of memory"):
+	case isOutOfMemory(stderr.String()):
 		return nil, &ScriptError{Message: fmt.Sprintf("the script went past its memory bound (%d MiB)", lim.Memory>>20), Bound: true}
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case rctx.Err() != nil:
 		return nil, &ScriptError{Message: fmt.Sprintf("the script ran past its time limit (%v)", lim.Timeout), Bound: true}
+	case !killed && cmd.ProcessState != nil && !cmd.ProcessState.Exited():
+		// A signal of the OS: the CPU time bound (RLIMIT_CPU), or the
+		// kernel's OOM killer.
+		return nil, &ScriptError{Message: fmt.Sprintf("the script's worker was stopped by the system (%v): its CPU or memory bound", werr), Bound: true}
 	}
 	return nil, fmt.Errorf("%w: the script's worker failed: %v (%v) %s", ErrBound, err, werr, truncate(stderr.String(), 512))
 }
 
-// converse is the parent's side of a worker's protocol.
-func converse(ctx context.Context, w *os.File, r *os.File, script string, lim Limits, c caller) (*Output, error) {
+// converse is the parent's side of a worker's protocol. A call that ends
+// after ctx does stops the script, saying why (stopped()).
+func converse(ctx context.Context, w *os.File, r *os.File, script string, lim Limits, c caller, stopped func() string) (*Output, error) {
 	enc, dec := json.NewEncoder(w), json.NewDecoder(r)
 	if err := enc.Encode(message{Start: &startMsg{Script: script, Limits: lim}}); err != nil {
 		return nil, err
@@ -142,6 +161,9 @@ func converse(ctx context.Context, w *os.File, r *os.File, script string, lim Li
 		switch {
 		case m.Call != nil:
 			out := c.call(ctx, m.Call.Name, m.Call.Args)
+			if ctx.Err() != nil {
+				out = callOut{Stop: stopped()}
+			}
 			if err := enc.Encode(message{Out: &out}); err != nil {
 				return nil, err
 			}
@@ -201,6 +223,26 @@ func serveWorker(in, out *os.File) int {
 	return 0
 }
 
+// heapCheck is how often a worker's heap is measured.
+const heapCheck = 5 * time.Millisecond
+
+// watchHeap holds the worker's Go heap under limit: a goroutine ends the
+// process, saying "out of memory", once the heap's objects pass it. (The
+// collector is left to its default pace: held to a limit it would spend
+// the script's time collecting what the script keeps.)
+func watchHeap(limit int64) {
+	go func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for range time.Tick(heapCheck) {
+			metrics.Read(sample)
+			if v := sample[0].Value; v.Kind() == metrics.KindUint64 && v.Uint64() > uint64(limit) {
+				fmt.Fprintf(os.Stderr, "codemode worker: out of memory: the heap holds %d bytes, more than %d\n", v.Uint64(), limit)
+				os.Exit(3)
+			}
+		}
+	}()
+}
+
 // relay is the worker's caller: each call goes to the parent.
 type relay struct {
 	enc *json.Encoder
@@ -239,4 +281,16 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.b.String()
+}
+
+// isOutOfMemory reports whether a worker's stderr tells that it ran out
+// of memory: its heap watch, or the runtime failing to map more (which,
+// under the race detector, says so in other words).
+func isOutOfMemory(stderr string) bool {
+	for _, s := range []string{"out of memory", "too many address space collisions", "failed to allocate"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,11 +2,9 @@
 
 package codemode
 
-import "runtime/debug"
-
-// limitProcess bounds the worker's Go heap; the OS limits of Linux are
-// not set on this system.
+// limitProcess bounds the worker's Go heap (watchHeap); the OS limits of
+// Linux are not set on this system.
 func limitProcess(lim Limits) error {
-	debug.SetMemoryLimit(lim.Memory)
+	watchHeap(lim.Memory)
 	return nil
 }
