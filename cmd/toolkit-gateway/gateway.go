@@ -176,8 +176,19 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	if cfg.QualifiedNames {
 		opts = append(opts, mcpserver.WithQualifiedNames())
 	}
+	if cm := cfg.CodeMode; cm != nil {
+		if err := addCodeMode(tk, cm); err != nil {
+			g.closeOwned()
+			g.meters.shutdown()
+			return nil, err
+		}
+	}
 	if ts := cfg.ToolSearch; ts != nil {
-		opts = append(opts, mcpserver.WithToolSearch(mcpserver.ToolSearch{Always: ts.Always, Limit: ts.Limit}))
+		always := ts.Always
+		if cfg.CodeMode != nil {
+			always = append(slices.Clip(always), codeModeAlways...)
+		}
+		opts = append(opts, mcpserver.WithToolSearch(mcpserver.ToolSearch{Always: always, Limit: ts.Limit}))
 	}
 	if in := cfg.InputState; in != nil {
 		opts = append(opts, mcpserver.WithInputStateKeys(in.keys...))
@@ -430,6 +441,7 @@ func (g *gateway) reload() {
 		{"health_listen", cur.HealthListen, next.HealthListen}, {"prompts", cur.Prompts, next.Prompts},
 		{"metrics", cur.Metrics, next.Metrics}, {"startup_wait", durationOf(cur.StartupWait), durationOf(next.StartupWait)},
 		{"tool_search", cur.ToolSearch.String(), next.ToolSearch.String()},
+		{"code_mode", cur.CodeMode.String(), next.CodeMode.String()},
 		{"input_state", cur.InputState.String(), next.InputState.String()},
 		{"state", cur.State.String(), next.State.String()},
 	} {

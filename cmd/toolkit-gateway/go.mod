@@ -17,7 +17,13 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require go.uber.org/atomic v1.12.0 // indirect
+require (
+	github.com/dlclark/regexp2 v1.11.4 // indirect
+	github.com/dop251/goja v0.0.0-20260311135729-065cd970411c // indirect
+	github.com/go-sourcemap/sourcemap v2.1.3+incompatible // indirect
+	github.com/google/pprof v0.0.0-20230207041349-798e818bf904 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -26,6 +32,7 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/llmkit/toolkit/codemode v0.0.0
 	github.com/llmkit/toolkit/redisstate v0.0.0
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
@@ -48,3 +55,5 @@ require (
 replace github.com/llmkit/toolkit => ../..
 
 replace github.com/llmkit/toolkit/redisstate => ../../redisstate
+
+replace github.com/llmkit/toolkit/codemode => ../../codemode
