@@ -68,11 +68,16 @@ func declareOne(t Declaration) string {
 	b.Reset()
 	comment(&b, "  ", truncate(t.Description, 200))
 	var props []string
+	size := 0
 	if t.Input != nil {
 		for _, p := range sortedKeys(t.Input.Properties) {
 			opt := "?"
 			if slices.Contains(t.Input.Required, p) {
 				opt = ""
+			}
+			if size += len(p) + 8; size > maxDeclaration/4 {
+				props = append(props, "[more: string]: any")
+				break
 			}
 			props = append(props, member(p)+opt+": any")
 		}

@@ -216,3 +216,8 @@ func (m *Mode) Declarations(ctx context.Context, names []string, query string, l
 	}
 	return decls, slices.Clip(unknown), nil
 }
+
+// Filter selects code mode's two tools, to offer a model only them
+// (adapter.WithFilter(codemode.Filter), or a model.Catalog's
+// Definitions): the model then reaches every other tool through scripts.
+var Filter = model.Filter{Namespaces: []string{toolkit.BuiltinNamespace}, Names: []string{RunCodeName, DeclareToolsName}}
