@@ -129,16 +129,16 @@ func (*declareTool) InputSchema() (*jsonschema.Schema, error) {
 	return &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
-			"names": {Type: "array", Items: &jsonschema.Schema{Type: "string"}, MaxItems: new(MaxDeclare), Description: "The tools' names."},
+			"names": {Type: "array", Items: &jsonschema.Schema{Type: "string"}, MaxItems: ptr(MaxDeclare), Description: "The tools' names."},
 			"query": {Type: "string", Description: "What you want to do, in a few words."},
-			"limit": {Type: "integer", Minimum: new(1.0), Maximum: &maxN, Description: fmt.Sprintf("How many tools a query declares (default %d).", DefaultDeclareLimit)},
+			"limit": {Type: "integer", Minimum: ptr(1.0), Maximum: &maxN, Description: fmt.Sprintf("How many tools a query declares (default %d).", DefaultDeclareLimit)},
 		},
 		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 	}, nil
 }
 func (*declareTool) OutputSchema() (*jsonschema.Schema, error) { return nil, nil }
 func (*declareTool) Meta() toolkit.ToolMeta {
-	return toolkit.ToolMeta{Title: "Declare tools", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
+	return toolkit.ToolMeta{Title: "Declare tools", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
 }
 
 func (t *declareTool) Run(ctx context.Context, input json.RawMessage) (any, error) {
@@ -221,3 +221,5 @@ func (m *Mode) Declarations(ctx context.Context, names []string, query string, l
 // (adapter.WithFilter(codemode.Filter), or a model.Catalog's
 // Definitions): the model then reaches every other tool through scripts.
 var Filter = model.Filter{Namespaces: []string{toolkit.BuiltinNamespace}, Names: []string{RunCodeName, DeclareToolsName}}
+
+func ptr[T any](v T) *T { return &v }
