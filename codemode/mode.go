@@ -65,6 +65,7 @@ func (m *Mode) Limits() Limits { return m.lim }
 // the error is ctx's.
 func (m *Mode) Run(ctx context.Context, script string) (*Output, error) {
 	c := &toolkitCaller{m: m}
+	defer c.close()
 	var (
 		out *Output
 		err error
@@ -81,8 +82,38 @@ func (m *Mode) Run(ctx context.Context, script string) (*Output, error) {
 	return out, err
 }
 
-// toolkitCaller runs a script's tool calls through the toolkit.
-type toolkitCaller struct{ m *Mode }
+// toolkitCaller runs a script's tool calls through the toolkit, one at a
+// time, on a goroutine of its own that lives as long as the script (so
+// that a call does not pay for a new goroutine's stack to grow through
+// the toolkit's pipeline).
+type toolkitCaller struct {
+	m    *Mode
+	jobs chan callJob // nil until the first call
+}
+
+// callJob is one call handed to the caller's goroutine.
+type callJob struct {
+	ctx  context.Context
+	name string
+	it   toolkit.Item
+	in   toolkit.Resource
+	done chan<- callOut
+}
+
+// serve runs the calls handed to it until jobs is closed.
+func (c *toolkitCaller) serve(jobs <-chan callJob) {
+	for j := range jobs {
+		j.done <- c.m.result(j.ctx, j.name, j.it, j.in)
+	}
+}
+
+// close ends the caller's goroutine, once the call it runs, if any,
+// returns.
+func (c *toolkitCaller) close() {
+	if c.jobs != nil {
+		close(c.jobs)
+	}
+}
 
 // call resolves name and calls the tool. A call whose tool does not
 // return when ctx ends is left to finish on its own: the script goes on
@@ -96,13 +127,22 @@ func (c *toolkitCaller) call(ctx context.Context, name string, args []byte) call
 	if err != nil {
 		return callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeBadInput, Message: err.Error()}}
 	}
+	if c.jobs == nil {
+		c.jobs = make(chan callJob)
+		go c.serve(c.jobs)
+	}
+	stopped := callOut{Err: &callError{Tool: name, Outcome: toolkit.Outcome(context.Cause(ctx)), Message: "the script's time is up or its caller gave up"}}
 	done := make(chan callOut, 1)
-	go func() { done <- c.m.result(ctx, name, it, in) }()
+	select {
+	case c.jobs <- callJob{ctx: ctx, name: name, it: it, in: in, done: done}:
+	case <-ctx.Done():
+		return stopped
+	}
 	select {
 	case out := <-done:
 		return out
 	case <-ctx.Done():
-		return callOut{Err: &callError{Tool: name, Outcome: toolkit.Outcome(ctx.Err()), Message: ctx.Err().Error()}}
+		return stopped
 	}
 }
 
