@@ -104,3 +104,25 @@ func BenchmarkDirectCalls(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/innerCalls, "ns/call")
 }
+
+// BenchmarkScriptStartWorkerWarm: in a worker that was started before
+// the script came (Worker.Warm 1), as it is when scripts come no faster
+// than processes start (the timer stops while the next worker starts).
+func BenchmarkScriptStartWorkerWarm(b *testing.B) {
+	tk, _ := benchMode(b, false)
+	w := &Worker{Path: os.Args[0], Args: []string{"-test.run=^$"}, Warm: 1}
+	m, err := New(tk, Config{Worker: w})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		w.pool.wg.Wait()
+		b.StartTimer()
+		if _, err := m.Run(ctx, `return 1`); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

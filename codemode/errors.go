@@ -17,6 +17,9 @@ var (
 	ErrBound = fmt.Errorf("%w: script stopped", toolkit.ErrToolFailed)
 )
 
+// errClosed: the Mode was closed.
+var errClosed = fmt.Errorf("%w: code mode closed", toolkit.ErrClosed)
+
 // ScriptError is the error of a script that failed: where, and why.
 type ScriptError struct {
 	// Line and Column locate the failure in the script (1-based; 0 when

@@ -50,6 +50,15 @@ func New(tk *toolkit.Toolkit, cfg Config) (*Mode, error) {
 	return m, nil
 }
 
+// Close stops the workers that wait for a script (Worker.Warm); scripts
+// that run finish. Run fails after Close when scripts run in workers.
+func (m *Mode) Close() error {
+	if m.worker != nil {
+		m.worker.close()
+	}
+	return nil
+}
+
 // Limits returns the bounds each script runs under, defaults filled in.
 func (m *Mode) Limits() Limits { return m.lim }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime/metrics"
 	"strings"
 	"sync"
@@ -32,6 +31,13 @@ type Worker struct {
 	Path string
 	// Args are its arguments.
 	Args []string
+	// Warm is how many started workers wait for a script (default 0: each
+	// script starts its own): a script then does not wait for a process
+	// to start, unless scripts come faster than processes start. Mode.Close
+	// stops them.
+	Warm int
+
+	pool workerPool
 }
 
 // workerEnv marks a worker process; its value is the protocol's version.
@@ -42,9 +48,11 @@ const workerEnv = "TOOLKIT_CODEMODE_WORKER"
 // cannot be interrupted.
 const workerGrace = time.Second
 
-// message is one message on a worker's pipes. From the parent: Start,
-// then Out for each Call. From the worker: Call, then Done or Fail.
+// message is one message on a worker's pipes. From the worker: Ready,
+// then Call, and Done or Fail; from the parent: Start, then Out for each
+// Call.
 type message struct {
+	Ready bool         `json:"ready,omitempty"`
 	Start *startMsg    `json:"start,omitempty"`
 	Call  *callMsg     `json:"call,omitempty"`
 	Out   *callOut     `json:"out,omitempty"`
@@ -67,38 +75,13 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 	if len(script) > lim.MaxScript {
 		return nil, &ScriptError{Message: fmt.Sprintf("the script is %d bytes, more than the %d allowed", len(script), lim.MaxScript), Bound: true}
 	}
-	path := w.Path
-	if path == "" {
-		var err error
-		if path, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("codemode: worker: %w", err)
-		}
+	p, err := w.take()
+	if err != nil {
+		return nil, err
 	}
+	cmd, toChildW, fromChildR, stderr := p.cmd, p.toChild, p.fromChild, p.stderr
 	rctx, cancel := context.WithTimeout(ctx, lim.Timeout+workerGrace)
 	defer cancel()
-	toChildR, toChildW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("codemode: worker: %w", err)
-	}
-	fromChildR, fromChildW, err := os.Pipe()
-	if err != nil {
-		toChildR.Close()
-		toChildW.Close()
-		return nil, fmt.Errorf("codemode: worker: %w", err)
-	}
-	stderr := &tailBuffer{max: 4 << 10}
-	cmd := exec.Command(path, w.Args...)
-	cmd.Env = []string{workerEnv + "=1"}
-	cmd.ExtraFiles = []*os.File{toChildR, fromChildW}
-	cmd.Stderr = stderr
-	err = cmd.Start()
-	toChildR.Close()
-	fromChildW.Close()
-	if err != nil {
-		toChildW.Close()
-		fromChildR.Close()
-		return nil, fmt.Errorf("codemode: worker: %w", err)
-	}
 	var (
 		killOnce sync.Once
 		killed   bool // by the parent; read after Wait
@@ -110,7 +93,7 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 	// itself, saying where.
 	cctx, ccancel := context.WithTimeout(ctx, lim.Timeout)
 	defer ccancel()
-	out, err := converse(cctx, toChildW, fromChildR, script, lim, c, func() string {
+	out, err := converse(cctx, toChildW, p.dec, script, lim, c, func() string {
 		if ctx.Err() != nil {
 			return "the script was stopped: " + ctx.Err().Error()
 		}
@@ -148,8 +131,8 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 
 // converse is the parent's side of a worker's protocol. A call that ends
 // after ctx does stops the script, saying why (stopped()).
-func converse(ctx context.Context, w *os.File, r *os.File, script string, lim Limits, c caller, stopped func() string) (*Output, error) {
-	enc, dec := json.NewEncoder(w), json.NewDecoder(r)
+func converse(ctx context.Context, w *os.File, dec *json.Decoder, script string, lim Limits, c caller, stopped func() string) (*Output, error) {
+	enc := json.NewEncoder(w)
 	if err := enc.Encode(message{Start: &startMsg{Script: script, Limits: lim}}); err != nil {
 		return nil, err
 	}
@@ -192,6 +175,9 @@ func ServeWorker() {
 // run it, relay its calls, answer.
 func serveWorker(in, out *os.File) int {
 	dec, enc := json.NewDecoder(in), json.NewEncoder(out)
+	if err := enc.Encode(message{Ready: true}); err != nil {
+		return 2
+	}
 	var m message
 	if err := dec.Decode(&m); err != nil || m.Start == nil {
 		fmt.Fprintln(os.Stderr, "codemode worker: no script:", err)

@@ -71,8 +71,9 @@ func (cm *CodeMode) String() string {
 	return fmt.Sprintf("%+v", *cm)
 }
 
-// addCodeMode adds code mode's tools to tk as builtins.
-func addCodeMode(tk *toolkit.Toolkit, cm *CodeMode) error {
+// addCodeMode adds code mode's tools to tk as builtins. In a worker, one
+// started worker waits for the next script; closing the mode stops it.
+func addCodeMode(tk *toolkit.Toolkit, cm *CodeMode) (*codemode.Mode, error) {
 	cfg := codemode.Config{Limits: codemode.Limits{
 		Timeout:      cm.Timeout,
 		MaxToolCalls: cm.MaxToolCalls,
@@ -80,13 +81,17 @@ func addCodeMode(tk *toolkit.Toolkit, cm *CodeMode) error {
 		Memory:       int64(cm.MemoryMB) << 20,
 	}}
 	if !cm.InProcess {
-		cfg.Worker = &codemode.Worker{}
+		cfg.Worker = &codemode.Worker{Warm: 1}
 	}
 	m, err := codemode.New(tk, cfg)
 	if err != nil {
-		return fmt.Errorf("code_mode: %w", err)
+		return nil, fmt.Errorf("code_mode: %w", err)
 	}
-	return tk.AddTool(m.Tools()...)
+	if err := tk.AddTool(m.Tools()...); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("code_mode: %w", err)
+	}
+	return m, nil
 }
 
 // codeModeAlways are the tool_search patterns code mode adds: its tools

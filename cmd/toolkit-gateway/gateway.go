@@ -20,6 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/codemode"
 	"github.com/llmkit/toolkit/mcp"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
 	"github.com/llmkit/toolkit/mcp/oauth"
@@ -67,6 +68,7 @@ type gateway struct {
 	tk     *toolkit.Toolkit
 	d      *delegate
 	srv    *mcpserver.Server
+	code   *codemode.Mode  // nil unless code_mode is configured
 	meters *gatewayMetrics // nil unless metrics are on
 	auth   *authenticator  // nil unless auth is configured
 	logins authorizers     // of the upstreams' OAuth
@@ -177,7 +179,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		opts = append(opts, mcpserver.WithQualifiedNames())
 	}
 	if cm := cfg.CodeMode; cm != nil {
-		if err := addCodeMode(tk, cm); err != nil {
+		if g.code, err = addCodeMode(tk, cm); err != nil {
 			g.closeOwned()
 			g.meters.shutdown()
 			return nil, err
@@ -500,6 +502,9 @@ func (g *gateway) reload() {
 // closeOwned closes what the gateway opened for itself: the audit log
 // and the shared state's client.
 func (g *gateway) closeOwned() {
+	if g.code != nil {
+		g.code.Close()
+	}
 	if g.closeState != nil {
 		g.closeState()
 	}

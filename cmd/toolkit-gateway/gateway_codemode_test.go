@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -130,9 +131,20 @@ catch (e) { return {name: e.name, tool: e.tool, outcome: e.outcome} }`, filepath
 	}
 	callJSON(t, cs, codemode.RunCodeName, map[string]any{"code": script}, &summary)
 
+	// The worker waiting for the next script is the gateway re-executed,
+	// and stops with it.
+	workers := childrenNamed(t, g.cmd.Process.Pid, filepath.Base(g.cmd.Path))
+	if len(workers) != 1 {
+		t.Errorf("%d workers wait, want 1", len(workers))
+	}
 	cs.Close()
 	g.cmd.Process.Signal(syscall.SIGTERM)
 	<-g.exited
+	for _, pid := range workers {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("worker %d is still there after the gateway exited (kill -0: %v)", pid, err)
+		}
+	}
 	recs, _ := readAudit(t, filepath.Join(dir, "audit.jsonl"))
 	runs := map[any]bool{}
 	for _, r := range recs {
@@ -155,4 +167,35 @@ catch (e) { return {name: e.name, tool: e.tool, outcome: e.outcome} }`, filepath
 	if !slices.Equal(inner, wantInner) {
 		t.Errorf("inner calls audited %v, want %v", inner, wantInner)
 	}
+}
+
+// childrenNamed returns the pids of the processes whose parent is ppid
+// and whose command name is name (cut to the 15 bytes /proc keeps).
+func childrenNamed(t *testing.T, ppid int, name string) []int {
+	t.Helper()
+	if len(name) > 15 {
+		name = name[:15]
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var pids []int
+	for _, f := range stats {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid ...
+		s := string(data)
+		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || closing < open {
+			continue
+		}
+		var pid, parent int
+		var state string
+		fmt.Sscan(s[:open], &pid)
+		fmt.Sscan(s[closing+1:], &state, &parent)
+		if parent == ppid && s[open+1:closing] == name {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
