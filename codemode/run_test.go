@@ -129,3 +129,40 @@ func TestScriptResults(t *testing.T) {
 		}
 	}
 }
+
+// TestAskedCallsGoToTheApprover: a call an ask rule holds goes to the
+// approver of the script's context, with the script's principal; a yes
+// runs it, a no rejects it as denied.
+func TestAskedCallsGoToTheApprover(t *testing.T) {
+	policy := toolkit.PolicyFunc(func(_ context.Context, req toolkit.PolicyRequest) toolkit.Decision {
+		if req.Tool.Name() == "read_file" {
+			return toolkit.Decision{Effect: toolkit.Ask, Rule: "confirm-reads"}
+		}
+		return toolkit.Decision{Effect: toolkit.Allow}
+	})
+	tk, err := toolkit.New(toolkit.WithPolicy(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, false, Limits{})
+	read, _ := f.tk.Lookup(context.Background(), "read_file")
+	if err := tk.AddTool(read.(toolkit.Tool)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(tk, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `try { return (await tools.read_file({name: "n"})).slice(0, 14) } catch (e) { return e.outcome }`
+	for answer, want := range map[bool]string{true: "contents of n.", false: toolkit.OutcomeDenied} {
+		var asked []string
+		ctx := toolkit.ContextWithApprover(toolkit.WithPrincipal(context.Background(), "ada"), toolkit.ApproverFunc(func(_ context.Context, req toolkit.ApprovalRequest) (bool, error) {
+			asked = append(asked, req.Principal+"/"+req.Tool.Name()+"/"+req.Rule)
+			return answer, nil
+		}))
+		out, err := m.Run(ctx, script)
+		if err != nil || out.Text != want || len(asked) != 1 || asked[0] != "ada/read_file/confirm-reads" {
+			t.Errorf("approver says %v: %+v, %v, asked %v", answer, out, err, asked)
+		}
+	}
+}
