@@ -34,6 +34,8 @@ var attacks = []attack{
 	{name: "a caught call that never returns", script: `for (;;) { try { await tools.hang({}) } catch (e) {} }`, bound: true, want: "time limit"},
 	{name: "a result too large to receive", script: `return await tools.huge({})`, want: "more than the 4194304 a script may receive"},
 	{name: "a result too large to return", script: `return "x".repeat(1 << 20)`, bound: true, want: "more than the 262144 allowed"},
+	{name: "a thrown value whose getter never returns", script: `throw {get name() { for (;;) {} }, message: "m"}`, bound: true, want: "time limit"},
+	{name: "a result whose toJSON never returns", script: `return {toJSON() { for (;;) {} }}`, bound: true, want: "time limit"},
 	{name: "an awaited promise that never settles", script: `await new Promise(() => {})`, want: "never settles"},
 	{name: "exponential string", script: `let s = "xy"; for (;;) s += s`, bound: true, want: "memory bound", worker: true},
 	{name: "exponential array", script: `let a = [1]; for (;;) a = a.concat(a)`, bound: true, want: "memory bound", worker: true},

@@ -87,7 +87,23 @@ type run struct {
 // runScript runs script under lim, its tool calls through c. The error is
 // a *ScriptError (wrapping ErrScript or ErrBound), or the context's when
 // ctx ended first.
-func runScript(ctx context.Context, script string, lim Limits, c caller) (*Output, error) {
+func runScript(ctx context.Context, script string, lim Limits, c caller) (out *Output, err error) {
+	var r *run
+	defer func() {
+		// The engine's own failure (reading a value the script made, a
+		// getter of its own interrupted) is the script's failure, never a
+		// panic of the process.
+		if p := recover(); p != nil {
+			se := &ScriptError{Message: truncate(fmt.Sprintf("the script failed in the engine: %v", p), maxMessage)}
+			if r != nil {
+				se.Console = r.console.String()
+				if r.ctx.Err() != nil {
+					se.Message, se.Bound = r.stopReason(), true
+				}
+			}
+			out, err = nil, se
+		}
+	}()
 	if len(script) > lim.MaxScript {
 		return nil, &ScriptError{Message: fmt.Sprintf("the script is %d bytes, more than the %d allowed", len(script), lim.MaxScript), Bound: true}
 	}
@@ -95,7 +111,7 @@ func runScript(ctx context.Context, script string, lim Limits, c caller) (*Outpu
 	defer cancel()
 	vm := goja.New()
 	vm.SetMaxCallStackSize(lim.MaxCallStack)
-	r := &run{ctx: ctx, vm: vm, lim: lim, c: c, console: consoleBuf{max: lim.MaxConsole}, fns: map[string]goja.Value{}}
+	r = &run{ctx: ctx, vm: vm, lim: lim, c: c, console: consoleBuf{max: lim.MaxConsole}, fns: map[string]goja.Value{}}
 	if err := r.setup(); err != nil {
 		return nil, err
 	}
@@ -103,7 +119,6 @@ func runScript(ctx context.Context, script string, lim Limits, c caller) (*Outpu
 	defer stop()
 	v, err := vm.RunScript(scriptName, scriptPrefix+script+scriptSuffix)
 	if err == nil {
-		var out *Output
 		out, err = r.settle(v)
 		if err == nil {
 			return out, nil
@@ -464,10 +479,6 @@ func shift(line, col int) (int, int) {
 func safeString(v goja.Value) string {
 	if v == nil {
 		return "undefined"
-	}
-	switch v.ExportType() {
-	case nil:
-		return v.String()
 	}
 	if _, ok := v.(*goja.Object); ok {
 		return "object"
