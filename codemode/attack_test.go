@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -73,6 +77,9 @@ func TestAttacksFailAlone(t *testing.T) {
 				}
 				if a.bound && !errors.Is(err, ErrBound) {
 					t.Fatalf("error %v does not wrap ErrBound", err)
+				}
+				if kids := children(os.Getpid()); len(kids) > 0 {
+					t.Fatalf("processes left behind: %v", kids)
 				}
 				out, err := f.m.Run(context.Background(), `return (await tools.list_files({dir: "d"})).files.length`)
 				if err != nil || string(out.JSON) != "50" {
@@ -153,6 +160,35 @@ return [typeof Object.prototype.then, Function.prototype.call === Function.proto
 	if err != nil || string(out.JSON) != `["undefined","function",1]` {
 		t.Fatalf("next script: %s, %v", out.JSON, err)
 	}
+}
+
+// children returns the pids of ppid's child processes (Linux; none
+// elsewhere).
+func children(ppid int) []int {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var pids []int
+	for _, f := range stats {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		var state string
+		var pid, parent int
+		fmt.Sscan(s, &pid)
+		fmt.Sscan(s[i+1:], &state, &parent)
+		if parent == ppid {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // callHookKey carries a function the hang tool's call runs (tests only).
