@@ -253,7 +253,7 @@ func TestFiguresTokens(t *testing.T) {
 
 		// Code mode: two definitions, the declarations, the script, its result.
 		code := transcript{}
-		ctxBytes = len(user) + definitionsSize(t, cat, Filter)
+		ctxBytes = len(user) + definitionsSize(t, cat, Filter())
 		declArgs := fmt.Sprintf(`{"names":%s}`, mustMarshal(task.tools))
 		scriptArgs := string(mustMarshal(map[string]string{"code": task.script}))
 		for _, c := range []model.ToolCall{{ID: "d", Name: DeclareToolsName, Arguments: declArgs}, {ID: "r", Name: RunCodeName, Arguments: scriptArgs}} {

@@ -218,8 +218,10 @@ func (m *Mode) Declarations(ctx context.Context, names []string, query string, l
 }
 
 // Filter selects code mode's two tools, to offer a model only them
-// (adapter.WithFilter(codemode.Filter), or a model.Catalog's
+// (adapter.WithFilter(codemode.Filter()), or a model.Catalog's
 // Definitions): the model then reaches every other tool through scripts.
-var Filter = model.Filter{Namespaces: []string{toolkit.BuiltinNamespace}, Names: []string{RunCodeName, DeclareToolsName}}
+func Filter() model.Filter {
+	return model.Filter{Namespaces: []string{toolkit.BuiltinNamespace}, Names: []string{RunCodeName, DeclareToolsName}}
+}
 
 func ptr[T any](v T) *T { return &v }

@@ -47,7 +47,7 @@ func CodeModeToolkit(t testing.TB) *toolkit.Toolkit {
 }
 
 // CodeModeOption offers the model code mode's tools only.
-func CodeModeOption() adapter.Option { return adapter.WithFilter(codemode.Filter) }
+func CodeModeOption() adapter.Option { return adapter.WithFilter(codemode.Filter()) }
 
 // CodeModeTurn is the scripted model of the code-mode tests; offered and
 // results are as for DisclosureTurn.
