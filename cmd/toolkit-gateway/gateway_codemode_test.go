@@ -199,3 +199,63 @@ func childrenNamed(t *testing.T, ppid int, name string) []int {
 	}
 	return pids
 }
+
+// TestGatewayCodeModeEverything runs the gateway with code_mode in
+// process in front of the reference "everything" server, whose tool
+// names are not identifiers: the declarations quote them, one script
+// adds, reads structured content (kept as an object) and catches the
+// denial of a tool the policy refuses; a change of code_mode on reload
+// is refused until a restart.
+func TestGatewayCodeModeEverything(t *testing.T) {
+	node, args := peers.EverythingStdio(t)
+	dir := t.TempDir()
+	command, _ := json.Marshal(append([]string{node}, args...))
+	text := fmt.Sprintf(`listen: 127.0.0.1:0
+code_mode:
+  in_process: true
+  timeout: 20s
+policy:
+  rules:
+    - {name: no-env, effect: deny, tools: [get-env]}
+servers:
+  - name: everything
+    command: %s
+`, command)
+	g := startGateway(t, writeConfig(t, dir, text))
+	g.waitLog(t, 0, upstreamReady("everything"))
+	cs := connectGateway(t, g)
+
+	decl, isErr := toolText(t, cs, codemode.DeclareToolsName, map[string]any{"names": []string{"get-sum", "get-structured-content"}})
+	if isErr || !strings.Contains(decl, `"get-sum"(args: {`) || !strings.Contains(decl, `location: "New York" | "Chicago" | "Los Angeles";`) ||
+		!strings.Contains(decl, "/** Temperature in celsius */") {
+		t.Fatalf("declarations (isError %v):\n%s", isErr, decl)
+	}
+	var got struct {
+		Sum     string `json:"sum"`
+		Weather struct {
+			Temperature float64 `json:"temperature"`
+			Conditions  string  `json:"conditions"`
+		} `json:"weather"`
+		Env string `json:"env"`
+	}
+	callJSON(t, cs, codemode.RunCodeName, map[string]any{"code": `
+const sum = await tools["get-sum"]({a: 2, b: 3});
+const weather = await tools["get-structured-content"]({location: "New York"});
+let env;
+try { await tools["get-env"]({}); env = "read" } catch (e) { env = e.outcome }
+return {sum, weather, env};`}, &got)
+	if got.Sum != "The sum of 2 and 3 is 5." || got.Weather.Temperature != 33 || got.Weather.Conditions != "Cloudy" || got.Env != "denied" {
+		t.Fatalf("script result %+v", got)
+	}
+
+	// Changing code_mode needs a restart: the reload says so.
+	writeConfig(t, dir, strings.Replace(text, "timeout: 20s", "timeout: 10s", 1))
+	mark := g.mark()
+	g.cmd.Process.Signal(syscall.SIGHUP)
+	g.waitLog(t, mark, func(r map[string]any) bool {
+		return r["msg"] == "configuration change needs a restart; ignored" && r["field"] == "code_mode"
+	})
+	cs.Close()
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	<-g.exited
+}
