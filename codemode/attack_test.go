@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dop251/goja"
 )
 
 // attack is a hostile script and the bound that stops it.
@@ -40,6 +42,7 @@ var attacks = []attack{
 	{name: "a result too large to return", script: `return "x".repeat(1 << 20)`, bound: true, want: "more than the 262144 allowed"},
 	{name: "a thrown value whose getter never returns", script: `throw {get name() { for (;;) {} }, message: "m"}`, bound: true, want: "time limit"},
 	{name: "a result whose toJSON never returns", script: `return {toJSON() { for (;;) {} }}`, bound: true, want: "time limit"},
+	{name: "a builtin that cannot be interrupted", script: `const n = 3e4; JSON.stringify(JSON.parse('{"o":'.repeat(n) + "1" + "}".repeat(n))); return 1`, bound: true, want: "time limit"},
 	{name: "an awaited promise that never settles", script: `await new Promise(() => {})`, want: "never settles"},
 	{name: "exponential string", script: `let s = "xy"; for (;;) s += s`, bound: true, want: "memory bound", worker: true},
 	{name: "exponential array", script: `let a = [1]; for (;;) a = a.concat(a)`, bound: true, want: "memory bound", worker: true},
@@ -196,4 +199,26 @@ type callHookKey struct{}
 
 func withCallHook(ctx context.Context, f func()) context.Context {
 	return context.WithValue(ctx, callHookKey{}, f)
+}
+
+// TestUninterruptibleBuiltinIsGivenUpOn: in process, a script stuck in a
+// builtin that no interrupt stops (here a native function that blocks
+// until the test lets it go; in the wild JSON.stringify of a value nested
+// very deep, whose cost grows with the square of its depth) is given up
+// on past its time limit: Run returns, saying so, and Close waits for
+// the script's goroutine to end.
+func TestUninterruptibleBuiltinIsGivenUpOn(t *testing.T) {
+	release := make(chan struct{})
+	testVMHook = func(vm *goja.Runtime) {
+		_ = vm.Set("stuck", func() { <-release })
+	}
+	defer func() { testVMHook = nil }()
+	f := newFixture(t, false, Limits{Timeout: 100 * time.Millisecond})
+	_, err := f.m.Run(context.Background(), `stuck(); return 1`)
+	var se *ScriptError
+	if !errors.As(err, &se) || !se.Bound || !strings.Contains(se.Message, "cannot be interrupted") {
+		t.Fatalf("%v", err)
+	}
+	close(release)
+	f.m.Close()
 }

@@ -52,7 +52,9 @@
 // that throws, with [ErrScript]; both are a *[ScriptError] with the
 // script's line and column, and its console output. Without a Worker
 // scripts run in process, start faster, and nothing but their time
-// bounds their memory: use that only for scripts you trust.
+// bounds their memory (a script stuck in such a builtin is given up on
+// past its time, its goroutine left to end when the builtin returns):
+// use that only for scripts you trust.
 //
 // # Results
 //

@@ -111,6 +111,9 @@ func runScript(ctx context.Context, script string, lim Limits, c caller) (out *O
 	defer cancel()
 	vm := goja.New()
 	vm.SetMaxCallStackSize(lim.MaxCallStack)
+	if testVMHook != nil {
+		testVMHook(vm)
+	}
 	r = &run{ctx: ctx, vm: vm, lim: lim, c: c, console: consoleBuf{max: lim.MaxConsole}, fns: map[string]goja.Value{}}
 	if err := r.setup(); err != nil {
 		return nil, err
@@ -129,6 +132,11 @@ func runScript(ctx context.Context, script string, lim Limits, c caller) (out *O
 	}
 	return nil, r.failure(err)
 }
+
+// testVMHook, set by tests only, prepares each VM before its script
+// runs (a native function that blocks, standing for a builtin that no
+// interrupt stops).
+var testVMHook func(*goja.Runtime)
 
 // errStopped is what an interrupted VM carries: the reason is read from
 // run.bound and the context.

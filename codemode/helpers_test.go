@@ -121,6 +121,8 @@ func newFixture(t *testing.T, worker bool, lim Limits) *fixture {
 	if f.m, err = New(tk, cfg); err != nil {
 		t.Fatal(err)
 	}
+	// Scripts given up on (and warm workers) end before the test does.
+	t.Cleanup(func() { f.m.Close() })
 	if err := tk.AddTool(f.m.Tools()...); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/model"
@@ -31,6 +33,9 @@ type Mode struct {
 	cat    *model.Catalog
 	lim    Limits
 	worker *Worker
+	// running counts the scripts that run in process, those given up on
+	// included (see runInProcess).
+	running sync.WaitGroup
 }
 
 // New returns the code mode of tk. A negative limit is an error naming
@@ -50,13 +55,56 @@ func New(tk *toolkit.Toolkit, cfg Config) (*Mode, error) {
 	return m, nil
 }
 
-// Close stops the workers that wait for a script (Worker.Warm); scripts
-// that run finish. Run fails after Close when scripts run in workers.
+// Close stops the workers that wait for a script (Worker.Warm), and
+// waits for the scripts that run in process to end, those Run gave up on
+// included. Run fails after Close when scripts run in workers.
 func (m *Mode) Close() error {
 	if m.worker != nil {
 		m.worker.close()
 	}
+	m.running.Wait()
 	return nil
+}
+
+// runInProcess runs a script on a goroutine of its own. A script stuck
+// in a builtin that no interrupt stops (a huge "x".repeat, JSON.stringify
+// of a value nested very deep) is given up on a second past its time
+// limit, or past its caller's end: Run returns, and the goroutine goes on
+// until the builtin returns and the interrupt stops the script. Only a
+// Worker takes such a script's CPU and memory back at once.
+func (m *Mode) runInProcess(ctx context.Context, script string) (*Output, error) {
+	type result struct {
+		out *Output
+		err error
+	}
+	done := make(chan result, 1)
+	m.running.Add(1)
+	go func() {
+		defer m.running.Done()
+		c := &toolkitCaller{m: m}
+		defer c.close()
+		out, err := runScript(ctx, script, m.lim, c)
+		done <- result{out, err}
+	}()
+	limit := time.NewTimer(m.lim.Timeout + workerGrace)
+	defer limit.Stop()
+	limitC, cancelled := limit.C, ctx.Done()
+	var grace <-chan time.Time
+	for {
+		select {
+		case r := <-done:
+			return r.out, r.err
+		case <-cancelled:
+			// The interrupt stops the script; give it the grace to say where.
+			g := time.NewTimer(workerGrace)
+			defer g.Stop()
+			grace, limitC, cancelled = g.C, nil, nil
+		case <-grace:
+			return nil, &ScriptError{Message: "the script was stopped in a builtin that cannot be interrupted; it ends when that builtin returns", Bound: true}
+		case <-limitC:
+			return nil, &ScriptError{Message: fmt.Sprintf("the script ran past its time limit (%v) in a builtin that cannot be interrupted; it ends when that builtin returns", m.lim.Timeout), Bound: true}
+		}
+	}
 }
 
 // Limits returns the bounds each script runs under, defaults filled in.
@@ -73,16 +121,16 @@ func (m *Mode) Limits() Limits { return m.lim }
 // alone with a *ScriptError (ErrScript or ErrBound); when ctx ends first
 // the error is ctx's.
 func (m *Mode) Run(ctx context.Context, script string) (*Output, error) {
-	c := &toolkitCaller{m: m}
-	defer c.close()
 	var (
 		out *Output
 		err error
 	)
 	if m.worker != nil {
+		c := &toolkitCaller{m: m}
 		out, err = m.worker.run(ctx, script, m.lim, c)
+		c.close()
 	} else {
-		out, err = runScript(ctx, script, m.lim, c)
+		out, err = m.runInProcess(ctx, script)
 	}
 	if err != nil && ctx.Err() != nil {
 		// The caller gave up: say so, keeping where the script was.
