@@ -30,6 +30,10 @@ type frame struct {
 	// hook is the caller's session as seen inside the call when
 	// WithProgressFunc or WithSessionLogger made it (its origin), or nil.
 	hook *hookSession
+	// id numbers the call in its toolkit (from 1), and parent is the id
+	// of the call it runs inside (0 for none): the audit ties a nested
+	// call (a script's tool calls) to the call that made it.
+	id, parent uint64
 }
 
 type frameKey struct{}
@@ -117,6 +121,15 @@ func (tk *Toolkit) Call(ctx context.Context, item any, resources ...Resource) (R
 	return nil, fmt.Errorf("%w: cannot call a %T", ErrBadParameter, item)
 }
 
+// callNumber returns the id of the call running in ctx (see frame), 0 outside
+// any call.
+func callNumber(ctx context.Context) uint64 {
+	if f := frameFrom(ctx); f != nil {
+		return f.id
+	}
+	return 0
+}
+
 // enter checks the depth limit and returns the context for a nested call.
 func (tk *Toolkit) enter(ctx context.Context, what, name string, resources []Resource) (context.Context, error) {
 	depth := 1
@@ -126,7 +139,7 @@ func (tk *Toolkit) enter(ctx context.Context, what, name string, resources []Res
 	if depth > tk.maxDepth {
 		return nil, fmt.Errorf("%w: %s %q would run at depth %d, limit %d", ErrDepthExceeded, what, name, depth, tk.maxDepth)
 	}
-	f := &frame{tk: tk, depth: depth, resources: resources}
+	f := &frame{tk: tk, depth: depth, resources: resources, id: tk.calls.Add(1), parent: callNumber(ctx)}
 	switch s := ctx.Value(sessionKey{}).(type) {
 	case *localSession:
 		if s != nil && s.logger == nil {
@@ -158,11 +171,12 @@ func (tk *Toolkit) callTool(ctx context.Context, t Tool, e *entry, resources []R
 	}
 	input, err := toolInput(ctx, name, resources)
 	if err != nil {
-		tk.Audit(ctx, AuditEntry{Namespace: e.namespace(), Name: name, Err: err})
+		tk.Audit(outer, AuditEntry{Namespace: e.namespace(), Name: name, Err: err})
 		return nil, err
 	}
 	if g := tk.guard; g != nil && !g.open() {
-		a := admission{g: g, tool: name, input: input}
+		f := frameFrom(ctx)
+		a := admission{g: g, tool: name, input: input, call: f.id, parent: f.parent}
 		if err = g.admit(ctx, &a, t, e); err != nil {
 			return nil, err
 		}

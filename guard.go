@@ -72,6 +72,9 @@ type admission struct {
 	decided   bool // the policy was asked
 	decision  Decision
 	approval  Approval
+	// call is the call's id and parent the id of the call it runs inside
+	// (see frame); 0 for none.
+	call, parent uint64
 }
 
 // admit asks the policy about the call a describes, of tool t (of entry
@@ -157,6 +160,12 @@ func (a *admission) end(ctx context.Context, err error) {
 		slog.String(nameKey, a.tool),
 		slog.String("args_sha256", hex.EncodeToString(sum[:])),
 	)
+	if a.call != 0 {
+		r.AddAttrs(slog.Uint64("call", a.call))
+	}
+	if a.parent != 0 {
+		r.AddAttrs(slog.Uint64("parent", a.parent))
+	}
 	if a.g.auditArgs {
 		r.AddAttrs(slog.String("args", string(a.input)))
 	}
@@ -246,7 +255,7 @@ func (tk *Toolkit) Audit(ctx context.Context, e AuditEntry) {
 	if g == nil || g.audit == nil {
 		return
 	}
-	a := admission{g: g, kind: e.Type, took: e.Duration, principal: PrincipalFromContext(ctx), namespace: truncate(e.Namespace, maxAuditName), tool: truncate(e.Name, maxAuditName), input: e.Arguments}
+	a := admission{g: g, kind: e.Type, took: e.Duration, principal: PrincipalFromContext(ctx), namespace: truncate(e.Namespace, maxAuditName), tool: truncate(e.Name, maxAuditName), input: e.Arguments, parent: callNumber(ctx)}
 	var why interface{ AuditReason() string }
 	if errors.As(e.Err, &why) {
 		a.decision.Reason = truncate(why.AuditReason(), maxAuditReason)
@@ -289,7 +298,11 @@ func (tk *Toolkit) auditMiss(ctx context.Context, key string, resources []Resour
 // the decision gives one), approval (approved, declined, unavailable or
 // failed, when it asks), retry_after (when a rate limit refused it),
 // outcome (one of the Outcome values), duration and upstream (the
-// connector's redacted URL; empty for builtins). The arguments themselves,
+// connector's redacted URL; empty for builtins); call, a number that
+// tells the call from the others of the toolkit (for a call that reached
+// its tool's pipeline), and parent, the call number of the call it runs
+// inside, for a nested call (a tool calling back into the toolkit with
+// the ctx it was given, as a code-mode script's tool calls do). The arguments themselves,
 // and the error text (which may quote them), are not written unless
 // [WithAuditArguments] asks for the arguments. The record's time is the
 // end of the call. The server face also writes a record, of the same

@@ -151,6 +151,7 @@ type Toolkit struct {
 	logger   *slog.Logger
 	maxDepth int
 	noop     localSession
+	calls    atomic.Uint64 // the ids of calls (frame.id)
 
 	snap  atomic.Pointer[snapshot]
 	adhoc adhocCache // schemas of tools called by value that it does not hold

@@ -51,7 +51,7 @@ gofmt_check() {
 	[[ -z "$bad" ]] || { echo "gofmt needed on:"; echo "$bad"; return 1; }
 }
 
-modules=(. cmd/toolkit-gateway redisstate openapi)
+modules=(. cmd/toolkit-gateway redisstate openapi codemode)
 while IFS= read -r f; do
 	modules+=("$(dirname "$f")")
 done < <(find adapters -name go.mod -not -path '*/testdata/*' | sort)

@@ -12,7 +12,12 @@ require (
 )
 
 require (
+	github.com/dlclark/regexp2 v1.11.4 // indirect
+	github.com/dop251/goja v0.0.0-20260311135729-065cd970411c // indirect
 	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
+	github.com/go-sourcemap/sourcemap v2.1.3+incompatible // indirect
+	github.com/google/pprof v0.0.0-20230207041349-798e818bf904 // indirect
+	github.com/llmkit/toolkit/codemode v0.0.0 // indirect
 	go.opentelemetry.io/otel/metric v1.46.0 // indirect
 )
 
@@ -59,3 +64,5 @@ require (
 )
 
 replace github.com/llmkit/toolkit/adapters => ..
+
+replace github.com/llmkit/toolkit/codemode => ../../codemode

@@ -9,14 +9,18 @@ replace github.com/llmkit/toolkit => ../..
 require github.com/llmkit/toolkit/adapters v0.0.0
 
 require (
+	github.com/dop251/goja v0.0.0-20260311135729-065cd970411c // indirect
 	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
+	github.com/go-sourcemap/sourcemap v2.1.3+incompatible // indirect
+	github.com/google/pprof v0.0.0-20230207041349-798e818bf904 // indirect
+	github.com/llmkit/toolkit/codemode v0.0.0 // indirect
 	go.opentelemetry.io/otel/metric v1.46.0 // indirect
 	go.starlark.net v0.0.0-20230302034142-4b1e35fe2254 // indirect
 )
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/dlclark/regexp2 v1.10.0 // indirect
+	github.com/dlclark/regexp2 v1.11.4 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
@@ -36,3 +40,5 @@ require (
 )
 
 replace github.com/llmkit/toolkit/adapters => ..
+
+replace github.com/llmkit/toolkit/codemode => ../../codemode

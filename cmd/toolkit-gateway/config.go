@@ -65,6 +65,9 @@ type Config struct {
 	// (search_tools, describe_tools, call_tool) and the tools its Always
 	// patterns match, instead of every tool. Absent: every tool is listed.
 	ToolSearch *ToolSearch `yaml:"tool_search"`
+	// CodeMode serves code mode: run_code and declare_tools (see
+	// CodeMode). Absent: no code mode.
+	CodeMode *CodeMode `yaml:"code_mode"`
 	// InputState gives the keys that seal the state of the input-required
 	// results of 2026-07-28 clients (see InputState); absent: a random key
 	// per process.

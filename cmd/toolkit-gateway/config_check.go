@@ -139,6 +139,7 @@ func (v *validator) check(c *Config) {
 	v.checkSkills(c)
 	v.checkServing(c)
 	v.checkToolSearch(c.ToolSearch)
+	v.checkCodeMode(c.CodeMode)
 	v.checkInputState(c.InputState)
 	v.checkState(c)
 	v.checkAuth(c)

@@ -20,6 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/codemode"
 	"github.com/llmkit/toolkit/mcp"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
 	"github.com/llmkit/toolkit/mcp/oauth"
@@ -67,6 +68,7 @@ type gateway struct {
 	tk     *toolkit.Toolkit
 	d      *delegate
 	srv    *mcpserver.Server
+	code   *codemode.Mode  // nil unless code_mode is configured
 	meters *gatewayMetrics // nil unless metrics are on
 	auth   *authenticator  // nil unless auth is configured
 	logins authorizers     // of the upstreams' OAuth
@@ -183,8 +185,19 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	if cfg.QualifiedNames {
 		opts = append(opts, mcpserver.WithQualifiedNames())
 	}
+	if cm := cfg.CodeMode; cm != nil {
+		if g.code, err = addCodeMode(tk, cm); err != nil {
+			g.closeOwned()
+			g.meters.shutdown()
+			return nil, err
+		}
+	}
 	if ts := cfg.ToolSearch; ts != nil {
-		opts = append(opts, mcpserver.WithToolSearch(mcpserver.ToolSearch{Always: ts.Always, Limit: ts.Limit}))
+		always := ts.Always
+		if cfg.CodeMode != nil {
+			always = append(slices.Clip(always), codeModeAlways...)
+		}
+		opts = append(opts, mcpserver.WithToolSearch(mcpserver.ToolSearch{Always: always, Limit: ts.Limit}))
 	}
 	if in := cfg.InputState; in != nil {
 		opts = append(opts, mcpserver.WithInputStateKeys(in.keys...))
@@ -442,6 +455,7 @@ func (g *gateway) reload() {
 		{"health_listen", cur.HealthListen, next.HealthListen}, {"prompts", cur.Prompts, next.Prompts}, {"skills", cur.Skills, next.Skills},
 		{"metrics", cur.Metrics, next.Metrics}, {"startup_wait", durationOf(cur.StartupWait), durationOf(next.StartupWait)},
 		{"tool_search", cur.ToolSearch.String(), next.ToolSearch.String()},
+		{"code_mode", cur.CodeMode.String(), next.CodeMode.String()},
 		{"input_state", cur.InputState.String(), next.InputState.String()},
 		{"state", cur.State.String(), next.State.String()},
 	} {
@@ -501,6 +515,9 @@ func (g *gateway) reload() {
 // closeOwned closes what the gateway opened for itself: the audit log
 // and the shared state's client.
 func (g *gateway) closeOwned() {
+	if g.code != nil {
+		g.code.Close()
+	}
 	if g.closeState != nil {
 		g.closeState()
 	}

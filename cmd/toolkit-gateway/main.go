@@ -34,12 +34,16 @@ import (
 	"syscall"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/codemode"
 )
 
 // version is the program's version, reported to MCP peers.
 const version = "0.1.0"
 
 func main() {
+	// A code-mode worker (the gateway re-executed to run one script)
+	// runs it and exits here.
+	codemode.ServeWorker()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -1,0 +1,548 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/dop251/goja"
+)
+
+// A script is the body of an async function: it may await tool calls and
+// return a value. The engine runs it as
+//
+//	(async function() {<script>
+//	})()
+//
+// so that its lines are the script's, and its first line's columns are
+// shifted by the prefix's length.
+const (
+	scriptPrefix = "(async function() {"
+	scriptSuffix = "\n})()"
+	scriptName   = "script.js"
+)
+
+// caller runs the tool calls of a script: in process, through the
+// toolkit; in a worker, over the pipe to the process that holds it.
+type caller interface {
+	call(ctx context.Context, name string, args []byte) callOut
+}
+
+// callOut is the outcome of one tool call as the script receives it.
+type callOut struct {
+	// JSON is a JSON result, Text a text one, Data and Type any other.
+	JSON json.RawMessage `json:"json,omitempty"`
+	Text *string         `json:"text,omitempty"`
+	Data []byte          `json:"data,omitempty"`
+	Type string          `json:"type,omitempty"`
+	// Err is a failure: the script's promise is rejected with it.
+	Err *callError `json:"error,omitempty"`
+	// Stop, from the parent of a worker, says that the script's time is
+	// up (or its caller gave up) while the call ran: the script stops.
+	Stop string `json:"stop,omitempty"`
+}
+
+// callError is a failed tool call, as the script catches it: an Error
+// whose name is "ToolError", with the tool's name and the outcome (one of
+// the toolkit's Outcome values: "denied", "rate_limited", "tool_failed",
+// "not_found", ...).
+type callError struct {
+	Tool    string `json:"tool"`
+	Outcome string `json:"outcome"`
+	Message string `json:"message"`
+}
+
+// Output is what a script returned.
+type Output struct {
+	// JSON is the returned value as JSON ("null" for none), unless Text is
+	// set: the script returned a string.
+	JSON   json.RawMessage `json:"json,omitempty"`
+	Text   string          `json:"text,omitempty"`
+	IsText bool            `json:"is_text,omitempty"`
+	// Console is what the script wrote with console.log and its kin.
+	Console string `json:"console,omitempty"`
+	// Calls is how many tool calls the script made.
+	Calls int `json:"calls"`
+}
+
+// run is one script's run in one VM.
+type run struct {
+	ctx     context.Context
+	vm      *goja.Runtime
+	lim     Limits
+	c       caller
+	calls   int
+	bound   string // the bound the script broke, when it did
+	console consoleBuf
+	// What the script cannot replace: taken from the VM before it runs.
+	stringify, parse goja.Callable
+	errorCtor        goja.Value
+	fns              map[string]goja.Value
+}
+
+// runScript runs script under lim, its tool calls through c. The error is
+// a *ScriptError (wrapping ErrScript or ErrBound), or the context's when
+// ctx ended first.
+func runScript(ctx context.Context, script string, lim Limits, c caller) (out *Output, err error) {
+	var r *run
+	defer func() {
+		// The engine's own failure (reading a value the script made, a
+		// getter of its own interrupted) is the script's failure, never a
+		// panic of the process.
+		if p := recover(); p != nil {
+			se := &ScriptError{Message: truncate(fmt.Sprintf("the script failed in the engine: %v", p), maxMessage)}
+			if r != nil {
+				se.Console = r.console.String()
+				if r.ctx.Err() != nil {
+					se.Message, se.Bound = r.stopReason(), true
+				}
+			}
+			out, err = nil, se
+		}
+	}()
+	if len(script) > lim.MaxScript {
+		return nil, &ScriptError{Message: fmt.Sprintf("the script is %d bytes, more than the %d allowed", len(script), lim.MaxScript), Bound: true}
+	}
+	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	defer cancel()
+	vm := goja.New()
+	vm.SetMaxCallStackSize(lim.MaxCallStack)
+	if testVMHook != nil {
+		testVMHook(vm)
+	}
+	r = &run{ctx: ctx, vm: vm, lim: lim, c: c, console: consoleBuf{max: lim.MaxConsole}, fns: map[string]goja.Value{}}
+	if err := r.setup(); err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { vm.Interrupt(errStopped) })
+	defer stop()
+	v, err := vm.RunScript(scriptName, scriptPrefix+script+scriptSuffix)
+	if err == nil {
+		out, err = r.settle(v)
+		if err == nil {
+			return out, nil
+		}
+		if se, ok := err.(*ScriptError); ok && r.bound == "" {
+			return nil, se
+		}
+	}
+	return nil, r.failure(err)
+}
+
+// testVMHook, set by tests only, prepares each VM before its script
+// runs (a native function that blocks, standing for a builtin that no
+// interrupt stops).
+var testVMHook func(*goja.Runtime)
+
+// errStopped is what an interrupted VM carries: the reason is read from
+// run.bound and the context.
+var errStopped = errors.New("stopped")
+
+// setup installs the globals the script sees: tools and console. The VM
+// has no require, no timers, no filesystem, network or process: only what
+// ECMAScript itself defines.
+func (r *run) setup() error {
+	vm := r.vm
+	json := vm.Get("JSON").ToObject(vm)
+	var ok bool
+	if r.stringify, ok = goja.AssertFunction(json.Get("stringify")); !ok {
+		return errors.New("codemode: the engine has no JSON.stringify")
+	}
+	if r.parse, ok = goja.AssertFunction(json.Get("parse")); !ok {
+		return errors.New("codemode: the engine has no JSON.parse")
+	}
+	r.errorCtor = vm.Get("Error")
+	tools := vm.NewDynamicObject(toolsObject{r})
+	console := vm.NewObject()
+	for _, level := range []string{"log", "info", "warn", "error", "debug"} {
+		prefix := ""
+		if level == "warn" || level == "error" {
+			prefix = level + ": "
+		}
+		if err := console.Set(level, func(call goja.FunctionCall) goja.Value {
+			r.console.line(prefix, call.Arguments, r.format)
+			return goja.Undefined()
+		}); err != nil {
+			return err
+		}
+	}
+	for name, v := range map[string]any{"tools": tools, "console": console} {
+		if err := vm.GlobalObject().DefineDataProperty(name, vm.ToValue(v), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// toolsObject is the global tools: tools.NAME is the async function that
+// calls the tool the model knows as NAME. It cannot be written to.
+type toolsObject struct{ r *run }
+
+func (t toolsObject) Get(key string) goja.Value {
+	if !isToolName(key) {
+		return nil
+	}
+	if fn, ok := t.r.fns[key]; ok {
+		return fn
+	}
+	if len(t.r.fns) >= maxToolNames {
+		return nil
+	}
+	fn := t.r.vm.ToValue(func(call goja.FunctionCall) goja.Value { return t.r.callTool(key, call.Argument(0)) })
+	t.r.fns[key] = fn
+	return fn
+}
+func (toolsObject) Set(string, goja.Value) bool { return false }
+func (t toolsObject) Has(key string) bool       { return isToolName(key) }
+func (toolsObject) Delete(string) bool          { return false }
+func (toolsObject) Keys() []string              { return nil }
+
+// maxToolNames bounds the tool functions one script makes.
+const maxToolNames = 1000
+
+// isToolName reports whether key may name a tool: a model-safe name
+// (letters, digits, '_' and '-', up to 128 bytes), and not a name the
+// engine itself looks up on objects (then, toJSON, constructor, ...).
+func isToolName(key string) bool {
+	if key == "" || len(key) > 128 || reservedKeys[key] {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+var reservedKeys = map[string]bool{
+	"then": true, "toJSON": true, "constructor": true, "toString": true, "valueOf": true,
+	"hasOwnProperty": true, "isPrototypeOf": true, "propertyIsEnumerable": true, "toLocaleString": true,
+	"__proto__": true, "__defineGetter__": true, "__defineSetter__": true, "__lookupGetter__": true, "__lookupSetter__": true,
+}
+
+// callTool makes one tool call and returns its promise.
+func (r *run) callTool(name string, arg goja.Value) goja.Value {
+	r.calls++
+	if r.calls > r.lim.MaxToolCalls {
+		r.breakBound(fmt.Sprintf("more than %d tool calls", r.lim.MaxToolCalls))
+		panic(r.vm.NewGoError(errStopped))
+	}
+	args := []byte("{}")
+	if arg != nil && !goja.IsUndefined(arg) && !goja.IsNull(arg) {
+		s, err := r.stringify(goja.Undefined(), arg)
+		if err != nil {
+			panic(err)
+		}
+		if goja.IsUndefined(s) {
+			panic(r.vm.NewTypeError("tools.%s: the arguments are not JSON", name))
+		}
+		str := s.String()
+		if len(str) > r.lim.MaxToolResult {
+			panic(r.vm.NewTypeError("tools.%s: the arguments are %d bytes, more than the %d allowed", name, len(str), r.lim.MaxToolResult))
+		}
+		args = []byte(str)
+	}
+	out := r.c.call(r.ctx, name, args)
+	if out.Stop == "" && r.ctx.Err() != nil {
+		out.Stop = r.stopReason()
+	}
+	if out.Stop != "" {
+		r.breakBound(out.Stop)
+		panic(r.vm.NewGoError(errStopped))
+	}
+	p, resolve, reject := r.vm.NewPromise()
+	if out.Err != nil {
+		reject(r.toolError(out.Err))
+		return r.vm.ToValue(p)
+	}
+	v, err := r.value(name, out)
+	if err != nil {
+		reject(r.toolError(&callError{Tool: name, Outcome: "tool_failed", Message: err.Error()}))
+	} else {
+		resolve(v)
+	}
+	return r.vm.ToValue(p)
+}
+
+// value turns a call's result into the value the script receives: JSON
+// parsed, text as a string, anything else as {type, data} (data in
+// base64).
+func (r *run) value(name string, out callOut) (goja.Value, error) {
+	size := len(out.JSON) + len(out.Data)
+	if out.Text != nil {
+		size += len(*out.Text)
+	}
+	if size > r.lim.MaxToolResult {
+		return nil, fmt.Errorf("tools.%s: the result is %d bytes, more than the %d a script may receive", name, size, r.lim.MaxToolResult)
+	}
+	switch {
+	case out.JSON != nil:
+		return r.parse(goja.Undefined(), r.vm.ToValue(string(out.JSON)))
+	case out.Text != nil:
+		return r.vm.ToValue(*out.Text), nil
+	case out.Type != "":
+		b, err := json.Marshal(struct {
+			Type string `json:"type"`
+			Data []byte `json:"data"`
+		}{out.Type, out.Data})
+		if err != nil {
+			return nil, err
+		}
+		return r.parse(goja.Undefined(), r.vm.ToValue(string(b)))
+	}
+	return goja.Null(), nil
+}
+
+// toolError makes the Error a failed call rejects with.
+func (r *run) toolError(e *callError) goja.Value {
+	obj, err := r.vm.New(r.errorCtor, r.vm.ToValue(e.Message))
+	if err != nil {
+		return r.vm.ToValue(e.Message)
+	}
+	_ = obj.Set("name", "ToolError")
+	_ = obj.Set("tool", e.Tool)
+	_ = obj.Set("outcome", e.Outcome)
+	return obj
+}
+
+// breakBound records the bound the script broke and stops it: an
+// interrupt, which no try/catch holds.
+func (r *run) breakBound(what string) {
+	if r.bound == "" {
+		r.bound = what
+	}
+	r.vm.Interrupt(errStopped)
+}
+
+// settle reads the outcome of the script's promise.
+func (r *run) settle(v goja.Value) (*Output, error) {
+	p, ok := v.Export().(*goja.Promise)
+	if !ok {
+		return nil, errors.New("the script did not run as an async function")
+	}
+	switch p.State() {
+	case goja.PromiseStatePending:
+		return nil, &ScriptError{Message: "the script awaits something that never settles (there are no timers; only tool calls settle)", Console: r.console.String()}
+	case goja.PromiseStateRejected:
+		return nil, r.thrown(p.Result())
+	}
+	out := &Output{Calls: r.calls}
+	res := p.Result()
+	if s, ok := res.Export().(string); ok {
+		out.Text, out.IsText = s, true
+		if len(s) > r.lim.MaxOutput {
+			return nil, r.tooLarge(len(s))
+		}
+	} else {
+		if goja.IsUndefined(res) {
+			res = goja.Null()
+		}
+		s, err := r.stringify(goja.Undefined(), res)
+		if err != nil {
+			return nil, err
+		}
+		if goja.IsUndefined(s) {
+			s = r.vm.ToValue("null")
+		}
+		str := s.String()
+		if len(str) > r.lim.MaxOutput {
+			return nil, r.tooLarge(len(str))
+		}
+		out.JSON = json.RawMessage(str)
+	}
+	out.Console = r.console.String()
+	return out, nil
+}
+
+func (r *run) tooLarge(n int) error {
+	return &ScriptError{Message: fmt.Sprintf("the script's result is %d bytes, more than the %d allowed", n, r.lim.MaxOutput), Bound: true, Console: r.console.String()}
+}
+
+// thrown describes a value the script threw (or rejected with).
+func (r *run) thrown(v goja.Value) error {
+	se := &ScriptError{Console: r.console.String()}
+	if obj, ok := v.(*goja.Object); ok {
+		if st := obj.Get("stack"); st != nil && !goja.IsUndefined(st) {
+			se.Line, se.Column = position(st.String())
+		}
+		name, msg := obj.Get("name"), obj.Get("message")
+		if name != nil && msg != nil && !goja.IsUndefined(name) {
+			text := truncate(msg.String(), maxMessage)
+			if m := syntaxPosition.FindStringSubmatch(text); m != nil {
+				// A syntax error: its position is in its message.
+				line, _ := strconv.Atoi(m[1])
+				col, _ := strconv.Atoi(m[2])
+				se.Line, se.Column = shift(line, col)
+				text = strings.TrimSpace(text[len(m[0]):])
+			}
+			se.Message = truncate(name.String(), 64) + ": " + text
+			return se
+		}
+	}
+	se.Message = "uncaught " + truncate(safeString(v), maxMessage)
+	return se
+}
+
+// maxMessage bounds the message of a script's failure.
+const maxMessage = 1024
+
+// failure describes the error RunScript or settle returned.
+func (r *run) failure(err error) error {
+	se := &ScriptError{Console: r.console.String()}
+	var ie *goja.InterruptedError
+	var ce *goja.CompilerSyntaxError
+	var ex *goja.Exception
+	var so *goja.StackOverflowError
+	switch {
+	case r.bound != "":
+		se.Message, se.Bound = r.bound, true
+		if errors.As(err, &ie) {
+			se.Line, se.Column = framePosition(ie.Stack())
+		}
+	case errors.As(err, &ie):
+		se.Line, se.Column = framePosition(ie.Stack())
+		se.Bound = true
+		se.Message = r.stopReason()
+	case errors.As(err, &so):
+		se.Bound = true
+		se.Message = fmt.Sprintf("the script's call stack went past %d frames", r.lim.MaxCallStack)
+		se.Line, se.Column = framePosition(so.Stack())
+	case errors.As(err, &ce):
+		se.Message = "SyntaxError: " + truncate(ce.Message, maxMessage)
+		if ce.File != nil {
+			p := ce.File.Position(ce.Offset)
+			se.Line, se.Column = shift(p.Line, p.Column)
+		} else if m := syntaxPosition.FindStringSubmatch(ce.Message); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			col, _ := strconv.Atoi(m[2])
+			se.Line, se.Column = shift(line, col)
+			se.Message = "SyntaxError: " + truncate(strings.TrimSpace(ce.Message[len(m[0]):]), maxMessage)
+		}
+	case errors.As(err, &ex):
+		return r.thrown(ex.Value())
+	default:
+		se.Message = truncate(err.Error(), maxMessage)
+	}
+	return se
+}
+
+// stopReason says why the script's context ended: its time is up, or its
+// caller gave up.
+func (r *run) stopReason() string {
+	if r.ctx.Err() == nil {
+		return "the script was stopped"
+	}
+	if context.Cause(r.ctx) == context.DeadlineExceeded {
+		return fmt.Sprintf("the script ran past its time limit (%v)", r.lim.Timeout)
+	}
+	return "the script was stopped: " + context.Cause(r.ctx).Error()
+}
+
+// framePosition returns the script position of the innermost frame in
+// the script.
+func framePosition(stack []goja.StackFrame) (line, col int) {
+	for _, f := range stack {
+		if f.SrcName() == scriptName {
+			p := f.Position()
+			return shift(p.Line, p.Column)
+		}
+	}
+	return 0, 0
+}
+
+var syntaxPosition = regexp.MustCompile(`^(?:SyntaxError: )?` + regexp.QuoteMeta(scriptName) + `: Line (\d+):(\d+)`)
+
+var stackPosition = regexp.MustCompile(regexp.QuoteMeta(scriptName) + `:(\d+):(\d+)`)
+
+// position reads the first script position of an Error's stack.
+func position(stack string) (line, col int) {
+	m := stackPosition.FindStringSubmatch(truncate(stack, 4096))
+	if m == nil {
+		return 0, 0
+	}
+	line, _ = strconv.Atoi(m[1])
+	col, _ = strconv.Atoi(m[2])
+	return shift(line, col)
+}
+
+// shift maps a position in the wrapped source to one in the script.
+func shift(line, col int) (int, int) {
+	if line == 1 {
+		col -= len(scriptPrefix)
+		if col < 1 {
+			col = 1
+		}
+	}
+	return line, col
+}
+
+// safeString returns a thrown value's text without running script code
+// (no toString of the script's).
+func safeString(v goja.Value) string {
+	if v == nil {
+		return "undefined"
+	}
+	if _, ok := v.(*goja.Object); ok {
+		return "object"
+	}
+	return v.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// consoleBuf keeps what the script writes to the console, up to max
+// bytes.
+type consoleBuf struct {
+	max  int
+	b    strings.Builder
+	full bool
+}
+
+// format returns a console argument's text: objects as JSON.
+func (r *run) format(v goja.Value) string {
+	if _, ok := v.(*goja.Object); ok {
+		if s, err := r.stringify(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
+			return s.String()
+		}
+	}
+	return safeString(v)
+}
+
+func (c *consoleBuf) line(prefix string, args []goja.Value, format func(goja.Value) string) {
+	if c.full {
+		return
+	}
+	var sb strings.Builder
+	sb.WriteString(prefix)
+	for i, a := range args {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		if sb.Len() > c.max {
+			break
+		}
+		sb.WriteString(truncate(format(a), c.max))
+	}
+	sb.WriteByte('\n')
+	if c.b.Len()+sb.Len() > c.max {
+		rest := c.max - c.b.Len()
+		c.b.WriteString(sb.String()[:max(rest, 0)])
+		c.b.WriteString("\n[console output cut]\n")
+		c.full = true
+		return
+	}
+	c.b.WriteString(sb.String())
+}
+
+func (c *consoleBuf) String() string { return c.b.String() }

@@ -1,0 +1,16 @@
+package codemode
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain makes the test binary a code-mode worker when it was started
+// as one, and checks that no test leaks a goroutine.
+func TestMain(m *testing.M) {
+	ServeWorker()
+	goleak.VerifyTestMain(m)
+	os.Exit(0)
+}

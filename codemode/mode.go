@@ -1,0 +1,233 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/model"
+	"github.com/llmkit/toolkit/resource"
+)
+
+// Config configures a Mode.
+type Config struct {
+	// Limits bound each script (zero fields take their defaults).
+	Limits Limits
+	// Worker, when set, runs each script in a child process whose memory
+	// the OS bounds (Limits.Memory); without it scripts run in this
+	// process, where nothing bounds a script's heap but its time.
+	Worker *Worker
+	// Catalog names the tools as scripts call them (default: a
+	// model.Catalog over the toolkit, so the names are the model names
+	// package model gives).
+	Catalog *model.Catalog
+}
+
+// Mode runs scripts against a toolkit: see the package documentation. It
+// is safe for concurrent use; every script has a VM of its own.
+type Mode struct {
+	tk     *toolkit.Toolkit
+	cat    *model.Catalog
+	lim    Limits
+	worker *Worker
+	// running counts the scripts that run in process, those given up on
+	// included (see runInProcess).
+	running sync.WaitGroup
+}
+
+// New returns the code mode of tk. A negative limit is an error naming
+// it.
+func New(tk *toolkit.Toolkit, cfg Config) (*Mode, error) {
+	if tk == nil {
+		return nil, fmt.Errorf("%w: codemode.New: no toolkit", toolkit.ErrBadParameter)
+	}
+	lim, err := cfg.Limits.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	m := &Mode{tk: tk, cat: cfg.Catalog, lim: lim, worker: cfg.Worker}
+	if m.cat == nil {
+		m.cat = model.NewCatalog(tk)
+	}
+	return m, nil
+}
+
+// Close stops the workers that wait for a script (Worker.Warm), and
+// waits for the scripts that run in process to end, those Run gave up on
+// included. Run fails after Close when scripts run in workers.
+func (m *Mode) Close() error {
+	if m.worker != nil {
+		m.worker.close()
+	}
+	m.running.Wait()
+	return nil
+}
+
+// runInProcess runs a script on a goroutine of its own. A script stuck
+// in a builtin that no interrupt stops (a huge "x".repeat, JSON.stringify
+// of a value nested very deep) is given up on a second past its time
+// limit, or past its caller's end: Run returns, and the goroutine goes on
+// until the builtin returns and the interrupt stops the script. Only a
+// Worker takes such a script's CPU and memory back at once.
+func (m *Mode) runInProcess(ctx context.Context, script string) (*Output, error) {
+	type result struct {
+		out *Output
+		err error
+	}
+	done := make(chan result, 1)
+	m.running.Add(1)
+	go func() {
+		defer m.running.Done()
+		c := &toolkitCaller{m: m}
+		defer c.close()
+		out, err := runScript(ctx, script, m.lim, c)
+		done <- result{out, err}
+	}()
+	limit := time.NewTimer(m.lim.Timeout + workerGrace)
+	defer limit.Stop()
+	limitC, cancelled := limit.C, ctx.Done()
+	var grace <-chan time.Time
+	for {
+		select {
+		case r := <-done:
+			return r.out, r.err
+		case <-cancelled:
+			// The interrupt stops the script; give it the grace to say where.
+			g := time.NewTimer(workerGrace)
+			defer g.Stop()
+			grace, limitC, cancelled = g.C, nil, nil
+		case <-grace:
+			return nil, &ScriptError{Message: "the script was stopped in a builtin that cannot be interrupted; it ends when that builtin returns", Bound: true}
+		case <-limitC:
+			return nil, &ScriptError{Message: fmt.Sprintf("the script ran past its time limit (%v) in a builtin that cannot be interrupted; it ends when that builtin returns", m.lim.Timeout), Bound: true}
+		}
+	}
+}
+
+// Limits returns the bounds each script runs under, defaults filled in.
+func (m *Mode) Limits() Limits { return m.lim }
+
+// Run runs a script: the body of an async JavaScript function, in which
+// tools.NAME(args) calls the tool NAME (its model name, see Declarations)
+// through the toolkit's Call with ctx, so with ctx's principal, session,
+// policy, pins, rate limits and audit; its promise resolves to the tool's
+// result (JSON parsed, text as a string) or rejects with an Error whose
+// name is "ToolError", with the tool's name and the call's outcome
+// ("denied", "rate_limited", "tool_failed", ...). The script's return
+// value is the Output. A script that throws, or breaks a bound, fails
+// alone with a *ScriptError (ErrScript or ErrBound); when ctx ends first
+// the error is ctx's.
+func (m *Mode) Run(ctx context.Context, script string) (*Output, error) {
+	var (
+		out *Output
+		err error
+	)
+	if m.worker != nil {
+		c := &toolkitCaller{m: m}
+		out, err = m.worker.run(ctx, script, m.lim, c)
+		c.close()
+	} else {
+		out, err = m.runInProcess(ctx, script)
+	}
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up: say so, keeping where the script was.
+		return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
+	return out, err
+}
+
+// toolkitCaller runs a script's tool calls through the toolkit, one at a
+// time, on a goroutine of its own that lives as long as the script (so
+// that a call does not pay for a new goroutine's stack to grow through
+// the toolkit's pipeline).
+type toolkitCaller struct {
+	m    *Mode
+	jobs chan callJob // nil until the first call
+}
+
+// callJob is one call handed to the caller's goroutine.
+type callJob struct {
+	ctx  context.Context
+	name string
+	it   toolkit.Item
+	in   toolkit.Resource
+	done chan<- callOut
+}
+
+// serve runs the calls handed to it until jobs is closed.
+func (c *toolkitCaller) serve(jobs <-chan callJob) {
+	for j := range jobs {
+		j.done <- c.m.result(j.ctx, j.name, j.it, j.in)
+	}
+}
+
+// close ends the caller's goroutine, once the call it runs, if any,
+// returns.
+func (c *toolkitCaller) close() {
+	if c.jobs != nil {
+		close(c.jobs)
+	}
+}
+
+// call resolves name and calls the tool. A call whose tool does not
+// return when ctx ends is left to finish on its own: the script goes on
+// (and is stopped) without it.
+func (c *toolkitCaller) call(ctx context.Context, name string, args []byte) callOut {
+	it, ok := c.m.cat.Resolve(name)
+	if !ok || it.Type != toolkit.ListTypeTools || isOwn(it.Value) {
+		return callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeNotFound, Message: fmt.Sprintf("unknown tool %q: see the declarations for the tools' names", name)}}
+	}
+	in, err := resource.JSON("arguments", json.RawMessage(args))
+	if err != nil {
+		return callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeBadInput, Message: err.Error()}}
+	}
+	if c.jobs == nil {
+		c.jobs = make(chan callJob)
+		go c.serve(c.jobs)
+	}
+	stopped := callOut{Err: &callError{Tool: name, Outcome: toolkit.Outcome(context.Cause(ctx)), Message: "the script's time is up or its caller gave up"}}
+	done := make(chan callOut, 1)
+	select {
+	case c.jobs <- callJob{ctx: ctx, name: name, it: it, in: in, done: done}:
+	case <-ctx.Done():
+		return stopped
+	}
+	select {
+	case out := <-done:
+		return out
+	case <-ctx.Done():
+		return stopped
+	}
+}
+
+// result makes one call and reads its result.
+func (m *Mode) result(ctx context.Context, name string, it toolkit.Item, in toolkit.Resource) callOut {
+	res, err := m.tk.Call(ctx, it, in)
+	if err != nil {
+		return callOut{Err: &callError{Tool: name, Outcome: toolkit.Outcome(err), Message: truncate(err.Error(), maxMessage)}}
+	}
+	if res == nil {
+		return callOut{}
+	}
+	data, err := res.Read(ctx)
+	if err != nil {
+		return callOut{Err: &callError{Tool: name, Outcome: toolkit.Outcome(err), Message: truncate(err.Error(), maxMessage)}}
+	}
+	switch t := res.Type(); {
+	case resource.IsJSON(t):
+		return callOut{JSON: data}
+	case isText(t):
+		s := string(data)
+		return callOut{Text: &s}
+	default:
+		return callOut{Type: t, Data: data}
+	}
+}
+
+// isText reports whether a result's media type is text.
+func isText(mt string) bool {
+	return mt == "" || len(mt) >= 5 && mt[:5] == "text/"
+}

@@ -1,0 +1,282 @@
+package codemode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Worker runs each script in a child process, so that the OS bounds what
+// the engine cannot: the heap. The child is a program of the
+// application's (by default the running one, re-executed) whose main calls
+// ServeWorker before anything else. In it the script runs as in process,
+// under the same Limits; its tool calls come back over a pipe to the
+// parent, which makes them through the toolkit with the script's context
+// (principal, session, policy, audit). The child's address space is
+// limited to what it had when it started plus Limits.Memory
+// (RLIMIT_AS), its CPU time to the script's Timeout (RLIMIT_CPU), and its
+// Go heap is kept under Limits.Memory: a script that allocates without
+// end makes its own process fail, which the parent reports as the
+// memory bound, and nothing else. The child gets an empty environment.
+// A script's start costs one process start (a few milliseconds).
+type Worker struct {
+	// Path is the program to start (default: os.Executable()).
+	Path string
+	// Args are its arguments.
+	Args []string
+	// Warm is how many started workers wait for a script (default 0: each
+	// script starts its own): a script then does not wait for a process
+	// to start, unless scripts come faster than processes start. Mode.Close
+	// stops them.
+	Warm int
+
+	pool workerPool
+}
+
+// workerEnv marks a worker process; its value is the protocol's version.
+const workerEnv = "TOOLKIT_CODEMODE_WORKER"
+
+// workerGrace is how long after its Timeout a worker is killed: the time
+// bound inside it fires first, unless the script is in a builtin that
+// cannot be interrupted.
+const workerGrace = time.Second
+
+// message is one message on a worker's pipes. From the worker: Ready,
+// then Call, and Done or Fail; from the parent: Start, then Out for each
+// Call.
+type message struct {
+	Ready bool         `json:"ready,omitempty"`
+	Start *startMsg    `json:"start,omitempty"`
+	Call  *callMsg     `json:"call,omitempty"`
+	Out   *callOut     `json:"out,omitempty"`
+	Done  *Output      `json:"done,omitempty"`
+	Fail  *ScriptError `json:"fail,omitempty"`
+}
+
+type startMsg struct {
+	Script string `json:"script"`
+	Limits Limits `json:"limits"`
+}
+
+type callMsg struct {
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+// run runs a script in a new worker; its calls go through c.
+func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (*Output, error) {
+	if len(script) > lim.MaxScript {
+		return nil, &ScriptError{Message: fmt.Sprintf("the script is %d bytes, more than the %d allowed", len(script), lim.MaxScript), Bound: true}
+	}
+	p, err := w.take()
+	if err != nil {
+		return nil, err
+	}
+	cmd, toChildW, fromChildR, stderr := p.cmd, p.toChild, p.fromChild, p.stderr
+	rctx, cancel := context.WithTimeout(ctx, lim.Timeout+workerGrace)
+	defer cancel()
+	var (
+		killOnce sync.Once
+		killed   bool // by the parent; read after Wait
+	)
+	kill := func() { killOnce.Do(func() { killed = true; _ = cmd.Process.Kill() }) }
+	stop := context.AfterFunc(rctx, kill)
+	// The calls end with the script's time bound, so that the worker sees
+	// a call that does not return fail in time, and stops the script
+	// itself, saying where.
+	cctx, ccancel := context.WithTimeout(ctx, lim.Timeout)
+	defer ccancel()
+	out, err := converse(cctx, toChildW, p.dec, script, lim, c, func() string {
+		if ctx.Err() != nil {
+			return "the script was stopped: " + ctx.Err().Error()
+		}
+		return fmt.Sprintf("the script ran past its time limit (%v)", lim.Timeout)
+	})
+	stop()
+	toChildW.Close()
+	if err != nil {
+		kill()
+	}
+	fromChildR.Close()
+	werr := cmd.Wait()
+	if err == nil {
+		return out, nil
+	}
+	var se *ScriptError
+	if errors.As(err, &se) {
+		return nil, se
+	}
+	// The worker died or was killed.
+	switch {
+	case isOutOfMemory(stderr.String()):
+		return nil, &ScriptError{Message: fmt.Sprintf("the script went past its memory bound (%d MiB)", lim.Memory>>20), Bound: true}
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case rctx.Err() != nil:
+		return nil, &ScriptError{Message: fmt.Sprintf("the script ran past its time limit (%v)", lim.Timeout), Bound: true}
+	case !killed && cmd.ProcessState != nil && !cmd.ProcessState.Exited():
+		// A signal of the OS: the CPU time bound (RLIMIT_CPU), or the
+		// kernel's OOM killer.
+		return nil, &ScriptError{Message: fmt.Sprintf("the script's worker was stopped by the system (%v): its CPU or memory bound", werr), Bound: true}
+	}
+	return nil, fmt.Errorf("%w: the script's worker failed: %v (%v) %s", ErrBound, err, werr, truncate(stderr.String(), 512))
+}
+
+// converse is the parent's side of a worker's protocol. A call that ends
+// after ctx does stops the script, saying why (stopped()).
+func converse(ctx context.Context, w *os.File, dec *json.Decoder, script string, lim Limits, c caller, stopped func() string) (*Output, error) {
+	enc := json.NewEncoder(w)
+	if err := enc.Encode(message{Start: &startMsg{Script: script, Limits: lim}}); err != nil {
+		return nil, err
+	}
+	for {
+		var m message
+		if err := dec.Decode(&m); err != nil {
+			return nil, err
+		}
+		switch {
+		case m.Call != nil:
+			out := c.call(ctx, m.Call.Name, m.Call.Args)
+			if ctx.Err() != nil {
+				out = callOut{Stop: stopped()}
+			}
+			if err := enc.Encode(message{Out: &out}); err != nil {
+				return nil, err
+			}
+		case m.Done != nil:
+			return m.Done, nil
+		case m.Fail != nil:
+			return nil, m.Fail
+		default:
+			return nil, errors.New("the worker sent an empty message")
+		}
+	}
+}
+
+// ServeWorker makes this process a code-mode worker when it was started
+// as one (see Worker): it runs the script it is given and exits. In any
+// other process it returns at once. A program that runs scripts in
+// workers calls it first thing in main (and a test binary in TestMain).
+func ServeWorker() {
+	if os.Getenv(workerEnv) == "" {
+		return
+	}
+	os.Exit(serveWorker(os.NewFile(3, "from-parent"), os.NewFile(4, "to-parent")))
+}
+
+// serveWorker is the worker's side: read the script, bound the process,
+// run it, relay its calls, answer.
+func serveWorker(in, out *os.File) int {
+	dec, enc := json.NewDecoder(in), json.NewEncoder(out)
+	if err := enc.Encode(message{Ready: true}); err != nil {
+		return 2
+	}
+	var m message
+	if err := dec.Decode(&m); err != nil || m.Start == nil {
+		fmt.Fprintln(os.Stderr, "codemode worker: no script:", err)
+		return 2
+	}
+	lim, err := m.Start.Limits.withDefaults()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "codemode worker:", err)
+		return 2
+	}
+	if err := limitProcess(lim); err != nil {
+		fmt.Fprintln(os.Stderr, "codemode worker: cannot bound the process:", err)
+		return 2
+	}
+	res, err := runScript(context.Background(), m.Start.Script, lim, &relay{enc: enc, dec: dec})
+	var reply message
+	var se *ScriptError
+	switch {
+	case err == nil:
+		reply.Done = res
+	case errors.As(err, &se):
+		reply.Fail = se
+	default:
+		reply.Fail = &ScriptError{Message: truncate(err.Error(), maxMessage)}
+	}
+	if err := enc.Encode(reply); err != nil {
+		return 2
+	}
+	return 0
+}
+
+// heapCheck is how often a worker's heap is measured.
+const heapCheck = 5 * time.Millisecond
+
+// watchHeap holds the worker's Go heap under limit: a goroutine ends the
+// process, saying "out of memory", once the heap's objects pass it. (The
+// collector is left to its default pace: held to a limit it would spend
+// the script's time collecting what the script keeps.)
+func watchHeap(limit int64) {
+	go func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for range time.Tick(heapCheck) {
+			metrics.Read(sample)
+			if v := sample[0].Value; v.Kind() == metrics.KindUint64 && v.Uint64() > uint64(limit) {
+				fmt.Fprintf(os.Stderr, "codemode worker: out of memory: the heap holds %d bytes, more than %d\n", v.Uint64(), limit)
+				os.Exit(3)
+			}
+		}
+	}()
+}
+
+// relay is the worker's caller: each call goes to the parent.
+type relay struct {
+	enc *json.Encoder
+	dec *json.Decoder
+}
+
+func (r *relay) call(_ context.Context, name string, args []byte) callOut {
+	if err := r.enc.Encode(message{Call: &callMsg{Name: name, Args: args}}); err != nil {
+		os.Exit(2) // the parent is gone
+	}
+	var m message
+	if err := r.dec.Decode(&m); err != nil || m.Out == nil {
+		os.Exit(2)
+	}
+	return *m.Out
+}
+
+// tailBuffer keeps the first max bytes written to it (a worker's stderr:
+// the runtime's fatal error comes first).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   bytes.Buffer
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := t.max - t.b.Len(); room > 0 {
+		t.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.b.String()
+}
+
+// isOutOfMemory reports whether a worker's stderr tells that it ran out
+// of memory: its heap watch, or the runtime failing to map more (which,
+// under the race detector, says so in other words).
+func isOutOfMemory(stderr string) bool {
+	for _, s := range []string{"out of memory", "too many address space collisions", "failed to allocate"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
+}
