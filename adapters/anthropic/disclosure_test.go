@@ -2,7 +2,6 @@ package anthropic_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -22,36 +21,7 @@ func TestDisclosed(t *testing.T) {
 	var found model.Loaded
 	conv := an.New(tk, at.DisclosureOption()).Disclosed(&found)
 
-	prov := at.NewProvider(t, func(r at.Request) (any, error) {
-		var offered []string
-		for _, tl := range at.List(r.Body, "tools") {
-			offered = append(offered, at.Str(tl, "name"))
-		}
-		msgs := at.List(r.Body, "messages")
-		results := map[string]string{}
-		if last := msgs[len(msgs)-1]; at.Str(last, "role") == "user" {
-			for _, b := range at.List(last, "content") {
-				if at.Str(b, "type") == "tool_result" {
-					results[at.Str(b, "tool_use_id")] = at.Str(b, "content", 0, "text")
-					if len(at.List(b, "content")) != 1 {
-						return nil, fmt.Errorf("a tool_result of more than its text: %s", at.JSON(b))
-					}
-				}
-			}
-		}
-		call, answer, err := at.DisclosureTurn(offered, results)
-		if err != nil {
-			return nil, err
-		}
-		if call == nil {
-			return message("msg_end", "end_turn", map[string]any{"type": "text", "text": answer}), nil
-		}
-		var input map[string]any
-		if err := json.Unmarshal([]byte(call.Args), &input); err != nil {
-			return nil, err
-		}
-		return message("msg_"+call.ID, "tool_use", toolUse(call.ID, call.Name, input)), nil
-	})
+	prov := at.NewProvider(t, func(r at.Request) (any, error) { return messagesTurn(r, at.DisclosureTurn) })
 	c := client(prov)
 	ctx := context.Background()
 	converseDisclosed(ctx, t, c, conv)

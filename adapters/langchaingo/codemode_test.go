@@ -2,7 +2,6 @@ package langchaingo_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/tmc/langchaingo/llms"
@@ -18,30 +17,7 @@ import (
 // turns.
 func TestCodeMode(t *testing.T) {
 	tools := lc.New(at.CodeModeToolkit(t), at.CodeModeOption())
-	prov := at.NewProvider(t, func(r at.Request) (any, error) {
-		if r.Path != "/chat/completions" {
-			return nil, fmt.Errorf("unexpected path %s", r.Path)
-		}
-		var offered []string
-		for _, tl := range at.List(r.Body, "tools") {
-			offered = append(offered, at.Str(tl, "function", "name"))
-		}
-		results := map[string]string{}
-		msgs := at.List(r.Body, "messages")
-		for i := len(msgs) - 1; i >= 0 && at.Str(msgs[i], "role") == "tool"; i-- {
-			results[at.Str(msgs[i], "tool_call_id")] = at.Str(msgs[i], "content")
-		}
-		call, answer, err := at.CodeModeTurn(offered, results)
-		if err != nil {
-			return nil, err
-		}
-		if call == nil {
-			return at.ChatCompletion(map[string]any{"role": "assistant", "content": answer}, "stop"), nil
-		}
-		return at.ChatCompletion(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
-			at.FunctionCall(call.ID, call.Name, call.Args),
-		}}, "tool_calls"), nil
-	})
+	prov := at.NewProvider(t, func(r at.Request) (any, error) { return at.ChatTurn(r, "/chat/completions", at.CodeModeTurn) })
 	llm, err := openai.New(openai.WithBaseURL(prov.URL), openai.WithToken("test-key"), openai.WithModel("gpt-test"))
 	if err != nil {
 		t.Fatal(err)
