@@ -4,9 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/openai"
-
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	lc "github.com/llmkit/toolkit/adapters/langchaingo"
 	"github.com/llmkit/toolkit/model"
@@ -20,35 +17,11 @@ func TestDisclosed(t *testing.T) {
 	tk := at.Toolkit(t)
 	var found model.Loaded
 	conv := lc.New(tk, at.DisclosureOption()).Disclosed(&found)
-
-	prov := at.NewProvider(t, func(r at.Request) (any, error) { return at.ChatTurn(r, "/chat/completions", at.DisclosureTurn) })
-
-	llm, err := openai.New(openai.WithBaseURL(prov.URL), openai.WithToken("test-key"), openai.WithModel("gpt-test"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Search the docs for adapters.")}
-	at.ConverseTurns(t, at.DisclosureAnswer, 3, func() (string, bool) {
-		fns, err := conv.LLMTools(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(fns))
-		if err != nil {
-			t.Fatal(err)
-		}
-		choice := resp.Choices[0]
-		next := conv.Run(ctx, choice)
-		if next == nil {
-			return choice.Content, true
-		}
-		msgs = append(msgs, next...)
-		return "", false
-	})
+	converseTurns(t, conv, at.DisclosureTurn, "Search the docs for adapters.", at.DisclosureAnswer, 3)
 	if names := found.Names(); len(names) != 1 || !at.IsRemote(names[0]) {
 		t.Errorf("found %v", names)
 	}
+	ctx := context.Background()
 	// An agent's tools: the search tool's Call loads what it finds.
 	var agentFound model.Loaded
 	agentTools, err := lc.New(tk, at.DisclosureOption()).Disclosed(&agentFound).AgentTools(ctx)
