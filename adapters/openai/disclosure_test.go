@@ -22,31 +22,7 @@ func TestChatDisclosed(t *testing.T) {
 	tools := oa.New(tk, at.DisclosureOption())
 	var found model.Loaded
 	conv := tools.Disclosed(&found)
-
-	prov := at.NewProvider(t, func(r at.Request) (any, error) { return at.ChatTurn(r, "/v1/chat/completions", at.DisclosureTurn) })
-	c := client(prov)
-	params := openai.ChatCompletionNewParams{
-		Model:    "gpt-test",
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Search the docs for adapters.")},
-	}
-	at.ConverseTurns(t, at.DisclosureAnswer, 3, func() (string, bool) {
-		var err error
-		if params.Tools, err = conv.ChatTools(ctx); err != nil {
-			t.Fatal(err)
-		}
-		comp, err := c.Chat.Completions.New(ctx, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		msg := comp.Choices[0].Message
-		params.Messages = append(params.Messages, msg.ToParam())
-		out := conv.RunChat(ctx, msg)
-		if out == nil {
-			return msg.Content, true
-		}
-		params.Messages = append(params.Messages, out...)
-		return "", false
-	})
+	chatTurns(t, conv, at.DisclosureTurn, "Search the docs for adapters.", at.DisclosureAnswer, 3)
 	if names := found.Names(); len(names) != 1 || !at.IsRemote(names[0]) {
 		t.Errorf("found %v", names)
 	}
