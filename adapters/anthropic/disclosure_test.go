@@ -22,9 +22,7 @@ func TestDisclosed(t *testing.T) {
 	conv := an.New(tk, at.DisclosureOption()).Disclosed(&found)
 
 	prov := at.NewProvider(t, func(r at.Request) (any, error) { return messagesTurn(r, at.DisclosureTurn) })
-	c := client(prov)
-	ctx := context.Background()
-	converseDisclosed(ctx, t, c, conv)
+	converseTurns(t, conv, prov, searchDocs(), at.DisclosureAnswer, 3)
 	if names := found.Names(); len(names) != 1 || !at.IsRemote(names[0]) {
 		t.Errorf("found %v", names)
 	}
@@ -95,8 +93,7 @@ func TestDeferredToolParams(t *testing.T) {
 		return nil, fmt.Errorf("turn %d", turn)
 	})
 	ctx := context.Background()
-	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
-		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Search the docs for adapters."))}}
+	params := searchDocs()
 	c := client(prov)
 	at.Converse(t, at.DisclosureAnswer, func() (string, bool) {
 		var err error
@@ -177,33 +174,11 @@ func TestDisclosedToolReferences(t *testing.T) {
 		}
 		return nil, fmt.Errorf("turn %d", turn)
 	})
-	ctx := context.Background()
-	c := client(prov)
-	converseDisclosed(ctx, t, c, conv)
+	converseTurns(t, conv, prov, searchDocs(), at.DisclosureAnswer, 3)
 }
 
-// converseDisclosed holds the disclosure conversation of adaptertest
-// (at.ConverseTurns, three turns at most) with Claude through c, each
-// request offering what the view conv offers then.
-func converseDisclosed(ctx context.Context, t *testing.T, c anthropic.Client, conv *an.Tools) {
-	t.Helper()
-	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
+// searchDocs is the request the disclosure conversation starts from.
+func searchDocs() anthropic.MessageNewParams {
+	return anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Search the docs for adapters."))}}
-	at.ConverseTurns(t, at.DisclosureAnswer, 3, func() (string, bool) {
-		var err error
-		if params.Tools, err = conv.ToolParams(ctx); err != nil {
-			t.Fatal(err)
-		}
-		msg, err := c.Messages.New(ctx, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		params.Messages = append(params.Messages, msg.ToParam())
-		reply, ok := conv.Run(ctx, msg)
-		if !ok {
-			return msg.Content[0].Text, true
-		}
-		params.Messages = append(params.Messages, reply)
-		return "", false
-	})
 }

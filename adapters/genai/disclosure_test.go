@@ -1,10 +1,7 @@
 package genai_test
 
 import (
-	"context"
 	"testing"
-
-	"google.golang.org/genai"
 
 	gg "github.com/llmkit/toolkit/adapters/genai"
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
@@ -21,26 +18,7 @@ func TestDisclosed(t *testing.T) {
 	conv := gg.New(tk, at.DisclosureOption()).Disclosed(&found)
 
 	prov := gemini(t, func(r at.Request) (any, error) { return generateTurn(r, at.DisclosureTurn) })
-
-	ctx := context.Background()
-	cl := client(t, prov)
-	contents := []*genai.Content{genai.NewContentFromText("Search the docs for adapters.", genai.RoleUser)}
-	at.ConverseTurns(t, at.DisclosureAnswer, 3, func() (string, bool) {
-		fns, err := conv.Tools(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := cl.Models.GenerateContent(ctx, modelName, contents, &genai.GenerateContentConfig{Tools: fns})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reply, ok := conv.Run(ctx, resp)
-		if !ok {
-			return resp.Text(), true
-		}
-		contents = append(contents, resp.Candidates[0].Content, reply)
-		return "", false
-	})
+	converseTurns(t, conv, prov, "Search the docs for adapters.", at.DisclosureAnswer, 3)
 	if names := found.Names(); len(names) != 1 || !at.IsRemote(names[0]) {
 		t.Errorf("found %v", names)
 	}
