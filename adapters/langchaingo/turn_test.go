@@ -18,6 +18,15 @@ import (
 func converseTurns(t *testing.T, tools *lc.Tools, play at.Turn, prompt, want string, n int) {
 	t.Helper()
 	prov := at.NewProvider(t, func(r at.Request) (any, error) { return at.ChatTurn(r, "/chat/completions", play) })
+	converse(t, tools, prov, prompt, want, n)
+}
+
+// converse runs the GenerateContent loop with LangChainGo's OpenAI model
+// against prov, from the user's prompt, with the tools of every request
+// and the replies coming from tools; the model must answer want on turn n
+// (see at.ConverseTurns).
+func converse(t *testing.T, tools *lc.Tools, prov *at.Provider, prompt, want string, n int) {
+	t.Helper()
 	llm, err := openai.New(openai.WithBaseURL(prov.URL), openai.WithToken("test-key"), openai.WithModel("gpt-test"))
 	if err != nil {
 		t.Fatal(err)

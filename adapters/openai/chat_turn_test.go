@@ -16,8 +16,17 @@ import (
 // model must answer want on turn n (see at.ConverseTurns).
 func chatTurns(t *testing.T, tools *oa.Tools, play at.Turn, prompt, want string, n int) {
 	t.Helper()
-	ctx := context.Background()
 	prov := at.NewProvider(t, func(r at.Request) (any, error) { return at.ChatTurn(r, "/v1/chat/completions", play) })
+	chatConverse(t, tools, prov, prompt, want, n)
+}
+
+// chatConverse runs the Chat Completions loop with the real SDK against
+// prov, from the user's prompt, with the tools of every request and the
+// replies coming from tools; the model must answer want on turn n (see
+// at.ConverseTurns).
+func chatConverse(t *testing.T, tools *oa.Tools, prov *at.Provider, prompt, want string, n int) {
+	t.Helper()
+	ctx := context.Background()
 	c := client(prov)
 	params := openai.ChatCompletionNewParams{
 		Model:    "gpt-test",
