@@ -54,9 +54,16 @@ func resultsOf(body map[string]any) (map[string]map[string]any, error) {
 // tools, until Claude answers; the answer must be want (see at.Converse).
 func converse(t *testing.T, tools *an.Tools, prov *at.Provider, params anthropic.MessageNewParams, want string) {
 	t.Helper()
+	converseTurns(t, tools, prov, params, want, 2)
+}
+
+// converseTurns is converse for a conversation that must end on turn n
+// (see at.ConverseTurns).
+func converseTurns(t *testing.T, tools *an.Tools, prov *at.Provider, params anthropic.MessageNewParams, want string, n int) {
+	t.Helper()
 	ctx := context.Background()
 	c := client(prov)
-	at.Converse(t, want, func() (string, bool) {
+	at.ConverseTurns(t, want, n, func() (string, bool) {
 		var err error
 		if params.Tools, err = tools.ToolParams(ctx); err != nil {
 			t.Fatal(err)

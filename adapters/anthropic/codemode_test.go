@@ -1,8 +1,6 @@
 package anthropic_test
 
 import (
-	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -16,52 +14,8 @@ import (
 // solves a task of four tool calls with one script, in three turns.
 func TestCodeMode(t *testing.T) {
 	tools := an.New(at.CodeModeToolkit(t), at.CodeModeOption())
-	prov := at.NewProvider(t, func(r at.Request) (any, error) {
-		var offered []string
-		for _, tl := range at.List(r.Body, "tools") {
-			offered = append(offered, at.Str(tl, "name"))
-		}
-		msgs := at.List(r.Body, "messages")
-		results := map[string]string{}
-		if last := msgs[len(msgs)-1]; at.Str(last, "role") == "user" {
-			for _, b := range at.List(last, "content") {
-				if at.Str(b, "type") == "tool_result" {
-					results[at.Str(b, "tool_use_id")] = at.Str(b, "content", 0, "text")
-				}
-			}
-		}
-		call, answer, err := at.CodeModeTurn(offered, results)
-		if err != nil {
-			return nil, err
-		}
-		if call == nil {
-			return message("msg_end", "end_turn", map[string]any{"type": "text", "text": answer}), nil
-		}
-		var input map[string]any
-		if err := json.Unmarshal([]byte(call.Args), &input); err != nil {
-			return nil, err
-		}
-		return message("msg_"+call.ID, "tool_use", toolUse(call.ID, call.Name, input)), nil
-	})
-	c := client(prov)
-	ctx := context.Background()
-	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
-		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Which city is warmest, and how many documents match?"))}}
-	var err error
-	if params.Tools, err = tools.ToolParams(ctx); err != nil {
-		t.Fatal(err)
-	}
-	at.ConverseTurns(t, at.CodeModeAnswer, 3, func() (string, bool) {
-		msg, err := c.Messages.New(ctx, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		params.Messages = append(params.Messages, msg.ToParam())
-		reply, ok := tools.Run(ctx, msg)
-		if !ok {
-			return msg.Content[0].Text, true
-		}
-		params.Messages = append(params.Messages, reply)
-		return "", false
-	})
+	prov := at.NewProvider(t, func(r at.Request) (any, error) { return messagesTurn(r, at.CodeModeTurn) })
+	converseTurns(t, tools, prov, anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Which city is warmest, and how many documents match?"))}},
+		at.CodeModeAnswer, 3)
 }

@@ -2,7 +2,6 @@ package anthropic_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -22,39 +21,8 @@ func TestDisclosed(t *testing.T) {
 	var found model.Loaded
 	conv := an.New(tk, at.DisclosureOption()).Disclosed(&found)
 
-	prov := at.NewProvider(t, func(r at.Request) (any, error) {
-		var offered []string
-		for _, tl := range at.List(r.Body, "tools") {
-			offered = append(offered, at.Str(tl, "name"))
-		}
-		msgs := at.List(r.Body, "messages")
-		results := map[string]string{}
-		if last := msgs[len(msgs)-1]; at.Str(last, "role") == "user" {
-			for _, b := range at.List(last, "content") {
-				if at.Str(b, "type") == "tool_result" {
-					results[at.Str(b, "tool_use_id")] = at.Str(b, "content", 0, "text")
-					if len(at.List(b, "content")) != 1 {
-						return nil, fmt.Errorf("a tool_result of more than its text: %s", at.JSON(b))
-					}
-				}
-			}
-		}
-		call, answer, err := at.DisclosureTurn(offered, results)
-		if err != nil {
-			return nil, err
-		}
-		if call == nil {
-			return message("msg_end", "end_turn", map[string]any{"type": "text", "text": answer}), nil
-		}
-		var input map[string]any
-		if err := json.Unmarshal([]byte(call.Args), &input); err != nil {
-			return nil, err
-		}
-		return message("msg_"+call.ID, "tool_use", toolUse(call.ID, call.Name, input)), nil
-	})
-	c := client(prov)
-	ctx := context.Background()
-	converseDisclosed(ctx, t, c, conv)
+	prov := at.NewProvider(t, func(r at.Request) (any, error) { return messagesTurn(r, at.DisclosureTurn) })
+	converseTurns(t, conv, prov, searchDocs(), at.DisclosureAnswer, 3)
 	if names := found.Names(); len(names) != 1 || !at.IsRemote(names[0]) {
 		t.Errorf("found %v", names)
 	}
@@ -125,8 +93,7 @@ func TestDeferredToolParams(t *testing.T) {
 		return nil, fmt.Errorf("turn %d", turn)
 	})
 	ctx := context.Background()
-	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
-		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Search the docs for adapters."))}}
+	params := searchDocs()
 	c := client(prov)
 	at.Converse(t, at.DisclosureAnswer, func() (string, bool) {
 		var err error
@@ -207,33 +174,11 @@ func TestDisclosedToolReferences(t *testing.T) {
 		}
 		return nil, fmt.Errorf("turn %d", turn)
 	})
-	ctx := context.Background()
-	c := client(prov)
-	converseDisclosed(ctx, t, c, conv)
+	converseTurns(t, conv, prov, searchDocs(), at.DisclosureAnswer, 3)
 }
 
-// converseDisclosed holds the disclosure conversation of adaptertest
-// (at.ConverseTurns, three turns at most) with Claude through c, each
-// request offering what the view conv offers then.
-func converseDisclosed(ctx context.Context, t *testing.T, c anthropic.Client, conv *an.Tools) {
-	t.Helper()
-	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
+// searchDocs is the request the disclosure conversation starts from.
+func searchDocs() anthropic.MessageNewParams {
+	return anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Search the docs for adapters."))}}
-	at.ConverseTurns(t, at.DisclosureAnswer, 3, func() (string, bool) {
-		var err error
-		if params.Tools, err = conv.ToolParams(ctx); err != nil {
-			t.Fatal(err)
-		}
-		msg, err := c.Messages.New(ctx, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		params.Messages = append(params.Messages, msg.ToParam())
-		reply, ok := conv.Run(ctx, msg)
-		if !ok {
-			return msg.Content[0].Text, true
-		}
-		params.Messages = append(params.Messages, reply)
-		return "", false
-	})
 }

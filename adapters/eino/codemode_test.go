@@ -20,25 +20,10 @@ func TestAgentCodeMode(t *testing.T) {
 	ctx := context.Background()
 	tools := ei.New(at.CodeModeToolkit(t), at.CodeModeOption())
 	turns := 0
+	play := modelTurn(t, at.CodeModeTurn)
 	fm := &optionsModel{turn: func(msgs []*schema.Message, infos []*schema.ToolInfo) (*schema.Message, error) {
 		turns++
-		var offered []string
-		for _, in := range infos {
-			offered = append(offered, in.Name)
-		}
-		results := map[string]string{}
-		for i := len(msgs) - 1; i >= 0 && msgs[i].Role == schema.Tool; i-- {
-			results[msgs[i].ToolCallID] = msgs[i].Content
-		}
-		call, answer, err := at.CodeModeTurn(offered, results)
-		if err != nil {
-			t.Error(err)
-			return nil, err
-		}
-		if call == nil {
-			return schema.AssistantMessage(answer, nil), nil
-		}
-		return schema.AssistantMessage("", []schema.ToolCall{toolCall(call.ID, call.Name, call.Args)}), nil
+		return play(msgs, infos)
 	}}
 	list, err := tools.Tools(ctx)
 	if err != nil {

@@ -23,25 +23,7 @@ func TestAgentDisclosed(t *testing.T) {
 	var found model.Loaded
 	conv := ei.New(tk, at.DisclosureOption()).Disclosed(&found)
 
-	fm := &optionsModel{turn: func(msgs []*schema.Message, infos []*schema.ToolInfo) (*schema.Message, error) {
-		var offered []string
-		for _, in := range infos {
-			offered = append(offered, in.Name)
-		}
-		results := map[string]string{}
-		for i := len(msgs) - 1; i >= 0 && msgs[i].Role == schema.Tool; i-- {
-			results[msgs[i].ToolCallID] = msgs[i].Content
-		}
-		call, answer, err := at.DisclosureTurn(offered, results)
-		if err != nil {
-			t.Error(err)
-			return nil, err
-		}
-		if call == nil {
-			return schema.AssistantMessage(answer, nil), nil
-		}
-		return schema.AssistantMessage("", []schema.ToolCall{toolCall(call.ID, call.Name, call.Args)}), nil
-	}}
+	fm := &optionsModel{turn: modelTurn(t, at.DisclosureTurn)}
 	list, err := conv.Tools(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -18,24 +18,7 @@ import (
 func TestAgentSkill(t *testing.T) {
 	ctx := context.Background()
 	tools := ei.New(at.SkillToolkit(t))
-	fm := &fakeModel{turn: func(msgs []*schema.Message, infos []*schema.ToolInfo) (*schema.Message, error) {
-		offered := map[string]string{}
-		for _, in := range infos {
-			offered[in.Name] = in.Desc
-		}
-		results := map[string]string{}
-		for i := len(msgs) - 1; i >= 0 && msgs[i].Role == schema.Tool; i-- {
-			results[msgs[i].ToolCallID] = msgs[i].Content
-		}
-		call, answer, err := at.SkillTurn(offered, results)
-		if err != nil {
-			return nil, err
-		}
-		if call == nil {
-			return schema.AssistantMessage(answer, nil), nil
-		}
-		return schema.AssistantMessage("", []schema.ToolCall{toolCall(call.ID, call.Name, call.Args)}), nil
-	}}
+	fm := &fakeModel{turn: modelTurn(t, at.SkillTurn)}
 	list, err := tools.Tools(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -97,10 +97,17 @@ func responsesOf(body map[string]any) (map[string]map[string]any, error) {
 // at.Converse).
 func converse(t *testing.T, tools *gg.Tools, prov *at.Provider, prompt, want string) {
 	t.Helper()
+	converseTurns(t, tools, prov, prompt, want, 2)
+}
+
+// converseTurns is converse for a conversation that must end on turn n
+// (see at.ConverseTurns).
+func converseTurns(t *testing.T, tools *gg.Tools, prov *at.Provider, prompt, want string, n int) {
+	t.Helper()
 	ctx := context.Background()
 	c := client(t, prov)
 	contents := []*genai.Content{genai.NewContentFromText(prompt, genai.RoleUser)}
-	at.Converse(t, want, func() (string, bool) {
+	at.ConverseTurns(t, want, n, func() (string, bool) {
 		fns, err := tools.Tools(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -1,12 +1,7 @@
 package langchaingo_test
 
 import (
-	"context"
-	"fmt"
 	"testing"
-
-	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/openai"
 
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	lc "github.com/llmkit/toolkit/adapters/langchaingo"
@@ -18,51 +13,5 @@ import (
 // turns.
 func TestCodeMode(t *testing.T) {
 	tools := lc.New(at.CodeModeToolkit(t), at.CodeModeOption())
-	prov := at.NewProvider(t, func(r at.Request) (any, error) {
-		if r.Path != "/chat/completions" {
-			return nil, fmt.Errorf("unexpected path %s", r.Path)
-		}
-		var offered []string
-		for _, tl := range at.List(r.Body, "tools") {
-			offered = append(offered, at.Str(tl, "function", "name"))
-		}
-		results := map[string]string{}
-		msgs := at.List(r.Body, "messages")
-		for i := len(msgs) - 1; i >= 0 && at.Str(msgs[i], "role") == "tool"; i-- {
-			results[at.Str(msgs[i], "tool_call_id")] = at.Str(msgs[i], "content")
-		}
-		call, answer, err := at.CodeModeTurn(offered, results)
-		if err != nil {
-			return nil, err
-		}
-		if call == nil {
-			return at.ChatCompletion(map[string]any{"role": "assistant", "content": answer}, "stop"), nil
-		}
-		return at.ChatCompletion(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
-			at.FunctionCall(call.ID, call.Name, call.Args),
-		}}, "tool_calls"), nil
-	})
-	llm, err := openai.New(openai.WithBaseURL(prov.URL), openai.WithToken("test-key"), openai.WithModel("gpt-test"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	fns, err := tools.LLMTools(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Which city is warmest, and how many documents match?")}
-	at.ConverseTurns(t, at.CodeModeAnswer, 3, func() (string, bool) {
-		resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(fns))
-		if err != nil {
-			t.Fatal(err)
-		}
-		choice := resp.Choices[0]
-		next := tools.Run(ctx, choice)
-		if next == nil {
-			return choice.Content, true
-		}
-		msgs = append(msgs, next...)
-		return "", false
-	})
+	converseTurns(t, tools, at.CodeModeTurn, "Which city is warmest, and how many documents match?", at.CodeModeAnswer, 3)
 }

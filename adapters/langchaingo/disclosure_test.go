@@ -2,11 +2,7 @@ package langchaingo_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
-
-	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/openai"
 
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	lc "github.com/llmkit/toolkit/adapters/langchaingo"
@@ -21,58 +17,11 @@ func TestDisclosed(t *testing.T) {
 	tk := at.Toolkit(t)
 	var found model.Loaded
 	conv := lc.New(tk, at.DisclosureOption()).Disclosed(&found)
-
-	prov := at.NewProvider(t, func(r at.Request) (any, error) {
-		if r.Path != "/chat/completions" {
-			return nil, fmt.Errorf("unexpected path %s", r.Path)
-		}
-		var offered []string
-		for _, tl := range at.List(r.Body, "tools") {
-			offered = append(offered, at.Str(tl, "function", "name"))
-		}
-		results := map[string]string{}
-		msgs := at.List(r.Body, "messages")
-		for i := len(msgs) - 1; i >= 0 && at.Str(msgs[i], "role") == "tool"; i-- {
-			results[at.Str(msgs[i], "tool_call_id")] = at.Str(msgs[i], "content")
-		}
-		call, answer, err := at.DisclosureTurn(offered, results)
-		if err != nil {
-			return nil, err
-		}
-		if call == nil {
-			return at.ChatCompletion(map[string]any{"role": "assistant", "content": answer}, "stop"), nil
-		}
-		return at.ChatCompletion(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
-			at.FunctionCall(call.ID, call.Name, call.Args),
-		}}, "tool_calls"), nil
-	})
-
-	llm, err := openai.New(openai.WithBaseURL(prov.URL), openai.WithToken("test-key"), openai.WithModel("gpt-test"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Search the docs for adapters.")}
-	at.ConverseTurns(t, at.DisclosureAnswer, 3, func() (string, bool) {
-		fns, err := conv.LLMTools(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(fns))
-		if err != nil {
-			t.Fatal(err)
-		}
-		choice := resp.Choices[0]
-		next := conv.Run(ctx, choice)
-		if next == nil {
-			return choice.Content, true
-		}
-		msgs = append(msgs, next...)
-		return "", false
-	})
+	converseTurns(t, conv, at.DisclosureTurn, "Search the docs for adapters.", at.DisclosureAnswer, 3)
 	if names := found.Names(); len(names) != 1 || !at.IsRemote(names[0]) {
 		t.Errorf("found %v", names)
 	}
+	ctx := context.Background()
 	// An agent's tools: the search tool's Call loads what it finds.
 	var agentFound model.Loaded
 	agentTools, err := lc.New(tk, at.DisclosureOption()).Disclosed(&agentFound).AgentTools(ctx)

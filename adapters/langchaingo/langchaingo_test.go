@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/openai"
 
 	toolkit "github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/adapters/adapter"
@@ -21,7 +20,6 @@ import (
 // Completions server: two calls at once (builtin and remote), both results
 // back under their ids, then the answer.
 func TestLoop(t *testing.T) {
-	ctx := context.Background()
 	tk := at.Toolkit(t)
 	tools := lc.New(tk)
 
@@ -62,28 +60,7 @@ func TestLoop(t *testing.T) {
 		return at.ChatCompletion(map[string]any{"role": "assistant", "content": "Sunny; docs found."}, "stop"), nil
 	})
 
-	llm, err := openai.New(openai.WithBaseURL(prov.URL), openai.WithToken("test-key"), openai.WithModel("gpt-test"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Weather in Oslo? Search the docs for adapters.")}
-	at.Converse(t, "Sunny; docs found.", func() (string, bool) {
-		fns, err := tools.LLMTools(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(fns))
-		if err != nil {
-			t.Fatal(err)
-		}
-		choice := resp.Choices[0]
-		next := tools.Run(ctx, choice)
-		if next == nil {
-			return choice.Content, true
-		}
-		msgs = append(msgs, next...)
-		return "", false
-	})
+	converse(t, tools, prov, "Weather in Oslo? Search the docs for adapters.", "Sunny; docs found.", 2)
 }
 
 // Failures and binary outputs are tool messages in words; the tool list

@@ -1,12 +1,7 @@
 package langchaingo_test
 
 import (
-	"context"
-	"fmt"
 	"testing"
-
-	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/openai"
 
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	lc "github.com/llmkit/toolkit/adapters/langchaingo"
@@ -16,52 +11,6 @@ import (
 // the skills' names and descriptions in load_skill's description, loads
 // the one that matches, and follows its instructions.
 func TestSkill(t *testing.T) {
-	ctx := context.Background()
 	tools := lc.New(at.SkillToolkit(t))
-	prov := at.NewProvider(t, func(r at.Request) (any, error) {
-		if r.Path != "/chat/completions" {
-			return nil, fmt.Errorf("unexpected path %s", r.Path)
-		}
-		offered := map[string]string{}
-		for _, tl := range at.List(r.Body, "tools") {
-			offered[at.Str(tl, "function", "name")] = at.Str(tl, "function", "description")
-		}
-		results := map[string]string{}
-		msgs := at.List(r.Body, "messages")
-		for i := len(msgs) - 1; i >= 0 && at.Str(msgs[i], "role") == "tool"; i-- {
-			results[at.Str(msgs[i], "tool_call_id")] = at.Str(msgs[i], "content")
-		}
-		call, answer, err := at.SkillTurn(offered, results)
-		if err != nil {
-			return nil, err
-		}
-		if call == nil {
-			return at.ChatCompletion(map[string]any{"role": "assistant", "content": answer}, "stop"), nil
-		}
-		return at.ChatCompletion(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
-			at.FunctionCall(call.ID, call.Name, call.Args),
-		}}, "tool_calls"), nil
-	})
-	llm, err := openai.New(openai.WithBaseURL(prov.URL), openai.WithToken("test-key"), openai.WithModel("gpt-test"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Give me a pirate answer: how is the weather?")}
-	at.ConverseTurns(t, at.SkillAnswer, 2, func() (string, bool) {
-		fns, err := tools.LLMTools(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(fns))
-		if err != nil {
-			t.Fatal(err)
-		}
-		choice := resp.Choices[0]
-		next := tools.Run(ctx, choice)
-		if next == nil {
-			return choice.Content, true
-		}
-		msgs = append(msgs, next...)
-		return "", false
-	})
+	converseTurns(t, tools, at.SkillTurn, "Give me a pirate answer: how is the weather?", at.SkillAnswer, 2)
 }

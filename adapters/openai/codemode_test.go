@@ -1,11 +1,7 @@
 package openai_test
 
 import (
-	"context"
-	"fmt"
 	"testing"
-
-	"github.com/openai/openai-go/v3"
 
 	at "github.com/llmkit/toolkit/adapters/internal/adaptertest"
 	oa "github.com/llmkit/toolkit/adapters/openai"
@@ -15,53 +11,6 @@ import (
 // declare_tools only, reads the declarations of the tools it needs and
 // solves a task of four tool calls with one script, in three turns.
 func TestChatCodeMode(t *testing.T) {
-	ctx := context.Background()
 	tools := oa.New(at.CodeModeToolkit(t), at.CodeModeOption())
-	prov := at.NewProvider(t, func(r at.Request) (any, error) {
-		if r.Path != "/v1/chat/completions" {
-			return nil, fmt.Errorf("unexpected path %s", r.Path)
-		}
-		var offered []string
-		for _, tl := range at.List(r.Body, "tools") {
-			offered = append(offered, at.Str(tl, "function", "name"))
-		}
-		results := map[string]string{}
-		msgs := at.List(r.Body, "messages")
-		for i := len(msgs) - 1; i >= 0 && at.Str(msgs[i], "role") == "tool"; i-- {
-			results[at.Str(msgs[i], "tool_call_id")] = at.Str(msgs[i], "content")
-		}
-		call, answer, err := at.CodeModeTurn(offered, results)
-		if err != nil {
-			return nil, err
-		}
-		if call == nil {
-			return at.ChatCompletion(map[string]any{"role": "assistant", "content": answer}, "stop"), nil
-		}
-		return at.ChatCompletion(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
-			at.FunctionCall(call.ID, call.Name, call.Args),
-		}}, "tool_calls"), nil
-	})
-	c := client(prov)
-	params := openai.ChatCompletionNewParams{
-		Model:    "gpt-test",
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Which city is warmest, and how many documents match?")},
-	}
-	var err error
-	if params.Tools, err = tools.ChatTools(ctx); err != nil {
-		t.Fatal(err)
-	}
-	at.ConverseTurns(t, at.CodeModeAnswer, 3, func() (string, bool) {
-		comp, err := c.Chat.Completions.New(ctx, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		msg := comp.Choices[0].Message
-		params.Messages = append(params.Messages, msg.ToParam())
-		out := tools.RunChat(ctx, msg)
-		if out == nil {
-			return msg.Content, true
-		}
-		params.Messages = append(params.Messages, out...)
-		return "", false
-	})
+	chatTurns(t, tools, at.CodeModeTurn, "Which city is warmest, and how many documents match?", at.CodeModeAnswer, 3)
 }

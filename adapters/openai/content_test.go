@@ -93,7 +93,6 @@ func TestResponsesTextStructuredAndDocuments(t *testing.T) {
 // A Chat Completions tool message carries text only: text and structured
 // content are both there, text first, and a PDF is described.
 func TestChatTextStructuredAndDocuments(t *testing.T) {
-	ctx := context.Background()
 	tk := at.Toolkit(t)
 	if err := tk.AddTool(at.Report()); err != nil {
 		t.Fatal(err)
@@ -123,24 +122,5 @@ func TestChatTextStructuredAndDocuments(t *testing.T) {
 		}
 		return at.ChatCompletion(map[string]any{"role": "assistant", "content": "read"}, "stop"), nil
 	})
-	c := client(prov)
-	params := openai.ChatCompletionNewParams{Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("go")}}
-	at.Converse(t, "read", func() (string, bool) {
-		var err error
-		if params.Tools, err = tools.ChatTools(ctx); err != nil {
-			t.Fatal(err)
-		}
-		comp, err := c.Chat.Completions.New(ctx, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		msg := comp.Choices[0].Message
-		params.Messages = append(params.Messages, msg.ToParam())
-		out := tools.RunChat(ctx, msg)
-		if out == nil {
-			return msg.Content, true
-		}
-		params.Messages = append(params.Messages, out...)
-		return "", false
-	})
+	chatConverse(t, tools, prov, "go", "read", 2)
 }

@@ -40,7 +40,6 @@ func chatTools(t *testing.T, body map[string]any) (map[string]map[string]any, st
 // builtin and a remote tool at once, the results go back under the
 // right ids, and the model answers.
 func TestChatLoop(t *testing.T) {
-	ctx := context.Background()
 	tk := at.Toolkit(t)
 	tools := oa.New(tk)
 
@@ -89,29 +88,7 @@ func TestChatLoop(t *testing.T) {
 		return nil, fmt.Errorf("unexpected last message %s", at.JSON(last))
 	})
 
-	c := client(prov)
-	params := openai.ChatCompletionNewParams{
-		Model:    "gpt-test",
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Oslo? And search the docs for adapters.")},
-	}
-	at.Converse(t, "Sunny in Oslo; the docs mention adapters.", func() (string, bool) {
-		var err error
-		if params.Tools, err = tools.ChatTools(ctx); err != nil {
-			t.Fatal(err)
-		}
-		comp, err := c.Chat.Completions.New(ctx, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		msg := comp.Choices[0].Message
-		params.Messages = append(params.Messages, msg.ToParam())
-		out := tools.RunChat(ctx, msg)
-		if out == nil {
-			return msg.Content, true
-		}
-		params.Messages = append(params.Messages, out...)
-		return "", false
-	})
+	chatConverse(t, tools, prov, "Weather in Oslo? And search the docs for adapters.", "Sunny in Oslo; the docs mention adapters.", 2)
 }
 
 // The Responses API loop: an image output goes back as an input_image, a

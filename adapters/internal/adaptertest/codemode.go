@@ -49,9 +49,10 @@ func CodeModeToolkit(t testing.TB) *toolkit.Toolkit {
 // CodeModeOption offers the model code mode's tools only.
 func CodeModeOption() adapter.Option { return adapter.WithFilter(codemode.Filter()) }
 
-// CodeModeTurn is the scripted model of the code-mode tests; offered and
-// results are as for DisclosureTurn.
-func CodeModeTurn(offered []string, results map[string]string) (call *Call, answer string, err error) {
+// CodeModeTurn is the scripted model of the code-mode tests, a Turn that
+// looks at the offered tools' names only.
+func CodeModeTurn(tools []Tool, results map[string]string) (call *Call, answer string, err error) {
+	offered := names(tools)
 	want := []string{codemode.DeclareToolsName, codemode.RunCodeName}
 	got := slices.Sorted(slices.Values(offered))
 	if !slices.Equal(got, want) {

@@ -38,11 +38,8 @@ type Call struct {
 	ID, Name, Args string
 }
 
-// DisclosureTurn is the scripted model of the disclosure tests. offered
-// are the names of the tools of the request, in order; results are the
-// tool results the request ends with (call id → the result's text, empty
-// on a user's turn). It returns the call the model makes, or its answer,
-// or an error saying what the request got wrong:
+// DisclosureTurn is the scripted model of the disclosure tests, a Turn
+// that looks at the offered tools' names only:
 //
 //   - nothing found yet: the request must offer exactly the search tool
 //     and Always, and the model searches;
@@ -51,7 +48,8 @@ type Call struct {
 //   - the request offers the remote tool (after the search tool and
 //     Always): the model calls it;
 //   - its result is there: the model answers DisclosureAnswer.
-func DisclosureTurn(offered []string, results map[string]string) (call *Call, answer string, err error) {
+func DisclosureTurn(tools []Tool, results map[string]string) (call *Call, answer string, err error) {
+	offered := names(tools)
 	remote := ""
 	for _, n := range offered {
 		if IsRemote(n) {

@@ -154,18 +154,5 @@ func FunctionCall(id, name, args string) map[string]any {
 // it came on the second turn: one round of tool calls, then the answer.
 func Converse(t testing.TB, want string, turn func() (answer string, done bool)) {
 	t.Helper()
-	for n := 1; n <= 4; n++ {
-		answer, done := turn()
-		if !done {
-			continue
-		}
-		if answer != want {
-			t.Fatalf("answer = %q, want %q", answer, want)
-		}
-		if n != 2 {
-			t.Errorf("the model answered on turn %d, want 2", n)
-		}
-		return
-	}
-	t.Fatal("no answer after four turns")
+	ConverseTurns(t, want, 2, turn)
 }

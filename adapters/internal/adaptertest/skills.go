@@ -3,6 +3,7 @@ package adaptertest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,12 +49,9 @@ func SkillToolkit(t testing.TB) *toolkit.Toolkit {
 	return tk
 }
 
-// SkillTurn is the scripted model of the skill tests. tools are the
-// request's tools, name to description; results are the tool results the
-// request ends with (call id to the result's text). It returns the call
-// the model makes, or its answer, or an error saying what the request got
-// wrong.
-func SkillTurn(tools map[string]string, results map[string]string) (call *Call, answer string, err error) {
+// SkillTurn is the scripted model of the skill tests, a Turn that reads
+// the skill tool's description.
+func SkillTurn(offered []Tool, results map[string]string) (call *Call, answer string, err error) {
 	if got, ok := results[SkillCallID]; ok {
 		if !strings.Contains(got, skillRule) || !strings.Contains(got, "from builtin") {
 			return nil, "", fmt.Errorf("the loaded skill = %q", got)
@@ -63,10 +61,11 @@ func SkillTurn(tools map[string]string, results map[string]string) (call *Call, 
 	if len(results) > 0 {
 		return nil, "", fmt.Errorf("unexpected results %v", results)
 	}
-	desc, ok := tools[model.SkillToolName]
-	if !ok {
+	i := slices.IndexFunc(offered, func(t Tool) bool { return t.Name == model.SkillToolName })
+	if i < 0 {
 		return nil, "", fmt.Errorf("no %s among the tools", model.SkillToolName)
 	}
+	desc := offered[i].Description
 	if strings.Contains(desc, skillRule) {
 		return nil, "", fmt.Errorf("the skill tool's description carries a skill's body: %s", desc)
 	}
