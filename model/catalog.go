@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/llmkit/toolkit/search"
 	"hash/maphash"
+	"iter"
 	"runtime"
 	"slices"
 	"sync"
@@ -425,12 +426,22 @@ func (c *Catalog) Definitions(ctx context.Context, f Filter) ([]Definition, erro
 		return nil, err
 	}
 	keep := c.keep(ctx, f)
+	return c.definitions(s, func(yield func(int) bool) {
+		for i, it := range s.items {
+			if keep(it) && !yield(i) {
+				return
+			}
+		}
+	})
+}
+
+// definitions returns the definitions of the items of s at the positions
+// at gives, in its order; those that cannot be built are left out and
+// reported in the error.
+func (c *Catalog) definitions(s *snapshot, at iter.Seq[int]) ([]Definition, error) {
 	var defs []Definition
 	var errList []error
-	for i, it := range s.items {
-		if !keep(it) {
-			continue
-		}
+	for i := range at {
 		d, err := c.definition(s, i)
 		if err != nil {
 			errList = append(errList, err)
@@ -460,21 +471,13 @@ func (c *Catalog) Search(ctx context.Context, query string, k int, f Filter) ([]
 		i, ok := pos[key]
 		return ok && keep(s.items[i])
 	})
-	var defs []Definition
-	var errList []error
-	for _, h := range hits {
-		i, ok := pos[h.Key]
-		if !ok {
-			continue
+	return c.definitions(s, func(yield func(int) bool) {
+		for _, h := range hits {
+			if i, ok := pos[h.Key]; ok && !yield(i) {
+				return
+			}
 		}
-		d, err := c.definition(s, i)
-		if err != nil {
-			errList = append(errList, err)
-			continue
-		}
-		defs = append(defs, d)
-	}
-	return defs, errors.Join(errList...)
+	})
 }
 
 // keep returns the test of the items a query over f answers the caller of

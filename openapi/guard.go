@@ -160,15 +160,11 @@ func publicDial(ctx context.Context, network, addr string) (net.Conn, error) {
 		Timeout:   30 * time.Second,
 		KeepAlive: 30 * time.Second,
 		Control: func(_, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				host = address
+			ip, why, ok := netguard.Dialed(address)
+			if !ok {
+				return fmt.Errorf("%w: %s: connects to %q, not an address", ErrDestinationRefused, addr, address)
 			}
-			ip, err := netip.ParseAddr(host)
-			if err != nil {
-				return fmt.Errorf("%w: %s: connects to %q, not an address", ErrDestinationRefused, addr, host)
-			}
-			if why := notPublic(ip); why != "" {
+			if why != "" {
 				return fmt.Errorf("%w: %s resolves to %s, %s", ErrDestinationRefused, addr, ip, why)
 			}
 			return nil

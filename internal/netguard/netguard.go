@@ -4,7 +4,10 @@
 // a server may name an address inside the network the program runs in.
 package netguard
 
-import "net/netip"
+import (
+	"net"
+	"net/netip"
+)
 
 // Address ranges that are not public beside those netip names.
 var (
@@ -71,4 +74,19 @@ func NotPublic(ip netip.Addr) string {
 		}
 	}
 	return ""
+}
+
+// Dialed reads address as a dialer's Control function gets it (host:port,
+// or a bare host) and says why its IP is not a public one ("" when it
+// is); ok is false when address holds no IP address.
+func Dialed(address string) (ip netip.Addr, why string, ok bool) {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		host = address
+	}
+	ip, err = netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}, "", false
+	}
+	return ip, NotPublic(ip), true
 }

@@ -61,30 +61,35 @@ func (s *Server) extensionsMiddleware(next sdk.MethodHandler) sdk.MethodHandler 
 		if err != nil || (method != "initialize" && method != "server/discover") {
 			return res, err
 		}
-		var caps **sdk.ServerCapabilities
-		switch r := res.(type) {
-		case *sdk.InitializeResult:
-			caps = &r.Capabilities
-		case *sdk.DiscoverResult:
-			caps = &r.Capabilities
-		default:
-			return res, err
-		}
-		ext := s.advertised()
-		if len(ext) == 0 || *caps == nil {
-			return res, err
-		}
-		c := **caps
-		c.Extensions = maps.Clone(c.Extensions)
-		if c.Extensions == nil {
-			c.Extensions = make(map[string]any, len(ext))
-		}
-		for id, v := range ext {
-			if _, ok := c.Extensions[id]; !ok {
-				c.Extensions[id] = v
-			}
-		}
-		*caps = &c
+		addExtensions(res, s.advertised())
 		return res, err
 	}
+}
+
+// addExtensions adds to the capabilities of res, the result of an
+// initialize or a server/discover, each extension of ext they do not
+// declare already. The capabilities are copied, never changed in place:
+// the SDK may share them between sessions.
+func addExtensions(res sdk.Result, ext map[string]any) {
+	var caps **sdk.ServerCapabilities
+	switch r := res.(type) {
+	case *sdk.InitializeResult:
+		caps = &r.Capabilities
+	case *sdk.DiscoverResult:
+		caps = &r.Capabilities
+	}
+	if len(ext) == 0 || caps == nil || *caps == nil {
+		return
+	}
+	c := **caps
+	c.Extensions = maps.Clone(c.Extensions)
+	if c.Extensions == nil {
+		c.Extensions = make(map[string]any, len(ext))
+	}
+	for id, v := range ext {
+		if _, ok := c.Extensions[id]; !ok {
+			c.Extensions[id] = v
+		}
+	}
+	*caps = &c
 }

@@ -254,24 +254,7 @@ func (s *Server) skillsMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 			if err != nil || len(s.skillsFor(withPrincipal(ctx, req.GetExtra()))) == 0 {
 				return res, err
 			}
-			var caps **sdk.ServerCapabilities
-			switch r := res.(type) {
-			case *sdk.InitializeResult:
-				caps = &r.Capabilities
-			case *sdk.DiscoverResult:
-				caps = &r.Capabilities
-			}
-			if caps != nil && *caps != nil {
-				c := **caps
-				c.Extensions = maps.Clone(c.Extensions)
-				if c.Extensions == nil {
-					c.Extensions = map[string]any{}
-				}
-				if _, ok := c.Extensions[skill.ExtensionID]; !ok {
-					c.Extensions[skill.ExtensionID] = map[string]any{"directoryRead": true}
-				}
-				*caps = &c
-			}
+			addExtensions(res, map[string]any{skill.ExtensionID: map[string]any{"directoryRead": true}})
 			return res, err
 		}
 		return next(ctx, method, req)

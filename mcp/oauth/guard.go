@@ -298,15 +298,11 @@ func checkedDial(dial func(ctx context.Context, network, addr string) (net.Conn,
 
 // checkDialed checks the address a connection to dest is made to.
 func checkDialed(dest, address string) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		host = address
+	ip, why, ok := netguard.Dialed(address)
+	if !ok {
+		return fmt.Errorf("%w: %s: connects to %q, not an IP address", ErrDestinationRefused, dest, address)
 	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return fmt.Errorf("%w: %s: connects to %q, not an IP address", ErrDestinationRefused, dest, host)
-	}
-	if why := notPublic(ip); why != "" {
+	if why != "" {
 		return fmt.Errorf("%w: %s: resolves to %s, %s%s", ErrDestinationRefused, dest, ip, why, notAllowed)
 	}
 	return nil

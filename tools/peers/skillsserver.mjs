@@ -11,7 +11,7 @@
 //        node skillsserver.mjs DIR --http    (streamable HTTP on a free
 //                                             loopback port; prints
 //                                             "listening on URL")
-import { createServer } from 'node:http';
+import { serveFetch } from './webhttp.mjs';
 import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { discoverSkills, registerSkillResources } from '@olaservo/ext-skills/server';
@@ -33,33 +33,5 @@ if (process.argv[3] !== '--http') {
 	serveStdio(factory);
 } else {
 	const handler = createMcpHandler(factory);
-	const http = createServer(async (req, res) => {
-		try {
-			const chunks = [];
-			for await (const c of req) chunks.push(c);
-			const body = chunks.length ? Buffer.concat(chunks) : undefined;
-			const headers = new Headers();
-			for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-			const abort = new AbortController();
-			res.on('close', () => abort.abort());
-			const request = new Request(`http://${req.headers.host}${req.url}`, {
-				method: req.method,
-				headers,
-				body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
-				signal: abort.signal,
-			});
-			const response = await handler.fetch(request);
-			res.writeHead(response.status, Object.fromEntries(response.headers));
-			if (response.body) {
-				for await (const chunk of response.body) res.write(chunk);
-			}
-			res.end();
-		} catch (e) {
-			if (!res.headersSent) res.writeHead(500);
-			res.end();
-		}
-	});
-	http.listen(0, '127.0.0.1', () => {
-		process.stdout.write(`listening on http://127.0.0.1:${http.address().port}/mcp\n`);
-	});
+	serveFetch(handler);
 }

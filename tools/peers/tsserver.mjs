@@ -16,7 +16,7 @@
 //   add_tool      adds the tool "late" (a tools/list_changed follows).
 // ask_model and ask_user are written the 2026-07-28 way, with input-required
 // results; the SDK turns them into server requests for a 2025-11-25 client.
-import { createServer } from 'node:http';
+import { serveFetch } from './webhttp.mjs';
 import { McpServer, createMcpHandler, fromJsonSchema, inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 
@@ -79,35 +79,5 @@ if (process.argv[2] !== '--http') {
 } else {
 	const handler = createMcpHandler(factory);
 	announce = () => handler.notify.toolsChanged();
-	// node:http in front of the handler's web-standard face, streaming the
-	// response body as it comes (SSE).
-	const http = createServer(async (req, res) => {
-		try {
-			const chunks = [];
-			for await (const c of req) chunks.push(c);
-			const body = chunks.length ? Buffer.concat(chunks) : undefined;
-			const headers = new Headers();
-			for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-			const abort = new AbortController();
-			res.on('close', () => abort.abort());
-			const request = new Request(`http://${req.headers.host}${req.url}`, {
-				method: req.method,
-				headers,
-				body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
-				signal: abort.signal,
-			});
-			const response = await handler.fetch(request);
-			res.writeHead(response.status, Object.fromEntries(response.headers));
-			if (response.body) {
-				for await (const chunk of response.body) res.write(chunk);
-			}
-			res.end();
-		} catch (e) {
-			if (!res.headersSent) res.writeHead(500);
-			res.end();
-		}
-	});
-	http.listen(0, '127.0.0.1', () => {
-		process.stdout.write(`listening on http://127.0.0.1:${http.address().port}/mcp\n`);
-	});
+	serveFetch(handler);
 }

@@ -93,12 +93,8 @@ func (s *Server) tlsArgs() []string {
 // certificate it signed for 127.0.0.1 and localhost (certFile, keyFile),
 // valid for a day.
 func writeCertificates(caFile, certFile, keyFile string) error {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
 	now := time.Now()
-	caTmpl := &x509.Certificate{
+	ca, caKey, caDER, err := issue(&x509.Certificate{
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: "redistest CA"},
 		NotBefore:             now.Add(-time.Hour),
@@ -106,20 +102,11 @@ func writeCertificates(caFile, certFile, keyFile string) error {
 		KeyUsage:              x509.KeyUsageCertSign,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	}, nil, nil)
 	if err != nil {
 		return err
 	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	tmpl := &x509.Certificate{
+	_, key, der, err := issue(&x509.Certificate{
 		SerialNumber: big.NewInt(2),
 		Subject:      pkix.Name{CommonName: "localhost"},
 		NotBefore:    now.Add(-time.Hour),
@@ -128,8 +115,7 @@ func writeCertificates(caFile, certFile, keyFile string) error {
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:     []string{"localhost"},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	}, ca, caKey)
 	if err != nil {
 		return err
 	}
@@ -146,4 +132,22 @@ func writeCertificates(caFile, certFile, keyFile string) error {
 		}
 	}
 	return nil
+}
+
+// issue makes a key and the certificate of tmpl for it, signed by parent
+// with parentKey (self-signed when parent is nil).
+func issue(tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	return cert, key, der, err
 }
