@@ -3,7 +3,8 @@
 #   make test         everything CI runs (scripts/test.sh): no stray binary
 #                     tracked, the pinned MCP peers, haproxy and redis-server installed,
 #                     then for every module (the library, the gateway in
-#                     cmd/toolkit-gateway, redisstate, each adapters/X) vet, gofmt, a
+#                     cmd/toolkit-gateway, redisstate, openapi, codemode, each
+#                     adapters/X) vet, gofmt, a
 #                     tidy go.mod and every test with the race detector
 #                     (tests that need the peers fail rather than skip),
 #                     the gateway's scale-out tests last; quiet unless

@@ -8,7 +8,8 @@
 #     (scripts/check-tracked.sh);
 #   - the pinned MCP peers (scripts/peers.sh), haproxy and redis-server
 #     (scripts/debian-tool.sh) are installed;
-#   - for every module (the library, cmd/toolkit-gateway, redisstate, each adapters/X):
+#   - for every module (the library, cmd/toolkit-gateway, redisstate, openapi,
+#     codemode, each adapters/X):
 #     its dependencies downloaded, go vet, gofmt, go.mod tidy, and
 #     go test -race (tests that need the peers fail rather than skip);
 #   - the gateway's scale-out tests (replicas behind haproxy), alone, last.

@@ -7,7 +7,7 @@ import (
 
 // Option returns the error of an option given an invalid value: it wraps
 // ErrBadParameter and names the option, as the module's constructors
-// promise ("OptCallTimeout(-1s): want 0 or more").
+// promise ("WithPageSize(0): want more than 0").
 func Option(option string, value any, want string) error {
 	return fmt.Errorf("%w: %s(%v): %s", ErrBadParameter, option, value, want)
 }
