@@ -48,6 +48,19 @@ func reaped(pid int, limit time.Duration) bool {
 	}
 }
 
+// ends reports whether pid stops running (exits, or is a zombie) within
+// limit, looking every 10 ms.
+func ends(pid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for running(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
 func TestNodeIs22(t *testing.T) {
 	node := Node(t)
 	if !filepath.IsAbs(node) {
@@ -296,7 +309,9 @@ func TestProcessLifecycle(t *testing.T) {
 			t.Fatalf("no child pid in output:\n%s", p.out.String())
 		}
 		p.stop() // returns only once the grandchild, too, closed the output pipe
-		if running(child) {
+		// A process closes its files on its way out, a moment before the
+		// kernel marks it exited: /proc is the only sign of that moment.
+		if !ends(child, 10*time.Second) {
 			t.Fatalf("grandchild %d outlived the group", child)
 		}
 	})
