@@ -259,40 +259,90 @@ func TestSSETriedFirstAfterFallback(t *testing.T) {
 	leakCheck(t)
 	s := newServer(t, testserver.Options{})
 	h := testserver.ServeHTTP(t, s.Server, testserver.SSE)
-	log := &requestLog{}
-	h.Intercept(log.record)
-	r := start(t, h.URL, false, fastBackoff)
-	first := log.all()
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	// The connector's own requests, failed ones included: a reconnection
+	// may try the SSE GET while the server is still down and, finding it
+	// refused, probe streamable HTTP just as the server comes back.
+	tries := &attemptLog{base: base}
+	r := start(t, h.URL, false, fastBackoff, OptHTTPClient(&http.Client{Transport: tries}))
+	first := tries.all()
 	if len(first) == 0 || first[0].method != http.MethodPost || first[0].query != "" {
 		t.Fatalf("first connection did not probe streamable HTTP first: %+v", first)
 	}
-	h.Kill()
-	log.reset()
-	mustNotErr(t, h.Start())
-	r.states.wait(t, toolkit.StatusReady, 2)
-	// Requests of the old session may still arrive after the restart (a
-	// cancellation posted as it closes): the reconnection is what comes
-	// for no old session.
 	old := map[string]bool{}
 	for _, rq := range first {
 		if rq.query != "" {
 			old[rq.query] = true
 		}
 	}
-	again := slices.DeleteFunc(log.all(), func(rq recorded) bool { return old[rq.query] })
+	tries.reset()
+	h.Kill()
+	mustNotErr(t, h.Start())
+	r.states.wait(t, toolkit.StatusReady, 2)
+	// Requests of the old session may still go out after the kill (a
+	// cancellation posted as it closes): the reconnection is what goes
+	// out for no old session.
+	again := slices.DeleteFunc(tries.all(), func(rq attempt) bool { return old[rq.query] })
 	if len(again) == 0 || again[0].method != http.MethodGet {
 		t.Fatalf("reconnection began with %+v, want the SSE GET", again)
 	}
-	for _, rq := range again {
-		if rq.method == http.MethodPost && rq.query == "" {
-			t.Errorf("reconnection probed streamable HTTP: %+v", rq)
+	// Streamable HTTP is probed (one POST per protocol generation) only
+	// after the SSE GET just failed.
+	probe := func(rq attempt) bool { return rq.method == http.MethodPost && rq.query == "" }
+	for i := 0; i < len(again); i++ {
+		if !probe(again[i]) {
+			continue
 		}
+		if i == 0 || again[i-1].method != http.MethodGet || !again[i-1].failed {
+			t.Errorf("reconnection probed streamable HTTP without trying SSE first: %+v", again)
+			break
+		}
+		for i+1 < len(again) && probe(again[i+1]) {
+			i++
+		}
+	}
+	if last := again[len(again)-1]; last.query == "" || last.failed {
+		t.Errorf("reconnection did not end in an SSE session: %+v", again)
 	}
 	out, err := call(t, context.Background(), r.Connector, "echo", `{"text":"again"}`)
 	mustNotErr(t, err)
 	if read(t, out) != "again" {
 		t.Error("echo after reconnecting over SSE failed")
 	}
+}
+
+// attemptLog is an http.RoundTripper that records every request it
+// carries and whether it failed (no response or a status of 400 or more).
+type attemptLog struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	reqs []attempt
+}
+
+type attempt struct {
+	method, query string
+	failed        bool
+}
+
+func (l *attemptLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := l.base.RoundTrip(r)
+	l.mu.Lock()
+	l.reqs = append(l.reqs, attempt{r.Method, r.URL.RawQuery, err != nil || resp.StatusCode >= 400})
+	l.mu.Unlock()
+	return resp, err
+}
+
+func (l *attemptLog) all() []attempt {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.reqs)
+}
+
+func (l *attemptLog) reset() {
+	l.mu.Lock()
+	l.reqs = nil
+	l.mu.Unlock()
 }
 
 // OptLogLevel is the level asked of the server with logging/setLevel ("":
