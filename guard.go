@@ -263,6 +263,13 @@ func (tk *Toolkit) Audit(ctx context.Context, e AuditEntry) {
 	a.end(ctx, e.Err)
 }
 
+// Audits reports whether the toolkit writes an audit ([WithAudit]), so
+// that a server answering requests itself does no work for records
+// [Toolkit.Audit] would drop.
+func (tk *Toolkit) Audits() bool {
+	return tk.guard != nil && tk.guard.audit != nil
+}
+
 // maxAuditName bounds a name written by Audit: a caller may send any.
 const maxAuditName = 256
 

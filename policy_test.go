@@ -507,8 +507,15 @@ func TestAuditRefusalsBeforeThePolicy(t *testing.T) {
 		t.Errorf("records:\n%s\nwant:\n%s", g, want)
 	}
 
-	// Without an audit, nothing happens.
-	mustNew(t).Audit(ctx, AuditEntry{Name: "x", Err: ErrNotFound})
+	// Without an audit, nothing happens, and Audits says so.
+	if !tk.Audits() {
+		t.Error("Audits is false with an audit")
+	}
+	quiet := mustNew(t)
+	quiet.Audit(ctx, AuditEntry{Name: "x", Err: ErrNotFound})
+	if quiet.Audits() {
+		t.Error("Audits is true without an audit")
+	}
 }
 
 // unreadableInput is an input whose Read fails.

@@ -130,7 +130,12 @@ func New(tk *toolkit.Toolkit, impl *sdk.Implementation, opts ...Option) (*Server
 	}
 	s.server = sdk.NewServer(impl, sopts)
 	s.calls = newCallTracker(cfg.sessions.limit())
-	s.server.AddReceivingMiddleware(s.auditMiddleware, s.calls.middleware, sessionSlotMiddleware, s.policyMiddleware, s.extensionsMiddleware, s.appsMiddleware)
+	mw := []sdk.Middleware{s.calls.middleware, sessionSlotMiddleware, s.policyMiddleware, s.extensionsMiddleware, s.appsMiddleware}
+	if tk.Audits() {
+		// Without an audit, requests pay nothing for it.
+		mw = append([]sdk.Middleware{s.auditMiddleware}, mw...)
+	}
+	s.server.AddReceivingMiddleware(mw...)
 	if err := s.addSkills(); err != nil {
 		return nil, err
 	}
