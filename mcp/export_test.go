@@ -34,6 +34,15 @@ func OptUserWaitingForTest(f func()) Option {
 	}
 }
 
+// OptRedirectTakenForTest calls f when a user's authorization has its
+// redirect, before the user is no longer asked to open its URL.
+func OptRedirectTakenForTest(f func()) Option {
+	return func(o *options) error {
+		o.hooks.redirectTaken = f
+		return nil
+	}
+}
+
 // OptUserSessionIdleForTest sets how long the upstream session of a
 // user's calls without a client session outlives the last one, and calls
 // closed each time a client's upstream session closes.

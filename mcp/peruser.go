@@ -205,9 +205,10 @@ type User struct {
 
 // userAsk is a URL the user is asked to open to authorize access.
 type userAsk struct {
-	params *sdk.ElicitParams
-	done   chan struct{} // closed when the user no longer needs to open it
-	cancel context.CancelCauseFunc
+	params   *sdk.ElicitParams
+	redirect *oauth.Expected // its redirect; once it came, nobody need open the URL
+	done     chan struct{}   // closed when the user no longer needs to open it
+	cancel   context.CancelCauseFunc
 
 	mu       sync.Mutex
 	elicited []bridge.Client // asked; told when it completes
@@ -243,11 +244,15 @@ func (u *User) AuthorizeByURL(cb *oauth.Callback) auth.AuthorizationCodeFetcher 
 				URL:           args.URL,
 				ElicitationID: newElicitationID(),
 			},
-			done:   make(chan struct{}),
-			cancel: cancel,
+			redirect: e,
+			done:     make(chan struct{}),
+			cancel:   cancel,
 		}
 		u.setAsk(ask)
 		res, err := e.Wait(wctx)
+		if h := u.c.o.hooks.redirectTaken; h != nil && err == nil {
+			h()
+		}
 		u.setAsk(nil)
 		close(ask.done)
 		if err != nil {
@@ -560,11 +565,14 @@ func (p *perUser) awaitUser(ctx context.Context, u *User, h *oauth.Handler, cl b
 			}
 			continue
 		}
-		if !urlCapable(ctx, cl) {
+		// Once the redirect came, the user has opened the URL: the call
+		// waits for the flow to end, nobody is asked again.
+		switch {
+		case ask.redirect.Arrived():
+		case !urlCapable(ctx, cl):
 			p := *ask.params
 			return &AuthorizationRequiredError{Elicitation: &p, rpc: sdk.URLElicitationRequiredError([]*sdk.ElicitParams{&p})}
-		}
-		if ask.markElicited(cl) {
+		case ask.markElicited(cl):
 			if err := p.elicitURL(ctx, cl, ask); err != nil {
 				if !errors.Is(err, errDeclined) {
 					// Another call may ask again.

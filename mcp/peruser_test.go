@@ -270,6 +270,56 @@ func newURLUser(user string) *urlUser {
 	return u
 }
 
+// A user who opened the URL is not sent it again: a call that comes
+// after the redirect, while the flow still exchanges its code, waits for
+// the token instead of answering -32042 with the URL the user just
+// opened.
+func TestPerUserRedirectArrivedNotAskedAgain(t *testing.T) {
+	checkLeaks(t)
+	up := newUserUpstream(t)
+	waiting, release := make(chan struct{}, 4), make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	g, _ := startPerUserGateway(t, up, filepath.Join(t.TempDir(), "tokens.json"),
+		mcp.OptUserWaitingForTest(func() { waiting <- struct{}{} }),
+		mcp.OptRedirectTakenForTest(func() { <-release }))
+	carol := g.connect(t, "carol", sdk.NewClient(&sdk.Implementation{Name: "carol", Version: "1"}, nil))
+	_, err := carol.CallTool(context.Background(), &sdk.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != sdk.CodeURLElicitationRequired {
+		t.Fatalf("carol's first call: %v", err)
+	}
+	var data struct {
+		Elicitations []*sdk.ElicitParams `json:"elicitations"`
+	}
+	if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 {
+		t.Fatalf("the error's data: %s (%v)", we.Data, err)
+	}
+	// The flow holds at the redirect until carol's next call waits.
+	if err := browse("carol", data.Elicitations[0].URL); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		text string
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		text, err := callText(t, carol, "whoami")
+		got <- answer{text, err}
+	}()
+	select {
+	case <-waiting:
+		free()
+	case a := <-got:
+		t.Fatalf("carol's call after opening the URL did not wait for the flow: %q, %v", a.text, a.err)
+	}
+	if a := <-got; a.err != nil || a.text != "carol" {
+		t.Fatalf("carol's call after opening the URL: %q, %v", a.text, a.err)
+	}
+}
+
 // TestPerUserOAuth: each user acts upstream with their own token. Alice
 // authorizes through URL elicitation on her session (and is told it
 // completed); Bob, not yet authorized, is asked in turn and never acts

@@ -20,6 +20,9 @@ type testHooks struct {
 	// userWaiting is called when a call starts waiting for its user's
 	// authorization (OptOAuthPerUser).
 	userWaiting func()
+	// redirectTaken is called when a user's authorization has its
+	// redirect, before the user is no longer asked (OptOAuthPerUser).
+	redirectTaken func()
 	// clientClosed is called when a client's upstream session
 	// (OptPerClient) is closed and its process, if any, reaped.
 	clientClosed func()

@@ -109,6 +109,7 @@ type Expected struct {
 	principal string
 	deadline  time.Time
 	ch        chan loopbackResult // buffered: one result
+	arrived   atomic.Bool         // the redirect came
 	once      sync.Once
 }
 
@@ -325,6 +326,11 @@ func (e *Expected) Wait(ctx context.Context) (*auth.AuthorizationResult, error) 
 		return nil, errRedirectExpired
 	}
 }
+
+// Arrived reports whether the redirect of the authorization came, as
+// the callback answers it: from then on the user has nothing more to
+// open, whatever the flow does with the code next.
+func (e *Expected) Arrived() bool { return e.arrived.Load() }
 
 // Close forgets the authorization: its redirect, if it comes, is refused.
 func (e *Expected) Close() {

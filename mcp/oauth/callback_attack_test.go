@@ -50,8 +50,8 @@ func TestCallbackForgedStates(t *testing.T) {
 			t.Errorf("%q: %d, want 400", q, got)
 		}
 	}
-	if r, ok := delivered(e); ok {
-		t.Fatalf("a forged redirect reached the authorization: %+v", r)
+	if r, ok := delivered(e); ok || e.Arrived() {
+		t.Fatalf("a forged redirect reached the authorization: %+v (arrived %v)", r, e.Arrived())
 	}
 	if c.Pending() != 1 {
 		t.Fatalf("%d pending, want 1", c.Pending())
@@ -59,6 +59,9 @@ func TestCallbackForgedStates(t *testing.T) {
 	// The same state, encoded otherwise, is the same state.
 	if got := redirect(c, "GET", "/cb", "code=x&state=%47enuine%2D1"); got != http.StatusOK {
 		t.Errorf("the genuine state, percent-encoded: %d", got)
+	}
+	if !e.Arrived() {
+		t.Error("the genuine redirect was answered, and Arrived is false")
 	}
 }
 

@@ -55,6 +55,7 @@ func (c *Callback) deliver(r Redirect) bool {
 	if e == nil {
 		return false
 	}
+	e.arrived.Store(true)
 	if r.Error != "" {
 		e.ch <- loopbackResult{err: fmt.Errorf("the authorization server refused: %s", oneLine(r.Error, 64))}
 	} else {
