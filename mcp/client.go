@@ -237,12 +237,12 @@ func (c *Connector) callTool(ctx context.Context, t *remoteTool, input json.RawM
 	}
 	safe := t.meta.ReadOnlyHint || t.meta.IdempotentHint
 	params := &sdk.CallToolParams{Name: t.name, Arguments: args}
-	ctx, relayed := relayFor(ctx, t, &params.InputResponses, &params.RequestState)
+	ctx, passed := passRounds(ctx, t, &params.InputResponses, &params.RequestState)
 	res, err := request(c, ctx, what, errs.ErrToolFailed, safe, params, (*sdk.ClientSession).CallTool)
 	if err != nil {
 		return nil, err
 	}
-	if err := relayedRound(res, relayed); err != nil {
+	if err := passedRound(res, passed); err != nil {
 		return nil, err
 	}
 	return c.toolResult(t.name, res)
@@ -256,12 +256,12 @@ func (c *Connector) getPrompt(ctx context.Context, p *remotePrompt, input json.R
 		return nil, fmt.Errorf("%w: %s of server %s: %v", errs.ErrBadParameter, what, c.serverName(), err)
 	}
 	params := &sdk.GetPromptParams{Name: p.def.Name, Arguments: args}
-	ctx, relayed := relayFor(ctx, p, &params.InputResponses, &params.RequestState)
+	ctx, passed := passRounds(ctx, p, &params.InputResponses, &params.RequestState)
 	res, err := request(c, ctx, what, errs.ErrToolFailed, true, params, (*sdk.ClientSession).GetPrompt)
 	if err != nil {
 		return nil, err
 	}
-	if err := relayedRound(res, relayed); err != nil {
+	if err := passedRound(res, passed); err != nil {
 		return nil, err
 	}
 	if c.o.maxResult > 0 {
@@ -326,12 +326,12 @@ func promptArguments(input json.RawMessage) (map[string]string, error) {
 func (c *Connector) readResource(ctx context.Context, item any, uri string) (bridge.Contents, error) {
 	what := reqName{"resource", uri}
 	params := &sdk.ReadResourceParams{URI: uri}
-	ctx, relayed := relayFor(ctx, item, &params.InputResponses, &params.RequestState)
+	ctx, passed := passRounds(ctx, item, &params.InputResponses, &params.RequestState)
 	res, err := request(c, ctx, what, errs.ErrNotFound, true, params, (*sdk.ClientSession).ReadResource)
 	if err != nil {
 		return bridge.Contents{}, err
 	}
-	if err := relayedRound(res, relayed); err != nil {
+	if err := passedRound(res, passed); err != nil {
 		return bridge.Contents{}, err
 	}
 	if err := c.checkSize(what, resourceSize(res.Contents...)); err != nil {

@@ -49,9 +49,9 @@ type link struct {
 	httpClient *http.Client
 	ownHTTP    *http.Transport // closed when Run returns; nil with OptHTTPClient
 	preferSSE  atomic.Bool     // the SSE transport worked last time
-	// askStateful: a handshake asking for the stateless protocol timed out
+	// preferStateful: a handshake asking for the stateless protocol timed out
 	// (protocol.go).
-	askStateful atomic.Bool
+	preferStateful atomic.Bool
 	// scanned: the connector makes its transports itself and scans them for
 	// progress and log notifications (notifications.go); false with
 	// OptDialer, where the SDK's handlers deliver them.
@@ -96,9 +96,9 @@ type subscriptions struct {
 type serverSide struct {
 	// reqs answers the server's requests (requests.go); roots mirrors the
 	// roots of OptRoots or OptRootSet in the SDK client (roots.go).
-	reqs  serverRequests
-	asks  askGate // bounds the server's requests waiting (askbound.go)
-	roots rootsMirror
+	reqs     serverRequests
+	requests serverRequestGate // bounds the server requests waiting (requests_bound.go)
+	roots    rootsMirror
 	// noteLogs rate-limits the log notifications of the server.
 	noteLogs *rateLimiter
 }

@@ -12,11 +12,11 @@ import (
 	"github.com/llmkit/toolkit/mcp"
 )
 
-// askingServer is a server whose tool "ask" asks its client for roots and
+// requestingServer is a server whose tool "ask" asks its client for roots and
 // to sample a model, and reports what it got. It asks with server requests,
 // which protocol 2026-07-28 forbids, so it speaks only the versions of the
 // initialize handshake (the connector then falls back to those).
-func askingServer() *sdk.Server {
+func requestingServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "asking", Version: "1"}, &sdk.ServerOptions{
 		SupportedProtocolVersions: []string{mcp.StatefulProtocolVersion},
 	})
@@ -51,7 +51,7 @@ func ExampleOptServerRequests() {
 	model := func(ctx context.Context, p *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
 		return &sdk.CreateMessageResult{Model: "app-model", Role: "assistant", Content: &sdk.TextContent{Text: "teal"}}, nil
 	}
-	server := askingServer()
+	server := requestingServer()
 	d, err := mcp.NewDelegate("app", "1.0",
 		mcp.OptRootSet(roots),
 		mcp.OptServerRequests(mcp.ServerRequests{Sampling: model}),

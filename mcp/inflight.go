@@ -48,9 +48,9 @@ type inflight struct {
 	// wire.MaxDepth and was clamped (package internal/wire); the request fails.
 	tooDeep atomic.Bool
 
-	// asks counts the server's requests for the call that wait for an
-	// answer (askbound.go).
-	asks atomic.Int32
+	// requests counts the server's requests for the call that wait for an
+	// answer (requests_bound.go).
+	requests atomic.Int32
 
 	// streams are the HTTP requests of the call's POSTs, which have
 	// contexts of their own; finished: the call returned

@@ -76,15 +76,15 @@ func addInputTools(s *testserver.Server) {
 	})
 }
 
-// askingSession is a caller's session that answers sampling and
+// requestingSession is a caller's session that answers sampling and
 // elicitation itself.
-type askingSession struct{ *testSession }
+type requestingSession struct{ *testSession }
 
-func (s *askingSession) CreateMessage(context.Context, *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
+func (s *requestingSession) CreateMessage(context.Context, *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
 	return &sdk.CreateMessageResult{Model: "m", Role: "assistant", Content: &sdk.TextContent{Text: "caller's teal"}}, nil
 }
 
-func (s *askingSession) Elicit(context.Context, *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+func (s *requestingSession) Elicit(context.Context, *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 	return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "caller's Ada"}}, nil
 }
 
@@ -155,7 +155,7 @@ func TestInputRequired(t *testing.T) {
 			check(r, bg, "ask_model", "model: app's teal")
 			check(r, bg, "ask_user", "user: accept app's Ada")
 			// A caller that answers itself comes first.
-			caller := toolkit.ContextWithSession(bg, &askingSession{newTestSession("c")})
+			caller := toolkit.ContextWithSession(bg, &requestingSession{newTestSession("c")})
 			check(r, caller, "ask_model", "model: caller's teal")
 			check(r, caller, "ask_user", "user: accept caller's Ada")
 			mustNotErr(t, r.stop(t))

@@ -338,7 +338,7 @@ func (p *perClient) serveClient(ctx context.Context, up *clientUpstream) {
 		l, err = c.dialWith(uctx, up.sdk)
 	}
 	if err == nil {
-		c.askLogLevel(dctx, l)
+		c.requestLogLevel(dctx, l)
 	}
 	cancel()
 	up.l, up.err = l, toolkit.RedactError(err)
@@ -515,9 +515,9 @@ func (p *perClient) clientSDK(up *clientUpstream) *sdk.Client {
 	return cl
 }
 
-// clientAskTimeout bounds a request of a client's upstream server that
+// clientRequestTimeout bounds a request of a client's upstream server that
 // goes to the client outside any of its calls.
-const clientAskTimeout = 5 * time.Minute
+const clientRequestTimeout = 5 * time.Minute
 
 // answerFor answers a request of the server on cs, the upstream session
 // of up's client: for sampling and elicitation the client's call the
@@ -534,7 +534,7 @@ func answerFor[PP sdk.Params, H, R any](c *Connector, up *clientUpstream, ctx co
 	defer context.AfterFunc(up.ctx, cancel)()
 	var sess toolkit.Session
 	in := c.untag(params)
-	leave, err := c.enterAsk(ctx, in, kind.what)
+	leave, err := c.enterServerRequest(ctx, in, kind.what)
 	if err != nil {
 		var zero R
 		return zero, err
@@ -559,7 +559,7 @@ func answerFor[PP sdk.Params, H, R any](c *Connector, up *clientUpstream, ctx co
 		}
 	}
 	if h, ok := any(up.client).(H); ok {
-		actx, cancel := context.WithTimeout(ctx, clientAskTimeout)
+		actx, cancel := context.WithTimeout(ctx, clientRequestTimeout)
 		defer cancel()
 		var r R
 		if r, err = ask(h, actx, params); err == nil || !errors.Is(err, toolkit.ErrNotImplemented) {
@@ -578,9 +578,9 @@ func answerFor[PP sdk.Params, H, R any](c *Connector, up *clientUpstream, ctx co
 	return zero, c.refuse(kind, 0)
 }
 
-// askLogLevel asks the server of l for OptLogLevel's log messages, as the
+// requestLogLevel asks the server of l for OptLogLevel's log messages, as the
 // connector's own session does, when the server logs.
-func (c *Connector) askLogLevel(ctx context.Context, l *live) {
+func (c *Connector) requestLogLevel(ctx context.Context, l *live) {
 	init := l.sess.InitializeResult()
 	if c.o.logLevel == "" || init == nil || init.Capabilities == nil || init.Capabilities.Logging == nil {
 		return

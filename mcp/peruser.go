@@ -198,13 +198,13 @@ type User struct {
 	err  error // the flow could not be made
 
 	mu      sync.Mutex
-	ask     *userAsk      // the URL the user is asked to open, while asked
+	pending *urlRequest   // the URL the user is asked to open, while asked
 	changed chan struct{} // closed and replaced when ask changes
 	bearer  string        // the token of the user's latest call; never logged (peruser_exchange.go)
 }
 
-// userAsk is a URL the user is asked to open to authorize access.
-type userAsk struct {
+// urlRequest is a URL the user is asked to open to authorize access.
+type urlRequest struct {
 	params   *sdk.ElicitParams
 	redirect *oauth.Expected // its redirect; once it came, nobody need open the URL
 	done     chan struct{}   // closed when the user no longer needs to open it
@@ -237,7 +237,7 @@ func (u *User) AuthorizeByURL(cb *oauth.Callback) auth.AuthorizationCodeFetcher 
 		defer e.Close()
 		wctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
-		ask := &userAsk{
+		ask := &urlRequest{
 			params: &sdk.ElicitParams{
 				Mode:          "url",
 				Message:       fmt.Sprintf("Authorize access to %s: open the URL and sign in.", u.c.serverName()),
@@ -248,12 +248,12 @@ func (u *User) AuthorizeByURL(cb *oauth.Callback) auth.AuthorizationCodeFetcher 
 			done:     make(chan struct{}),
 			cancel:   cancel,
 		}
-		u.setAsk(ask)
+		u.setURLRequest(ask)
 		res, err := e.Wait(wctx)
 		if h := u.c.o.hooks.redirectTaken; h != nil && err == nil {
 			h()
 		}
-		u.setAsk(nil)
+		u.setURLRequest(nil)
 		close(ask.done)
 		if err != nil {
 			if c := context.Cause(wctx); c != nil && errors.Is(c, errDeclined) {
@@ -274,7 +274,7 @@ func newElicitationID() string {
 }
 
 // complete tells the clients asked that the elicitation has completed.
-func (a *userAsk) complete(ctx context.Context) {
+func (a *urlRequest) complete(ctx context.Context) {
 	a.mu.Lock()
 	asked := a.elicited
 	a.mu.Unlock()
@@ -292,7 +292,7 @@ func (a *userAsk) complete(ctx context.Context) {
 // markElicited notes that cl is asked, and reports whether nobody was:
 // one URL is sent once, to one of the user's clients; the calls of the
 // others wait for it.
-func (a *userAsk) markElicited(cl bridge.Client) bool {
+func (a *urlRequest) markElicited(cl bridge.Client) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.elicited) > 0 {
@@ -303,27 +303,27 @@ func (a *userAsk) markElicited(cl bridge.Client) bool {
 }
 
 // unmark forgets that cl was asked: its elicitation failed.
-func (a *userAsk) unmark(cl bridge.Client) {
+func (a *urlRequest) unmark(cl bridge.Client) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.elicited = slices.DeleteFunc(a.elicited, func(c bridge.Client) bool { return c == cl })
 }
 
-// setAsk sets what the user is asked to open, and wakes those waiting.
-func (u *User) setAsk(a *userAsk) {
+// setURLRequest sets what the user is asked to open, and wakes those waiting.
+func (u *User) setURLRequest(a *urlRequest) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.ask = a
+	u.pending = a
 	close(u.changed)
 	u.changed = make(chan struct{})
 }
 
 // current returns what the user is asked to open, and a channel closed
 // when that changes.
-func (u *User) current() (*userAsk, <-chan struct{}) {
+func (u *User) current() (*urlRequest, <-chan struct{}) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.ask, u.changed
+	return u.pending, u.changed
 }
 
 // handler returns the user's OAuth handler, made at the first call.
@@ -607,7 +607,7 @@ func urlCapable(ctx context.Context, cl bridge.Client) bool {
 // elicitURL asks cl, through the call of ctx when it can, else through
 // the client's session, to open the URL of ask; a user who declines ends
 // the authorization.
-func (pu *perUser) elicitURL(ctx context.Context, cl bridge.Client, ask *userAsk) error {
+func (pu *perUser) elicitURL(ctx context.Context, cl bridge.Client, ask *urlRequest) error {
 	c := pu.c
 	p := *ask.params
 	var res *sdk.ElicitResult

@@ -23,7 +23,7 @@ func stateless(sess *sdk.ClientSession) bool {
 // (statefulForOAuth), in which case StatefulProtocolVersion, the newest of
 // the initialize handshake.
 func (c *Connector) askedVersion() string {
-	if c.o.protocolVersion >= StatelessProtocolVersion && (c.link.askStateful.Load() || c.statefulForOAuth() || c.statefulForClients()) {
+	if c.o.protocolVersion >= StatelessProtocolVersion && (c.link.preferStateful.Load() || c.statefulForOAuth() || c.statefulForClients()) {
 		return StatefulProtocolVersion
 	}
 	return c.o.protocolVersion
@@ -62,9 +62,9 @@ func (c *Connector) handshakeFailed(ctx context.Context, version string) {
 	}
 	switch {
 	case version >= StatelessProtocolVersion && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		c.link.askStateful.Store(true)
+		c.link.preferStateful.Store(true)
 	case version < StatelessProtocolVersion:
-		c.link.askStateful.Store(false)
+		c.link.preferStateful.Store(false)
 	}
 }
 

@@ -166,7 +166,7 @@ func answerer[P any, PP interface {
 // tag is taken out of the _meta of params before anyone sees them.
 func answer[PP sdk.Params, H, R any](c *Connector, ctx context.Context, cs *sdk.ClientSession, kind *requestKind, params PP, ask func(H, context.Context, PP) (R, error), own func(context.Context, PP) (R, error)) (R, error) {
 	tagged := c.untag(params)
-	leave, err := c.enterAsk(ctx, tagged, kind.what)
+	leave, err := c.enterServerRequest(ctx, tagged, kind.what)
 	if err != nil {
 		var zero R
 		return zero, err

@@ -35,12 +35,12 @@ servers:
 %s`, command, extra))
 }
 
-// TestGatewayPerClientStopReapsAskingServer: a client declares roots and
+// TestGatewayPerClientStopReapsRequestingServer: a client declares roots and
 // never answers roots/list; the filesystem server of its per_client
 // session asks for them. On SIGTERM the gateway stops at once, cleanly,
 // and leaves no process behind: the question waiting on the client ends
 // with the connector.
-func TestGatewayPerClientStopReapsAskingServer(t *testing.T) {
+func TestGatewayPerClientStopReapsRequestingServer(t *testing.T) {
 	g := startGateway(t, filesystemPerClientConfig(t, ""))
 	g.waitLog(t, 0, upstreamReady("fs"))
 	asked := make(chan struct{}, 1)

@@ -35,7 +35,7 @@
 //     upstream server an item came from.
 //   - [SchemaTexter]: a tool that holds its schemas as JSON text, so a
 //     server registers the text instead of a decoded copy of each schema.
-//   - [InputRelay] and [InputRequired]: a caller that passes a remote
+//   - [InputRound] and [InputRequired]: a caller that passes a remote
 //     server's input-required results (protocol 2026-07-28) on to its own
 //     client, and the connector's answer to it, so the upstream's rounds
 //     go through a gateway with the upstream's requestState kept.

@@ -193,23 +193,23 @@ func (h *clientHandle) Capabilities() *sdk.ClientCapabilities {
 // CreateMessage asks the client to sample its model, outside any of its
 // requests.
 func (h *clientHandle) CreateMessage(ctx context.Context, params *sdk.CreateMessageParams) (*sdk.CreateMessageResult, error) {
-	return askClient(h, ctx, "sampling", func(c *sdk.ClientCapabilities) bool { return c.Sampling != nil }, (*sdk.ServerSession).CreateMessage, params)
+	return requestClient(h, ctx, "sampling", func(c *sdk.ClientCapabilities) bool { return c.Sampling != nil }, (*sdk.ServerSession).CreateMessage, params)
 }
 
 // Elicit asks the client's user for input, outside any of its requests.
 func (h *clientHandle) Elicit(ctx context.Context, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	return askClient(h, ctx, "elicitation", func(c *sdk.ClientCapabilities) bool { return c.Elicitation != nil }, (*sdk.ServerSession).Elicit, params)
+	return requestClient(h, ctx, "elicitation", func(c *sdk.ClientCapabilities) bool { return c.Elicitation != nil }, (*sdk.ServerSession).Elicit, params)
 }
 
 // ListRoots asks the client for its roots, outside any of its requests.
 func (h *clientHandle) ListRoots(ctx context.Context, params *sdk.ListRootsParams) (*sdk.ListRootsResult, error) {
-	return askClient(h, ctx, "roots", func(c *sdk.ClientCapabilities) bool { return c.RootsV2 != nil }, (*sdk.ServerSession).ListRoots, params)
+	return requestClient(h, ctx, "roots", func(c *sdk.ClientCapabilities) bool { return c.RootsV2 != nil }, (*sdk.ServerSession).ListRoots, params)
 }
 
-// askClient sends the client of h a request when it offers the capability
+// requestClient sends the client of h a request when it offers the capability
 // what; it fails with an error wrapping toolkit.ErrNotImplemented when it
 // does not, and with toolkit.ErrClosed when its session has ended.
-func askClient[P, R any](h *clientHandle, ctx context.Context, what string, offers func(*sdk.ClientCapabilities) bool, send func(*sdk.ServerSession, context.Context, P) (R, error), params P) (R, error) {
+func requestClient[P, R any](h *clientHandle, ctx context.Context, what string, offers func(*sdk.ClientCapabilities) bool, send func(*sdk.ServerSession, context.Context, P) (R, error), params P) (R, error) {
 	var zero R
 	select {
 	case <-h.done:
@@ -260,7 +260,7 @@ func (h *clientHandle) learnPrincipal(p string) {
 // ElicitationComplete tells the client that the URL-mode elicitation
 // elicitationID has completed (notifications/elicitation/complete).
 func (h *clientHandle) ElicitationComplete(ctx context.Context, elicitationID string) error {
-	_, err := askClient(h, ctx, "URL elicitation", func(c *sdk.ClientCapabilities) bool { return c.Elicitation != nil && c.Elicitation.URL != nil },
+	_, err := requestClient(h, ctx, "URL elicitation", func(c *sdk.ClientCapabilities) bool { return c.Elicitation != nil && c.Elicitation.URL != nil },
 		func(ss *sdk.ServerSession, ctx context.Context, id string) (struct{}, error) {
 			return struct{}{}, ss.NotifyElicitationComplete(ctx, &sdk.ElicitationCompleteParams{ElicitationID: id})
 		}, elicitationID)

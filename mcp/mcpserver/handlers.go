@@ -94,7 +94,7 @@ func (s *Server) runTool(ctx context.Context, tool any, input toolkit.Resource, 
 			return nil, ctx.Err()
 		}
 		if ir := (*bridge.InputRequired)(nil); errors.As(err, &ir) {
-			return nil, ir // an upstream's round, relayed (inputRounds.call)
+			return nil, ir // an upstream's round, passed (inputRounds.call)
 		}
 		if re := refusal(err); re != nil {
 			return nil, re
@@ -228,7 +228,7 @@ func (s *Server) getPrompt(ctx context.Context, key string, req *sdk.GetPromptRe
 
 // renderPrompt renders the prompt r with input for req, with the session
 // sess. An upstream's input-required result (a *bridge.InputRequired) is
-// returned as it is, for inputRounds to relay.
+// returned as it is, for inputRounds to round.
 func (s *Server) renderPrompt(ctx context.Context, sess toolkit.Session, r prompt.Renderer, input json.RawMessage, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 	cctx := toolkit.ContextWithSession(ctx, sess)
 	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)
@@ -380,7 +380,7 @@ func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadReso
 
 // readWith reads r for req with the session sess. An upstream's
 // input-required result (a *bridge.InputRequired) is returned as it is,
-// for inputRounds to relay.
+// for inputRounds to round.
 func (s *Server) readWith(ctx context.Context, sess toolkit.Session, r toolkit.Resource, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 	cctx := toolkit.ContextWithSession(ctx, sess)
 	cctx = bridge.ExtractTraceMeta(cctx, req.Params.Meta)

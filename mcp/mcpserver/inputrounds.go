@@ -53,7 +53,7 @@ const inputReserveShare = 2
 //   - the first tools/call (prompts/get, resources/read) starts the tool
 //     in a goroutine of its own, with a session whose CreateMessage,
 //     Elicit and ListRoots do not send a request but hand it over
-//     (inputAsk) and wait for the answer;
+//     (serverRequest) and wait for the answer;
 //   - the call's handler waits for the tool's end or its first question;
 //     a question is answered to the client as an input-required result:
 //     the request, and a requestState naming the waiting call;
@@ -69,7 +69,7 @@ const inputReserveShare = 2
 // process, not to another replica of the server (one that shares the key
 // opens the requestState, and says the call does not wait there). A
 // connector's upstream that answers with an input-required result of its
-// own has it relayed instead (relayed): nothing waits, and any replica
+// own has it passed instead (passed): nothing waits, and any replica
 // sharing the key takes the retry.
 type inputRounds struct {
 	// InputWait, MaxInputWaits and MaxInputWaitsPerPrincipal but in tests.
@@ -114,24 +114,24 @@ type inputCall struct {
 	args      json.RawMessage // of the first round, for request
 	request   [32]byte        // requestHash of tool and args, made at the first question; guarded by inputRounds.mu
 	cancel    context.CancelFunc
-	asks      chan *inputAsk                // the item's questions
+	requests  chan *serverRequest           // the item's questions
 	done      chan callOutcome              // the item's end (buffered)
 	cur       atomic.Pointer[serverSession] // the session of the current round
 	round     int                           // guarded by inputRounds.mu
-	pending   *inputAsk                     // the question the client was sent; guarded by inputRounds.mu
+	pending   *serverRequest                // the question the client was sent; guarded by inputRounds.mu
 	timer     *time.Timer                   // expiry while waiting for the client; guarded by inputRounds.mu
 }
 
-// inputAsk is one question of a tool to the client, and where its answer
+// serverRequest is one question of a tool to the client, and where its answer
 // goes.
-type inputAsk struct {
+type serverRequest struct {
 	call  *inputCall
 	req   sdk.InputRequest
-	reply chan askReply // buffered
+	reply chan requestReply // buffered
 }
 
-// askReply is the answer to an inputAsk, or why there is none.
-type askReply struct {
+// requestReply is the answer to an serverRequest, or why there is none.
+type requestReply struct {
 	answer sdk.InputResponse
 	err    error
 }
@@ -167,20 +167,20 @@ func asResult[R sdk.Result](res sdk.Result, err error) (R, error) {
 
 // serve serves one round of rq: the first (no requestState) starts run, a
 // retry hands the client's answer to the waiting run, or, for a
-// requestState that carries an upstream server's (relay), runs the item
+// requestState that carries an upstream server's (passed on), runs the item
 // again with the client's answers and that state. run runs the item with
 // a context that outlives the round's request and the session given
 // (whose questions to the client become rounds); a connector's item whose
 // upstream answers with an input-required result ends it with a
-// *bridge.InputRequired, which goes to the client relayed (relayState).
+// *bridge.InputRequired, which goes to the client passed (passState).
 func (r *inputRounds) serve(ctx context.Context, rq *roundRequest, sess *serverSession, run func(ctx context.Context, sess toolkit.Session) (sdk.Result, error)) (sdk.Result, error) {
-	relay := &bridge.InputRelay{Item: rq.item}
+	round := &bridge.InputRound{Item: rq.item}
 	if rq.state != "" {
 		s, err := r.admit(rq)
 		if err != nil {
 			return nil, err
 		}
-		if !s.relay {
+		if !s.passed {
 			ask, answer, err := r.resume(s, rq.answers)
 			if err != nil {
 				return nil, err
@@ -189,7 +189,7 @@ func (r *inputRounds) serve(ctx context.Context, rq *roundRequest, sess *serverS
 			markAudited(ctx)
 			c := ask.call
 			c.cur.Store(sess) // before the item goes on
-			ask.reply <- askReply{answer: answer}
+			ask.reply <- requestReply{answer: answer}
 			return r.await(ctx, c)
 		}
 		// The upstream's round: nothing waits here, the item runs again
@@ -197,7 +197,7 @@ func (r *inputRounds) serve(ctx context.Context, rq *roundRequest, sess *serverS
 		if err := r.keys.redeemEverywhere(ctx, time.Now(), s); err != nil {
 			return nil, err
 		}
-		relay.Responses, relay.State = rq.answers, s.upstream
+		round.Responses, round.State = rq.answers, s.upstream
 	}
 	c, err := r.start(rq)
 	if err != nil {
@@ -209,29 +209,29 @@ func (r *inputRounds) serve(ctx context.Context, rq *roundRequest, sess *serverS
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel = cancel
 	go func() {
-		res, err := run(bridge.WithInputRelay(rctx, relay), &roundSession{serverSession: sess, call: c})
+		res, err := run(bridge.WithInputRound(rctx, round), &roundSession{serverSession: sess, call: c})
 		if ir := (*bridge.InputRequired)(nil); errors.As(err, &ir) {
-			res, err = r.relayed(c, ir), nil
+			res, err = r.passed(c, ir), nil
 		}
 		c.done <- callOutcome{res, err}
 	}()
 	return r.await(ctx, c)
 }
 
-// relayed returns the input-required result that passes an upstream
+// passed returns the input-required result that passes an upstream
 // server's input requests (ir) on to the client of c: the upstream's
 // requests as they are, and a requestState of ours that carries the
 // upstream's, sealed like any other, bound to the principal, the name,
 // the request and an expiry, and to the method and toolkit item, so that
 // the retry goes back to the same upstream item. Nothing waits for it
 // here: any server sharing the keys takes the retry.
-func (r *inputRounds) relayed(c *inputCall, ir *bridge.InputRequired) sdk.Result {
+func (r *inputRounds) passed(c *inputCall, ir *bridge.InputRequired) sdk.Result {
 	r.mu.Lock()
 	if c.round == 0 && c.args != nil {
 		c.request = requestHash(c.tool, c.args)
 		c.args = nil
 	}
-	s := &inputState{relay: true, expires: time.Now().Add(r.wait), principal: c.principal, tool: c.tool, request: c.request,
+	s := &inputState{passed: true, expires: time.Now().Add(r.wait), principal: c.principal, tool: c.tool, request: c.request,
 		target: c.target, upstream: ir.State}
 	r.mu.Unlock()
 	_, _ = rand.Read(s.call[:])
@@ -247,7 +247,7 @@ func (r *inputRounds) start(rq *roundRequest) (*inputCall, error) {
 		return nil, fmt.Errorf("%w: the server is closing", toolkit.ErrUnavailable)
 	}
 	c := &inputCall{principal: rq.principal, tool: rq.name, target: rq.target(), result: rq.result, args: rq.args,
-		asks: make(chan *inputAsk), done: make(chan callOutcome, 1)}
+		requests: make(chan *serverRequest), done: make(chan callOutcome, 1)}
 	if c.args == nil {
 		c.args = json.RawMessage("{}")
 	}
@@ -301,7 +301,7 @@ func (r *inputRounds) admit(rq *roundRequest) (*inputState, error) {
 // names and returns the question the retry answers (taken: a second
 // retry with the same requestState is refused) and the answer, from
 // answers.
-func (r *inputRounds) resume(s *inputState, answers sdk.InputResponseMap) (*inputAsk, sdk.InputResponse, error) {
+func (r *inputRounds) resume(s *inputState, answers sdk.InputResponseMap) (*serverRequest, sdk.InputResponse, error) {
 	now := time.Now()
 	answer := answers[inputKey(int(s.round))]
 	if answer == nil {
@@ -335,7 +335,7 @@ func (r *inputRounds) await(ctx context.Context, c *inputCall) (sdk.Result, erro
 		case out := <-c.done:
 			r.forget(c)
 			return out.res, out.err
-		case ask := <-c.asks:
+		case ask := <-c.requests:
 			if res, ok := r.round(c, ask); ok {
 				return res, nil
 			}
@@ -349,11 +349,11 @@ func (r *inputRounds) await(ctx context.Context, c *inputCall) (sdk.Result, erro
 // round answers the current request of c with ask, as an input-required
 // result, and reports true; when c may not wait (the bounds), the item's
 // question fails instead and round reports false.
-func (r *inputRounds) round(c *inputCall, ask *inputAsk) (sdk.Result, bool) {
+func (r *inputRounds) round(c *inputCall, ask *serverRequest) (sdk.Result, bool) {
 	r.mu.Lock()
 	if err := r.register(c); err != nil {
 		r.mu.Unlock()
-		ask.reply <- askReply{err: err}
+		ask.reply <- requestReply{err: err}
 		return nil, false
 	}
 	if c.round == 0 {
@@ -371,7 +371,7 @@ func (r *inputRounds) round(c *inputCall, ask *inputAsk) (sdk.Result, bool) {
 }
 
 // expire ends a call whose client did not come back with ask's answer.
-func (r *inputRounds) expire(c *inputCall, ask *inputAsk) {
+func (r *inputRounds) expire(c *inputCall, ask *serverRequest) {
 	r.mu.Lock()
 	stale := c.pending != ask
 	r.mu.Unlock()
@@ -417,9 +417,9 @@ func inputKey(round int) string { return "q" + strconv.Itoa(round) }
 
 // ask hands the client a question of the tool and waits for its answer.
 func (c *inputCall) ask(ctx context.Context, req sdk.InputRequest) (sdk.InputResponse, error) {
-	a := &inputAsk{call: c, req: req, reply: make(chan askReply, 1)}
+	a := &serverRequest{call: c, req: req, reply: make(chan requestReply, 1)}
 	select {
-	case c.asks <- a:
+	case c.requests <- a:
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}

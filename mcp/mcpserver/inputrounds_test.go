@@ -315,17 +315,17 @@ func FuzzRequestState(f *testing.F) {
 	if err := r.register(c); err != nil {
 		f.Fatal(err)
 	}
-	c.round, c.pending, c.timer, c.request = 1, &inputAsk{call: c}, time.NewTimer(time.Hour), requestHash("confirm", nil)
+	c.round, c.pending, c.timer, c.request = 1, &serverRequest{call: c}, time.NewTimer(time.Hour), requestHash("confirm", nil)
 	r.mu.Unlock()
 	real := keys.seal(&inputState{call: c.id, round: 1, expires: time.Now().Add(time.Hour), principal: "alice", tool: "confirm", request: c.request,
 		target: "tools/call builtin.confirm"})
-	take := func(state string) (*inputAsk, error) {
+	take := func(state string) (*serverRequest, error) {
 		rq := toolRoundRequest("alice", "confirm", "builtin.confirm", state)
 		s, err := r.admit(rq)
 		if err != nil {
 			return nil, err
 		}
-		if s.relay {
+		if s.passed {
 			return nil, errors.New("a relayed state")
 		}
 		ask, _, err := r.resume(s, rq.answers)
@@ -335,7 +335,7 @@ func FuzzRequestState(f *testing.F) {
 		f.Fatalf("the real requestState: %v", err)
 	}
 	r.mu.Lock()
-	c.round, c.pending = 2, &inputAsk{call: c} // waiting again, for the fuzzed states
+	c.round, c.pending = 2, &serverRequest{call: c} // waiting again, for the fuzzed states
 	r.mu.Unlock()
 	for _, seed := range []string{"", ".", "x.1", "a.b.c", "\x00", strings.Repeat("A", 26) + ".1", real, real[:len(real)-1], tamper(real, 5), strings.Repeat("_", 200)} {
 		f.Add(seed, []byte(seed))

@@ -79,10 +79,10 @@ type inputState struct {
 	request   [32]byte // requestHash of the tool and arguments
 	// target is the method and toolkit item (roundRequest.target).
 	target string
-	// relay marks the state of an upstream server's round passed on to
-	// the client (inputRounds.relayed): upstream is the server's own
+	// passed marks the state of an upstream server's round passed on to
+	// the client (inputRounds.passed): upstream is the server's own
 	// requestState; nothing waits.
-	relay    bool
+	passed   bool
 	upstream string
 }
 
@@ -141,7 +141,7 @@ func (k *stateKeys) seal(s *inputState) string {
 	plain := make([]byte, 0, 2+16+4+8+32+4*binary.MaxVarintLen64+len(s.principal)+len(s.tool)+len(s.target)+len(s.upstream))
 	plain = append(plain, inputStateVersion)
 	flags := byte(0)
-	if s.relay {
+	if s.passed {
 		flags = 1
 	}
 	plain = append(plain, flags)
@@ -194,7 +194,7 @@ func parseInputState(p []byte) (*inputState, error) {
 	if len(p) < fixed || p[0] != inputStateVersion || p[1] > 1 {
 		return nil, errStateForged
 	}
-	s := &inputState{relay: p[1] == 1}
+	s := &inputState{passed: p[1] == 1}
 	p = p[1:]
 	copy(s.call[:], p[1:17])
 	s.round = binary.BigEndian.Uint32(p[17:21])
@@ -209,7 +209,7 @@ func parseInputState(p []byte) (*inputState, error) {
 		*f = string(rest[w : w+int(n)])
 		rest = rest[w+int(n):]
 	}
-	if len(rest) != 0 || (!s.relay && s.upstream != "") {
+	if len(rest) != 0 || (!s.passed && s.upstream != "") {
 		return nil, errStateForged
 	}
 	return s, nil

@@ -16,13 +16,13 @@ import (
 	"github.com/llmkit/toolkit/mcp"
 )
 
-// addAskingTools adds to an upstream the tools "ask_model" (sampling) and
+// addRequestingTools adds to an upstream the tools "ask_model" (sampling) and
 // "ask_user" (elicitation) and the prompt "ask_prompt" (elicitation),
 // written for the upstream's generation: with
 // server requests (ServerSession.CreateMessage, Elicit) for one of the
 // initialize handshake, with input-required results for one of
 // 2026-07-28.
-func addAskingTools(s *testserver.Server, rounds bool) {
+func addRequestingTools(s *testserver.Server, rounds bool) {
 	const state = "upstream-state"
 	schema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}
 	sampling := &sdk.CreateMessageParams{MaxTokens: 5, Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "colour?"}}}}
@@ -118,7 +118,7 @@ func protocolMatrixCell(t *testing.T, statelessFace bool, upstream, client strin
 		o.Server.SupportedProtocolVersions = []string{upstream}
 	}
 	up := newServer(t, o)
-	addAskingTools(up, upstream >= statelessVersion)
+	addRequestingTools(up, upstream >= statelessVersion)
 	m := testserver.NewMemory(up.Server)
 	t.Cleanup(m.Close)
 

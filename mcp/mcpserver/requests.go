@@ -46,7 +46,7 @@ func ask[P, R any](s *serverSession, ctx context.Context, what string, offers fu
 	if s.ss == nil {
 		return zero, errNoClient
 	}
-	if err := canAsk(s, what, offers); err != nil {
+	if err := canSendRequest(s, what, offers); err != nil {
 		return zero, err
 	}
 	rctx, cancel := s.requestContext(ctx)

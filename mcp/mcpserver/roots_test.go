@@ -37,11 +37,11 @@ func (m *meeting) arrive(ctx context.Context) error {
 	}
 }
 
-// askingServer is an upstream server with a tool "ask" that, before
+// requestingServer is an upstream server with a tool "ask" that, before
 // anything else, asks its client for roots and to sample, and returns
 // what it got: "roots:URI,...|sample:TEXT". With meet, every call waits
 // for the others before it asks and after it got its answers.
-func askingServer(t *testing.T, meet, after *meeting) *testserver.Server {
+func requestingServer(t *testing.T, meet, after *meeting) *testserver.Server {
 	s := newServer(t, testserver.Options{})
 	s.AddTool(mustTool("ask"), func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		if meet != nil {
@@ -152,7 +152,7 @@ func samplingClient(name string, roots ...*sdk.Root) *sdk.Client {
 func TestGatewayRoots(t *testing.T) {
 	leakCheck(t)
 	const n = 3
-	up := askingServer(t, newMeeting(n), newMeeting(n))
+	up := requestingServer(t, newMeeting(n), newMeeting(n))
 	h := testserver.ServeHTTP(t, up.Server, testserver.Stateful)
 	f := httpGateway(t, h.URL, mcp.OptServerRequests(mcp.ServerRequests{Forward: true}), mcp.OptRoots(&sdk.Root{URI: "file:///gateway"}))
 	clients := make([]*sdk.ClientSession, n)

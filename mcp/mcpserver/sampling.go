@@ -144,13 +144,13 @@ func runSampling(ctx context.Context, cfg samplingConfig, p toolkit.Prompt, reso
 // now, or nil when it can: it must offer sampling and speak a protocol
 // version that allows server requests during a request (canRequest).
 func canSample(sess toolkit.Session) error {
-	return canAsk(sess, "sampling", func(c *sdk.ClientCapabilities) bool { return c.Sampling != nil })
+	return canSendRequest(sess, "sampling", func(c *sdk.ClientCapabilities) bool { return c.Sampling != nil })
 }
 
-// canAsk reports why the client of sess cannot be sent a request of the
+// canSendRequest reports why the client of sess cannot be sent a request of the
 // capability what (which offers tells whether the client has), or nil
 // when it can.
-func canAsk(sess toolkit.Session, what string, offers func(*sdk.ClientCapabilities) bool) error {
+func canSendRequest(sess toolkit.Session, what string, offers func(*sdk.ClientCapabilities) bool) error {
 	if caps := sess.Capabilities(); caps == nil || !offers(caps) {
 		return fmt.Errorf("%w: the MCP client does not offer %s", toolkit.ErrNotImplemented, what)
 	}

@@ -67,7 +67,7 @@ func tsClientCell(t *testing.T, statelessFace bool, upstream, client string) {
 			o.Server.SupportedProtocolVersions = []string{upstream}
 		}
 		up := newServer(t, o)
-		addAskingTools(up, upstream >= statelessVersion)
+		addRequestingTools(up, upstream >= statelessVersion)
 		m := testserver.NewMemory(up.Server)
 		t.Cleanup(m.Close)
 		gw = startGateway(t, "memory://up", []mcp.Option{mcp.OptDialer(m.Dial), mcp.OptServerRequests(mcp.ServerRequests{Forward: true})}, nil, hopts)

@@ -14,11 +14,11 @@ import (
 
 // A hostile 2026-07-28 server whose tool answers with an input-required
 // result of a thousand elicitations (the go-sdk's client fulfils every
-// input request of a round at once) has MaxAsksPerCall of them reach the
+// input request of a round at once) has MaxServerRequestsPerCall of them reach the
 // user, then the call fails with an error naming the bound; the log says
 // so in a bounded number of lines. A server that sends a thousand
 // requests of its own during a call (2025-11-25) has the rest refused.
-func TestAsksFloodBounded(t *testing.T) {
+func TestServerRequestFloodBounded(t *testing.T) {
 	const flood = 1000
 	for _, protocol := range []string{StatelessProtocolVersion, StatefulProtocolVersion} {
 		t.Run(protocol, func(t *testing.T) {
@@ -58,9 +58,9 @@ func TestAsksFloodBounded(t *testing.T) {
 			t.Cleanup(m.Close)
 			// Over the in-memory transport a request of the server names
 			// no call: the bound outside calls applies.
-			limit := int32(MaxAsksPerCall)
+			limit := int32(MaxServerRequestsPerCall)
 			if protocol == StatefulProtocolVersion {
-				limit = MaxAsksOutsideCalls
+				limit = MaxServerRequestsOutsideCalls
 			}
 			var entered, most atomic.Int32
 			over := make(chan struct{}) // more than limit came: the test fails

@@ -7,14 +7,14 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MaxRelayedState is the longest requestState of an upstream server that
-// is relayed to the caller's client (InputRelay); a connector whose
+// MaxPassedState is the longest requestState of an upstream server that
+// is passed on to the caller's client (InputRound); a connector whose
 // server gives a longer one answers that round itself, through its
-// handlers, as for a caller that relays nothing.
-const MaxRelayedState = 16 << 10
+// handlers, as for a caller that passes nothing on.
+const MaxPassedState = 16 << 10
 
-// InputRelay is put in the context of a tool call, a prompt's rendering
-// or a resource's read (WithInputRelay) by a caller that passes an
+// InputRound is put in the context of a tool call, a prompt's rendering
+// or a resource's read (WithInputRound) by a caller that passes an
 // upstream server's input-required results on to its own client rather
 // than having the connector answer them: an
 // [github.com/llmkit/toolkit/mcp/mcpserver.Server] serving a client of
@@ -24,9 +24,9 @@ const MaxRelayedState = 16 << 10
 // upstream's requestState (State) back, and the connector sends them with
 // the request. Requests for other items (a Go tool calling a remote one,
 // say) answer as usual.
-type InputRelay struct {
+type InputRound struct {
 	// Item is the tool, prompt or resource (the toolkit item's Value,
-	// comparable) whose server's input-required results are relayed.
+	// comparable) whose server's input-required results are passed on.
 	Item any
 	// Responses are the client's answers to the upstream's input
 	// requests, by the upstream's keys; nil on a first call.
@@ -35,17 +35,17 @@ type InputRelay struct {
 	State string
 }
 
-type relayKey struct{}
+type inputRoundKey struct{}
 
-// WithInputRelay returns ctx carrying r.
-func WithInputRelay(ctx context.Context, r *InputRelay) context.Context {
-	return context.WithValue(ctx, relayKey{}, r)
+// WithInputRound returns ctx carrying r.
+func WithInputRound(ctx context.Context, r *InputRound) context.Context {
+	return context.WithValue(ctx, inputRoundKey{}, r)
 }
 
-// InputRelayFor returns the relay of ctx when it is for item (a
+// InputRoundFor returns the InputRound of ctx when it is for item (a
 // comparable value: a connector's pointer).
-func InputRelayFor(ctx context.Context, item any) (*InputRelay, bool) {
-	r, ok := ctx.Value(relayKey{}).(*InputRelay)
+func InputRoundFor(ctx context.Context, item any) (*InputRound, bool) {
+	r, ok := ctx.Value(inputRoundKey{}).(*InputRound)
 	if !ok || r == nil || r.Item != item {
 		return nil, false
 	}
@@ -53,8 +53,8 @@ func InputRelayFor(ctx context.Context, item any) (*InputRelay, bool) {
 }
 
 // InputRequired is the error a connector's tool call, prompt rendering or
-// resource read ends with when its server answered with an input-required result and the caller relays
-// them (InputRelay): the server's input requests, by its keys, and its
+// resource read ends with when its server answered with an input-required
+// result and the caller passes it on (InputRound): the server's input requests, by its keys, and its
 // requestState, for the caller's client to answer.
 type InputRequired struct {
 	Requests sdk.InputRequestMap

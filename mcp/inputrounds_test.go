@@ -13,17 +13,17 @@ import (
 	"github.com/llmkit/toolkit/mcp/bridge"
 )
 
-// A caller that relays input rounds (bridge.InputRelay, for the tool it
+// A caller that relays input rounds (bridge.InputRound, for the tool it
 // calls) gets a server's input-required result as a *bridge.InputRequired
 // error — the server's requests and requestState as they are — and its
 // retry with the answers and that state completes the call; a relay for
 // another tool changes nothing (a nested call answers as usual), and a
 // state too long to relay is answered by the connector itself.
-func TestInputRelayed(t *testing.T) {
+func TestInputRoundsPassed(t *testing.T) {
 	leakCheck(t)
 	s := newServer(t, testserver.Options{})
 	addInputTools(s)
-	long := strings.Repeat("s", bridge.MaxRelayedState+1)
+	long := strings.Repeat("s", bridge.MaxPassedState+1)
 	s.AddTool(mustTool("long_state"), func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		if req.Params.RequestState != long {
 			return &sdk.CallToolResult{RequestState: long, InputRequests: sdk.InputRequestMap{"q": &sdk.ElicitParams{Message: "name?"}}}, nil
@@ -33,11 +33,11 @@ func TestInputRelayed(t *testing.T) {
 	m := testserver.NewMemory(s.Server)
 	t.Cleanup(m.Close)
 	r := start(t, "memory://relay", false, OptDialer(m.Dial), OptServerRequests(ServerRequests{Forward: true}))
-	caller := toolkit.ContextWithSession(context.Background(), &askingSession{newTestSession("c")})
+	caller := toolkit.ContextWithSession(context.Background(), &requestingSession{newTestSession("c")})
 	tool := findTool(t, r.Connector, "ask_user")
 
-	relay := &bridge.InputRelay{Item: tool}
-	_, err := tool.Run(bridge.WithInputRelay(caller, relay), []byte(`{}`))
+	relay := &bridge.InputRound{Item: tool}
+	_, err := tool.Run(bridge.WithInputRound(caller, relay), []byte(`{}`))
 	var ir *bridge.InputRequired
 	if !errors.As(err, &ir) {
 		t.Fatalf("relayed call: %v, want *bridge.InputRequired", err)
@@ -45,16 +45,16 @@ func TestInputRelayed(t *testing.T) {
 	if _, ok := ir.Requests["q"].(*sdk.ElicitParams); !ok || ir.State != mrtrState {
 		t.Fatalf("relayed round: %#v state %q", ir.Requests, ir.State)
 	}
-	relay = &bridge.InputRelay{Item: tool, State: ir.State,
+	relay = &bridge.InputRound{Item: tool, State: ir.State,
 		Responses: sdk.InputResponseMap{"q": &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "client's Ada"}}}}
-	out, err := tool.Run(bridge.WithInputRelay(caller, relay), []byte(`{}`))
+	out, err := tool.Run(bridge.WithInputRound(caller, relay), []byte(`{}`))
 	mustNotErr(t, err)
 	if got := read(t, out.(toolkit.Resource)); got != "user: accept client's Ada" {
 		t.Errorf("the retry: %q", got)
 	}
 
 	// A relay for another tool: the caller's session answers.
-	other := bridge.WithInputRelay(caller, &bridge.InputRelay{Item: findTool(t, r.Connector, "ask_model")})
+	other := bridge.WithInputRound(caller, &bridge.InputRound{Item: findTool(t, r.Connector, "ask_model")})
 	res, err := call(t, other, r.Connector, "ask_user", `{}`)
 	mustNotErr(t, err)
 	if got := read(t, res); got != "user: accept caller's Ada" {
@@ -62,7 +62,7 @@ func TestInputRelayed(t *testing.T) {
 	}
 	// A state too long to relay: answered here.
 	lt := findTool(t, r.Connector, "long_state")
-	out, err = lt.Run(bridge.WithInputRelay(caller, &bridge.InputRelay{Item: lt}), []byte(`{}`))
+	out, err = lt.Run(bridge.WithInputRound(caller, &bridge.InputRound{Item: lt}), []byte(`{}`))
 	mustNotErr(t, err)
 	if got := read(t, out.(toolkit.Resource)); got != "answered here" {
 		t.Errorf("a long state: %q", got)

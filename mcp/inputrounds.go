@@ -20,9 +20,9 @@ const (
 	maxShedRounds = 3
 )
 
-// relaying marks the context of a tools/call whose input-required result
-// goes back to the caller (bridge.InputRelay) rather than being answered.
-type relaying struct{}
+// passing marks the context of a tools/call whose input-required result
+// goes back to the caller (bridge.InputRound) rather than being answered.
+type passingRounds struct{}
 
 // roundTrips is the client's sending middleware that runs the rounds of a
 // multi round-trip request (protocol 2026-07-28: a tools/call, prompts/get
@@ -30,8 +30,8 @@ type relaying struct{}
 // with the answers and the server's requestState), in place of the
 // go-sdk's own, which the connector turns off: it answers the server's
 // input requests through the same handlers as the server requests of an
-// older protocol (answer), and a tools/call whose caller relays them
-// (callTool, bridge.InputRelay) gets the input-required result itself.
+// older protocol (answer), and a tools/call whose caller passes on them
+// (callTool, bridge.InputRound) gets the input-required result itself.
 func (c *Connector) roundTrips(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
@@ -49,7 +49,7 @@ func (c *Connector) roundTrips(next sdk.MethodHandler) sdk.MethodHandler {
 			if !ok {
 				return res, nil
 			}
-			if ctx.Value(relaying{}) != nil && len(state) <= bridge.MaxRelayedState {
+			if ctx.Value(passingRounds{}) != nil && len(state) <= bridge.MaxPassedState {
 				return res, nil
 			}
 			if len(asks) == 0 {
@@ -112,8 +112,8 @@ func retryRequest(cs *sdk.ClientSession, req sdk.Request, answers sdk.InputRespo
 
 // fulfil answers the input requests of one round, each through the
 // handler of its kind (answerInput), at once; the first failure fails
-// the round. At most one more request than MaxAsksPerCall runs at a
-// time: the per-call bound (enterAsk) refuses that one while the others
+// the round. At most one more request than MaxServerRequestsPerCall runs at a
+// time: the per-call bound (enterServerRequest) refuses that one while the others
 // wait for their answers, which fails the round, so a round of a hundred
 // thousand requests costs a few goroutines, not one each.
 func (c *Connector) fulfil(ctx context.Context, cs *sdk.ClientSession, asks sdk.InputRequestMap) (sdk.InputResponseMap, error) {
@@ -124,7 +124,7 @@ func (c *Connector) fulfil(ctx context.Context, cs *sdk.ClientSession, asks sdk.
 		mu       sync.Mutex
 		answers  = make(sdk.InputResponseMap, len(asks))
 		firstErr error
-		running  = make(chan struct{}, MaxAsksPerCall+1)
+		running  = make(chan struct{}, MaxServerRequestsPerCall+1)
 	)
 	for key, ask := range asks {
 		select {
@@ -226,23 +226,23 @@ func baseSampling(p *sdk.CreateMessageWithToolsParams) (*sdk.CreateMessageParams
 		Temperature: p.Temperature}, nil
 }
 
-// relayFor returns ctx marked for relaying (roundTrips) when the caller
-// relays the input rounds of item (bridge.InputRelay), with the client's
+// passRounds returns ctx marked for passing (roundTrips) when the caller
+// passes on the input rounds of item (bridge.InputRound), with the client's
 // answers and the server's requestState of a retry set in responses and
 // state, and whether it does.
-func relayFor(ctx context.Context, item any, responses *sdk.InputResponseMap, state *string) (context.Context, bool) {
-	relay, ok := bridge.InputRelayFor(ctx, item)
+func passRounds(ctx context.Context, item any, responses *sdk.InputResponseMap, state *string) (context.Context, bool) {
+	round, ok := bridge.InputRoundFor(ctx, item)
 	if !ok {
 		return ctx, false
 	}
-	*responses, *state = relay.Responses, relay.State
-	return context.WithValue(ctx, relaying{}, relay), true
+	*responses, *state = round.Responses, round.State
+	return context.WithValue(ctx, passingRounds{}, round), true
 }
 
-// relayedRound returns the *bridge.InputRequired error of res, an
-// input-required result of a relayed request, or nil.
-func relayedRound(res sdk.Result, relayed bool) error {
-	if !relayed {
+// passedRound returns the *bridge.InputRequired error of res, an
+// input-required result of a passed request, or nil.
+func passedRound(res sdk.Result, passed bool) error {
+	if !passed {
 		return nil
 	}
 	if asks, state, ok := inputRequired(res); ok {

@@ -34,14 +34,14 @@ func (m *memReplays) Redeem(_ context.Context, id string, until time.Time) (bool
 	return true, nil
 }
 
-// TestInputRelayReplaySet: a relayed upstream round answered on replica A
+// TestInputRoundsPassReplaySet: a relayed upstream round answered on replica A
 // is refused when replayed on B and C, which share A's keys and its
 // replay set; without the set each replica answers it once. A set that
 // cannot be reached refuses the retry rather than risk a second answer.
-func TestInputRelayReplaySet(t *testing.T) {
+func TestInputRoundsPassReplaySet(t *testing.T) {
 	leakCheck(t)
 	up := newServer(t, testserver.Options{})
-	addAskingTools(up, true)
+	addRequestingTools(up, true)
 	m := testserver.NewMemory(up.Server)
 	t.Cleanup(m.Close)
 	key := bytes.Repeat([]byte{5}, 32)

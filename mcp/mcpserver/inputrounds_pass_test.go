@@ -36,10 +36,10 @@ func relayGatewayWith(t *testing.T, m *testserver.Memory, hopts []HTTPOption, op
 // the retry; one without them refuses it. The sealed state is good once,
 // for the principal, tool and arguments it was given to, until it
 // expires.
-func TestInputRelay(t *testing.T) {
+func TestInputRoundsPass(t *testing.T) {
 	leakCheck(t)
 	up := newServer(t, testserver.Options{})
-	addAskingTools(up, true)
+	addRequestingTools(up, true)
 	m := testserver.NewMemory(up.Server)
 	t.Cleanup(m.Close)
 	key := bytes.Repeat([]byte{5}, 32)
@@ -102,7 +102,7 @@ func TestInputRelay(t *testing.T) {
 }
 
 // A relayed requestState past its expiry is refused.
-func TestInputRelayExpired(t *testing.T) {
+func TestInputRoundsPassExpired(t *testing.T) {
 	leakCheck(t)
 	k, err := newStateKeys(nil)
 	mustNotErr(t, err)
@@ -111,18 +111,18 @@ func TestInputRelayExpired(t *testing.T) {
 	rq := toolRoundRequest("alice", "ask_user", "up.ask_user", "")
 	c, err := r.start(rq)
 	mustNotErr(t, err)
-	res := r.relayed(c, &bridge.InputRequired{State: "s"}).(*sdk.CallToolResult)
+	res := r.passed(c, &bridge.InputRequired{State: "s"}).(*sdk.CallToolResult)
 	rq.state = res.RequestState
 	if _, err := r.admit(rq); err != errStateExpired {
 		t.Errorf("admit: %v", err)
 	}
 }
 
-// addAskingItems adds to an upstream of 2026-07-28 the prompt "greet" and
+// addRequestingItems adds to an upstream of 2026-07-28 the prompt "greet" and
 // the resource "test://asking", which answer with an input-required
 // result (elicitation, key "u", state "item-state") until they get the
 // answer, then use it.
-func addAskingItems(s *testserver.Server) {
+func addRequestingItems(s *testserver.Server) {
 	const state = "item-state"
 	elicit := &sdk.ElicitParams{Message: "name?", RequestedSchema: &jsonschema.Schema{Type: "object",
 		Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}}
@@ -153,11 +153,11 @@ func addAskingItems(s *testserver.Server) {
 // reach a 2026-07-28 client as they are, relayed like a tool's, and a
 // 2025-11-25 client as elicitation requests the connector answers through
 // it; a relayed state of a prompt does not serve a tool or a resource.
-func TestInputRelayPromptsResources(t *testing.T) {
+func TestInputRoundsPassPromptsResources(t *testing.T) {
 	leakCheck(t)
 	up := newServer(t, testserver.Options{})
-	addAskingItems(up)
-	addAskingTools(up, true)
+	addRequestingItems(up)
+	addRequestingTools(up, true)
 	m := testserver.NewMemory(up.Server)
 	t.Cleanup(m.Close)
 	url := relayGatewayWith(t, m, nil)

@@ -13,21 +13,21 @@ import (
 // 2026-07-28 input-required result, which the go-sdk's client fulfils all
 // at once, however many there are.
 const (
-	// MaxAsksPerCall is the most requests of the server that may wait for
+	// MaxServerRequestsPerCall is the most requests of the server that may wait for
 	// an answer at once for one call: more are refused at once, and the
 	// server's call fails (the go-sdk fails a round whose input requests
 	// are not all answered). A tool asks its user or model one question at
 	// a time, or a few.
-	MaxAsksPerCall = 16
-	// MaxAsksOutsideCalls is the most requests of a server that may wait at
+	MaxServerRequestsPerCall = 16
+	// MaxServerRequestsOutsideCalls is the most requests of a server that may wait at
 	// once when no call of the connector is known to be theirs (sent
 	// outside any call, or answered by the connector's own handlers):
 	// more are refused at once.
-	MaxAsksOutsideCalls = 64
+	MaxServerRequestsOutsideCalls = 64
 )
 
-// askGate counts the server's requests waiting for an answer.
-type askGate struct {
+// serverRequestGate counts the server's requests waiting for an answer.
+type serverRequestGate struct {
 	outside atomic.Int32 // of no known call
 	// logged bounds the log lines of refusals: a flood of input requests
 	// makes one line, then a few, each counting those left unsaid.
@@ -36,7 +36,7 @@ type askGate struct {
 
 // logRefusal logs that a request was refused, within the gate's bound.
 func (c *Connector) logRefusal(what, whose string, limit int32) {
-	g := &c.srv.asks
+	g := &c.srv.requests
 	if g.logged.Load() == nil {
 		g.logged.CompareAndSwap(nil, newLogLimiter())
 	}
@@ -51,17 +51,17 @@ func (c *Connector) logRefusal(what, whose string, limit int32) {
 	c.logger.Warn("server request refused: too many wait for an answer at once", args...)
 }
 
-// enterAsk admits one request of the server, made for in (nil when no call
+// enterServerRequest admits one request of the server, made for in (nil when no call
 // of the connector is known to be its), or refuses it with a JSON-RPC
 // error that names the bound. leave must be called once the request is
 // answered.
-func (c *Connector) enterAsk(ctx context.Context, in *inflight, what string) (leave func(), err error) {
+func (c *Connector) enterServerRequest(ctx context.Context, in *inflight, what string) (leave func(), err error) {
 	if in == nil {
 		in = inflightFrom(ctx)
 	}
-	n, limit, whose := &c.srv.asks.outside, int32(MaxAsksOutsideCalls), "outside any call"
+	n, limit, whose := &c.srv.requests.outside, int32(MaxServerRequestsOutsideCalls), "outside any call"
 	if in != nil {
-		n, limit, whose = &in.asks, MaxAsksPerCall, "for one call"
+		n, limit, whose = &in.requests, MaxServerRequestsPerCall, "for one call"
 	}
 	if n.Add(1) > limit {
 		n.Add(-1)
