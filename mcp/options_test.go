@@ -91,11 +91,32 @@ func TestCallTimeout(t *testing.T) {
 	mustNotErr(t, r.stop(t))
 }
 
-// requestLog records what an HTTP test server receives.
-type requestLog struct {
+// entries is a list that goroutines append to.
+type entries[T any] struct {
 	mu   sync.Mutex
-	reqs []recorded
+	list []T
 }
+
+func (l *entries[T]) add(e T) {
+	l.mu.Lock()
+	l.list = append(l.list, e)
+	l.mu.Unlock()
+}
+
+func (l *entries[T]) all() []T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.list)
+}
+
+func (l *entries[T]) reset() {
+	l.mu.Lock()
+	l.list = nil
+	l.mu.Unlock()
+}
+
+// requestLog records what an HTTP test server receives.
+type requestLog struct{ entries[recorded] }
 
 type recorded struct {
 	method, query string
@@ -103,22 +124,8 @@ type recorded struct {
 }
 
 func (l *requestLog) record(_ http.ResponseWriter, r *http.Request) bool {
-	l.mu.Lock()
-	l.reqs = append(l.reqs, recorded{r.Method, r.URL.RawQuery, r.Header.Clone()})
-	l.mu.Unlock()
+	l.add(recorded{r.Method, r.URL.RawQuery, r.Header.Clone()})
 	return false
-}
-
-func (l *requestLog) all() []recorded {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.reqs)
-}
-
-func (l *requestLog) reset() {
-	l.mu.Lock()
-	l.reqs = nil
-	l.mu.Unlock()
 }
 
 // countingTransport is an http.RoundTripper that marks and counts the
@@ -316,8 +323,7 @@ func TestSSETriedFirstAfterFallback(t *testing.T) {
 // carries and whether it failed (no response or a status of 400 or more).
 type attemptLog struct {
 	base http.RoundTripper
-	mu   sync.Mutex
-	reqs []attempt
+	entries[attempt]
 }
 
 type attempt struct {
@@ -327,22 +333,8 @@ type attempt struct {
 
 func (l *attemptLog) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := l.base.RoundTrip(r)
-	l.mu.Lock()
-	l.reqs = append(l.reqs, attempt{r.Method, r.URL.RawQuery, err != nil || resp.StatusCode >= 400})
-	l.mu.Unlock()
+	l.add(attempt{r.Method, r.URL.RawQuery, err != nil || resp.StatusCode >= 400})
 	return resp, err
-}
-
-func (l *attemptLog) all() []attempt {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.reqs)
-}
-
-func (l *attemptLog) reset() {
-	l.mu.Lock()
-	l.reqs = nil
-	l.mu.Unlock()
 }
 
 // OptLogLevel is the level asked of the server with logging/setLevel ("":

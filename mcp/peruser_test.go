@@ -270,6 +270,23 @@ func newURLUser(user string) *urlUser {
 	return u
 }
 
+// urlElicitation returns the one URL elicitation of err, a -32042 error
+// (URL elicitation required).
+func urlElicitation(t *testing.T, err error) *sdk.ElicitParams {
+	t.Helper()
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != sdk.CodeURLElicitationRequired {
+		t.Fatalf("a call without URL elicitation: %v, want -32042", err)
+	}
+	var data struct {
+		Elicitations []*sdk.ElicitParams `json:"elicitations"`
+	}
+	if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 || data.Elicitations[0].Mode != "url" || data.Elicitations[0].ElicitationID == "" {
+		t.Fatalf("the error's data: %s (%v)", we.Data, err)
+	}
+	return data.Elicitations[0]
+}
+
 // A user who opened the URL is not sent it again: a call that comes
 // after the redirect, while the flow still exchanges its code, waits for
 // the token instead of answering -32042 with the URL the user just
@@ -286,18 +303,8 @@ func TestPerUserRedirectArrivedNotAskedAgain(t *testing.T) {
 		mcp.OptRedirectTakenForTest(func() { <-release }))
 	carol := g.connect(t, "carol", sdk.NewClient(&sdk.Implementation{Name: "carol", Version: "1"}, nil))
 	_, err := carol.CallTool(context.Background(), &sdk.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != sdk.CodeURLElicitationRequired {
-		t.Fatalf("carol's first call: %v", err)
-	}
-	var data struct {
-		Elicitations []*sdk.ElicitParams `json:"elicitations"`
-	}
-	if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 {
-		t.Fatalf("the error's data: %s (%v)", we.Data, err)
-	}
 	// The flow holds at the redirect until carol's next call waits.
-	if err := browse("carol", data.Elicitations[0].URL); err != nil {
+	if err := browse("carol", urlElicitation(t, err).URL); err != nil {
 		t.Fatal(err)
 	}
 	type answer struct {
@@ -365,17 +372,7 @@ func TestPerUserOAuth(t *testing.T) {
 
 	carol := g.connect(t, "carol", sdk.NewClient(&sdk.Implementation{Name: "carol", Version: "1"}, nil))
 	_, err := carol.CallTool(context.Background(), &sdk.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != sdk.CodeURLElicitationRequired {
-		t.Fatalf("carol's call without URL elicitation: %v", err)
-	}
-	var data struct {
-		Elicitations []*sdk.ElicitParams `json:"elicitations"`
-	}
-	if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 || data.Elicitations[0].Mode != "url" || data.Elicitations[0].ElicitationID == "" {
-		t.Fatalf("the error's data: %s (%v)", we.Data, err)
-	}
-	if err := browse("carol", data.Elicitations[0].URL); err != nil {
+	if err := browse("carol", urlElicitation(t, err).URL); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := callText(t, carol, "whoami"); err != nil || got != "carol" {
