@@ -43,11 +43,12 @@ type config struct {
 	completion   func(context.Context, *sdk.CompleteRequest) (*sdk.CompleteResult, error)
 	templates    []staticTemplate
 	http         []HTTPOption
-	sessions     sessionConfig  // options_sessions.go
-	search       *ToolSearch    // options_toolsearch.go
-	inputKeys    [][]byte       // options_inputstate.go
-	replays      ReplaySet      // options_inputstate.go
-	extensions   map[string]any // options_gateway.go
+	sessions     sessionConfig   // options_sessions.go
+	search       *ToolSearch     // options_toolsearch.go
+	inputKeys    [][]byte        // options_inputstate.go
+	replays      ReplaySet       // options_inputstate.go
+	extensions   map[string]any  // options_gateway.go
+	namespaces   map[string]bool // namespaces.go; nil: all
 }
 
 // httpConfig is what HTTPOptions set.

@@ -109,9 +109,11 @@ type servedSkill struct {
 // order.
 func (s *Server) skillsFor(ctx context.Context) []servedSkill {
 	items := s.tk.ListSkills(ctx)
-	out := make([]servedSkill, len(items))
-	for i, it := range items {
-		out[i] = servedSkill{item: it, root: skill.Root(it.Namespace + "/" + it.Skill.Path())}
+	out := make([]servedSkill, 0, len(items))
+	for _, it := range items {
+		if s.serves(it.Namespace) {
+			out = append(out, servedSkill{item: it, root: skill.Root(it.Namespace + "/" + it.Skill.Path())})
+		}
 	}
 	return out
 }

@@ -127,6 +127,9 @@ func (s *Server) sync(ctx context.Context, k toolkit.Kind, ns string, force bool
 	// Every tool is registered; each client's lists are filtered by the
 	// policy for its principal (policyMiddleware).
 	ctx = policyctx.Unfiltered(ctx)
+	if ns != "" && !s.serves(ns) {
+		return nil // no item of ns is served here (WithNamespaces)
+	}
 	if ns != "" && !force {
 		done, err := s.syncSource(ctx, k, ns)
 		if done || err != nil {
@@ -157,7 +160,7 @@ func (s *Server) syncSource(ctx context.Context, k toolkit.Kind, ns string) (boo
 	if !known || k == toolkit.KindTemplate {
 		return false, nil
 	}
-	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: k.ListType(), Namespace: ns})
+	resp, err := s.list(ctx, toolkit.ListRequest{Type: k.ListType(), Namespace: ns})
 	if err != nil {
 		// A namespace that is gone changed the kind's names.
 		return false, nil
@@ -173,7 +176,7 @@ func (s *Server) syncSource(ctx context.Context, k toolkit.Kind, ns string) (boo
 	// An addition or removal elsewhere that is still to be announced
 	// changes names too.
 	var zero uint
-	if all, err := s.tk.List(ctx, toolkit.ListRequest{Type: k.ListType(), Limit: &zero}); err != nil || all.Count != uint(st.total) {
+	if all, err := s.list(ctx, toolkit.ListRequest{Type: k.ListType(), Limit: &zero}); err != nil || all.Count != uint(st.total) {
 		return false, nil
 	}
 	spec := &kinds[k]
@@ -236,7 +239,7 @@ func (s *Server) register(k toolkit.Kind, adds []pending) (failed []string) {
 func (s *Server) syncAll(ctx context.Context, k toolkit.Kind, force bool) error {
 	spec := &kinds[k]
 	st := &s.kinds[k]
-	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: k.ListType()})
+	resp, err := s.list(ctx, toolkit.ListRequest{Type: k.ListType()})
 	if err != nil {
 		return err
 	}

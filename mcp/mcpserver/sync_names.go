@@ -111,7 +111,7 @@ func (s *Server) syncNames(ctx context.Context, k toolkit.Kind, ns string) bool 
 		return false
 	}
 	spec := &kinds[k]
-	resp, err := s.tk.List(ctx, toolkit.ListRequest{Type: k.ListType(), Namespace: ns})
+	resp, err := s.list(ctx, toolkit.ListRequest{Type: k.ListType(), Namespace: ns})
 	var fresh []toolkit.Item
 	if err == nil {
 		fresh = resp.Items
@@ -120,7 +120,7 @@ func (s *Server) syncNames(ctx context.Context, k toolkit.Kind, ns string) bool 
 	}
 	oldKeys := st.sources[ns]
 	var zero uint
-	all, err := s.tk.List(ctx, toolkit.ListRequest{Type: k.ListType(), Limit: &zero})
+	all, err := s.list(ctx, toolkit.ListRequest{Type: k.ListType(), Limit: &zero})
 	if err != nil || all.Count != uint(st.total-len(oldKeys)+len(fresh)) {
 		return false
 	}
