@@ -60,6 +60,14 @@ type Config struct {
 	// QualifiedNames exposes every item under namespace_name, even when its
 	// bare name is unique.
 	QualifiedNames bool `yaml:"qualified_names"`
+	// ServerEndpoints also serves each upstream (servers and openapi
+	// entries) alone at <path>/<name>, under its own names, with the same
+	// authentication, policy, audit and limits (mcpserver.WithNamespaces).
+	// An MCP Apps host keeps one server's app from calling the tools
+	// another server reserves for its own app by telling servers apart by
+	// their connection, which one endpoint of all upstreams hides:
+	// connect such a host to the upstreams' own endpoints.
+	ServerEndpoints bool `yaml:"server_endpoints"`
 	// ToolSearch serves the tools through search (progressive disclosure,
 	// mcpserver.WithToolSearch): clients list three meta-tools
 	// (search_tools, describe_tools, call_tool) and the tools its Always

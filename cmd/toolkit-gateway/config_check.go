@@ -237,6 +237,9 @@ func (v *validator) checkServing(c *Config) {
 	if c.StartupWait != nil && *c.StartupWait > maxDuration {
 		v.fail(fmt.Sprintf("%v is out of range: at most %v", *c.StartupWait, maxDuration), "startup_wait")
 	}
+	if c.ServerEndpoints && c.Transport == "stdio" {
+		v.fail("each upstream's own endpoint is an HTTP path: use transport http", "server_endpoints")
+	}
 	if c.StartupWait == nil {
 		d := defaultStartupWait
 		c.StartupWait = &d

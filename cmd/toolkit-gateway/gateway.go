@@ -86,6 +86,9 @@ type gateway struct {
 	// clientSessions: the server keeps its clients' sessions
 	// (mcpserver.WithClientSessions), which per_client upstreams need.
 	clientSessions bool
+	// endpoints serves each upstream alone (server_endpoints); nil
+	// without.
+	endpoints *serverEndpoints
 
 	mu        sync.Mutex
 	cfg       *Config           // the configuration in force
@@ -113,6 +116,9 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	// offers it.
 	tkOpts := []toolkit.Option{toolkit.WithDelegate(mcpserver.SamplingDelegate(d)), toolkit.WithLogger(logger)}
 	opts := []mcpserver.Option{mcpserver.WithLogger(logger), mcpserver.WithHTTP(mcpserver.WithPath(cfg.Path))}
+	// mainOnly are the options of the endpoint of all upstreams that the
+	// endpoints of one (server_endpoints) do not take.
+	var mainOnly []mcpserver.Option
 	if cfg.Metrics {
 		m, err := newMetrics()
 		if err != nil {
@@ -120,7 +126,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		}
 		g.meters = m
 		tkOpts = append(tkOpts, toolkit.WithMeterProvider(m.provider))
-		opts = append(opts, mcpserver.WithMeterProvider(m.provider))
+		mainOnly = append(mainOnly, mcpserver.WithMeterProvider(m.provider))
 	}
 	var err error
 	if g.state, g.closeState, err = newStateStore(cfg.State, g.meters.meterProvider()); err != nil {
@@ -183,7 +189,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	}
 
 	if cfg.QualifiedNames {
-		opts = append(opts, mcpserver.WithQualifiedNames())
+		mainOnly = append(mainOnly, mcpserver.WithQualifiedNames())
 	}
 	if cm := cfg.CodeMode; cm != nil {
 		if g.code, err = addCodeMode(tk, cm); err != nil {
@@ -229,7 +235,10 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		}
 		opts = append(opts, mcpserver.WithHTTP(g.auth.options(leeway)...))
 	}
-	if g.srv, err = mcpserver.New(tk, &sdk.Implementation{Name: gatewayName, Version: version}, opts...); err != nil {
+	if cfg.ServerEndpoints {
+		g.endpoints = newServerEndpoints(g, cfg.Path, opts)
+	}
+	if g.srv, err = mcpserver.New(tk, &sdk.Implementation{Name: gatewayName, Version: version}, append(opts, mainOnly...)...); err != nil {
 		g.closeOwned()
 		g.meters.shutdown()
 		return nil, err
@@ -319,6 +328,10 @@ func (g *gateway) run(ctx context.Context) error {
 		}
 		mux := http.NewServeMux()
 		mux.Handle(cfg.Path, h)
+		if g.endpoints != nil {
+			mux.Handle(g.endpoints.prefix, g.endpoints)
+			defer g.endpoints.close()
+		}
 		if cfg.SSEPath != "" {
 			sse, err := g.srv.SSEHandler()
 			if err != nil {
@@ -449,7 +462,7 @@ func (g *gateway) reload() {
 	}{
 		{"listen", cur.Listen, next.Listen}, {"transport", cur.Transport, next.Transport},
 		{"path", cur.Path, next.Path}, {"stateless", cur.Stateless, next.Stateless},
-		{"qualified_names", cur.QualifiedNames, next.QualifiedNames},
+		{"qualified_names", cur.QualifiedNames, next.QualifiedNames}, {"server_endpoints", cur.ServerEndpoints, next.ServerEndpoints},
 		{"session_timeout", cur.SessionTimeout, next.SessionTimeout}, {"max_session_calls", cur.MaxSessionCalls, next.MaxSessionCalls},
 		{"sse_path", cur.SSEPath, next.SSEPath},
 		{"health_listen", cur.HealthListen, next.HealthListen}, {"prompts", cur.Prompts, next.Prompts}, {"skills", cur.Skills, next.Skills},

@@ -1,0 +1,107 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit/internal/testing/testserver"
+)
+
+// TestGatewayServerEndpoints: with server_endpoints, each upstream is
+// also served alone at <path>/<name>, under its own names, behind the
+// same authentication: an MCP Apps host connected there reads the
+// server's view and calls its app-only tool, and another upstream's
+// app-only tool is unknown there; a name that is no upstream's, or a
+// path below one, is not found.
+func TestGatewayServerEndpoints(t *testing.T) {
+	var urls [2]string
+	for i := range urls {
+		up := testserver.New(testserver.Options{Name: fmt.Sprint("apps", i), Server: testserver.MetaOptions()})
+		up.AddMetaItems()
+		t.Cleanup(up.Close)
+		urls[i] = testserver.ServeHTTP(t, up.Server, testserver.Stateful).URL
+	}
+	t.Setenv("ENDPOINTS_TEST_TOKENS", tokenA)
+	g := startGateway(t, writeConfig(t, t.TempDir(), fmt.Sprintf(`
+listen: 127.0.0.1:0
+qualified_names: true
+server_endpoints: true
+auth:
+  bearer: {tokens_env: ENDPOINTS_TEST_TOKENS}
+servers:
+  - name: a
+    url: %s
+  - name: b
+    url: %s
+`, urls[0], urls[1])))
+	g.waitLog(t, 0, upstreamReady("a"))
+	g.waitLog(t, 0, upstreamReady("b"))
+	ctx := context.Background()
+
+	if status, _ := postStatus(t, g.mcpURL+"/b", ""); status != http.StatusUnauthorized {
+		t.Errorf("b's endpoint without a token: %d, want 401", status)
+	}
+	for _, path := range []string{"/c", "/b/x", "/"} {
+		if status, _ := postStatus(t, g.mcpURL+path, tokenA); status != http.StatusNotFound {
+			t.Errorf("%s%s: %d, want 404", g.mcpURL, path, status)
+		}
+	}
+
+	all, err := connectURLWithToken(t, g.mcpURL, tokenA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := connectURLWithToken(t, g.mcpURL+"/b", tokenA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name := b.InitializeResult().ServerInfo.Name; name != "b" {
+		t.Errorf("b's endpoint names itself %q", name)
+	}
+	var want []string
+	for _, n := range toolNames(t, all) {
+		if rest, ok := strings.CutPrefix(n, "b_"); ok {
+			want = append(want, rest)
+		}
+	}
+	if got := toolNames(t, b); len(want) == 0 || !slices.Equal(got, want) {
+		t.Fatalf("b's endpoint lists %v, want b's own tools %v", got, want)
+	}
+	rr, err := b.ReadResource(ctx, &sdk.ReadResourceParams{URI: testserver.MetaViewURI})
+	if err != nil {
+		t.Fatalf("reading b's view at b's endpoint: %v", err)
+	}
+	if c := rr.Contents[0]; c.Text != testserver.MetaViewHTML || c.Meta == nil {
+		t.Errorf("b's view: %q, _meta %v", c.Text, c.Meta)
+	}
+	if r, err := b.CallTool(ctx, &sdk.CallToolParams{Name: "app_only", Arguments: map[string]any{}}); err != nil || r.IsError {
+		t.Errorf("b's app-only tool at b's endpoint: %v %v", r, err)
+	}
+	for _, name := range []string{"a_app_only", "a_app_view"} {
+		if r, err := b.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: map[string]any{}}); err == nil && !r.IsError {
+			t.Errorf("%s, another upstream's, was called at b's endpoint", name)
+		}
+	}
+	if r, err := all.CallTool(ctx, &sdk.CallToolParams{Name: "a_app_only", Arguments: map[string]any{}}); err != nil || r.IsError {
+		t.Errorf("a_app_only at the endpoint of all: %v %v", r, err)
+	}
+}
+
+// connectURLWithToken connects an MCP client to url with a bearer token.
+func connectURLWithToken(t *testing.T, url, token string) (*sdk.ClientSession, error) {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "gateway-test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport(token)}, MaxRetries: -1}, nil)
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
