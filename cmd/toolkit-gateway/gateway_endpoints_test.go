@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/llmkit/toolkit/internal/testing/peers"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
@@ -104,4 +105,51 @@ func connectURLWithToken(t *testing.T, url, token string) (*sdk.ClientSession, e
 		t.Cleanup(func() { cs.Close() })
 	}
 	return cs, err
+}
+
+// TestGatewayServerEndpointsAppsHost: a host written with the MCP Apps
+// SDK (@modelcontextprotocol/ext-apps' AppBridge, and its App as the
+// view) connected to an upstream's own endpoint sees the server's tools
+// with their views and visibility, reads the view with its sandbox
+// metadata, and its view calls the server's app-only tool; the view's
+// call of another upstream's app-only tool fails.
+func TestGatewayServerEndpointsAppsHost(t *testing.T) {
+	var urls [2]string
+	for i := range urls {
+		up := testserver.New(testserver.Options{Name: fmt.Sprint("apps", i), Server: testserver.MetaOptions()})
+		up.AddMetaItems()
+		t.Cleanup(up.Close)
+		urls[i] = testserver.ServeHTTP(t, up.Server, testserver.Stateful).URL
+	}
+	t.Setenv("ENDPOINTS_TEST_TOKENS", tokenA)
+	g := startGateway(t, writeConfig(t, t.TempDir(), fmt.Sprintf(`
+listen: 127.0.0.1:0
+server_endpoints: true
+auth:
+  bearer: {tokens_env: ENDPOINTS_TEST_TOKENS}
+servers:
+  - name: a
+    url: %s
+  - name: b
+    url: %s
+`, urls[0], urls[1])))
+	g.waitLog(t, 0, upstreamReady("a"))
+	g.waitLog(t, 0, upstreamReady("b"))
+	events := peers.RunAppsHost(t, g.mcpURL+"/b", tokenA, "a_app_only")
+	if len(events) != 4 {
+		t.Fatalf("the host printed %d lines, want 4: %+v", len(events), events)
+	}
+	tools, view, own, foreign := events[0], events[1], events[2], events[3]
+	if !slices.Equal(tools.AppOnly, []string{"app_only"}) || tools.Views["app_view"] != testserver.MetaViewURI || slices.Contains(tools.Names, "a_app_only") {
+		t.Errorf("tools at b's endpoint: %+v", tools)
+	}
+	if view.URI != testserver.MetaViewURI || view.MIMEType != "text/html;profile=mcp-app" || view.UI == nil {
+		t.Errorf("b's view: %+v", view)
+	}
+	if own.Name != "app_only" || !own.OK {
+		t.Errorf("the view's call of its server's app-only tool: %+v", own)
+	}
+	if foreign.Name != "a_app_only" || foreign.OK {
+		t.Errorf("the view's call of another server's app-only tool: %+v", foreign)
+	}
 }

