@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/resource"
 )
 
 // Fields of a tool definition, in the order they are digested and
@@ -21,10 +22,15 @@ const (
 	FieldInputSchema  = "input_schema"
 	FieldOutputSchema = "output_schema"
 	FieldAnnotations  = "annotations"
+	// FieldUI is the MCP Apps part of the tool's `_meta`: its `ui` object
+	// (the view it opens, who may call it) and the legacy
+	// "ui/resourceUri" key. It counts only for a tool that has one, so
+	// that the digests of every other tool are what they were before it.
+	FieldUI = "ui"
 )
 
 // definitionFields lists the fields in order.
-var definitionFields = [...]string{FieldName, FieldTitle, FieldDescription, FieldInputSchema, FieldOutputSchema, FieldAnnotations}
+var definitionFields = [...]string{FieldName, FieldTitle, FieldDescription, FieldInputSchema, FieldOutputSchema, FieldAnnotations, FieldUI}
 
 // Bounds of the text a pin keeps for people to read.
 const (
@@ -96,9 +102,15 @@ func definitionOf(t toolkit.Tool, now time.Time) (d Definition) {
 	read(FieldDescription, func() (any, error) { desc = t.Description(); return desc, nil })
 	read(FieldInputSchema, func() (any, error) { return t.InputSchema() })
 	read(FieldOutputSchema, func() (any, error) { return t.OutputSchema() })
+	if ui := appsMeta(t); ui != nil {
+		read(FieldUI, func() (any, error) { return ui, nil })
+	}
 
 	var all, content strings.Builder
 	for _, f := range definitionFields {
+		if _, ok := fields[f]; !ok {
+			continue // FieldUI of a tool without one
+		}
 		fmt.Fprintf(&all, "%s=%s\n", f, fields[f])
 		if f != FieldName {
 			fmt.Fprintf(&content, "%s=%s\n", f, fields[f])
@@ -112,6 +124,27 @@ func definitionOf(t toolkit.Tool, now time.Time) (d Definition) {
 		Description: cut(desc, maxKeptDescription),
 		Seen:        now.UTC(),
 	}
+}
+
+// appsMeta returns the MCP Apps keys of t's `_meta` (nil when it has
+// none): an app-only tool that becomes callable by models, or a view that
+// moves, is a change of definition.
+func appsMeta(t toolkit.Tool) (ui map[string]any) {
+	defer func() {
+		if r := recover(); r != nil {
+			ui = map[string]any{"panic": fmt.Sprint(r)}
+		}
+	}()
+	meta := resource.MetaOf(t)
+	for _, k := range [...]string{"ui", "ui/resourceUri"} {
+		if v, ok := meta[k]; ok {
+			if ui == nil {
+				ui = map[string]any{}
+			}
+			ui[k] = v
+		}
+	}
+	return ui
 }
 
 // FieldChange is one field that differs between two definitions.
@@ -129,6 +162,9 @@ type FieldChange struct {
 func changes(before *Definition, after *Definition) []FieldChange {
 	var out []FieldChange
 	for _, f := range definitionFields {
+		if _, ok := after.Fields[f]; !ok && (before == nil || before.Fields[f] == "") {
+			continue // FieldUI of tools without one
+		}
 		var b string
 		if before != nil {
 			if before.Fields[f] == after.Fields[f] {

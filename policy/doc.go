@@ -51,7 +51,8 @@
 // WithPins defends against a server that changes a tool after it was
 // approved (the "rug pull"). The engine records a SHA-256 digest of each
 // tool's definition — name, title, description, input and output
-// schemas, annotations — the first time it sees it, in a PinStore
+// schemas, annotations, and an MCP App tool's `_meta.ui` (its view and who may
+// call it) — the first time it sees it, in a PinStore
 // (FileStore keeps a JSON file). When a tool comes back with another
 // definition it is quarantined: denied to everyone under RulePinned, with
 // a reason naming the fields that changed, so it disappears from lists

@@ -18,6 +18,7 @@ type fakeTool struct {
 	name, desc string
 	meta       toolkit.ToolMeta
 	in, out    *jsonschema.Schema
+	data       map[string]any // _meta
 	runs       atomic.Int64
 }
 
@@ -28,6 +29,7 @@ func (t *fakeTool) Description() string                       { return t.desc }
 func (t *fakeTool) InputSchema() (*jsonschema.Schema, error)  { return t.in, nil }
 func (t *fakeTool) OutputSchema() (*jsonschema.Schema, error) { return t.out, nil }
 func (t *fakeTool) Meta() toolkit.ToolMeta                    { return t.meta }
+func (t *fakeTool) MetaData() map[string]any                  { return t.data }
 func (t *fakeTool) Run(context.Context, json.RawMessage) (any, error) {
 	t.runs.Add(1)
 	return "ok", nil

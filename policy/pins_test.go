@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.opentelemetry.io/otel/attribute"
@@ -206,6 +207,8 @@ func TestPinsEveryField(t *testing.T) {
 		FieldInputSchema:  func(t *fakeTool) { t.in = &jsonschema.Schema{Type: "object", Required: []string{"x"}} },
 		FieldOutputSchema: func(t *fakeTool) { t.out = &jsonschema.Schema{Type: "object"} },
 		FieldAnnotations:  func(t *fakeTool) { t.meta.ReadOnlyHint = true },
+		// An MCP App's tool that becomes callable by models.
+		FieldUI: func(t *fakeTool) { t.data = map[string]any{"ui": map[string]any{"visibility": []any{"model", "app"}}} },
 	} {
 		t.Run(field, func(t *testing.T) {
 			p := startPinned(t, filepath.Join(t.TempDir(), "pins.json"), Config{}, base())
@@ -459,5 +462,46 @@ func TestPinsQuarantineHoldsAcrossProcesses(t *testing.T) {
 	second.change(newFake("t", "v1"))
 	if got := fmt.Sprint(second.names(t, ctx)); got != "[t]" {
 		t.Errorf("listed %s after the server went back", got)
+	}
+}
+
+// An MCP App's tool reserved for its view (`_meta.ui.visibility:
+// ["app"]`) that its server makes callable by models, or whose view
+// moves, is quarantined like any changed definition; other `_meta` keys
+// are not part of the definition, and a tool without `_meta.ui` keeps the
+// digests it had before `ui` was pinned (pins already stored stay
+// approved).
+func TestPinsCatchAppsMetaChanges(t *testing.T) {
+	app := func(ui map[string]any) *fakeTool {
+		return &fakeTool{name: "t", desc: "d", in: &jsonschema.Schema{Type: "object"}, meta: toolkit.ToolMeta{Title: "T"},
+			data: map[string]any{"ui": ui, "x.example/tag": "tool"}}
+	}
+	appOnly := map[string]any{"visibility": []any{"app"}, "resourceUri": "ui://v/a.html"}
+	for name, changed := range map[string]*fakeTool{
+		"made visible to models": app(map[string]any{"visibility": []any{"model", "app"}, "resourceUri": "ui://v/a.html"}),
+		"view moved":             app(map[string]any{"visibility": []any{"app"}, "resourceUri": "ui://other/a.html"}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := startPinned(t, filepath.Join(t.TempDir(), "pins.json"), Config{}, app(appOnly))
+			p.events.take()
+			p.change(changed)
+			evs := p.events.take()
+			if len(evs) != 1 || evs[0].Kind != PinQuarantined || fieldNames(evs[0].Changes) != FieldUI {
+				t.Fatalf("events %s, changes %+v", kinds(evs), evs)
+			}
+		})
+	}
+
+	plain := &fakeTool{name: "t", desc: "d", in: &jsonschema.Schema{Type: "object"}, meta: toolkit.ToolMeta{Title: "T"}}
+	tagged := &fakeTool{name: "t", desc: "d", in: &jsonschema.Schema{Type: "object"}, meta: toolkit.ToolMeta{Title: "T"},
+		data: map[string]any{"x.example/tag": "tool"}}
+	for _, tl := range []*fakeTool{plain, tagged} {
+		d := definitionOf(tl, time.Time{})
+		if d.Digest != "f6444b5e92e28659d5a0268f4e820cc58656886295469b8da3df8522a6942e32" {
+			t.Errorf("a tool without _meta.ui (_meta %v) has the digest %s, not the one pins stored before", tl.data, d.Digest)
+		}
+		if _, ok := d.Fields[FieldUI]; ok {
+			t.Errorf("a tool without _meta.ui has a ui field")
+		}
 	}
 }
