@@ -7,9 +7,10 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestMain makes the test binary a code-mode worker when it was started
-// as one, and checks that no test leaks a goroutine.
+// TestMain makes the test binary a code-mode worker (or a hostile one,
+// see serveHostileWorker) when it was started as one, and checks that no test leaks a goroutine.
 func TestMain(m *testing.M) {
+	serveHostileWorker()
 	ServeWorker()
 	goleak.VerifyTestMain(m)
 	os.Exit(0)

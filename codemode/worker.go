@@ -93,7 +93,8 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 	// itself, saying where.
 	cctx, ccancel := context.WithTimeout(ctx, lim.Timeout)
 	defer ccancel()
-	out, err := converse(cctx, toChildW, p.dec, script, lim, c, func() string {
+	p.msgs.max = messageBound(lim)
+	out, err := converse(cctx, toChildW, p.msgs, script, lim, c, func() string {
 		if ctx.Err() != nil {
 			return "the script was stopped: " + ctx.Err().Error()
 		}
@@ -130,19 +131,30 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 }
 
 // converse is the parent's side of a worker's protocol. A call that ends
-// after ctx does stops the script, saying why (stopped()).
-func converse(ctx context.Context, w *os.File, dec *json.Decoder, script string, lim Limits, c caller, stopped func() string) (*Output, error) {
+// after ctx does stops the script, saying why (stopped()). What the worker
+// sends is bounded: each message by messageBound, their number by the
+// script's tool calls (one Call each, then Done or Fail), so that a
+// worker that floods its pipe is stopped and costs the parent at most one
+// message's bytes.
+func converse(ctx context.Context, w *os.File, msgs *messageReader, script string, lim Limits, c caller, stopped func() string) (*Output, error) {
 	enc := json.NewEncoder(w)
 	if err := enc.Encode(message{Start: &startMsg{Script: script, Limits: lim}}); err != nil {
 		return nil, err
 	}
+	calls := 0
 	for {
 		var m message
-		if err := dec.Decode(&m); err != nil {
+		if err := msgs.read(&m); err != nil {
 			return nil, err
 		}
 		switch {
 		case m.Call != nil:
+			// The worker's engine throws on the call past the bound
+			// without sending it: a worker that sends it anyway is not
+			// running the script as it should.
+			if calls++; calls > lim.MaxToolCalls {
+				return nil, &ScriptError{Message: fmt.Sprintf("the script's worker sent more than %d tool calls, and was stopped", lim.MaxToolCalls), Bound: true}
+			}
 			out := c.call(ctx, m.Call.Name, m.Call.Args)
 			if ctx.Err() != nil {
 				out = callOut{Stop: stopped()}

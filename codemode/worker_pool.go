@@ -1,7 +1,6 @@
 package codemode
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,7 +20,7 @@ type proc struct {
 	cmd       *exec.Cmd
 	toChild   *os.File
 	fromChild *os.File
-	dec       *json.Decoder // of fromChild
+	msgs      *messageReader // of fromChild
 	stderr    *tailBuffer
 }
 
@@ -57,9 +56,9 @@ func (w *Worker) start() (*proc, error) {
 		fromChildR.Close()
 		return nil, fmt.Errorf("codemode: worker: %w", err)
 	}
-	p.dec = json.NewDecoder(fromChildR)
+	p.msgs = newMessageReader(fromChildR)
 	var m message
-	if err := p.dec.Decode(&m); err != nil || !m.Ready {
+	if err := p.msgs.read(&m); err != nil || !m.Ready {
 		p.stop()
 		return nil, fmt.Errorf("codemode: worker: did not start: %v %s", err, truncate(p.stderr.String(), 512))
 	}

@@ -1,0 +1,57 @@
+package codemode
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// readyBound bounds a worker's first message (Ready), before its script's
+// Limits are known.
+const readyBound = 1 << 10
+
+// messageSlack is what a worker's message may hold beside the bytes its
+// Limits count (field names, JSON escapes, a failure's position).
+const messageSlack = 64 << 10
+
+// messageBound is the size a worker's message may have under lim: the
+// largest is Done, with the script's output and console, or a Call with
+// its arguments (bounded like a tool's result).
+func messageBound(lim Limits) int {
+	return 2*(lim.MaxOutput+lim.MaxConsole) + 2*lim.MaxToolResult + messageSlack
+}
+
+// messageReader reads a worker's messages, one JSON line each, without
+// keeping more than max bytes of one: a worker that writes a longer or an
+// endless line fails, and the parent holds no more of it than max.
+type messageReader struct {
+	r   *bufio.Reader
+	max int
+}
+
+func newMessageReader(r io.Reader) *messageReader {
+	return &messageReader{r: bufio.NewReader(r), max: readyBound}
+}
+
+// read reads the next message into m.
+func (mr *messageReader) read(m *message) error {
+	var line []byte
+	for {
+		chunk, err := mr.r.ReadSlice('\n')
+		if len(line)+len(chunk) > mr.max {
+			return &ScriptError{Message: fmt.Sprintf("the script's worker sent a message of more than %d bytes, and was stopped", mr.max), Bound: true}
+		}
+		line = append(line, chunk...)
+		if err == nil {
+			break
+		}
+		if err != bufio.ErrBufferFull {
+			if err == io.EOF && len(line) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return json.Unmarshal(line, m)
+}
