@@ -82,6 +82,7 @@ func OptPerClient(l ClientSessionLimits) Option {
 		o.perClient = cmp.Or(l.Max, o.perClient, DefaultMaxClientSessions)
 		setNonZero(&o.clientLimits.PerPrincipal, l.PerPrincipal)
 		setNonZero(&o.clientLimits.Idle, l.Idle)
+		setNonZero(&o.clientLimits.Leases, l.Leases)
 		return nil
 	}
 }
@@ -96,6 +97,7 @@ type perClient struct {
 
 	max          int
 	perPrincipal int           // of the clients of one principal (perclient_limits.go)
+	leases       SessionLeases // counts perPrincipal across processes; nil: p.by alone (perclient_leases.go)
 	idle         time.Duration // a session without calls is closed after it
 
 	mu          sync.Mutex
@@ -130,6 +132,8 @@ type clientUpstream struct {
 	why       string // why stop was closed
 	rootsFlip bool   // guarded by rootsMu: the marker root is present
 	rootsMu   sync.Mutex
+
+	lease lease // its place in its principal's share across processes (perclient_leases.go)
 }
 
 // run starts the per-client sessions' life with Run's ctx; the function
@@ -245,6 +249,9 @@ func (p *perClient) session(ctx context.Context) (context.Context, *live, error)
 	if err != nil {
 		return ctx, nil, err
 	}
+	if errors.Is(up.err, ErrTooManyClientSessions) {
+		return ctx, nil, up.err
+	}
 	if up.err != nil {
 		return ctx, nil, fmt.Errorf("%w: server %s: the client's session: %v", errs.ErrUnavailable, c.serverName(), up.err)
 	}
@@ -265,10 +272,19 @@ func (p *perClient) readyClient(ctx context.Context, cl bridge.Client) (*clientU
 	up.touch(p.c)
 	select {
 	case <-up.ready:
-		return up, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	if up.err == nil {
+		// A session opened before its client's principal was known
+		// takes its lease at the principal's first call.
+		if err := p.holdLease(ctx, up); err != nil {
+			p.remove(up)
+			up.end("beyond its principal's share")
+			return nil, err
+		}
+	}
+	return up, nil
 }
 
 // touch records that a call of up's client starts.
@@ -329,8 +345,8 @@ func (p *perClient) serveClient(ctx context.Context, up *clientUpstream) {
 		case <-dctx.Done():
 		}
 	}()
-	uctx, err := dctx, error(nil)
-	if p.dial != nil {
+	uctx, err := dctx, p.holdLease(dctx, up)
+	if err == nil && p.dial != nil {
 		uctx, err = p.dial(dctx, up.client)
 	}
 	var l *live
@@ -345,6 +361,7 @@ func (p *perClient) serveClient(ctx context.Context, up *clientUpstream) {
 	close(up.ready)
 	if err != nil {
 		p.remove(up)
+		p.releaseLease(ctx, up)
 		if ctx.Err() == nil && (p.dial == nil || !errors.Is(err, ErrAuthorizationPending)) {
 			p.warn(c, up.err)
 		}
@@ -357,9 +374,17 @@ func (p *perClient) serveClient(ctx context.Context, up *clientUpstream) {
 	unwatch := up.client.OnRootsChanged(up.rootsChanged)
 	idle := time.NewTimer(p.idle)
 	defer idle.Stop()
+	var renew <-chan time.Time
+	if p.leases != nil {
+		t := time.NewTicker(clientLeaseTTL / 3)
+		defer t.Stop()
+		renew = t.C
+	}
 	var why string
 	for why == "" {
 		select {
+		case <-renew:
+			p.renewLease(ctx, up)
 		case <-up.client.Done():
 			why = "the client's session ended"
 		case <-ctx.Done():
@@ -380,6 +405,7 @@ func (p *perClient) serveClient(ctx context.Context, up *clientUpstream) {
 	}
 	unwatch()
 	p.remove(up)
+	p.releaseLease(ctx, up)
 	up.cancel()
 	l.close()
 	c.logger.Debug("client's upstream session closed", "reason", why)

@@ -45,6 +45,11 @@ type ClientSessionLimits struct {
 	// for this long, whether or not the client's session goes on (default
 	// DefaultClientSessionIdle): the client's next call opens another.
 	Idle time.Duration
+	// Leases, when set, counts PerPrincipal across every process that
+	// shares it (the replicas of a gateway): a principal holds its share
+	// in the fleet, not in each process. Without it each connector counts
+	// its own sessions. See [SessionLeases].
+	Leases SessionLeases
 }
 
 // principalOf returns the principal of cl, "" for an anonymous client.
@@ -60,10 +65,10 @@ func principalOf(cl bridge.Client) string {
 // p.mu is held.
 func (p *perClient) makeRoom(c *Connector, principal string) error {
 	if principal != "" && p.countOf(principal) >= p.perPrincipal &&
-		!p.reclaim(c, func(up *clientUpstream) bool { return up.principal == principal }) {
+		p.reclaim(c, func(up *clientUpstream) bool { return up.principal == principal }) == nil {
 		return p.shareError(c, principal)
 	}
-	if len(p.by) >= p.max && !p.reclaim(c, func(*clientUpstream) bool { return true }) {
+	if len(p.by) >= p.max && p.reclaim(c, func(*clientUpstream) bool { return true }) == nil {
 		return fmt.Errorf("%w: server %s has %d client sessions open, the most allowed for all principals (OptPerClient, max_upstream_sessions), and none is idle: retry when one has ended", ErrTooManyClientSessions, c.serverName(), p.max)
 	}
 	return nil
@@ -77,7 +82,7 @@ func (p *perClient) makeRoom(c *Connector, principal string) error {
 func (p *perClient) adopt(c *Connector, up *clientUpstream, principal string) error {
 	up.principal = principal
 	if p.countOf(principal) <= p.perPrincipal ||
-		p.reclaim(c, func(o *clientUpstream) bool { return o != up && o.principal == principal }) {
+		p.reclaim(c, func(o *clientUpstream) bool { return o != up && o.principal == principal }) != nil {
 		return nil
 	}
 	delete(p.by, up.client)
@@ -104,8 +109,8 @@ func (p *perClient) countOf(principal string) int {
 
 // reclaim closes the least recently used session among those of which
 // reports true that is open, has no call in flight and has had none for
-// reclaimAfter; it reports whether it closed one. p.mu is held.
-func (p *perClient) reclaim(c *Connector, of func(*clientUpstream) bool) bool {
+// reclaimAfter; it returns the one it closed, or nil. p.mu is held.
+func (p *perClient) reclaim(c *Connector, of func(*clientUpstream) bool) *clientUpstream {
 	busy := c.calls.sessionsInUse()
 	cutoff := c.now().Add(-reclaimAfter).UnixNano()
 	var victim *clientUpstream
@@ -118,11 +123,11 @@ func (p *perClient) reclaim(c *Connector, of func(*clientUpstream) bool) bool {
 		}
 	}
 	if victim == nil {
-		return false
+		return nil
 	}
 	delete(p.by, victim.client)
 	victim.end("reclaimed for another client")
-	return true
+	return victim
 }
 
 // idleLeft returns how long up's session may still stay idle: 0 when it

@@ -51,6 +51,7 @@ func newUpstream(c *Connector) upstream {
 		c:            c,
 		max:          o.perClient,
 		perPrincipal: cmp.Or(o.clientLimits.PerPrincipal, DefaultMaxClientSessionsPerPrincipal),
+		leases:       o.clientLimits.Leases,
 		idle:         cmp.Or(o.hooks.userIdle, o.clientLimits.Idle, DefaultClientSessionIdle),
 		by:           map[bridge.Client]*clientUpstream{},
 		sessionless:  map[string]*userClient{},

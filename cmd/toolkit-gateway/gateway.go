@@ -603,11 +603,16 @@ func (g *gateway) connectorOptions(endpoint string) []mcp.Option {
 		opts = append(opts, mcp.OptLimits(mcp.Limits{MaxResultBytes: n}))
 	}
 	if s.perClient() {
-		opts = append(opts, mcp.OptPerClient(mcp.ClientSessionLimits{
+		limits := mcp.ClientSessionLimits{
 			Max:          s.MaxUpstreamSessions,
 			PerPrincipal: s.MaxUpstreamSessionsPerPrincipal,
 			Idle:         s.UpstreamIdleTimeout,
-		}))
+		}
+		if g.state != nil {
+			// A principal's share holds across the fleet.
+			limits.Leases = g.state.SessionLeases()
+		}
+		opts = append(opts, mcp.OptPerClient(limits))
 	}
 	if len(s.Extensions) > 0 {
 		opts = append(opts, mcp.OptExtensions(s.Extensions))
