@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp/oauth"
@@ -155,5 +158,91 @@ func TestUserAuthorizationCode(t *testing.T) {
 	authorize("mallory")
 	if _, err := me.Run(toolkit.WithPrincipal(context.Background(), "mallory"), nil); !errors.As(err, new(*openapi.AuthorizationRequiredError)) {
 		t.Errorf("mallory: %v", err)
+	}
+}
+
+// TestUserAuthorizationRefresh checks that an expired token is refreshed
+// and saved, and that a hostile token endpoint fails the call clearly.
+func TestUserAuthorizationRefresh(t *testing.T) {
+	cases := map[string]struct {
+		token func(w http.ResponseWriter, r *http.Request)
+		want  string // the Authorization the API sees; "" for an error
+	}{
+		"refreshed": {token: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"access_token":"new","token_type":"bearer","expires_in":3600}`)
+		}, want: "Bearer new"},
+		"huge body": {token: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"access_token":"`)
+			for range 64 {
+				io.WriteString(w, strings.Repeat("a", 1<<20))
+			}
+		}},
+		"wrong token type": {token: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"access_token":"new","token_type":"mac","expires_in":3600}`)
+		}},
+		"redirect to a private host": {token: func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://10.0.0.1/token", http.StatusTemporaryRedirect)
+		}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/token" {
+					if r.ParseForm(); r.Form.Get("grant_type") != "refresh_token" || r.Form.Get("refresh_token") != "r-carol" {
+						http.Error(w, "bad grant", 400)
+						return
+					}
+					tc.token(w, r)
+					return
+				}
+				io.WriteString(w, r.Header.Get("Authorization"))
+			}))
+			t.Cleanup(srv.Close)
+			cb, err := oauth.NewCallback(srv.URL+"/callback", oauth.CallbackConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := savedStore{oauth.NewFileTokenStore(filepath.Join(t.TempDir(), "tokens.json")), make(chan string, 4)}
+			if err := store.SaveToken(context.Background(), &oauth.StoredToken{
+				Resource: srv.URL, Principal: "carol", TokenURL: srv.URL + "/token", ClientID: "cid",
+				Token: &oauth2.Token{AccessToken: "old", TokenType: "Bearer", RefreshToken: "r-carol", Expiry: time.Unix(1, 0)},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			<-store.saved
+			ua := &openapi.UserAuthorization{ClientID: "cid", Callback: cb, Store: store, Resource: srv.URL}
+			t.Cleanup(ua.Close)
+			tools := mustTools(t, openapi.Config{
+				Document:    writeDoc(t, strings.ReplaceAll(authCodeDoc, "AS/", srv.URL+"/")),
+				BaseURL:     srv.URL,
+				Credentials: map[string]openapi.Credential{"user": {User: ua}},
+			})
+			out, err := tools["me"].Run(toolkit.WithPrincipal(context.Background(), "carol"), nil)
+			if tc.want == "" {
+				if err == nil || !errors.Is(err, toolkit.ErrUnavailable) && !errors.Is(err, openapi.ErrTokenType) {
+					t.Fatalf("want an error, got %v %v", out, err)
+				}
+				if strings.Contains(err.Error(), "r-carol") || strings.Contains(err.Error(), "aaaa") {
+					t.Errorf("a secret or the body in the error: %.200s", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, _ := out.(string); s != tc.want {
+				t.Errorf("API saw %v", out)
+			}
+			if p := <-store.saved; p != "carol" {
+				t.Errorf("saved for %q", p)
+			}
+			st, err := store.LoadPrincipalToken(context.Background(), "carol", srv.URL)
+			if err != nil || st == nil || st.Token.AccessToken != "new" {
+				t.Errorf("stored %v %v", st, err)
+			}
+		})
 	}
 }
