@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 
 	"github.com/llmkit/toolkit"
@@ -46,7 +47,7 @@ type UserAuthorization struct {
 	Resource string
 
 	mu      sync.Mutex
-	pending map[string]string // authorization URL waiting, by principal
+	pending map[string]*AuthorizationRequiredError // waiting, by principal
 	closed  bool
 	life    context.Context    // ends when ua is closed
 	stop    context.CancelFunc // ends life
@@ -68,10 +69,15 @@ func (ua *UserAuthorization) Close() {
 
 // AuthorizationRequiredError is the error of a call whose user must
 // authorize access first, at URL. It wraps oauth.ErrAuthorizationPending
-// (toolkit.ErrUnavailable). Its message never quotes the URL.
+// (toolkit.ErrUnavailable) and, as a per-user MCP upstream's
+// mcp.AuthorizationRequiredError does, the JSON-RPC error URL elicitation
+// required (code -32042, the URL in its data), which an MCP server face
+// passes on to its client. Its message never quotes the URL.
 type AuthorizationRequiredError struct {
 	// URL is the authorization URL the user opens.
 	URL string
+	// ElicitationID identifies the elicitation (one per authorization).
+	ElicitationID string
 }
 
 // Error implements error.
@@ -79,8 +85,16 @@ func (e *AuthorizationRequiredError) Error() string {
 	return "openapi: authorization pending: the user must authorize access at the URL given with the error"
 }
 
-// Unwrap returns oauth.ErrAuthorizationPending.
-func (e *AuthorizationRequiredError) Unwrap() error { return oauth.ErrAuthorizationPending }
+// Unwrap returns oauth.ErrAuthorizationPending and the JSON-RPC error.
+func (e *AuthorizationRequiredError) Unwrap() []error {
+	p := &sdk.ElicitParams{
+		Mode:          "url",
+		Message:       "Authorize access to the API: open the URL and sign in.",
+		URL:           e.URL,
+		ElicitationID: e.ElicitationID,
+	}
+	return []error{oauth.ErrAuthorizationPending, sdk.URLElicitationRequiredError([]*sdk.ElicitParams{p})}
+}
 
 // ErrTokenType is wrapped by the error of an authorization whose token
 // endpoint answers with a token type other than Bearer.
@@ -161,8 +175,8 @@ func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, prin
 	if ua.closed {
 		return fmt.Errorf("%w: openapi: the user authorization is closed", toolkit.ErrUnavailable)
 	}
-	if u, ok := ua.pending[principal]; ok {
-		return &AuthorizationRequiredError{URL: u}
+	if are, ok := ua.pending[principal]; ok {
+		return are
 	}
 	verifier := oauth2.GenerateVerifier()
 	state := oauth2.GenerateVerifier() // 32 random bytes, URL-safe
@@ -172,10 +186,11 @@ func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, prin
 		return err
 	}
 	if ua.pending == nil {
-		ua.pending = map[string]string{}
+		ua.pending = map[string]*AuthorizationRequiredError{}
 		ua.life, ua.stop = context.WithCancel(context.Background())
 	}
-	ua.pending[principal] = authURL
+	are := &AuthorizationRequiredError{URL: authURL, ElicitationID: oauth2.GenerateVerifier()}
+	ua.pending[principal] = are
 	wctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(ua.life, cancel)
 	ua.waits.Add(1)
@@ -197,7 +212,7 @@ func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, prin
 			slog.Warn("openapi: a user's authorization failed", "principal", principal, "resource", resource, "error", err)
 		}
 	}()
-	return &AuthorizationRequiredError{URL: authURL}
+	return are
 }
 
 // exchange trades code for the user's token and saves it.

@@ -14,6 +14,9 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp/oauth"
 	"github.com/llmkit/toolkit/openapi"
@@ -111,6 +114,10 @@ func TestUserAuthorizationCode(t *testing.T) {
 		var are *openapi.AuthorizationRequiredError
 		if !errors.As(err, &are) || !errors.Is(err, oauth.ErrAuthorizationPending) || strings.Contains(err.Error(), "http") {
 			t.Fatalf("%s unauthorized: %v", user, err)
+		}
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != sdk.CodeURLElicitationRequired || !strings.Contains(string(rpc.Data), "state=") {
+			t.Fatalf("%s: no URL elicitation: %v", user, rpc)
 		}
 		resp, err := http.Get(are.URL + "&user=" + user)
 		if err != nil {
