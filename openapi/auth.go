@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -35,6 +36,10 @@ type Credential struct {
 	ClientSecret       string
 	Scopes             []string
 	TokenSource        oauth2.TokenSource
+	// User, when set, makes each user authorize with the scheme's
+	// authorization code flow and the calls carry that user's token (see
+	// [UserAuthorization]).
+	User *UserAuthorization
 }
 
 // String hides the secrets.
@@ -52,8 +57,11 @@ type credentials struct {
 // newCredentials checks the credentials given.
 func newCredentials(by map[string]Credential, client *http.Client) (*credentials, error) {
 	for name, c := range by {
-		if c.APIKey == "" && c.Token == "" && c.Username == "" && c.ClientID == "" && c.TokenSource == nil {
+		if c.APIKey == "" && c.Token == "" && c.Username == "" && c.ClientID == "" && c.TokenSource == nil && c.User == nil {
 			return nil, fmt.Errorf("%w: openapi: credential %s has no secret", toolkit.ErrBadParameter, quote(name))
+		}
+		if c.User != nil && (c.User.Callback == nil || c.User.Store == nil || c.User.ClientID == "" || c.User.Resource == "") {
+			return nil, fmt.Errorf("%w: openapi: credential %s: a user authorization needs a client ID, a callback, a token store and a resource", toolkit.ErrBadParameter, quote(name))
 		}
 		if c.ClientID != "" && c.ClientSecret == "" {
 			return nil, fmt.Errorf("%w: openapi: credential %s: a client ID without a client secret", toolkit.ErrBadParameter, quote(name))
@@ -110,7 +118,7 @@ func (cr *credentials) satisfies(doc *openapi3.T, r openapi3.SecurityRequirement
 				ok = c.Token != ""
 			}
 		case "oauth2", "openidconnect":
-			ok = c.TokenSource != nil || c.Token != "" || c.ClientID != "" && tokenURL(s) != ""
+			ok = c.User != nil || c.TokenSource != nil || c.Token != "" || c.ClientID != "" && tokenURL(s) != ""
 		default:
 			ok = false
 		}
@@ -158,6 +166,9 @@ func (cr *credentials) add(ctx context.Context, name string, s *openapi3.Securit
 		return err
 	}
 	tok, err := src.Token()
+	if errors.Is(err, ErrTokenType) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("%w: openapi: security scheme %s: getting a token failed", toolkit.ErrUnavailable, quote(name))
 	}
@@ -168,6 +179,8 @@ func (cr *credentials) add(ctx context.Context, name string, s *openapi3.Securit
 // source returns the token source of an oauth2 or openIdConnect scheme.
 func (cr *credentials) source(ctx context.Context, name string, s *openapi3.SecurityScheme, c Credential, scopes []string) (oauth2.TokenSource, error) {
 	switch {
+	case c.User != nil:
+		return c.User.source(ctx, s, scopes, cr.client)
 	case c.TokenSource != nil:
 		return c.TokenSource, nil
 	case c.ClientID == "":

@@ -1,0 +1,279 @@
+package openapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+
+	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/oauth"
+)
+
+// UserAuthorization makes the calls of an oauth2 scheme act with each
+// user's own token, authorized with the scheme's authorization code flow
+// (PKCE, S256): the user is toolkit.PrincipalFromContext of the call. A
+// user with a token in Store has it used, refreshed and saved again; a
+// user without one gets an [AuthorizationRequiredError] carrying the
+// authorization URL, and the redirect reaching Callback (its state bound
+// to that user, once) is exchanged for the token, which is saved in Store
+// under the user. A call without a principal is refused with
+// toolkit.ErrDenied; no user's token ever serves another.
+type UserAuthorization struct {
+	// ClientID and ClientSecret identify the client registered with the
+	// authorization server (ClientSecret is empty for a public client).
+	ClientID, ClientSecret string
+	// AuthURL and TokenURL are the authorization server's endpoints
+	// (default: the authorizationUrl and tokenUrl of the scheme's
+	// authorizationCode flow in the document).
+	AuthURL, TokenURL string
+	// Scopes are the scopes asked for (default: those of the operation's
+	// security requirement).
+	Scopes []string
+	// Callback receives the redirects; its RedirectURL is the flow's.
+	Callback *oauth.Callback
+	// Store keeps each user's tokens, under Resource.
+	Store oauth.PrincipalTokenStore
+	// Resource is the key of the tokens in Store (the API's URL, say).
+	// Required.
+	Resource string
+
+	mu      sync.Mutex
+	pending map[string]*AuthorizationRequiredError // waiting, by principal
+	closed  bool
+	life    context.Context    // ends when ua is closed
+	stop    context.CancelFunc // ends life
+	waits   sync.WaitGroup
+}
+
+// Close ends the authorizations waiting for their redirect and waits
+// until they are over; later ones are refused. The owner of ua calls it
+// when the connectors using it are done.
+func (ua *UserAuthorization) Close() {
+	ua.mu.Lock()
+	ua.closed = true
+	if ua.stop != nil {
+		ua.stop()
+	}
+	ua.mu.Unlock()
+	ua.waits.Wait()
+}
+
+// AuthorizationRequiredError is the error of a call whose user must
+// authorize access first, at URL. It wraps oauth.ErrAuthorizationPending
+// (toolkit.ErrUnavailable) and, as a per-user MCP upstream's
+// mcp.AuthorizationRequiredError does, the JSON-RPC error URL elicitation
+// required (code -32042, the URL in its data), which an MCP server face
+// passes on to its client. Its message never quotes the URL.
+type AuthorizationRequiredError struct {
+	// URL is the authorization URL the user opens.
+	URL string
+	// ElicitationID identifies the elicitation (one per authorization).
+	ElicitationID string
+}
+
+// Error implements error.
+func (e *AuthorizationRequiredError) Error() string {
+	return "openapi: authorization pending: the user must authorize access at the URL given with the error"
+}
+
+// Unwrap returns oauth.ErrAuthorizationPending and the JSON-RPC error.
+func (e *AuthorizationRequiredError) Unwrap() []error {
+	p := &sdk.ElicitParams{
+		Mode:          "url",
+		Message:       "Authorize access to the API: open the URL and sign in.",
+		URL:           e.URL,
+		ElicitationID: e.ElicitationID,
+	}
+	return []error{oauth.ErrAuthorizationPending, sdk.URLElicitationRequiredError([]*sdk.ElicitParams{p})}
+}
+
+// ErrTokenType is wrapped by the error of an authorization whose token
+// endpoint answers with a token type other than Bearer.
+var ErrTokenType = errors.New("openapi: the token endpoint issued a token that is not a bearer token")
+
+// authCodeURLs returns the endpoints of a scheme's authorization code flow.
+func authCodeURLs(s *openapi3.SecurityScheme) (authURL, tokenURL string) {
+	if s.Flows == nil || s.Flows.AuthorizationCode == nil {
+		return "", ""
+	}
+	return s.Flows.AuthorizationCode.AuthorizationURL, s.Flows.AuthorizationCode.TokenURL
+}
+
+// checkEndpoint refuses an endpoint that is not an absolute http(s) URL.
+func checkEndpoint(what, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.Fragment != "" {
+		return fmt.Errorf("%w: openapi: the %s is not an absolute http(s) URL", toolkit.ErrBadParameter, what)
+	}
+	return nil
+}
+
+// config returns the oauth2 configuration of ua for scheme s.
+func (ua *UserAuthorization) config(s *openapi3.SecurityScheme, scopes []string) (*oauth2.Config, error) {
+	au, tu := authCodeURLs(s)
+	if ua.AuthURL != "" {
+		au = ua.AuthURL
+	}
+	if ua.TokenURL != "" {
+		tu = ua.TokenURL
+	}
+	if err := checkEndpoint("authorization URL", au); err != nil {
+		return nil, err
+	}
+	if err := checkEndpoint("token URL", tu); err != nil {
+		return nil, err
+	}
+	if len(ua.Scopes) > 0 {
+		scopes = ua.Scopes
+	}
+	return &oauth2.Config{
+		ClientID: ua.ClientID, ClientSecret: ua.ClientSecret,
+		Endpoint:    oauth2.Endpoint{AuthURL: au, TokenURL: tu},
+		RedirectURL: ua.Callback.RedirectURL(),
+		Scopes:      scopes,
+	}, nil
+}
+
+// source returns the token source of the call's user. hc makes the token
+// requests (the connector's guarded client).
+func (ua *UserAuthorization) source(ctx context.Context, s *openapi3.SecurityScheme, scopes []string, hc *http.Client) (oauth2.TokenSource, error) {
+	principal := toolkit.PrincipalFromContext(ctx)
+	if principal == "" {
+		return nil, fmt.Errorf("%w: openapi: no authenticated user to act for", toolkit.ErrDenied)
+	}
+	resource := ua.Resource
+	cfg, err := ua.config(s, scopes)
+	if err != nil {
+		return nil, err
+	}
+	st, err := ua.Store.LoadPrincipalToken(ctx, principal, resource)
+	if err != nil {
+		return nil, fmt.Errorf("%w: openapi: loading the user's token failed", toolkit.ErrUnavailable)
+	}
+	hctx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, hc)
+	if st != nil && st.Token != nil {
+		return &userSource{ua: ua, ctx: hctx, principal: principal, resource: resource, cfg: cfg,
+			src: cfg.TokenSource(hctx, st.Token), last: st.Token.AccessToken}, nil
+	}
+	return nil, ua.start(hctx, cfg, principal, resource)
+}
+
+// start begins the authorization of principal, or returns the one
+// waiting: the redirect is awaited and exchanged in the background.
+func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, principal, resource string) error {
+	ua.mu.Lock()
+	defer ua.mu.Unlock()
+	if ua.closed {
+		return fmt.Errorf("%w: openapi: the user authorization is closed", toolkit.ErrUnavailable)
+	}
+	if are, ok := ua.pending[principal]; ok {
+		return are
+	}
+	verifier := oauth2.GenerateVerifier()
+	state := oauth2.GenerateVerifier() // 32 random bytes, URL-safe
+	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier))
+	e, err := ua.Callback.Expect(principal, authURL)
+	if err != nil {
+		return err
+	}
+	if ua.pending == nil {
+		ua.pending = map[string]*AuthorizationRequiredError{}
+		ua.life, ua.stop = context.WithCancel(context.Background())
+	}
+	are := &AuthorizationRequiredError{URL: authURL, ElicitationID: oauth2.GenerateVerifier()}
+	ua.pending[principal] = are
+	wctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(ua.life, cancel)
+	ua.waits.Add(1)
+	go func() {
+		defer ua.waits.Done()
+		defer cancel()
+		defer stop()
+		defer func() {
+			e.Close()
+			ua.mu.Lock()
+			delete(ua.pending, principal)
+			ua.mu.Unlock()
+		}()
+		res, err := e.Wait(wctx)
+		if err == nil {
+			err = ua.exchange(wctx, cfg, principal, resource, res.Code, verifier)
+		}
+		if err != nil {
+			slog.Warn("openapi: a user's authorization failed", "principal", principal, "resource", resource, "error", err)
+		}
+	}()
+	return are
+}
+
+// exchange trades code for the user's token and saves it.
+func (ua *UserAuthorization) exchange(ctx context.Context, cfg *oauth2.Config, principal, resource, code, verifier string) error {
+	tok, err := cfg.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		return fmt.Errorf("%w: openapi: the token request failed", toolkit.ErrUnavailable)
+	}
+	if !strings.EqualFold(tok.Type(), "Bearer") {
+		return ErrTokenType
+	}
+	return ua.save(ctx, cfg, principal, resource, tok)
+}
+
+// save stores the token of principal.
+func (ua *UserAuthorization) save(ctx context.Context, cfg *oauth2.Config, principal, resource string, tok *oauth2.Token) error {
+	return ua.Store.SaveToken(ctx, &oauth.StoredToken{
+		Resource: resource, Principal: principal, Issuer: originOf(cfg.Endpoint.TokenURL),
+		AuthURL: cfg.Endpoint.AuthURL, TokenURL: cfg.Endpoint.TokenURL,
+		ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Scopes: cfg.Scopes, Token: tok,
+	})
+}
+
+// originOf returns the scheme and host of raw.
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// userSource is a user's token source: it refreshes the token when it
+// expires and saves the new one.
+type userSource struct {
+	ua                  *UserAuthorization
+	ctx                 context.Context
+	principal, resource string
+	cfg                 *oauth2.Config
+	src                 oauth2.TokenSource
+
+	mu   sync.Mutex
+	last string
+}
+
+// Token implements oauth2.TokenSource.
+func (s *userSource) Token() (*oauth2.Token, error) {
+	tok, err := s.src.Token()
+	if err != nil {
+		return nil, err
+	}
+	if !strings.EqualFold(tok.Type(), "Bearer") {
+		return nil, ErrTokenType
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tok.AccessToken != s.last {
+		s.last = tok.AccessToken
+		if err := s.ua.save(s.ctx, s.cfg, s.principal, s.resource, tok); err != nil {
+			slog.Warn("openapi: saving a user's refreshed token failed", "principal", s.principal, "error", err)
+		}
+	}
+	return tok, nil
+}
