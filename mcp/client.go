@@ -89,11 +89,17 @@ type progressParams interface {
 }
 
 // request sends params through [Connector.do] with call (a method of
-// sdk.ClientSession), tagging them on each attempt with the trace context
-// and the progress token of the caller.
+// sdk.ClientSession), tagging them on each attempt with the caller's
+// request `_meta` (callerMeta), the trace context and the progress token
+// of the caller.
 func request[P progressParams, R any](c *Connector, ctx context.Context, what reqName, failed error, safe bool, params P, call func(*sdk.ClientSession, context.Context, P) (R, error)) (R, error) {
 	var res R
-	err := c.do(ctx, what, failed, safe, func(ctx context.Context, l *live, token string) error {
+	meta, err := callerMeta(ctx)
+	if err != nil {
+		return res, fmt.Errorf("%s of server %s: %w", what, c.serverName(), err)
+	}
+	err = c.do(ctx, what, failed, safe, func(ctx context.Context, l *live, token string) error {
+		withCallerMeta(params, meta)
 		withTraceContext(ctx, params)
 		c.withLogLevel(l.sess, params)
 		if token != "" {

@@ -1,127 +1,26 @@
 package mcp
 
-import (
-	"fmt"
-	"strconv"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-)
+import "github.com/llmkit/toolkit/mcp/internal/wire"
 
 // A server's `_meta` (on a tool, prompt, resource or template, on a call
 // result, a prompts/get result or resource contents) is data the connector
-// keeps and a gateway serves on (resource.MetaCarrier). Like every other
-// field a server sends it is bounded: a value nested deeper than
-// maxMetaDepth levels, or whose keys and values add up to more than
-// maxMetaBytes, is refused. A listed item with such a `_meta` is skipped
-// alone (the listing's warning says why); a result with one fails the
-// call. The walk stops at the first bound it crosses, so it costs at most
-// in proportion to the bound, and it decodes nothing: it measures what the
-// SDK already decoded.
+// keeps and a gateway serves on (resource.MetaCarrier), bounded like every
+// other field a server sends (wire.CheckMeta): a listed item with a
+// `_meta` beyond the bounds is skipped alone (the listing's warning says
+// why); a result with one fails the call. The protocol's keys for one hop
+// (progress token, trace context, the connector's call tag, ...) are never
+// kept (wire.DataMeta).
+//
+// The other way, a caller's request `_meta` (bridge.WithRequestMeta: a
+// gateway's client's, or an embedding program's) is sent on with the
+// request the connector makes for the call, its hop keys left out, under
+// the same bounds (requestmeta.go).
 const (
-	// maxMetaDepth is how deep a `_meta` value may nest (the map itself is
-	// level 1).
-	maxMetaDepth = 32
-	// maxMetaBytes bounds the size of a `_meta`: the bytes of its keys and
-	// strings, and a few bytes for each other value.
-	maxMetaBytes = 64 << 10
+	maxMetaDepth = wire.MaxMetaDepth
+	maxMetaBytes = wire.MaxMetaBytes
 )
 
-// hopMetaKeys are the `_meta` keys the protocol defines for one hop (a
-// session or a request): the progress token, the per-request triple and
-// the other keys of 2026-07-28 (the SDK adds the server's serverInfo to
-// every result), a task's relation, W3C trace context, and the tag the
-// connector adds to its own requests. They are never data to pass on: a
-// server face adds its own for its clients.
-var hopMetaKeys = []string{
-	"progressToken",
-	sdk.MetaKeyProtocolVersion, sdk.MetaKeyClientInfo, sdk.MetaKeyServerInfo,
-	sdk.MetaKeyClientCapabilities, sdk.MetaKeyLogLevel, sdk.MetaKeySubscriptionID,
-	"io.modelcontextprotocol/related-task",
-	"traceparent", "tracestate",
-	callMetaKey,
-}
-
-// dataMeta returns m without its hopMetaKeys: m itself when it has none
-// (the common case, which costs a few map lookups), a copy otherwise, nil
-// when nothing is left.
-func dataMeta(m map[string]any) map[string]any {
-	if len(m) == 0 {
-		return nil
-	}
-	var out map[string]any
-	for _, k := range hopMetaKeys {
-		if _, ok := m[k]; !ok {
-			continue
-		}
-		if out == nil {
-			out = make(map[string]any, len(m))
-			for k, v := range m {
-				out[k] = v
-			}
-		}
-		delete(out, k)
-	}
-	switch {
-	case out == nil:
-		return m
-	case len(out) == 0:
-		return nil
-	}
-	return out
-}
-
-// errMetaBound is the reason a `_meta` is refused.
-type errMetaBound string
-
-func (e errMetaBound) Error() string { return string(e) }
-
-// checkMeta returns an error when m crosses a `_meta` bound. The `_meta`
-// of a top-level object is at level 1.
-func checkMeta(m map[string]any) error {
-	if m == nil {
-		return nil
-	}
-	budget := maxMetaBytes
-	return walkMeta(m, 1, &budget)
-}
-
-// walkMeta walks v, at nesting level depth (objects and arrays count),
-// taking its size from budget.
-func walkMeta(v any, depth int, budget *int) error {
-	switch v.(type) {
-	case map[string]any, []any:
-		if depth > maxMetaDepth {
-			return errMetaBound("_meta nests more than " + strconv.Itoa(maxMetaDepth) + " levels deep")
-		}
-	}
-	take := func(n int) error {
-		if *budget -= n; *budget < 0 {
-			return errMetaBound(fmt.Sprintf("_meta is larger than %d bytes", maxMetaBytes))
-		}
-		return nil
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			if err := take(len(k) + 4); err != nil {
-				return err
-			}
-			if err := walkMeta(x, depth+1, budget); err != nil {
-				return err
-			}
-		}
-		return take(2)
-	case []any:
-		for _, x := range v {
-			if err := walkMeta(x, depth+1, budget); err != nil {
-				return err
-			}
-		}
-		return take(2)
-	case string:
-		return take(len(v) + 2)
-	default:
-		// Numbers, booleans and null.
-		return take(8)
-	}
-}
+var (
+	checkMeta = wire.CheckMeta
+	dataMeta  = wire.DataMeta
+)

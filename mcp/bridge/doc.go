@@ -42,4 +42,6 @@
 //   - [InjectTraceMeta] and [ExtractTraceMeta]: W3C trace context in the
 //     _meta map of MCP requests, so a call joins its caller's trace across
 //     every hop.
+//   - [WithRequestMeta] and [RequestMetaFrom]: a caller's request `_meta`,
+//     which a connector sends on to its server with the call's request.
 package bridge

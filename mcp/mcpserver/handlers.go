@@ -60,6 +60,11 @@ func (s *Server) callTool(ctx context.Context, key string, structured bool, req 
 		s.auditRefused(ctx, req, ns, name, fmt.Errorf("%w: %w", toolkit.ErrBadParameter, err))
 		return nil, err
 	}
+	ctx, err = withRequestMeta(ctx, "tool", req.Params.Name, req.Params.Meta)
+	if err != nil {
+		s.auditRefused(ctx, req, ns, name, fmt.Errorf("%w: %w", toolkit.ErrBadParameter, err))
+		return nil, err
+	}
 	input := argsInput(args)
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
 	sess.clients = s.clients
@@ -199,6 +204,9 @@ func (s *Server) getPrompt(ctx context.Context, key string, req *sdk.GetPromptRe
 	input, err := promptInput(schema, req.Params.Arguments)
 	if err != nil {
 		return nil, invalidParams("prompt %q: %v", req.Params.Name, err)
+	}
+	if ctx, err = withRequestMeta(ctx, "prompt", req.Params.Name, req.Params.Meta); err != nil {
+		return nil, err
 	}
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
 	sess.clients = s.clients
@@ -356,6 +364,9 @@ func (s *Server) readResource(ctx context.Context, key string, req *sdk.ReadReso
 		return nil, sdk.ResourceNotFoundError(req.Params.URI)
 	}
 	markResolved(ctx, item.Namespace)
+	if ctx, err = withRequestMeta(ctx, "resource", req.Params.URI, req.Params.Meta); err != nil {
+		return nil, err
+	}
 	sess := newServerSession(ctx, req, s.cfg.loggerName)
 	sess.clients = s.clients
 	if inRounds(req.ProtocolVersion(), req.Params.RequestState) {

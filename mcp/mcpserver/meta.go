@@ -1,10 +1,13 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/bridge"
+	"github.com/llmkit/toolkit/mcp/internal/wire"
 	"github.com/llmkit/toolkit/resource"
 )
 
@@ -32,4 +35,22 @@ func withMeta(define func(*Server, string, toolkit.Item) (definition, error)) fu
 		d.sdk.(interface{ SetMeta(map[string]any) }).SetMeta(meta)
 		return d, nil
 	}
+}
+
+// withRequestMeta returns ctx carrying the client's request `_meta` (of a
+// tools/call, prompts/get or resources/read) for the connectors that serve
+// the call to send on to their servers (bridge.WithRequestMeta), without
+// the protocol's keys for one hop (progress token, trace context, ...),
+// which each face handles itself. A `_meta` beyond the bounds of a
+// server's (wire.CheckMeta) is refused with invalid params rather than
+// dropped: dropping it would run the call, silently, without data the
+// client meant the server to have, while a refusal tells the client what
+// is wrong (and costs a client within the bounds nothing).
+// kind and name (tool "x") say what the request is for in the error.
+func withRequestMeta(ctx context.Context, kind, name string, meta map[string]any) (context.Context, error) {
+	meta = wire.DataMeta(meta)
+	if err := wire.CheckMeta(meta); err != nil {
+		return ctx, invalidParams("%s %q: request %v", kind, name, err)
+	}
+	return bridge.WithRequestMeta(ctx, meta), nil
 }
