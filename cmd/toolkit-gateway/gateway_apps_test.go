@@ -19,13 +19,7 @@ import (
 // model); the gateway advertises the extensions its upstreams declare,
 // and declares to a server the extensions its configuration names.
 func TestGatewayApps(t *testing.T) {
-	var urls [2]string
-	for i := range urls {
-		up := testserver.New(testserver.Options{Name: fmt.Sprint("apps", i), Server: testserver.MetaOptions()})
-		up.AddMetaItems()
-		t.Cleanup(up.Close)
-		urls[i] = testserver.ServeHTTP(t, up.Server, testserver.Stateful).URL
-	}
+	urls := twoAppServers(t)
 	config := writeConfig(t, t.TempDir(), fmt.Sprintf(`
 listen: 127.0.0.1:0
 qualified_names: true
@@ -92,4 +86,18 @@ servers:
 			t.Errorf("%s_app_view result _meta %v", ns, cr.Meta)
 		}
 	}
+}
+
+// twoAppServers serves two MCP Apps test servers, apps0 and apps1, that
+// list the same view, and returns their URLs.
+func twoAppServers(t *testing.T) [2]string {
+	t.Helper()
+	var urls [2]string
+	for i := range urls {
+		up := testserver.New(testserver.Options{Name: fmt.Sprint("apps", i), Server: testserver.MetaOptions()})
+		up.AddMetaItems()
+		t.Cleanup(up.Close)
+		urls[i] = testserver.ServeHTTP(t, up.Server, testserver.Stateful).URL
+	}
+	return urls
 }

@@ -23,28 +23,7 @@ import (
 // app-only tool is unknown there; a name that is no upstream's, or a
 // path below one, is not found.
 func TestGatewayServerEndpoints(t *testing.T) {
-	var urls [2]string
-	for i := range urls {
-		up := testserver.New(testserver.Options{Name: fmt.Sprint("apps", i), Server: testserver.MetaOptions()})
-		up.AddMetaItems()
-		t.Cleanup(up.Close)
-		urls[i] = testserver.ServeHTTP(t, up.Server, testserver.Stateful).URL
-	}
-	t.Setenv("ENDPOINTS_TEST_TOKENS", tokenA)
-	g := startGateway(t, writeConfig(t, t.TempDir(), fmt.Sprintf(`
-listen: 127.0.0.1:0
-qualified_names: true
-server_endpoints: true
-auth:
-  bearer: {tokens_env: ENDPOINTS_TEST_TOKENS}
-servers:
-  - name: a
-    url: %s
-  - name: b
-    url: %s
-`, urls[0], urls[1])))
-	g.waitLog(t, 0, upstreamReady("a"))
-	g.waitLog(t, 0, upstreamReady("b"))
+	g := startEndpointsGateway(t, true)
 	ctx := context.Background()
 
 	if status, _ := postStatus(t, g.mcpURL+"/b", ""); status != http.StatusUnauthorized {
@@ -114,27 +93,7 @@ func connectURLWithToken(t *testing.T, url, token string) (*sdk.ClientSession, e
 // metadata, and its view calls the server's app-only tool; the view's
 // call of another upstream's app-only tool fails.
 func TestGatewayServerEndpointsAppsHost(t *testing.T) {
-	var urls [2]string
-	for i := range urls {
-		up := testserver.New(testserver.Options{Name: fmt.Sprint("apps", i), Server: testserver.MetaOptions()})
-		up.AddMetaItems()
-		t.Cleanup(up.Close)
-		urls[i] = testserver.ServeHTTP(t, up.Server, testserver.Stateful).URL
-	}
-	t.Setenv("ENDPOINTS_TEST_TOKENS", tokenA)
-	g := startGateway(t, writeConfig(t, t.TempDir(), fmt.Sprintf(`
-listen: 127.0.0.1:0
-server_endpoints: true
-auth:
-  bearer: {tokens_env: ENDPOINTS_TEST_TOKENS}
-servers:
-  - name: a
-    url: %s
-  - name: b
-    url: %s
-`, urls[0], urls[1])))
-	g.waitLog(t, 0, upstreamReady("a"))
-	g.waitLog(t, 0, upstreamReady("b"))
+	g := startEndpointsGateway(t, false)
 	events := peers.RunAppsHost(t, g.mcpURL+"/b", tokenA, "a_app_only")
 	if len(events) != 4 {
 		t.Fatalf("the host printed %d lines, want 4: %+v", len(events), events)
@@ -152,4 +111,28 @@ servers:
 	if foreign.Name != "a_app_only" || foreign.OK {
 		t.Errorf("the view's call of another server's app-only tool: %+v", foreign)
 	}
+}
+
+// startEndpointsGateway runs the gateway with server_endpoints and bearer
+// token tokenA in front of two MCP Apps servers, a and b, that list the
+// same view.
+func startEndpointsGateway(t *testing.T, qualified bool) *gatewayProcess {
+	t.Helper()
+	urls := twoAppServers(t)
+	t.Setenv("ENDPOINTS_TEST_TOKENS", tokenA)
+	g := startGateway(t, writeConfig(t, t.TempDir(), fmt.Sprintf(`
+listen: 127.0.0.1:0
+qualified_names: %t
+server_endpoints: true
+auth:
+  bearer: {tokens_env: ENDPOINTS_TEST_TOKENS}
+servers:
+  - name: a
+    url: %s
+  - name: b
+    url: %s
+`, qualified, urls[0], urls[1])))
+	g.waitLog(t, 0, upstreamReady("a"))
+	g.waitLog(t, 0, upstreamReady("b"))
+	return g
 }
