@@ -117,7 +117,9 @@ func (m *Mode) Limits() Limits { return m.lim }
 // policy, pins, rate limits and audit; its promise resolves to the tool's
 // result (JSON parsed, text as a string) or rejects with an Error whose
 // name is "ToolError", with the tool's name and the call's outcome
-// ("denied", "rate_limited", "tool_failed", ...). The script's return
+// ("denied", "rate_limited", "tool_failed", ...). Calls the script
+// starts without awaiting each (Promise.all) run in parallel, up to
+// Limits.MaxParallelCalls at once. The script's return
 // value is the Output. A script that throws, or breaks a bound, fails
 // alone with a *ScriptError (ErrScript or ErrBound); when ctx ends first
 // the error is ctx's.

@@ -26,6 +26,8 @@ import (
 // Go heap is kept under Limits.Memory: a script that allocates without
 // end makes its own process fail, which the parent reports as the
 // memory bound, and nothing else. The child gets an empty environment.
+// The parent bounds what the child sends it (Limits.MaxMessage, the
+// calls it relays), and kills a child that breaks the protocol.
 // A script's start costs one process start (a few milliseconds).
 type Worker struct {
 	// Path is the program to start (default: os.Executable()).
