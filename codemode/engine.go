@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,7 +30,16 @@ const (
 // caller runs the tool calls of a script: in process, through the
 // toolkit; in a worker, over the pipe to the process that holds it.
 type caller interface {
-	call(ctx context.Context, name string, args []byte) callOut
+	// start starts call id without waiting for it: its outcome is sent
+	// on done, once. The engine has at most Limits.MaxParallelCalls
+	// calls started and not yet received from done, which done holds.
+	start(ctx context.Context, id int, name string, args []byte, done chan<- callResult)
+}
+
+// callResult is the outcome of the call id.
+type callResult struct {
+	id  int
+	out callOut
 }
 
 // callOut is the outcome of one tool call as the script receives it.
@@ -41,9 +51,6 @@ type callOut struct {
 	Type string          `json:"type,omitempty"`
 	// Err is a failure: the script's promise is rejected with it.
 	Err *callError `json:"error,omitempty"`
-	// Stop, from the parent of a worker, says that the script's time is
-	// up (or its caller gave up) while the call ran: the script stops.
-	Stop string `json:"stop,omitempty"`
 }
 
 // callError is a failed tool call, as the script catches it: an Error
@@ -82,7 +89,32 @@ type run struct {
 	stringify, parse goja.Callable
 	errorCtor        goja.Value
 	fns              map[string]goja.Value
+	// The calls: those waiting for a slot (queue), those started
+	// (running), the promises of both by id (settlers), their outcomes
+	// (done).
+	queue    []queuedCall
+	running  int
+	settlers map[int]settler
+	done     chan callResult
 }
+
+// queuedCall is a call the script made that waits for a slot.
+type queuedCall struct {
+	id   int
+	name string
+	args []byte
+}
+
+// settler settles the promise of a call.
+type settler struct {
+	name            string
+	resolve, reject func(any) error
+	// where the script made the call: its failure's stack.
+	where []goja.StackFrame
+}
+
+// callerFrames is how many frames of the script a call's failure keeps.
+const callerFrames = 8
 
 // runScript runs script under lim, its tool calls through c. The error is
 // a *ScriptError (wrapping ErrScript or ErrBound), or the context's when
@@ -114,13 +146,17 @@ func runScript(ctx context.Context, script string, lim Limits, c caller) (out *O
 	if testVMHook != nil {
 		testVMHook(vm)
 	}
-	r = &run{ctx: ctx, vm: vm, lim: lim, c: c, console: consoleBuf{max: lim.MaxConsole}, fns: map[string]goja.Value{}}
+	r = &run{ctx: ctx, vm: vm, lim: lim, c: c, console: consoleBuf{max: lim.MaxConsole}, fns: map[string]goja.Value{},
+		settlers: map[int]settler{}, done: make(chan callResult, lim.MaxParallelCalls)}
 	if err := r.setup(); err != nil {
 		return nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { vm.Interrupt(errStopped) })
 	defer stop()
 	v, err := vm.RunScript(scriptName, scriptPrefix+script+scriptSuffix)
+	if err == nil {
+		err = r.loop()
+	}
 	if err == nil {
 		out, err = r.settle(v)
 		if err == nil {
@@ -226,7 +262,8 @@ var reservedKeys = map[string]bool{
 	"__proto__": true, "__defineGetter__": true, "__defineSetter__": true, "__lookupGetter__": true, "__lookupSetter__": true,
 }
 
-// callTool makes one tool call and returns its promise.
+// callTool starts one tool call, or queues it while MaxParallelCalls
+// run, and returns its promise, which loop settles.
 func (r *run) callTool(name string, arg goja.Value) goja.Value {
 	r.calls++
 	if r.calls > r.lim.MaxToolCalls {
@@ -248,38 +285,77 @@ func (r *run) callTool(name string, arg goja.Value) goja.Value {
 		}
 		args = []byte(str)
 	}
-	out := r.c.call(r.ctx, name, args)
-	if out.Stop == "" && r.ctx.Err() != nil {
-		out.Stop = r.stopReason()
-	}
-	if out.Stop != "" {
-		r.breakBound(out.Stop)
-		panic(r.vm.NewGoError(errStopped))
-	}
 	p, resolve, reject := r.vm.NewPromise()
-	if out.Err != nil {
-		reject(r.toolError(out.Err))
-		return r.vm.ToValue(p)
-	}
-	v, err := r.value(name, out)
-	if err != nil {
-		reject(r.toolError(&callError{Tool: name, Outcome: "tool_failed", Message: err.Error()}))
-	} else {
-		resolve(v)
-	}
+	id := r.calls
+	r.settlers[id] = settler{name: name, resolve: resolve, reject: reject, where: r.vm.CaptureCallStack(callerFrames, nil)}
+	r.queue = append(r.queue, queuedCall{id: id, name: name, args: args})
+	r.startQueued()
 	return r.vm.ToValue(p)
+}
+
+// startQueued starts the queued calls while fewer than MaxParallelCalls
+// run.
+func (r *run) startQueued() {
+	for r.running < r.lim.MaxParallelCalls && len(r.queue) > 0 {
+		q := r.queue[0]
+		r.queue[0] = queuedCall{}
+		r.queue = r.queue[1:]
+		r.running++
+		r.c.start(r.ctx, q.id, q.name, q.args, r.done)
+	}
+}
+
+// loop is the script's event loop, on the goroutine that runs the VM
+// (which is not safe for concurrent use): it hands each call's outcome
+// to the script, settling the call's promise (which runs what awaits
+// it), until no call runs or waits. It stops the script when its time is
+// up or its caller gives up, whatever the script catches.
+func (r *run) loop() error {
+	for r.running > 0 {
+		var res callResult
+		select {
+		case res = <-r.done:
+		case <-r.ctx.Done():
+		}
+		// Checked after the outcome came too: a call that failed because
+		// the script's time is up says nothing the script may catch.
+		if r.ctx.Err() != nil {
+			r.breakBound(r.stopReason())
+			return errStopped
+		}
+		r.running--
+		r.startQueued()
+		if err := r.deliver(res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deliver settles the promise of a call with its outcome. The error is
+// one no script catches (an interrupt).
+func (r *run) deliver(res callResult) error {
+	s, ok := r.settlers[res.id]
+	if !ok {
+		return nil
+	}
+	delete(r.settlers, res.id)
+	if res.out.Err != nil {
+		return s.reject(r.toolError(res.out.Err, s.where))
+	}
+	v, err := r.value(s.name, res.out)
+	if err != nil {
+		return s.reject(r.toolError(&callError{Tool: s.name, Outcome: "tool_failed", Message: err.Error()}, s.where))
+	}
+	return s.resolve(v)
 }
 
 // value turns a call's result into the value the script receives: JSON
 // parsed, text as a string, anything else as {type, data} (data in
 // base64).
 func (r *run) value(name string, out callOut) (goja.Value, error) {
-	size := len(out.JSON) + len(out.Data)
-	if out.Text != nil {
-		size += len(*out.Text)
-	}
-	if size > r.lim.MaxToolResult {
-		return nil, fmt.Errorf("tools.%s: the result is %d bytes, more than the %d a script may receive", name, size, r.lim.MaxToolResult)
+	if err := out.tooLarge(name, r.lim.MaxToolResult); err != nil {
+		return nil, err
 	}
 	switch {
 	case out.JSON != nil:
@@ -299,12 +375,32 @@ func (r *run) value(name string, out callOut) (goja.Value, error) {
 	return goja.Null(), nil
 }
 
-// toolError makes the Error a failed call rejects with.
-func (r *run) toolError(e *callError) goja.Value {
+// tooLarge says so when the result is larger than a script may receive.
+func (out callOut) tooLarge(name string, limit int) error {
+	size := len(out.JSON) + len(out.Data)
+	if out.Text != nil {
+		size += len(*out.Text)
+	}
+	if size > limit {
+		return fmt.Errorf("tools.%s: the result is %d bytes, more than the %d a script may receive", name, size, limit)
+	}
+	return nil
+}
+
+// toolError makes the Error a failed call rejects with; its stack is
+// where the script made the call.
+func (r *run) toolError(e *callError, where []goja.StackFrame) goja.Value {
 	obj, err := r.vm.New(r.errorCtor, r.vm.ToValue(e.Message))
 	if err != nil {
 		return r.vm.ToValue(e.Message)
 	}
+	var stack bytes.Buffer
+	stack.WriteString("ToolError: " + e.Message)
+	for _, f := range where {
+		stack.WriteString("\n\tat ")
+		f.Write(&stack)
+	}
+	_ = obj.Set("stack", stack.String())
 	_ = obj.Set("name", "ToolError")
 	_ = obj.Set("tool", e.Tool)
 	_ = obj.Set("outcome", e.Outcome)
@@ -441,8 +537,16 @@ func (r *run) stopReason() string {
 	if context.Cause(r.ctx) == context.DeadlineExceeded {
 		return fmt.Sprintf("the script ran past its time limit (%v)", r.lim.Timeout)
 	}
+	if s, ok := context.Cause(r.ctx).(stopCause); ok {
+		return string(s)
+	}
 	return "the script was stopped: " + context.Cause(r.ctx).Error()
 }
+
+// stopCause ends a script's context, saying why in full.
+type stopCause string
+
+func (s stopCause) Error() string { return string(s) }
 
 // framePosition returns the script position of the innermost frame in
 // the script.

@@ -31,6 +31,21 @@ type Limits struct {
 	// MaxScript bounds the script's source, in bytes (default
 	// DefaultMaxScript).
 	MaxScript int
+	// MaxParallelCalls bounds the tool calls of one script that run at
+	// once (default DefaultMaxParallelCalls): calls the script starts
+	// without awaiting each (Promise.all) run in parallel up to it, the
+	// others wait for a free slot. Each call's result reaches the script
+	// on the script's own goroutine, its failure rejecting its own
+	// promise only.
+	MaxParallelCalls int
+	// MaxMessage bounds one message a worker sends its parent (see
+	// Worker), in bytes (default: six times the larger of MaxToolResult
+	// and MaxOutput+MaxConsole, plus 64 KiB: room for the largest message
+	// a script can make, JSON's escaping included). A worker that sends a
+	// larger one, a line without end, more calls than MaxToolCalls, more
+	// calls at once than MaxParallelCalls, or a message the protocol does
+	// not have is killed, and its script fails with ErrBound.
+	MaxMessage int
 	// Memory bounds the memory of the process that runs a script in a
 	// worker (see Worker), in bytes (default DefaultMemory). In process
 	// nothing bounds a script's heap but its Timeout.
@@ -47,7 +62,14 @@ const (
 	DefaultMaxCallStack  = 500
 	DefaultMaxScript     = 64 << 10
 	DefaultMemory        = 256 << 20
+	// DefaultMaxParallelCalls is how many of a script's tool calls run
+	// at once.
+	DefaultMaxParallelCalls = 4
 )
+
+// messageSlack is what MaxMessage's default adds for a message's own
+// fields (names, a failure's message).
+const messageSlack = 64 << 10
 
 // withDefaults returns l with its zero fields set to their defaults, or
 // an error naming a negative one.
@@ -72,10 +94,16 @@ func (l Limits) withDefaults() (Limits, error) {
 		{"MaxToolResult", &l.MaxToolResult, DefaultMaxToolResult},
 		{"MaxCallStack", &l.MaxCallStack, DefaultMaxCallStack},
 		{"MaxScript", &l.MaxScript, DefaultMaxScript},
+		{"MaxParallelCalls", &l.MaxParallelCalls, DefaultMaxParallelCalls},
 	} {
 		if err := set(f.name, f.v, f.def); err != nil {
 			return l, err
 		}
+	}
+	// Once the bounds of what a message carries are set: its default
+	// follows them.
+	if err := set("MaxMessage", &l.MaxMessage, 6*max(l.MaxToolResult, l.MaxOutput+l.MaxConsole)+messageSlack); err != nil {
+		return l, err
 	}
 	if l.Timeout < 0 {
 		return l, errs.Option("Limits", fmt.Sprintf("Timeout %v", l.Timeout), "want 0 (the default) or more")

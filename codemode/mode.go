@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmkit/toolkit"
@@ -116,7 +117,9 @@ func (m *Mode) Limits() Limits { return m.lim }
 // policy, pins, rate limits and audit; its promise resolves to the tool's
 // result (JSON parsed, text as a string) or rejects with an Error whose
 // name is "ToolError", with the tool's name and the call's outcome
-// ("denied", "rate_limited", "tool_failed", ...). The script's return
+// ("denied", "rate_limited", "tool_failed", ...). Calls the script
+// starts without awaiting each (Promise.all) run in parallel, up to
+// Limits.MaxParallelCalls at once. The script's return
 // value is the Output. A script that throws, or breaks a bound, fails
 // alone with a *ScriptError (ErrScript or ErrBound); when ctx ends first
 // the error is ctx's.
@@ -139,68 +142,76 @@ func (m *Mode) Run(ctx context.Context, script string) (*Output, error) {
 	return out, err
 }
 
-// toolkitCaller runs a script's tool calls through the toolkit, one at a
-// time, on a goroutine of its own that lives as long as the script (so
-// that a call does not pay for a new goroutine's stack to grow through
-// the toolkit's pipeline).
+// toolkitCaller runs a script's tool calls through the toolkit, each on
+// one of as many goroutines as calls run at once, which live as long as
+// the script (so that a call does not pay for a new goroutine's stack to
+// grow through the toolkit's pipeline).
 type toolkitCaller struct {
 	m    *Mode
 	jobs chan callJob // nil until the first call
+	// idle counts the goroutines that wait for a job none was given.
+	idle atomic.Int32
 }
 
-// callJob is one call handed to the caller's goroutine.
+// callJob is one call handed to the caller's goroutines.
 type callJob struct {
 	ctx  context.Context
+	id   int
 	name string
 	it   toolkit.Item
 	in   toolkit.Resource
-	done chan<- callOut
+	done chan<- callResult
 }
 
 // serve runs the calls handed to it until jobs is closed.
-func (c *toolkitCaller) serve(jobs <-chan callJob) {
-	for j := range jobs {
-		j.done <- c.m.result(j.ctx, j.name, j.it, j.in)
+func (c *toolkitCaller) serve() {
+	for j := range c.jobs {
+		out := c.m.result(j.ctx, j.name, j.it, j.in)
+		// Idle before the engine hears of it: a call it starts next
+		// takes this goroutine.
+		c.idle.Add(1)
+		j.done <- callResult{id: j.id, out: out}
 	}
 }
 
-// close ends the caller's goroutine, once the call it runs, if any,
-// returns.
+// close ends the caller's goroutines, each once the call it runs, if
+// any, returns (a call whose tool does not return when its context ends
+// is left to finish on its own: the script went on without it).
 func (c *toolkitCaller) close() {
 	if c.jobs != nil {
 		close(c.jobs)
 	}
 }
 
-// call resolves name and calls the tool. A call whose tool does not
-// return when ctx ends is left to finish on its own: the script goes on
-// (and is stopped) without it.
-func (c *toolkitCaller) call(ctx context.Context, name string, args []byte) callOut {
+// start resolves name and hands the call to an idle goroutine, or to a
+// new one when none is idle. Its callers (a script's engine, a worker's
+// parent) start at most Limits.MaxParallelCalls calls at once, one at a
+// time.
+func (c *toolkitCaller) start(ctx context.Context, id int, name string, args []byte, done chan<- callResult) {
 	it, ok := c.m.cat.Resolve(name)
 	if !ok || it.Type != toolkit.ListTypeTools || isOwn(it.Value) {
-		return callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeNotFound, Message: fmt.Sprintf("unknown tool %q: see the declarations for the tools' names", name)}}
+		done <- callResult{id: id, out: callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeNotFound, Message: fmt.Sprintf("unknown tool %q: see the declarations for the tools' names", name)}}}
+		return
 	}
 	in, err := resource.JSON("arguments", json.RawMessage(args))
 	if err != nil {
-		return callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeBadInput, Message: err.Error()}}
+		done <- callResult{id: id, out: callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeBadInput, Message: err.Error()}}}
+		return
 	}
 	if c.jobs == nil {
-		c.jobs = make(chan callJob)
-		go c.serve(c.jobs)
+		c.jobs = make(chan callJob, c.m.lim.MaxParallelCalls)
 	}
-	stopped := callOut{Err: &callError{Tool: name, Outcome: toolkit.Outcome(context.Cause(ctx)), Message: "the script's time is up or its caller gave up"}}
-	done := make(chan callOut, 1)
-	select {
-	case c.jobs <- callJob{ctx: ctx, name: name, it: it, in: in, done: done}:
-	case <-ctx.Done():
-		return stopped
+	for {
+		n := c.idle.Load()
+		if n == 0 {
+			go c.serve()
+			break
+		}
+		if c.idle.CompareAndSwap(n, n-1) {
+			break
+		}
 	}
-	select {
-	case out := <-done:
-		return out
-	case <-ctx.Done():
-		return stopped
-	}
+	c.jobs <- callJob{ctx: ctx, id: id, name: name, it: it, in: in, done: done}
 }
 
 // result makes one call and reads its result.
@@ -216,15 +227,21 @@ func (m *Mode) result(ctx context.Context, name string, it toolkit.Item, in tool
 	if err != nil {
 		return callOut{Err: &callError{Tool: name, Outcome: toolkit.Outcome(err), Message: truncate(err.Error(), maxMessage)}}
 	}
+	var out callOut
 	switch t := res.Type(); {
 	case resource.IsJSON(t):
-		return callOut{JSON: data}
+		out = callOut{JSON: data}
 	case isText(t):
 		s := string(data)
-		return callOut{Text: &s}
+		out = callOut{Text: &s}
 	default:
-		return callOut{Type: t, Data: data}
+		out = callOut{Type: t, Data: data}
 	}
+	// Never handed on, to a worker either.
+	if err := out.tooLarge(name, m.lim.MaxToolResult); err != nil {
+		return callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeToolFailed, Message: err.Error()}}
+	}
+	return out
 }
 
 // isText reports whether a result's media type is text.

@@ -62,9 +62,10 @@ func (t *runCodeTool) Description() string {
 		"The code is the body of an async function: call a tool with `await tools.NAME(args)` (the declarations from %s "+
 		"name the tools and type their arguments and results), filter and join the results in code, and `return` what you need "+
 		"(an object, or a string). A tool's failure, a refused call included, throws an Error whose name is \"ToolError\" "+
-		"(with .tool and .outcome), which the code may catch. console.log output is returned too. No timers, modules, "+
-		"files or network: only the tools. Bounds: %v, %d tool calls, a %d-byte result.",
-		DeclareToolsName, t.m.lim.Timeout, t.m.lim.MaxToolCalls, t.m.lim.MaxOutput)
+		"(with .tool and .outcome), which the code may catch. Calls awaited together (Promise.all) run in parallel, %d at a time. "+
+		"console.log output is returned too. No timers, modules, files or network: only the tools. "+
+		"Bounds: %v, %d tool calls, a %d-byte result.",
+		DeclareToolsName, t.m.lim.MaxParallelCalls, t.m.lim.Timeout, t.m.lim.MaxToolCalls, t.m.lim.MaxOutput)
 }
 func (*runCodeTool) InputSchema() (*jsonschema.Schema, error) {
 	return &jsonschema.Schema{

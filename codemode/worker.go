@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime/metrics"
 	"strings"
@@ -25,6 +26,8 @@ import (
 // Go heap is kept under Limits.Memory: a script that allocates without
 // end makes its own process fail, which the parent reports as the
 // memory bound, and nothing else. The child gets an empty environment.
+// The parent bounds what the child sends it (Limits.MaxMessage, the
+// calls it relays), and kills a child that breaks the protocol.
 // A script's start costs one process start (a few milliseconds).
 type Worker struct {
 	// Path is the program to start (default: os.Executable()).
@@ -48,16 +51,22 @@ const workerEnv = "TOOLKIT_CODEMODE_WORKER"
 // cannot be interrupted.
 const workerGrace = time.Second
 
-// message is one message on a worker's pipes. From the worker: Ready,
-// then Call, and Done or Fail; from the parent: Start, then Out for each
-// Call.
+// message is one message on a worker's pipes, one a line. From the
+// worker: Ready, then Call (at most Limits.MaxToolCalls, at most
+// Limits.MaxParallelCalls of them unanswered), and Done or Fail; from the
+// parent: Start, then Out for each Call, with the Call's ID, as the calls
+// end, or Stop once they no longer do.
 type message struct {
+	ID    int          `json:"id,omitempty"`
 	Ready bool         `json:"ready,omitempty"`
 	Start *startMsg    `json:"start,omitempty"`
 	Call  *callMsg     `json:"call,omitempty"`
 	Out   *callOut     `json:"out,omitempty"`
 	Done  *Output      `json:"done,omitempty"`
 	Fail  *ScriptError `json:"fail,omitempty"`
+	// Stop, from the parent, says that the script's calls ended with its
+	// time (or its caller gave up), and why: the script stops.
+	Stop string `json:"stop,omitempty"`
 }
 
 type startMsg struct {
@@ -88,24 +97,47 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 	)
 	kill := func() { killOnce.Do(func() { killed = true; _ = cmd.Process.Kill() }) }
 	stop := context.AfterFunc(rctx, kill)
+	// The worker's messages, read on a goroutine of their own, so that
+	// the calls' outcomes go back as they come.
+	p.msgs.max = lim.MaxMessage
+	msgs := make(chan readMessage)
+	quit := make(chan struct{})
+	var reading sync.WaitGroup
+	reading.Add(1)
+	go func() {
+		defer reading.Done()
+		for {
+			var m message
+			err := p.msgs.read(&m)
+			select {
+			case msgs <- readMessage{m, err}:
+			case <-quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	// The calls end with the script's time bound, so that the worker sees
 	// a call that does not return fail in time, and stops the script
 	// itself, saying where.
 	cctx, ccancel := context.WithTimeout(ctx, lim.Timeout)
 	defer ccancel()
-	p.msgs.max = messageBound(lim)
-	out, err := converse(cctx, toChildW, p.msgs, script, lim, c, func() string {
+	out, err := converse(cctx, toChildW, msgs, script, lim, c, func() string {
 		if ctx.Err() != nil {
 			return "the script was stopped: " + ctx.Err().Error()
 		}
 		return fmt.Sprintf("the script ran past its time limit (%v)", lim.Timeout)
 	})
 	stop()
+	close(quit)
 	toChildW.Close()
 	if err != nil {
 		kill()
 	}
 	fromChildR.Close()
+	reading.Wait()
 	werr := cmd.Wait()
 	if err == nil {
 		return out, nil
@@ -130,44 +162,72 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 	return nil, fmt.Errorf("%w: the script's worker failed: %v (%v) %s", ErrBound, err, werr, truncate(stderr.String(), 512))
 }
 
-// converse is the parent's side of a worker's protocol. A call that ends
-// after ctx does stops the script, saying why (stopped()). What the worker
-// sends is bounded: each message by messageBound, their number by the
-// script's tool calls (one Call each, then Done or Fail), so that a
-// worker that floods its pipe is stopped and costs the parent at most one
-// message's bytes.
-func converse(ctx context.Context, w *os.File, msgs *messageReader, script string, lim Limits, c caller, stopped func() string) (*Output, error) {
+// brokenProtocol is the failure of a script whose worker broke its
+// protocol: the parent kills it.
+func brokenProtocol(what string) error {
+	return &ScriptError{Message: "the script's worker " + what + ", and was stopped", Bound: true}
+}
+
+// readMessage is a message read from a worker, or why none was.
+type readMessage struct {
+	m   message
+	err error
+}
+
+// converse is the parent's side of a worker's protocol: it starts the
+// calls the worker relays (those past Limits.MaxToolCalls, or past
+// Limits.MaxParallelCalls at once, break the protocol) and answers each
+// as it ends, until the worker's Done or Fail. Once ctx ends it tells the
+// worker to stop, saying why (stopped()), in place of the calls'
+// outcomes.
+func converse(ctx context.Context, w *os.File, msgs <-chan readMessage, script string, lim Limits, c caller, stopped func() string) (*Output, error) {
 	enc := json.NewEncoder(w)
 	if err := enc.Encode(message{Start: &startMsg{Script: script, Limits: lim}}); err != nil {
 		return nil, err
 	}
-	calls := 0
+	// done holds the outcomes of the calls that run when the worker is
+	// done with, so that they never wait.
+	done := make(chan callResult, lim.MaxParallelCalls)
+	calls, running := 0, 0
+	ended := ctx.Done()
 	for {
-		var m message
-		if err := msgs.read(&m); err != nil {
-			return nil, err
-		}
-		switch {
-		case m.Call != nil:
-			// The worker's engine throws on the call past the bound
-			// without sending it: a worker that sends it anyway is not
-			// running the script as it should.
-			if calls++; calls > lim.MaxToolCalls {
-				return nil, &ScriptError{Message: fmt.Sprintf("the script's worker sent more than %d tool calls, and was stopped", lim.MaxToolCalls), Bound: true}
-			}
-			out := c.call(ctx, m.Call.Name, m.Call.Args)
-			if ctx.Err() != nil {
-				out = callOut{Stop: stopped()}
-			}
-			if err := enc.Encode(message{Out: &out}); err != nil {
+		select {
+		case <-ended:
+			ended = nil
+			if err := enc.Encode(message{Stop: stopped()}); err != nil {
 				return nil, err
 			}
-		case m.Done != nil:
-			return m.Done, nil
-		case m.Fail != nil:
-			return nil, m.Fail
-		default:
-			return nil, errors.New("the worker sent an empty message")
+		case res := <-done:
+			running--
+			if ctx.Err() != nil {
+				continue // the worker stops: Stop says why
+			}
+			if err := enc.Encode(message{ID: res.id, Out: &res.out}); err != nil {
+				return nil, err
+			}
+		case rm := <-msgs:
+			if rm.err != nil {
+				return nil, rm.err
+			}
+			m := rm.m
+			switch {
+			case m.Call != nil:
+				calls++
+				running++
+				switch {
+				case calls > lim.MaxToolCalls:
+					return nil, brokenProtocol(fmt.Sprintf("sent more than %d tool calls", lim.MaxToolCalls))
+				case running > lim.MaxParallelCalls:
+					return nil, brokenProtocol(fmt.Sprintf("sent more than %d tool calls at once", lim.MaxParallelCalls))
+				}
+				c.start(ctx, m.ID, m.Call.Name, m.Call.Args, done)
+			case m.Done != nil:
+				return m.Done, nil
+			case m.Fail != nil:
+				return nil, m.Fail
+			default:
+				return nil, brokenProtocol("sent a message that is neither a call nor its script's end")
+			}
 		}
 	}
 }
@@ -186,12 +246,15 @@ func ServeWorker() {
 // serveWorker is the worker's side: read the script, bound the process,
 // run it, relay its calls, answer.
 func serveWorker(in, out *os.File) int {
-	dec, enc := json.NewDecoder(in), json.NewEncoder(out)
+	msgs, enc := newMessageReader(in), json.NewEncoder(out)
+	// The parent is trusted: what it sends is not bounded here.
+	msgs.max = math.MaxInt
 	if err := enc.Encode(message{Ready: true}); err != nil {
 		return 2
 	}
 	var m message
-	if err := dec.Decode(&m); err != nil || m.Start == nil {
+	err := msgs.read(&m)
+	if err != nil || m.Start == nil {
 		fmt.Fprintln(os.Stderr, "codemode worker: no script:", err)
 		return 2
 	}
@@ -204,7 +267,9 @@ func serveWorker(in, out *os.File) int {
 		fmt.Fprintln(os.Stderr, "codemode worker: cannot bound the process:", err)
 		return 2
 	}
-	res, err := runScript(context.Background(), m.Start.Script, lim, &relay{enc: enc, dec: dec})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	res, err := runScript(ctx, m.Start.Script, lim, &relay{enc: enc, msgs: msgs, lost: cancel})
 	var reply message
 	var se *ScriptError
 	switch {
@@ -241,21 +306,44 @@ func watchHeap(limit int64) {
 	}()
 }
 
-// relay is the worker's caller: each call goes to the parent.
+// relay is the worker's caller: each call goes to the parent, and its
+// outcome comes back, read on a goroutine of its own.
 type relay struct {
-	enc *json.Encoder
-	dec *json.Decoder
+	enc     *json.Encoder
+	msgs    *messageReader
+	lost    context.CancelCauseFunc // the parent is gone: the script stops
+	reading bool
 }
 
-func (r *relay) call(_ context.Context, name string, args []byte) callOut {
-	if err := r.enc.Encode(message{Call: &callMsg{Name: name, Args: args}}); err != nil {
-		os.Exit(2) // the parent is gone
+// errParentLost stops a worker's script whose parent is gone.
+const errParentLost = stopCause("the script's worker lost its parent")
+
+func (r *relay) start(_ context.Context, id int, name string, args []byte, done chan<- callResult) {
+	if !r.reading {
+		r.reading = true
+		go r.read(done)
 	}
-	var m message
-	if err := r.dec.Decode(&m); err != nil || m.Out == nil {
-		os.Exit(2)
+	if err := r.enc.Encode(message{ID: id, Call: &callMsg{Name: name, Args: args}}); err != nil {
+		r.lost(errParentLost)
 	}
-	return *m.Out
+}
+
+// read hands the calls' outcomes to the script's engine until the pipe
+// ends (the process exits with the script).
+func (r *relay) read(done chan<- callResult) {
+	for {
+		var m message
+		err := r.msgs.read(&m)
+		switch {
+		case err == nil && m.Stop != "":
+			r.lost(stopCause(m.Stop))
+			return
+		case err != nil || m.Out == nil:
+			r.lost(errParentLost)
+			return
+		}
+		done <- callResult{id: m.ID, out: *m.Out}
+	}
 }
 
 // tailBuffer keeps the first max bytes written to it (a worker's stderr:

@@ -68,7 +68,9 @@ func TestWorkerFloodStopped(t *testing.T) {
 		{"endless", "sent a message of more than"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			f := newFixture(t, true, Limits{MaxToolCalls: 5, Timeout: 10 * time.Second})
+			// More calls may run at once than the script may make: the
+			// count of calls is the bound the flood breaks.
+			f := newFixture(t, true, Limits{MaxToolCalls: 5, MaxParallelCalls: 10, Timeout: 10 * time.Second})
 			f.m.worker.Args = []string{"-test.run=^$", hostileArg + tc.mode}
 			_, err := f.m.Run(context.Background(), `return 1`)
 			if !errors.Is(err, ErrBound) || !strings.Contains(err.Error(), tc.want) {

@@ -11,17 +11,6 @@ import (
 // Limits are known.
 const readyBound = 1 << 10
 
-// messageSlack is what a worker's message may hold beside the bytes its
-// Limits count (field names, JSON escapes, a failure's position).
-const messageSlack = 64 << 10
-
-// messageBound is the size a worker's message may have under lim: the
-// largest is Done, with the script's output and console, or a Call with
-// its arguments (bounded like a tool's result).
-func messageBound(lim Limits) int {
-	return 2*(lim.MaxOutput+lim.MaxConsole) + 2*lim.MaxToolResult + messageSlack
-}
-
 // messageReader reads a worker's messages, one JSON line each, without
 // keeping more than max bytes of one: a worker that writes a longer or an
 // endless line fails, and the parent holds no more of it than max.
