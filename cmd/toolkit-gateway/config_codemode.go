@@ -21,6 +21,9 @@ type CodeMode struct {
 	Timeout time.Duration `yaml:"timeout"`
 	// MaxToolCalls bounds the tool calls of one script (default 200).
 	MaxToolCalls int `yaml:"max_tool_calls"`
+	// MaxParallelCalls bounds the calls of one script that run at once,
+	// those it awaits together (default 4).
+	MaxParallelCalls int `yaml:"max_parallel_calls"`
 	// MaxOutput bounds a script's result in bytes (default 256 KiB).
 	MaxOutput int `yaml:"max_output"`
 	// MemoryMB bounds the heap of a script's worker process, in MiB
@@ -35,6 +38,7 @@ type CodeMode struct {
 const (
 	maxCodeTimeout   = 10 * time.Minute
 	maxCodeToolCalls = 100_000
+	maxCodeParallel  = 64
 	maxCodeOutput    = 64 << 20
 	maxCodeMemoryMB  = 64 << 10
 )
@@ -49,6 +53,9 @@ func (v *validator) checkCodeMode(cm *CodeMode) {
 	}
 	if cm.MaxToolCalls < 0 || cm.MaxToolCalls > maxCodeToolCalls {
 		v.fail(fmt.Sprintf("%d is out of range: use 1 to %d (or leave it out for %d)", cm.MaxToolCalls, maxCodeToolCalls, codemode.DefaultMaxToolCalls), "code_mode", "max_tool_calls")
+	}
+	if cm.MaxParallelCalls < 0 || cm.MaxParallelCalls > maxCodeParallel {
+		v.fail(fmt.Sprintf("%d is out of range: use 1 to %d (or leave it out for %d)", cm.MaxParallelCalls, maxCodeParallel, codemode.DefaultMaxParallelCalls), "code_mode", "max_parallel_calls")
 	}
 	if cm.MaxOutput < 0 || cm.MaxOutput > maxCodeOutput {
 		v.fail(fmt.Sprintf("%d is out of range: use 1 to %d bytes (or leave it out for %d)", cm.MaxOutput, maxCodeOutput, codemode.DefaultMaxOutput), "code_mode", "max_output")
@@ -75,10 +82,11 @@ func (cm *CodeMode) String() string {
 // started worker waits for the next script; closing the mode stops it.
 func addCodeMode(tk *toolkit.Toolkit, cm *CodeMode) (*codemode.Mode, error) {
 	cfg := codemode.Config{Limits: codemode.Limits{
-		Timeout:      cm.Timeout,
-		MaxToolCalls: cm.MaxToolCalls,
-		MaxOutput:    cm.MaxOutput,
-		Memory:       int64(cm.MemoryMB) << 20,
+		Timeout:          cm.Timeout,
+		MaxToolCalls:     cm.MaxToolCalls,
+		MaxParallelCalls: cm.MaxParallelCalls,
+		MaxOutput:        cm.MaxOutput,
+		Memory:           int64(cm.MemoryMB) << 20,
 	}}
 	if !cm.InProcess {
 		cfg.Worker = &codemode.Worker{Warm: 1}

@@ -16,11 +16,11 @@ import (
 )
 
 func TestConfigCodeMode(t *testing.T) {
-	cfg, err := parseConfig("gw.yaml", []byte("code_mode:\n  timeout: 5s\n  max_tool_calls: 20\n  memory_mb: 64\n"))
+	cfg, err := parseConfig("gw.yaml", []byte("code_mode:\n  timeout: 5s\n  max_tool_calls: 20\n  max_parallel_calls: 8\n  memory_mb: 64\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cm := cfg.CodeMode; cm == nil || cm.Timeout.Seconds() != 5 || cm.MaxToolCalls != 20 || cm.MemoryMB != 64 || cm.InProcess {
+	if cm := cfg.CodeMode; cm == nil || cm.Timeout.Seconds() != 5 || cm.MaxToolCalls != 20 || cm.MaxParallelCalls != 8 || cm.MemoryMB != 64 || cm.InProcess {
 		t.Errorf("code_mode = %+v", cfg.CodeMode)
 	}
 	if cfg, err := parseConfig("gw.yaml", []byte("code_mode: {}\n")); err != nil || cfg.CodeMode == nil {
@@ -31,7 +31,8 @@ func TestConfigCodeMode(t *testing.T) {
 		"code_mode:\n  max_tool_calls: -1\n":     "gw.yaml:2: code_mode.max_tool_calls: -1 is out of range",
 		"code_mode:\n  max_output: 1000000000\n": "gw.yaml:2: code_mode.max_output: 1000000000 is out of range",
 		"code_mode:\n  memory_mb: 4\n":           "gw.yaml:2: code_mode.memory_mb: 4 is too small",
-		"code_mode:\n  memroy_mb: 4\n":           "gw.yaml:2: code_mode.memroy_mb: unknown field (known: timeout, max_tool_calls, max_output, memory_mb, in_process)",
+		"code_mode:\n  memroy_mb: 4\n":           "gw.yaml:2: code_mode.memroy_mb: unknown field (known: timeout, max_tool_calls, max_parallel_calls, max_output, memory_mb, in_process)",
+		"code_mode:\n  max_parallel_calls: 65\n": "gw.yaml:2: code_mode.max_parallel_calls: 65 is out of range",
 		"code_mode:\n  timeout: soon\n":          "gw.yaml:2: code_mode.timeout: cannot use",
 		"code_mode: yes\n":                       "gw.yaml:1: code_mode: cannot use",
 	} {
