@@ -5,14 +5,10 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit/internal/testing/redistest"
@@ -36,21 +32,10 @@ func TestGatewayPerUserAcrossReplicas(t *testing.T) {
 	replica := func(addr string) *gatewayProcess {
 		dir := t.TempDir()
 		writeFile(t, dir, "client-tokens", tokenA+"\n"+tokenC+"\n")
-		g := startGateway(t, writeConfig(t, dir, fmt.Sprintf(`listen: %s
-auth:
-  bearer:
-    tokens_file: client-tokens
-state:
+		g := startGateway(t, perUserConfigWith(t, dir, addr, addrB, up, `state:
   redis: {url_env: TEST_PU_REDIS_URL, timeout: 500ms}
   keys_env: TEST_PU_KEYS
-servers:
-  - name: up
-    url: %s
-    oauth:
-      per_user: true
-      redirect_url: http://%s/oauth/callback
-      allow: [%s]
-`, addr, up.url, addrB, up.iss.URL)))
+`))
 		g.waitLog(t, 0, upstreamReady("up"))
 		return g
 	}
@@ -69,15 +54,7 @@ servers:
 
 	carolB := userClient(t, b, tokenC, "carol", false, nil)
 	_, err := carolB.CallTool(context.Background(), &sdk.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != sdk.CodeURLElicitationRequired {
-		t.Fatalf("carol through B: %v, want -32042", err)
-	}
-	var data struct{ Elicitations []*sdk.ElicitParams }
-	if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 {
-		t.Fatalf("the error's data: %s", we.Data)
-	}
-	if err := openAuthorization("carol", data.Elicitations[0].URL); err != nil {
+	if err := openAuthorization("carol", urlElicitationOf(t, err, up)); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := callTextErr(carolB, "whoami", map[string]any{}); err != nil || got != "carol" {

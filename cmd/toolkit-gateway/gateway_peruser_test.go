@@ -227,15 +227,7 @@ func TestGatewayPerUser(t *testing.T) {
 
 	carol := userClient(t, g, tokenC, "carol", false, nil)
 	_, err := carol.CallTool(context.Background(), &sdk.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != sdk.CodeURLElicitationRequired {
-		t.Fatalf("carol without URL elicitation: %v", err)
-	}
-	var data struct{ Elicitations []*sdk.ElicitParams }
-	if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 || !strings.HasPrefix(data.Elicitations[0].URL, up.iss.URL+"/authorize?") {
-		t.Fatalf("the error's data: %s", we.Data)
-	}
-	if err := openAuthorization("carol", data.Elicitations[0].URL); err != nil {
+	if err := openAuthorization("carol", urlElicitationOf(t, err, up)); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := callTextErr(carol, "whoami", map[string]any{}); err != nil || got != "carol" {
@@ -386,10 +378,16 @@ func TestGatewayPerUserProtectedListing(t *testing.T) {
 // whose upstream up is per_user.
 func perUserConfig(t *testing.T, dir, addr string, up *userServer) string {
 	t.Helper()
+	return perUserConfigWith(t, dir, addr, addr, up, "metrics: true\ntoken_dir: tokens\n")
+}
+
+// perUserConfigWith writes the configuration of perUserConfig with the
+// redirect URL's host redirectAddr (a fleet's one public callback) and the
+// top-level keys extra.
+func perUserConfigWith(t *testing.T, dir, addr, redirectAddr string, up *userServer, extra string) string {
+	t.Helper()
 	return writeConfig(t, dir, fmt.Sprintf(`listen: %s
-metrics: true
-token_dir: tokens
-auth:
+%sauth:
   bearer:
     tokens_file: client-tokens
 servers:
@@ -399,7 +397,22 @@ servers:
       per_user: true
       redirect_url: http://%s/oauth/callback
       allow: [%s]
-`, addr, up.url, addr, up.iss.URL))
+`, addr, extra, up.url, redirectAddr, up.iss.URL))
+}
+
+// urlElicitationOf returns the URL of the one URL elicitation of err, a
+// -32042 error (URL elicitation required) of the upstream up.
+func urlElicitationOf(t *testing.T, err error, up *userServer) string {
+	t.Helper()
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != sdk.CodeURLElicitationRequired {
+		t.Fatalf("a call without URL elicitation: %v, want -32042", err)
+	}
+	var data struct{ Elicitations []*sdk.ElicitParams }
+	if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 || !strings.HasPrefix(data.Elicitations[0].URL, up.iss.URL+"/authorize?") {
+		t.Fatalf("the error's data: %s", we.Data)
+	}
+	return data.Elicitations[0].URL
 }
 
 // configError is a configuration that parseConfig must refuse, and what
