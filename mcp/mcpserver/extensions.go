@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmkit/toolkit"
 )
 
 // The server advertises, in capabilities.extensions (SEP-1724), the
@@ -25,6 +27,16 @@ type extensionsCache struct {
 // advertised returns the extensions to advertise now (nil for none).
 func (s *Server) advertised() map[string]any {
 	states := s.tk.Connectors()
+	if s.cfg.namespaces != nil {
+		// A server of some sources advertises only theirs.
+		var served []toolkit.ConnectorState
+		for _, st := range states {
+			if s.serves(st.Namespace) {
+				served = append(served, st)
+			}
+		}
+		states = served
+	}
 	var key strings.Builder
 	for _, st := range states {
 		key.WriteString(string(st.Extensions))

@@ -11,7 +11,9 @@ import (
 // WithNamespaces makes the server serve only the items of the given
 // sources (toolkit namespaces: a connector's, "builtin", "user"): their
 // tools, prompts, resources, templates and skills, and nothing of any
-// other source, which its clients cannot list, call, get or read. With
+// other source, which its clients cannot list, call, get or read; of the
+// extensions its connectors' servers declare it advertises only theirs
+// (beside WithExtensions). With
 // one namespace its items keep their own names (nothing collides), so a
 // server of one upstream looks to its clients like that upstream.
 //

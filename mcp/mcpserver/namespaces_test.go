@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -88,5 +89,27 @@ func TestNamespacesNoneAndInvalid(t *testing.T) {
 	mustNotErr(t, err)
 	if _, err := New(tk, nil, WithNamespaces("a", "")); !errors.Is(err, toolkit.ErrBadParameter) {
 		t.Errorf("an empty namespace: %v, want ErrBadParameter", err)
+	}
+}
+
+// A server of some sources advertises their extensions alone, beside its
+// own (WithExtensions): a host connected to another source's endpoint is
+// not told of an extension that source's server never declared.
+func TestNamespacesAdvertiseTheirExtensions(t *testing.T) {
+	leakCheck(t)
+	up := newServer(t, testserver.Options{Server: testserver.MetaOptions()})
+	upURL := testserver.ServeHTTP(t, up.Server, testserver.Stateful).URL
+	for ns, want := range map[string]string{
+		"up":    `{"io.modelcontextprotocol/ui":{"version":"test"},"x.example/builtin":{}}`,
+		"other": `{"x.example/builtin":{}}`,
+	} {
+		g := startGateway(t, upURL, nil, []Option{WithNamespaces(ns), WithExtensions(map[string]any{"x.example/builtin": nil})}, nil)
+		cs, err := connectHTTPVersion(t, g.url, "2025-11-25", nil)
+		mustNotErr(t, err)
+		b, err := json.Marshal(cs.InitializeResult().Capabilities.Extensions)
+		mustNotErr(t, err)
+		if string(b) != want {
+			t.Errorf("a server of %s advertised %s, want %s", ns, b, want)
+		}
 	}
 }
