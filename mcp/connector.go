@@ -90,6 +90,11 @@ type signals struct {
 type subscriptions struct {
 	mu sync.Mutex
 	by map[string]int
+
+	// acks are the subscriptions waiting for their server's
+	// acknowledgement (subscriptions.go).
+	acksMu sync.Mutex
+	acks   map[ackKey]chan struct{}
 }
 
 // serverSide answers the server's requests and rate-limits its logs.

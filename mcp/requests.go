@@ -106,6 +106,8 @@ func (c *Connector) offersRoots() bool { return c.o.forwardRequests || c.o.roots
 func (c *Connector) receiving(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
+		case ackMethod:
+			c.acknowledged(req)
 		case kindRoots.method:
 			if !c.offersRoots() {
 				return nil, c.refuse(kindRoots, 0)

@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -77,7 +79,9 @@ func (c *Connector) sendSubscription(ctx context.Context, uri string, on bool) e
 		return fmt.Errorf("%w: server %s does not offer resource subscriptions", errs.ErrNotImplemented, c.serverName())
 	}
 	var err error
-	if on {
+	if on && stateless(l.sess) {
+		err = c.subscribeAcknowledged(ctx, l, uri)
+	} else if on {
 		err = l.sess.Subscribe(ctx, &sdk.SubscribeParams{URI: uri})
 	} else {
 		err = l.sess.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: uri})
@@ -106,4 +110,84 @@ func (c *Connector) resubscribe(ctx context.Context, l *live) {
 	}
 	c.subs.mu.Unlock()
 	c.subscribeEach(ctx, l, uris)
+}
+
+// ackMethod is the notification with which a server of protocol
+// StatelessProtocolVersion takes on the subscriptions of a
+// subscriptions/listen request.
+const ackMethod = "notifications/subscriptions/acknowledged"
+
+// ackWait bounds how long a subscription waits for its server's
+// acknowledgement. The go-sdk's client does not report a server's refusal
+// of a subscriptions/listen request; a server that refuses is waited out.
+const ackWait = 10 * time.Second
+
+// ackKey names one resource subscription of one session.
+type ackKey struct {
+	sess *sdk.ClientSession
+	uri  string
+}
+
+// subscribeAcknowledged subscribes to uri on l, a session of protocol
+// StatelessProtocolVersion, and returns once the server acknowledged the
+// subscription. With that protocol the go-sdk's Subscribe returns as soon
+// as its subscriptions/listen request is sent, and the server only follows
+// the resource from its acknowledgement on: answering a caller before then
+// would lose the updates in between (a gateway's client subscribes, then
+// the resource changes). A server that does not acknowledge, or refuses
+// the resource, within ackWait or ctx is unsubscribed from and reported.
+func (c *Connector) subscribeAcknowledged(ctx context.Context, l *live, uri string) error {
+	key := ackKey{l.sess, uri}
+	ch := make(chan struct{})
+	c.subs.acksMu.Lock()
+	if c.subs.acks == nil {
+		c.subs.acks = map[ackKey]chan struct{}{}
+	}
+	c.subs.acks[key] = ch
+	c.subs.acksMu.Unlock()
+	defer func() {
+		c.subs.acksMu.Lock()
+		if c.subs.acks[key] == ch {
+			delete(c.subs.acks, key)
+		}
+		c.subs.acksMu.Unlock()
+	}()
+	if err := l.sess.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+		return err
+	}
+	wait := time.NewTimer(ackWait)
+	defer wait.Stop()
+	var why error
+	select {
+	case <-ch:
+		return nil
+	case <-l.done:
+		why = errors.New("the session ended before the server acknowledged the subscription")
+	case <-wait.C:
+		why = fmt.Errorf("the server did not acknowledge the subscription within %v", ackWait)
+	case <-ctx.Done():
+		why = ctx.Err()
+	}
+	// Close the subscriptions/listen stream the server may still take on.
+	_ = l.sess.Unsubscribe(context.WithoutCancel(ctx), &sdk.UnsubscribeParams{URI: uri})
+	return why
+}
+
+// acknowledged wakes the subscriptions a server's
+// notifications/subscriptions/acknowledged takes on.
+func (c *Connector) acknowledged(req sdk.Request) {
+	p, ok := req.GetParams().(*sdk.SubscriptionsAcknowledgedParams)
+	if !ok || p == nil {
+		return
+	}
+	sess, _ := req.GetSession().(*sdk.ClientSession)
+	c.subs.acksMu.Lock()
+	defer c.subs.acksMu.Unlock()
+	for _, uri := range p.Notifications.ResourceSubscriptions {
+		key := ackKey{sess, uri}
+		if ch, ok := c.subs.acks[key]; ok {
+			close(ch)
+			delete(c.subs.acks, key)
+		}
+	}
 }
