@@ -483,12 +483,52 @@ func (p *pins) reload(ctx context.Context) error {
 		return fmt.Errorf("loading pins: %w", err)
 	}
 	p.mu.Lock()
+	list, vanished := p.keepVanished(list)
 	p.replace(list)
 	p.mu.Unlock()
+	if len(vanished) > 0 {
+		p.logger.Warn("policy: pinned tool definitions vanished from the store; kept and saved again",
+			"pins", len(vanished), "tools", firstKeys(vanished, 5))
+		if err := p.persist(ctx); err != nil {
+			return err
+		}
+	}
 	if tk := p.tk.Load(); tk != nil {
 		tk.NotifyPolicyChange("")
 	}
 	return nil
+}
+
+// keepVanished returns list, as loaded from the store, with the pins p
+// holds that it lacks, which are marked to be saved again, and their keys.
+// Nothing removes a pin from a store: one that vanished was deleted from
+// outside (a Redis that restarted without persistence, a flushed key, a
+// hand-edited file), and forgetting it would pin whatever definition
+// comes next as if it were the first, the very change pins are there to
+// catch. p.mu is held.
+func (p *pins) keepVanished(list []Pin) ([]Pin, []string) {
+	loaded := make(map[string]bool, len(list))
+	for i := range list {
+		loaded[list[i].Key] = true
+	}
+	var vanished []string
+	for key, pin := range p.byKey {
+		if !loaded[key] {
+			list = append(list, pin.clone())
+			p.dirty[key] = true
+			vanished = append(vanished, key)
+		}
+	}
+	slices.Sort(vanished)
+	return list, vanished
+}
+
+// firstKeys returns at most n of keys, for a log line of bounded size.
+func firstKeys(keys []string, n int) []string {
+	if len(keys) > n {
+		return keys[:n]
+	}
+	return keys
 }
 
 // list returns a copy of every pin, by key.

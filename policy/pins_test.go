@@ -505,3 +505,36 @@ func TestPinsCatchAppsMetaChanges(t *testing.T) {
 		}
 	}
 }
+
+// A pin deleted from the store from outside (a Redis restarted without
+// persistence, a hand-edited file) is not forgotten at the next reload:
+// the process keeps it, says so and saves it again, so that a changed
+// definition served afterwards is still quarantined rather than pinned as
+// if seen for the first time.
+func TestPinsDeletedFromTheStoreAreKept(t *testing.T) {
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "pins.json")
+	p := startPinned(t, file, Config{}, newFake("t", "v1"))
+	p.tk.WaitEvents()
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.eng.ReloadPins(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.logText(), "vanished from the store") {
+		t.Errorf("no warning of the vanished pin in the log:\n%s", p.logText())
+	}
+	saved, err := NewFileStore(file).Load(ctx)
+	if err != nil || len(saved) != 1 || saved[0].Key != "srv.t" {
+		t.Errorf("saved again: %v, %v", saved, err)
+	}
+	p.events.take()
+	p.change(newFake("t", "v2"))
+	if got := p.names(t, ctx); len(got) != 0 {
+		t.Errorf("listed %v: a changed definition was pinned anew once its pin was deleted", got)
+	}
+	if got := kinds(p.events.take()); got != "quarantined srv.t" {
+		t.Errorf("events %s", got)
+	}
+}
