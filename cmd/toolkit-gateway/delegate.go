@@ -123,6 +123,13 @@ func (d *delegate) ClientStarted(ctx context.Context, cl bridge.Client) {
 	}
 }
 
+// connector returns the MCP connector of url, or nil.
+func (d *delegate) connector(url string) *mcp.Connector {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.conns[url]
+}
+
 // upstreamSessions counts the per-client upstream sessions of one
 // upstream.
 type upstreamSessions struct {

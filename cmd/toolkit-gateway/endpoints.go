@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/mcp/mcpserver"
 )
 
@@ -61,8 +63,14 @@ func (e *serverEndpoints) get(name string) (*serverEndpoint, error) {
 	if ep, ok := e.byName[name]; ok {
 		return ep, nil
 	}
-	srv, err := mcpserver.New(e.g.tk, &sdk.Implementation{Name: name, Version: version},
-		append(e.opts, mcpserver.WithNamespaces(name), mcpserver.WithHTTP(mcpserver.WithPath(e.prefix+name)))...)
+	opts := append(slices.Clip(e.opts), mcpserver.WithNamespaces(name), mcpserver.WithHTTP(mcpserver.WithPath(e.prefix+name)))
+	if e.g.clientSessions {
+		// A client of this endpoint calls this upstream only: the
+		// per_client upstreams of others open no session (no process)
+		// for it.
+		opts = append(opts, mcpserver.WithClientSessions(namespaceClients{e.g, name}))
+	}
+	srv, err := mcpserver.New(e.g.tk, &sdk.Implementation{Name: name, Version: version}, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -92,4 +100,22 @@ func (g *gateway) hasUpstream(name string) bool {
 	cfg := g.config()
 	return slices.ContainsFunc(cfg.Servers, func(s Server) bool { return s.Name == name }) ||
 		slices.ContainsFunc(cfg.OpenAPI, func(o OpenAPI) bool { return o.Name == name })
+}
+
+// namespaceClients tells the connector of one upstream, and no other, of
+// each client session that starts on that upstream's endpoint.
+type namespaceClients struct {
+	g  *gateway
+	ns string
+}
+
+func (o namespaceClients) ClientStarted(ctx context.Context, cl bridge.Client) {
+	servers := o.g.config().Servers
+	i := slices.IndexFunc(servers, func(s Server) bool { return s.Name == o.ns })
+	if i < 0 {
+		return
+	}
+	if c := o.g.d.connector(servers[i].endpoint); c != nil {
+		c.ClientStarted(ctx, cl)
+	}
 }

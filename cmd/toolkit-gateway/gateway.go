@@ -176,8 +176,9 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	})
 	if slices.ContainsFunc(cfg.Servers, Server.perClient) {
 		// Each client session is known, so per_client upstreams open
-		// theirs as it starts.
-		opts = append(opts, mcpserver.WithClientSessions(d))
+		// theirs as it starts (those of an endpoint of one upstream, only
+		// that upstream's: serverEndpoints.get).
+		mainOnly = append(mainOnly, mcpserver.WithClientSessions(d))
 		g.clientSessions = true
 	}
 	if g.meters != nil {

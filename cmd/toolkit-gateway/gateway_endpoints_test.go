@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -135,4 +136,47 @@ servers:
 	g.waitLog(t, 0, upstreamReady("a"))
 	g.waitLog(t, 0, upstreamReady("b"))
 	return g
+}
+
+// TestGatewayServerEndpointsPerClient: a client of one upstream's
+// endpoint gets a per_client session (a process) of that upstream only;
+// another per_client upstream, which it cannot call there, starts no
+// process for it.
+func TestGatewayServerEndpointsPerClient(t *testing.T) {
+	node, args := peers.FilesystemStdio(t)
+	command1, _ := json.Marshal(append([]string{node}, append(args, t.TempDir())...))
+	command2, _ := json.Marshal(append([]string{node}, append(args, t.TempDir())...))
+	g := startGateway(t, writeConfig(t, t.TempDir(), fmt.Sprintf(`listen: 127.0.0.1:0
+server_endpoints: true
+servers:
+  - name: fs1
+    command: %s
+    upstream_sessions: per_client
+    timeouts: {connect: 60s}
+  - name: fs2
+    command: %s
+    upstream_sessions: per_client
+    timeouts: {connect: 60s}
+`, command1, command2)))
+	g.waitLog(t, 0, upstreamReady("fs1"))
+	g.waitLog(t, 0, upstreamReady("fs2"))
+
+	c := sdk.NewClient(&sdk.Implementation{Name: "one", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: g.mcpURL + "/fs2"}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if _, err := callTextErr(cs, "list_allowed_directories", map[string]any{}); err != nil {
+		t.Fatalf("fs2's tool at fs2's endpoint: %v", err)
+	}
+	if _, opened, ok := g.clientSessions(t, "fs2"); !ok || opened != 1 {
+		t.Errorf("fs2: %d client sessions opened (%v), want 1", opened, ok)
+	}
+	if _, opened, ok := g.clientSessions(t, "fs1"); !ok || opened != 0 {
+		t.Errorf("fs1: %d client sessions opened (%v) for a client of fs2's endpoint, want 0", opened, ok)
+	}
+	if n := children(t, g.cmd.Process.Pid); n != 3 {
+		t.Errorf("the gateway has %d child processes, want 3 (the two shared servers and the client's fs2)", n)
+	}
 }
