@@ -10,38 +10,55 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/llmkit/toolkit/codemode"
 	"github.com/llmkit/toolkit/internal/testing/peers"
 )
 
 func TestConfigCodeMode(t *testing.T) {
-	cfg, err := parseConfig("gw.yaml", []byte("code_mode:\n  timeout: 5s\n  max_tool_calls: 20\n  max_parallel_calls: 8\n  memory_mb: 64\n"))
+	cfg, err := parseConfig("gw.yaml", []byte("code_mode:\n  timeout: 5s\n  max_tool_calls: 20\n  max_parallel_calls: 8\n  memory_mb: 64\n  warm_workers: {max: 8, per_principal: 2, idle: 1m}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cm := cfg.CodeMode; cm == nil || cm.Timeout.Seconds() != 5 || cm.MaxToolCalls != 20 || cm.MaxParallelCalls != 8 || cm.MemoryMB != 64 || cm.InProcess {
+	if cm := cfg.CodeMode; cm == nil || cm.Timeout.Seconds() != 5 || cm.MaxToolCalls != 20 || cm.MaxParallelCalls != 8 || cm.MemoryMB != 64 || cm.InProcess ||
+		cm.WarmWorkers.warm() != (codemode.Warm{Max: 8, PerPrincipal: 2, Idle: time.Minute}) {
 		t.Errorf("code_mode = %+v", cfg.CodeMode)
+	}
+	for yaml, want := range map[string]codemode.Warm{
+		"code_mode: {}\n":                           {Max: 1},
+		"code_mode:\n  warm_workers: {max: 0}\n":    {},
+		"code_mode:\n  warm_workers: {idle: 10s}\n": {Max: 1, Idle: 10 * time.Second},
+	} {
+		if cfg, err := parseConfig("gw.yaml", []byte(yaml)); err != nil || cfg.CodeMode.WarmWorkers.warm() != want {
+			t.Errorf("%q: %+v, %v, want %+v", yaml, cfg.CodeMode, err, want)
+		}
 	}
 	if cfg, err := parseConfig("gw.yaml", []byte("code_mode: {}\n")); err != nil || cfg.CodeMode == nil {
 		t.Errorf("empty code_mode: %+v, %v", cfg, err)
 	}
 	for yaml, want := range map[string]string{
-		"code_mode:\n  timeout: 1h\n":            "gw.yaml:2: code_mode.timeout: 1h0m0s is out of range",
-		"code_mode:\n  max_tool_calls: -1\n":     "gw.yaml:2: code_mode.max_tool_calls: -1 is out of range",
-		"code_mode:\n  max_output: 1000000000\n": "gw.yaml:2: code_mode.max_output: 1000000000 is out of range",
-		"code_mode:\n  memory_mb: 4\n":           "gw.yaml:2: code_mode.memory_mb: 4 is too small",
-		"code_mode:\n  memroy_mb: 4\n":           "gw.yaml:2: code_mode.memroy_mb: unknown field (known: timeout, max_tool_calls, max_parallel_calls, max_output, memory_mb, in_process)",
-		"code_mode:\n  max_parallel_calls: 65\n": "gw.yaml:2: code_mode.max_parallel_calls: 65 is out of range",
-		"code_mode:\n  timeout: soon\n":          "gw.yaml:2: code_mode.timeout: cannot use",
-		"code_mode: yes\n":                       "gw.yaml:1: code_mode: cannot use",
+		"code_mode:\n  timeout: 1h\n":                       "gw.yaml:2: code_mode.timeout: 1h0m0s is out of range",
+		"code_mode:\n  max_tool_calls: -1\n":                "gw.yaml:2: code_mode.max_tool_calls: -1 is out of range",
+		"code_mode:\n  max_output: 1000000000\n":            "gw.yaml:2: code_mode.max_output: 1000000000 is out of range",
+		"code_mode:\n  memory_mb: 4\n":                      "gw.yaml:2: code_mode.memory_mb: 4 is too small",
+		"code_mode:\n  memroy_mb: 4\n":                      "gw.yaml:2: code_mode.memroy_mb: unknown field (known: timeout, max_tool_calls, max_parallel_calls, max_output, memory_mb, in_process, warm_workers)",
+		"code_mode:\n  warm_workers: {max: 1000}\n":         "gw.yaml:2: code_mode.warm_workers.max: 1000 is out of range",
+		"code_mode:\n  warm_workers: {per_principal: -1}\n": "gw.yaml:2: code_mode.warm_workers.per_principal: -1 is out of range",
+		"code_mode:\n  warm_workers: {idle: 48h}\n":         "gw.yaml:2: code_mode.warm_workers.idle: 48h0m0s is out of range",
+		"code_mode:\n  warm_workers: {maks: 1}\n":           "gw.yaml:2: code_mode.warm_workers.maks: unknown field (known: max, per_principal, idle)",
+		"code_mode:\n  max_parallel_calls: 65\n":            "gw.yaml:2: code_mode.max_parallel_calls: 65 is out of range",
+		"code_mode:\n  timeout: soon\n":                     "gw.yaml:2: code_mode.timeout: cannot use",
+		"code_mode: yes\n":                                  "gw.yaml:1: code_mode: cannot use",
 	} {
 		if _, err := parseConfig("gw.yaml", []byte(yaml)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", yaml, err, want)
 		}
 	}
 	var none *CodeMode
-	if none.String() != "" || (&CodeMode{MemoryMB: 20}).String() == (&CodeMode{MemoryMB: 30}).String() {
+	two := 2
+	if none.String() != "" || (&CodeMode{MemoryMB: 20}).String() == (&CodeMode{MemoryMB: 30}).String() ||
+		(&CodeMode{}).String() == (&CodeMode{WarmWorkers: &WarmWorkers{Max: &two}}).String() {
 		t.Error("String does not tell configurations apart")
 	}
 }
@@ -76,6 +93,7 @@ tool_search: {}
 code_mode:
   timeout: 20s
   memory_mb: 64
+  warm_workers: {max: 2, per_principal: 2}
 policy:
   rules:
     - {name: read-only, effect: deny, tools: [write_file, edit_file, move_file, create_directory]}
@@ -132,11 +150,11 @@ catch (e) { return {name: e.name, tool: e.tool, outcome: e.outcome} }`, filepath
 	}
 	callJSON(t, cs, codemode.RunCodeName, map[string]any{"code": script}, &summary)
 
-	// The worker waiting for the next script is the gateway re-executed,
-	// and stops with it.
+	// The workers waiting for the principal's next scripts
+	// (warm_workers) are the gateway re-executed, and stop with it.
 	workers := childrenNamed(t, g.cmd.Process.Pid, filepath.Base(g.cmd.Path))
-	if len(workers) != 1 {
-		t.Errorf("%d workers wait, want 1", len(workers))
+	if len(workers) != 2 {
+		t.Errorf("%d workers wait, want 2", len(workers))
 	}
 	cs.Close()
 	g.cmd.Process.Signal(syscall.SIGTERM)
