@@ -125,11 +125,12 @@ func (cm *CodeMode) String() string {
 	return fmt.Sprintf("%+v warm_workers %+v", c, cm.WarmWorkers.warm())
 }
 
-// addCodeMode adds code mode's tools to tk as builtins. In workers,
-// started workers wait for the principals' next scripts
+// addCodeMode adds code mode's tools to tk as builtins; scripts call the
+// tools by the names names gives (the names the gateway's clients see).
+// In workers, started workers wait for the principals' next scripts
 // (code_mode.warm_workers); closing the mode stops them.
-func addCodeMode(tk *toolkit.Toolkit, cm *CodeMode) (*codemode.Mode, error) {
-	cfg := codemode.Config{Limits: codemode.Limits{
+func addCodeMode(tk *toolkit.Toolkit, cm *CodeMode, names codemode.Names) (*codemode.Mode, error) {
+	cfg := codemode.Config{Names: names, Limits: codemode.Limits{
 		Timeout:          cm.Timeout,
 		MaxToolCalls:     cm.MaxToolCalls,
 		MaxParallelCalls: cm.MaxParallelCalls,
@@ -153,3 +154,21 @@ func addCodeMode(tk *toolkit.Toolkit, cm *CodeMode) (*codemode.Mode, error) {
 // codeModeAlways are the tool_search patterns code mode adds: its tools
 // are listed as themselves.
 var codeModeAlways = []string{codemode.RunCodeName, codemode.DeclareToolsName}
+
+// serverNames names the tools in scripts as the gateway's server
+// offers them (qualified_names included), once it exists.
+type serverNames struct{ g *gateway }
+
+func (n serverNames) ExposedName(kind toolkit.ListType, key string) (string, bool) {
+	if n.g.srv == nil {
+		return "", false
+	}
+	return n.g.srv.ExposedName(kind, key)
+}
+
+func (n serverNames) ItemKey(kind toolkit.ListType, exposed string) (string, bool) {
+	if n.g.srv == nil {
+		return "", false
+	}
+	return n.g.srv.ItemKey(kind, exposed)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -274,6 +275,63 @@ return {sum, weather, env};`}, &got)
 	g.waitLog(t, mark, func(r map[string]any) bool {
 		return r["msg"] == "configuration change needs a restart; ignored" && r["field"] == "code_mode"
 	})
+	cs.Close()
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	<-g.exited
+}
+
+// TestGatewayCodeModeQualifiedNames runs the gateway with code_mode and
+// qualified_names in front of the reference "everything" server: the
+// names declare_tools gives, by name and by query, are the names the
+// client lists, and a script calls the tools by them (in a worker); a
+// name the client does not see (the model name) is unknown to scripts.
+func TestGatewayCodeModeQualifiedNames(t *testing.T) {
+	node, args := peers.EverythingStdio(t)
+	dir := t.TempDir()
+	command, _ := json.Marshal(append([]string{node}, args...))
+	g := startGateway(t, writeConfig(t, dir, fmt.Sprintf(`listen: 127.0.0.1:0
+qualified_names: true
+code_mode:
+  timeout: 20s
+servers:
+  - name: everything
+    command: %s
+`, command)))
+	g.waitLog(t, 0, upstreamReady("everything"))
+	cs := connectGateway(t, g)
+
+	listed := toolNames(t, cs)
+	runCode, declare := "builtin_"+codemode.RunCodeName, "builtin_"+codemode.DeclareToolsName
+	if !slices.Contains(listed, runCode) || !slices.Contains(listed, declare) || !slices.Contains(listed, "everything_get-sum") {
+		t.Fatalf("tools = %v", listed)
+	}
+	decl, isErr := toolText(t, cs, declare, map[string]any{"names": []string{"everything_get-sum", "get-sum"}, "query": "echo a message back", "limit": 3})
+	if isErr || !strings.Contains(decl, `"everything_get-sum"(args: {`) || !strings.Contains(decl, `// unknown tools: ["get-sum"]`) {
+		t.Fatalf("declarations (isError %v):\n%s", isErr, decl)
+	}
+	declared := regexp.MustCompile(`(?m)^  "?([A-Za-z0-9_.-]+)"?\(args:`).FindAllStringSubmatch(decl, -1)
+	if len(declared) < 2 {
+		t.Fatalf("declarations:\n%s", decl)
+	}
+	for _, d := range declared {
+		if !slices.Contains(listed, d[1]) {
+			t.Errorf("declared %q, which the client does not list (%v)", d[1], listed)
+		}
+	}
+	var got struct {
+		Sum  string `json:"sum"`
+		Echo string `json:"echo"`
+		Bare string `json:"bare"`
+	}
+	callJSON(t, cs, runCode, map[string]any{"code": `
+const sum = await tools["everything_get-sum"]({a: 2, b: 3});
+const echo = await tools.everything_echo({message: "hi"});
+let bare;
+try { await tools["get-sum"]({a: 1, b: 1}); bare = "called" } catch (e) { bare = e.outcome }
+return {sum, echo, bare};`}, &got)
+	if got.Sum != "The sum of 2 and 3 is 5." || !strings.Contains(got.Echo, "hi") || got.Bare != "not_found" {
+		t.Fatalf("script result %+v", got)
+	}
 	cs.Close()
 	g.cmd.Process.Signal(syscall.SIGTERM)
 	<-g.exited
