@@ -152,10 +152,13 @@ catch (e) { return {name: e.name, tool: e.tool, outcome: e.outcome} }`, filepath
 	callJSON(t, cs, codemode.RunCodeName, map[string]any{"code": script}, &summary)
 
 	// The workers waiting for the principal's next scripts
-	// (warm_workers) are the gateway re-executed, and stop with it.
+	// (warm_workers) are the gateway re-executed, and stop with it. Two
+	// waited before the last script, which took one; the one started
+	// once it ended, and the one it ran in, being reaped, may be there
+	// too.
 	workers := childrenNamed(t, g.cmd.Process.Pid, filepath.Base(g.cmd.Path))
-	if len(workers) != 2 {
-		t.Errorf("%d workers wait, want 2", len(workers))
+	if len(workers) < 1 || len(workers) > 3 {
+		t.Errorf("%d workers, want the one that waits, and at most the last script's and the one started after it", len(workers))
 	}
 	cs.Close()
 	g.cmd.Process.Signal(syscall.SIGTERM)
