@@ -42,15 +42,20 @@ func benchMode(b *testing.B, worker bool) (*toolkit.Toolkit, *Mode) {
 func BenchmarkWorkerStart(b *testing.B) {
 	for _, c := range []struct {
 		name   string
-		worker *Worker
+		worker bool
+		warm   Warm
 	}{
-		{"in-process", nil},
-		{"cold", &Worker{Path: os.Args[0], Args: []string{"-test.run=^$"}}},
-		{"pooled", &Worker{Path: os.Args[0], Args: []string{"-test.run=^$"}, Warm: Warm{Max: 1}}},
+		{"in-process", false, Warm{}},
+		{"cold", true, Warm{}},
+		{"pooled", true, Warm{Max: 1}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			tk, _ := benchMode(b, false)
-			m, err := New(tk, Config{Worker: c.worker})
+			var w *Worker
+			if c.worker {
+				w = &Worker{Path: os.Args[0], Args: []string{"-test.run=^$"}, Warm: c.warm}
+			}
+			m, err := New(tk, Config{Worker: w})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -58,9 +63,9 @@ func BenchmarkWorkerStart(b *testing.B) {
 			ctx := context.Background()
 			var took []time.Duration
 			for b.Loop() {
-				if c.worker != nil {
+				if w != nil {
 					b.StopTimer()
-					c.worker.pool.waitFor(func(wp *workerPool) bool { return len(wp.starting) == 0 })
+					w.pool.waitFor(func(wp *workerPool) bool { return len(wp.starting) == 0 })
 					b.StartTimer()
 				}
 				start := time.Now()
