@@ -55,8 +55,10 @@ type Worker struct {
 // a principal's script ends, workers are started for that principal's
 // next scripts, up to PerPrincipal and Max in all; a principal's script
 // takes only a worker started for it, so that one principal's scripts
-// cannot use up those another's wait for. Each still runs one script
-// only. Mode.Close stops them.
+// cannot use up those another's wait for. When Max workers wait already,
+// a principal none waits for takes the place of the worker that has
+// waited longest. Each worker still runs one script only. Mode.Close
+// stops them.
 type Warm struct {
 	// Max bounds the workers that wait, in all (default 0: none).
 	Max int

@@ -134,7 +134,11 @@ func (w *Worker) refill(principal string) {
 	if wp.closed {
 		return
 	}
-	n := min(c.PerPrincipal-len(wp.idle[principal])-wp.starting[principal], c.Max-wp.total)
+	have := len(wp.idle[principal]) + wp.starting[principal]
+	n := min(c.PerPrincipal-have, c.Max-wp.total)
+	if n <= 0 && have == 0 && c.Max > 0 && wp.evictOldest() {
+		n = 1
+	}
 	for range max(n, 0) {
 		if wp.starting == nil {
 			wp.starting = map[string]int{}
@@ -144,6 +148,32 @@ func (w *Worker) refill(principal string) {
 		wp.wg.Add(1)
 		go w.startIdle(principal, c.Idle)
 	}
+}
+
+// evictOldest stops the worker that has waited longest, of any
+// principal, and reports whether there was one.
+func (wp *workerPool) evictOldest() bool {
+	var oldest string
+	found := false
+	for principal, q := range wp.idle {
+		// Each principal's workers wait in the order they started.
+		if !found || q[0].since.Before(wp.idle[oldest][0].since) {
+			oldest, found = principal, true
+		}
+	}
+	if !found {
+		return false
+	}
+	q := wp.idle[oldest]
+	p := q[0].p
+	wp.setIdle(oldest, append([]idleProc(nil), q[1:]...))
+	wp.total--
+	wp.wg.Add(1) // under mu, the pool open: Close waits for it
+	go func() {
+		defer wp.wg.Done()
+		p.stop()
+	}()
+	return true
 }
 
 // startIdle starts a worker to wait for principal's scripts.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -239,22 +240,37 @@ func TestWarmWorkersMisbehaving(t *testing.T) {
 }
 
 // TestWarmWorkersBounds: no more workers wait than Max in all and
-// PerPrincipal for one principal; those that waited Idle are stopped and
-// reaped; Close reaps every worker, those being started included.
+// PerPrincipal for one principal; when Max wait, a principal none waits
+// for takes the place of the one that waited longest; those that waited
+// Idle are stopped and reaped; Close reaps every worker, those being
+// started included.
 func TestWarmWorkersBounds(t *testing.T) {
 	wm := newWarmMode(t, Warm{Max: 3, PerPrincipal: 2}, Limits{})
-	for _, who := range []string{"a", "a", "b", "c", "c"} {
-		if _, err := wm.run(who, `return 1`); err != nil {
+	// a: 2 after its first script, and its second; b: 1, the last room;
+	// c: 1 in the place of a's older, then 1 after its second.
+	for i, c := range []struct {
+		who  string
+		want map[string]int
+	}{
+		{"a", map[string]int{"a": 2}},
+		{"a", map[string]int{"a": 2}},
+		{"b", map[string]int{"a": 2, "b": 1}},
+		{"c", map[string]int{"a": 1, "b": 1, "c": 1}},
+		{"c", map[string]int{"a": 1, "b": 1, "c": 1}},
+	} {
+		if _, err := wm.run(c.who, `return 1`); err != nil {
 			t.Fatal(err)
 		}
 		wm.settle()
+		got := map[string]int{}
+		for who, pids := range wm.waiting() {
+			got[who] = len(pids)
+		}
+		if !maps.Equal(got, c.want) {
+			t.Errorf("after script %d (%s's), workers waiting: %v, want %v", i, c.who, got, c.want)
+		}
 	}
-	// a: 2 after its first script; b: 1, the last room; c: none.
-	waiting := wm.waiting()
-	if len(waiting["a"]) != 2 || len(waiting["b"]) != 1 || len(waiting["c"]) != 0 {
-		t.Errorf("workers waiting: %v, want a: 2, b: 1, c: none", waiting)
-	}
-	// c's scripts start their own workers, which are reaped.
+	// The workers scripts ran in, and the one evicted, are reaped.
 	wm.w.pool.wg.Wait()
 	if kids := children(os.Getpid()); len(kids) != 3 {
 		t.Errorf("child processes: %v, want the 3 that wait", kids)
