@@ -33,8 +33,8 @@ type CodeMode struct {
 	// faster, and nothing but its timeout bounds its memory.
 	InProcess bool `yaml:"in_process"`
 	// WarmWorkers bounds the worker processes started before the scripts
-	// that will run in them (each runs one script): by default one waits
-	// for each principal that ran a script, one in all.
+	// that will run in them (each runs one script), per principal: by
+	// default one waits, for the principal whose script ended last.
 	WarmWorkers *WarmWorkers `yaml:"warm_workers"`
 }
 
