@@ -3,7 +3,9 @@ package codemode
 import (
 	"context"
 	"os"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/resource"
@@ -31,26 +33,50 @@ func benchMode(b *testing.B, worker bool) (*toolkit.Toolkit, *Mode) {
 	return tk, m
 }
 
-// BenchmarkScriptStart: a script that returns at once, in process: the
-// VM's start and the result's encoding.
-func BenchmarkScriptStart(b *testing.B) {
-	_, m := benchMode(b, false)
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := m.Run(ctx, `return 1`); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkScriptStartWorker: the same in a worker process.
-func BenchmarkScriptStartWorker(b *testing.B) {
-	_, m := benchMode(b, true)
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := m.Run(ctx, `return 1`); err != nil {
-			b.Fatal(err)
-		}
+// BenchmarkWorkerStart: a script that returns at once, as a client
+// sees it: in process (the baseline: the VM's start and the result's
+// encoding), in a worker started for it (cold), and in one that waited
+// for it (pooled, Worker.Warm; the timer stops while the next worker
+// starts, as when scripts come no faster than processes start). Each
+// reports its median too.
+func BenchmarkWorkerStart(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		worker bool
+		warm   Warm
+	}{
+		{"in-process", false, Warm{}},
+		{"cold", true, Warm{}},
+		{"pooled", true, Warm{Max: 1}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			tk, _ := benchMode(b, false)
+			var w *Worker
+			if c.worker {
+				w = &Worker{Path: os.Args[0], Args: []string{"-test.run=^$"}, Warm: c.warm}
+			}
+			m, err := New(tk, Config{Worker: w})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			ctx := context.Background()
+			var took []time.Duration
+			for b.Loop() {
+				if w != nil {
+					b.StopTimer()
+					w.pool.waitFor(func(wp *workerPool) bool { return len(wp.starting) == 0 })
+					b.StartTimer()
+				}
+				start := time.Now()
+				if _, err := m.Run(ctx, `return 1`); err != nil {
+					b.Fatal(err)
+				}
+				took = append(took, time.Since(start))
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "ms-median")
+		})
 	}
 }
 
@@ -103,26 +129,4 @@ func BenchmarkDirectCalls(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/innerCalls, "ns/call")
-}
-
-// BenchmarkScriptStartWorkerWarm: in a worker that was started before
-// the script came (Worker.Warm 1), as it is when scripts come no faster
-// than processes start (the timer stops while the next worker starts).
-func BenchmarkScriptStartWorkerWarm(b *testing.B) {
-	tk, _ := benchMode(b, false)
-	w := &Worker{Path: os.Args[0], Args: []string{"-test.run=^$"}, Warm: 1}
-	m, err := New(tk, Config{Worker: w})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
-	ctx := context.Background()
-	for b.Loop() {
-		b.StopTimer()
-		w.pool.wg.Wait()
-		b.StartTimer()
-		if _, err := m.Run(ctx, `return 1`); err != nil {
-			b.Fatal(err)
-		}
-	}
 }

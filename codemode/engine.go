@@ -240,16 +240,17 @@ func (toolsObject) Keys() []string              { return nil }
 // maxToolNames bounds the tool functions one script makes.
 const maxToolNames = 1000
 
-// isToolName reports whether key may name a tool: a model-safe name
-// (letters, digits, '_' and '-', up to 128 bytes), and not a name the
-// engine itself looks up on objects (then, toJSON, constructor, ...).
+// isToolName reports whether key may name a tool: a model-safe or MCP
+// name (letters, digits, '_', '-' and '.', up to 128 bytes), and not a
+// name the engine itself looks up on objects (then, toJSON, constructor,
+// ...).
 func isToolName(key string) bool {
 	if key == "" || len(key) > 128 || reservedKeys[key] {
 		return false
 	}
 	for i := 0; i < len(key); i++ {
 		c := key[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
 			return false
 		}
 	}

@@ -23,8 +23,13 @@ type Config struct {
 	Worker *Worker
 	// Catalog names the tools as scripts call them (default: a
 	// model.Catalog over the toolkit, so the names are the model names
-	// package model gives).
+	// package model gives), and finds them for declare_tools' queries.
 	Catalog *model.Catalog
+	// Names, when set, names the tools as scripts call them in place of
+	// Catalog: the names a face of the toolkit offers its clients (see
+	// Names), so that a client's model calls a tool in a script by the
+	// name the client lists.
+	Names Names
 }
 
 // Mode runs scripts against a toolkit: see the package documentation. It
@@ -32,6 +37,7 @@ type Config struct {
 type Mode struct {
 	tk     *toolkit.Toolkit
 	cat    *model.Catalog
+	names  Names
 	lim    Limits
 	worker *Worker
 	// running counts the scripts that run in process, those given up on
@@ -49,7 +55,7 @@ func New(tk *toolkit.Toolkit, cfg Config) (*Mode, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Mode{tk: tk, cat: cfg.Catalog, lim: lim, worker: cfg.Worker}
+	m := &Mode{tk: tk, cat: cfg.Catalog, names: cfg.Names, lim: lim, worker: cfg.Worker}
 	if m.cat == nil {
 		m.cat = model.NewCatalog(tk)
 	}
@@ -112,7 +118,8 @@ func (m *Mode) runInProcess(ctx context.Context, script string) (*Output, error)
 func (m *Mode) Limits() Limits { return m.lim }
 
 // Run runs a script: the body of an async JavaScript function, in which
-// tools.NAME(args) calls the tool NAME (its model name, see Declarations)
+// tools.NAME(args) calls the tool NAME (its model name, or its name
+// under Config.Names; see Declarations)
 // through the toolkit's Call with ctx, so with ctx's principal, session,
 // policy, pins, rate limits and audit; its promise resolves to the tool's
 // result (JSON parsed, text as a string) or rejects with an Error whose
@@ -188,7 +195,7 @@ func (c *toolkitCaller) close() {
 // parent) start at most Limits.MaxParallelCalls calls at once, one at a
 // time.
 func (c *toolkitCaller) start(ctx context.Context, id int, name string, args []byte, done chan<- callResult) {
-	it, ok := c.m.cat.Resolve(name)
+	it, ok := c.m.resolve(ctx, name)
 	if !ok || it.Type != toolkit.ListTypeTools || isOwn(it.Value) {
 		done <- callResult{id: id, out: callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeNotFound, Message: fmt.Sprintf("unknown tool %q: see the declarations for the tools' names", name)}}}
 		return

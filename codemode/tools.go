@@ -166,8 +166,8 @@ func (t *declareTool) Run(ctx context.Context, input json.RawMessage) (any, erro
 	return text, nil
 }
 
-// Declarations returns the declarations of the tools named (model names,
-// as scripts call them) and of the tools query finds (up to limit;
+// Declarations returns the declarations of the tools named (as scripts
+// call them: model names, or under Config.Names) and of the tools query finds (up to limit;
 // DefaultDeclareLimit when 0), that the principal of ctx may see: the
 // toolkit's policy holds. Names it cannot declare are returned as
 // unknown.
@@ -196,7 +196,7 @@ func (m *Mode) Declarations(ctx context.Context, names []string, query string, l
 		return true
 	}
 	for _, n := range names {
-		it, ok := m.cat.Resolve(n)
+		it, ok := m.resolve(ctx, n)
 		if !ok || it.Type != toolkit.ListTypeTools || !add(n, it) {
 			if !seen[n] {
 				unknown = append(unknown, n)
@@ -212,7 +212,9 @@ func (m *Mode) Declarations(ctx context.Context, names []string, query string, l
 			if len(decls) >= len(names)+limit {
 				break
 			}
-			add(d.Name, d.Item)
+			if name, ok := m.nameOf(d.Item, d.Name); ok {
+				add(name, d.Item)
+			}
 		}
 	}
 	return decls, slices.Clip(unknown), nil

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/llmkit/toolkit"
 )
 
 // Worker runs each script in a child process, so that the OS bounds what
@@ -28,20 +30,49 @@ import (
 // memory bound, and nothing else. The child gets an empty environment.
 // The parent bounds what the child sends it (Limits.MaxMessage, the
 // calls it relays), and kills a child that breaks the protocol.
-// A script's start costs one process start (a few milliseconds).
+// A worker runs one script and exits: no process ever runs two scripts,
+// so nothing one script leaves (in the engine, the heap, the process's
+// rlimits, which cannot be raised again once lowered) reaches another.
+// A script's start costs one process start (tens of milliseconds),
+// unless Warm keeps workers started before the script came (about a
+// millisecond).
 type Worker struct {
 	// Path is the program to start (default: os.Executable()).
 	Path string
 	// Args are its arguments.
 	Args []string
-	// Warm is how many started workers wait for a script (default 0: each
-	// script starts its own): a script then does not wait for a process
-	// to start, unless scripts come faster than processes start. Mode.Close
-	// stops them.
-	Warm int
+	// Warm bounds the started workers kept waiting for a script (the
+	// zero value keeps none: each script starts its own).
+	Warm Warm
 
 	pool workerPool
+	// onTake, set by tests only, sees the worker each script runs in.
+	onTake func(principal string, p *proc)
 }
+
+// Warm bounds the started workers a Worker keeps waiting. They wait per
+// principal (toolkit.PrincipalFromContext of the script's context): once
+// a principal's script ends, workers are started for that principal's
+// next scripts, up to PerPrincipal and Max in all; a principal's script
+// takes only a worker started for it, so that one principal's scripts
+// cannot use up those another's wait for. When Max workers wait already,
+// a principal none waits for takes the place of the worker that has
+// waited longest. Each worker still runs one script only. Mode.Close
+// stops them.
+type Warm struct {
+	// Max bounds the workers that wait, in all (default 0: none).
+	Max int
+	// PerPrincipal bounds the workers that wait for one principal
+	// (default 1).
+	PerPrincipal int
+	// Idle is how long a worker waits for a script before it is stopped
+	// (default DefaultWarmIdle).
+	Idle time.Duration
+}
+
+// DefaultWarmIdle is how long a started worker waits for a script by
+// default.
+const DefaultWarmIdle = 5 * time.Minute
 
 // workerEnv marks a worker process; its value is the protocol's version.
 const workerEnv = "TOOLKIT_CODEMODE_WORKER"
@@ -84,10 +115,17 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 	if len(script) > lim.MaxScript {
 		return nil, &ScriptError{Message: fmt.Sprintf("the script is %d bytes, more than the %d allowed", len(script), lim.MaxScript), Bound: true}
 	}
-	p, err := w.take()
+	principal := toolkit.PrincipalFromContext(ctx)
+	p, err := w.take(principal)
 	if err != nil {
 		return nil, err
 	}
+	if w.onTake != nil {
+		w.onTake(principal, p)
+	}
+	// Once the script ended (not while it runs, on the same cores), the
+	// workers for the principal's next scripts start.
+	defer w.refill(principal)
 	cmd, toChildW, fromChildR, stderr := p.cmd, p.toChild, p.fromChild, p.stderr
 	rctx, cancel := context.WithTimeout(ctx, lim.Timeout+workerGrace)
 	defer cancel()
@@ -136,12 +174,18 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 	if err != nil {
 		kill()
 	}
+	if err == nil {
+		// The worker has nothing left to do: it is killed, and reaped
+		// off the script's path (its exit takes a few milliseconds).
+		kill()
+		fromChildR.Close()
+		reading.Wait()
+		w.reap(p)
+		return out, nil
+	}
 	fromChildR.Close()
 	reading.Wait()
 	werr := cmd.Wait()
-	if err == nil {
-		return out, nil
-	}
 	var se *ScriptError
 	if errors.As(err, &se) {
 		return nil, se
@@ -249,6 +293,7 @@ func serveWorker(in, out *os.File) int {
 	msgs, enc := newMessageReader(in), json.NewEncoder(out)
 	// The parent is trusted: what it sends is not bounded here.
 	msgs.max = math.MaxInt
+	warmUp()
 	if err := enc.Encode(message{Ready: true}); err != nil {
 		return 2
 	}

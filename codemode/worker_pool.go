@@ -5,14 +5,27 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"time"
 )
 
-// workerPool holds a Worker's started workers that wait for a script.
+// workerPool holds a Worker's started workers that wait for a script,
+// per principal (see Warm), and the workers it reaps.
 type workerPool struct {
-	mu     sync.Mutex
-	spare  []*proc
-	closed bool
-	wg     sync.WaitGroup // the refills under way
+	mu      sync.Mutex
+	changed *sync.Cond // broadcast when idle or starting change
+	idle    map[string][]idleProc
+	// starting counts the workers being started, per principal.
+	starting map[string]int
+	total    int // idle and starting, all principals
+	reaper   *time.Timer
+	closed   bool
+	wg       sync.WaitGroup // the starts and the reaps under way
+}
+
+// idleProc is a started worker that waits, since when.
+type idleProc struct {
+	p     *proc
+	since time.Time
 }
 
 // proc is a started worker: its process and its pipes.
@@ -24,8 +37,21 @@ type proc struct {
 	stderr    *tailBuffer
 }
 
+// warm returns w.Warm with its defaults.
+func (w *Worker) warm() Warm {
+	c := w.Warm
+	if c.PerPrincipal <= 0 {
+		c.PerPrincipal = 1
+	}
+	if c.Idle <= 0 {
+		c.Idle = DefaultWarmIdle
+	}
+	return c
+}
+
 // start starts a worker and returns once it is ready for its script
-// (the runtime and the program's packages initialised).
+// (the runtime and the program's packages initialised, the engine warmed
+// up).
 func (w *Worker) start() (*proc, error) {
 	path := w.Path
 	if path == "" {
@@ -73,9 +99,9 @@ func (p *proc) stop() {
 	_ = p.cmd.Wait()
 }
 
-// take returns a waiting worker, or starts one; with Warm, it starts
-// another to wait for the next script.
-func (w *Worker) take() (*proc, error) {
+// take returns a worker that waits for principal's scripts, or starts
+// one.
+func (w *Worker) take(principal string) (*proc, error) {
 	wp := &w.pool
 	wp.mu.Lock()
 	if wp.closed {
@@ -83,12 +109,13 @@ func (w *Worker) take() (*proc, error) {
 		return nil, fmt.Errorf("codemode: worker: %w", errClosed)
 	}
 	var p *proc
-	if n := len(wp.spare); n > 0 {
-		p, wp.spare = wp.spare[n-1], wp.spare[:n-1]
-	}
-	if w.Warm > 0 {
-		wp.wg.Add(1)
-		go w.refill()
+	if q := wp.idle[principal]; len(q) > 0 {
+		// The newest: the oldest are the first the reaper stops.
+		p = q[len(q)-1].p
+		q[len(q)-1] = idleProc{}
+		wp.setIdle(principal, q[:len(q)-1])
+		wp.total--
+		wp.broadcast()
 	}
 	wp.mu.Unlock()
 	if p != nil {
@@ -97,40 +124,180 @@ func (w *Worker) take() (*proc, error) {
 	return w.start()
 }
 
-// refill starts a worker to wait, unless enough wait or the pool closed.
-func (w *Worker) refill() {
+// refill starts workers to wait for principal's scripts, up to the
+// bounds of Warm.
+func (w *Worker) refill(principal string) {
+	c := w.warm()
 	wp := &w.pool
-	defer wp.wg.Done()
 	wp.mu.Lock()
-	enough := wp.closed || len(wp.spare) >= w.Warm
-	wp.mu.Unlock()
-	if enough {
+	defer wp.mu.Unlock()
+	if wp.closed {
 		return
 	}
-	p, err := w.start()
-	if err != nil {
-		return // the next script starts its own, and says why if it fails
+	have := len(wp.idle[principal]) + wp.starting[principal]
+	n := min(c.PerPrincipal-have, c.Max-wp.total)
+	if n <= 0 && have == 0 && c.Max > 0 && wp.evictOldest() {
+		n = 1
 	}
-	wp.mu.Lock()
-	if wp.closed || len(wp.spare) >= w.Warm {
-		wp.mu.Unlock()
-		p.stop()
-		return
+	for range max(n, 0) {
+		if wp.starting == nil {
+			wp.starting = map[string]int{}
+		}
+		wp.starting[principal]++
+		wp.total++
+		wp.wg.Add(1)
+		go w.startIdle(principal, c.Idle)
 	}
-	wp.spare = append(wp.spare, p)
-	wp.mu.Unlock()
 }
 
-// close stops the waiting workers; scripts running in workers finish.
+// evictOldest stops the worker that has waited longest, of any
+// principal, and reports whether there was one.
+func (wp *workerPool) evictOldest() bool {
+	var oldest string
+	found := false
+	for principal, q := range wp.idle {
+		// Each principal's workers wait in the order they started.
+		if !found || q[0].since.Before(wp.idle[oldest][0].since) {
+			oldest, found = principal, true
+		}
+	}
+	if !found {
+		return false
+	}
+	q := wp.idle[oldest]
+	p := q[0].p
+	wp.setIdle(oldest, append([]idleProc(nil), q[1:]...))
+	wp.total--
+	wp.wg.Add(1) // under mu, the pool open: Close waits for it
+	go func() {
+		defer wp.wg.Done()
+		p.stop()
+	}()
+	return true
+}
+
+// startIdle starts a worker to wait for principal's scripts.
+func (w *Worker) startIdle(principal string, idle time.Duration) {
+	wp := &w.pool
+	defer wp.wg.Done()
+	p, err := w.start()
+	wp.mu.Lock()
+	defer wp.mu.Unlock()
+	if wp.starting[principal]--; wp.starting[principal] == 0 {
+		delete(wp.starting, principal)
+	}
+	defer wp.broadcast()
+	if err != nil || wp.closed {
+		if !wp.closed {
+			wp.total--
+		}
+		if err == nil {
+			// Close waits for this start, then for nothing else.
+			p.stop()
+		}
+		return // a script starts its own, and says why if it fails
+	}
+	if wp.idle == nil {
+		wp.idle = map[string][]idleProc{}
+	}
+	wp.idle[principal] = append(wp.idle[principal], idleProc{p: p, since: time.Now()})
+	if wp.reaper == nil {
+		wp.reaper = time.AfterFunc(idle, func() { w.reapIdle(idle) })
+	}
+}
+
+// reapIdle stops the workers that waited idle or longer, and sets the
+// reaper to run again when the oldest of the others will have.
+func (w *Worker) reapIdle(idle time.Duration) {
+	wp := &w.pool
+	wp.mu.Lock()
+	if wp.closed {
+		wp.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	var stale []*proc
+	var next time.Time
+	for principal, q := range wp.idle {
+		i := 0
+		for i < len(q) && now.Sub(q[i].since) >= idle {
+			stale = append(stale, q[i].p)
+			i++
+		}
+		rest := append([]idleProc(nil), q[i:]...)
+		wp.setIdle(principal, rest)
+		if len(rest) > 0 && (next.IsZero() || rest[0].since.Before(next)) {
+			next = rest[0].since
+		}
+	}
+	wp.total -= len(stale)
+	wp.reaper = nil
+	if !next.IsZero() {
+		wp.reaper = time.AfterFunc(next.Add(idle).Sub(now), func() { w.reapIdle(idle) })
+	}
+	wp.broadcast()
+	wp.wg.Add(1) // under mu: Close waits for it
+	wp.mu.Unlock()
+	defer wp.wg.Done()
+	for _, p := range stale {
+		p.stop()
+	}
+}
+
+// reap reaps a worker that was killed once its script ended, on a
+// goroutine of its own (Close waits for it), or at once after Close.
+func (w *Worker) reap(p *proc) {
+	wp := &w.pool
+	wp.mu.Lock()
+	defer wp.mu.Unlock()
+	if wp.closed {
+		_ = p.cmd.Wait()
+		return
+	}
+	wp.wg.Add(1)
+	go func() {
+		defer wp.wg.Done()
+		_ = p.cmd.Wait()
+	}()
+}
+
+// setIdle sets principal's waiting workers, forgetting a principal none
+// waits for.
+func (wp *workerPool) setIdle(principal string, q []idleProc) {
+	if len(q) == 0 {
+		delete(wp.idle, principal)
+		return
+	}
+	wp.idle[principal] = q
+}
+
+// broadcast tells those that wait for a change of the pool (tests).
+func (wp *workerPool) broadcast() {
+	if wp.changed != nil {
+		wp.changed.Broadcast()
+	}
+}
+
+// close stops the waiting workers and reaps every worker the pool
+// started or killed; scripts running in workers finish, and reap their
+// own.
 func (w *Worker) close() {
 	wp := &w.pool
 	wp.mu.Lock()
 	wp.closed = true
-	spare := wp.spare
-	wp.spare = nil
+	if wp.reaper != nil {
+		wp.reaper.Stop()
+		wp.reaper = nil
+	}
+	idle := wp.idle
+	wp.idle = nil
+	wp.total = 0
+	wp.broadcast()
 	wp.mu.Unlock()
 	wp.wg.Wait()
-	for _, p := range spare {
-		p.stop()
+	for _, q := range idle {
+		for _, ip := range q {
+			ip.p.stop()
+		}
 	}
 }

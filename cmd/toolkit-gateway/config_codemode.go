@@ -32,6 +32,35 @@ type CodeMode struct {
 	// InProcess runs scripts in the gateway's own process: each starts
 	// faster, and nothing but its timeout bounds its memory.
 	InProcess bool `yaml:"in_process"`
+	// WarmWorkers bounds the worker processes started before the scripts
+	// that will run in them (each runs one script), per principal: by
+	// default one waits, for the principal whose script ended last.
+	WarmWorkers *WarmWorkers `yaml:"warm_workers"`
+}
+
+// WarmWorkers is code_mode.warm_workers: the started workers that wait
+// for a principal's next script (codemode.Warm).
+type WarmWorkers struct {
+	// Max bounds the workers that wait, in all (default 1; 0 keeps none:
+	// each script waits for its worker's start).
+	Max *int `yaml:"max"`
+	// PerPrincipal bounds those that wait for one principal (default 1).
+	PerPrincipal int `yaml:"per_principal"`
+	// Idle is how long a worker waits before it is stopped (default 5m).
+	Idle time.Duration `yaml:"idle"`
+}
+
+// warm returns the codemode.Warm of ww (nil: the default).
+func (ww *WarmWorkers) warm() codemode.Warm {
+	w := codemode.Warm{Max: 1}
+	if ww == nil {
+		return w
+	}
+	if ww.Max != nil {
+		w.Max = *ww.Max
+	}
+	w.PerPrincipal, w.Idle = ww.PerPrincipal, ww.Idle
+	return w
 }
 
 // Bounds of code_mode's fields.
@@ -41,6 +70,8 @@ const (
 	maxCodeParallel  = 64
 	maxCodeOutput    = 64 << 20
 	maxCodeMemoryMB  = 64 << 10
+	maxWarmWorkers   = 256
+	maxWarmIdle      = 24 * time.Hour
 )
 
 // checkCodeMode checks code_mode: every bound in range.
@@ -68,6 +99,20 @@ func (v *validator) checkCodeMode(cm *CodeMode) {
 	if cm.InProcess && cm.MemoryMB != 0 {
 		v.warn("memory_mb bounds a worker process; with in_process it bounds nothing", "code_mode", "memory_mb")
 	}
+	if ww := cm.WarmWorkers; ww != nil {
+		if ww.Max != nil && (*ww.Max < 0 || *ww.Max > maxWarmWorkers) {
+			v.fail(fmt.Sprintf("%d is out of range: use 0 to %d (or leave it out for 1)", *ww.Max, maxWarmWorkers), "code_mode", "warm_workers", "max")
+		}
+		if ww.PerPrincipal < 0 || ww.PerPrincipal > maxWarmWorkers {
+			v.fail(fmt.Sprintf("%d is out of range: use 1 to %d (or leave it out for 1)", ww.PerPrincipal, maxWarmWorkers), "code_mode", "warm_workers", "per_principal")
+		}
+		if ww.Idle < 0 || ww.Idle > maxWarmIdle {
+			v.fail(fmt.Sprintf("%v is out of range: use up to %v (or leave it out for %v)", ww.Idle, maxWarmIdle, codemode.DefaultWarmIdle), "code_mode", "warm_workers", "idle")
+		}
+		if cm.InProcess {
+			v.warn("warm_workers keeps worker processes; with in_process none runs", "code_mode", "warm_workers")
+		}
+	}
 }
 
 // String describes cm for comparing two configurations ("" when nil).
@@ -75,13 +120,17 @@ func (cm *CodeMode) String() string {
 	if cm == nil {
 		return ""
 	}
-	return fmt.Sprintf("%+v", *cm)
+	c := *cm
+	c.WarmWorkers = nil
+	return fmt.Sprintf("%+v warm_workers %+v", c, cm.WarmWorkers.warm())
 }
 
-// addCodeMode adds code mode's tools to tk as builtins. In a worker, one
-// started worker waits for the next script; closing the mode stops it.
-func addCodeMode(tk *toolkit.Toolkit, cm *CodeMode) (*codemode.Mode, error) {
-	cfg := codemode.Config{Limits: codemode.Limits{
+// addCodeMode adds code mode's tools to tk as builtins; scripts call the
+// tools by the names names gives (the names the gateway's clients see).
+// In workers, started workers wait for the principals' next scripts
+// (code_mode.warm_workers); closing the mode stops them.
+func addCodeMode(tk *toolkit.Toolkit, cm *CodeMode, names codemode.Names) (*codemode.Mode, error) {
+	cfg := codemode.Config{Names: names, Limits: codemode.Limits{
 		Timeout:          cm.Timeout,
 		MaxToolCalls:     cm.MaxToolCalls,
 		MaxParallelCalls: cm.MaxParallelCalls,
@@ -89,7 +138,7 @@ func addCodeMode(tk *toolkit.Toolkit, cm *CodeMode) (*codemode.Mode, error) {
 		Memory:           int64(cm.MemoryMB) << 20,
 	}}
 	if !cm.InProcess {
-		cfg.Worker = &codemode.Worker{Warm: 1}
+		cfg.Worker = &codemode.Worker{Warm: cm.WarmWorkers.warm()}
 	}
 	m, err := codemode.New(tk, cfg)
 	if err != nil {
@@ -105,3 +154,21 @@ func addCodeMode(tk *toolkit.Toolkit, cm *CodeMode) (*codemode.Mode, error) {
 // codeModeAlways are the tool_search patterns code mode adds: its tools
 // are listed as themselves.
 var codeModeAlways = []string{codemode.RunCodeName, codemode.DeclareToolsName}
+
+// serverNames names the tools in scripts as the gateway's server
+// offers them (qualified_names included), once it exists.
+type serverNames struct{ g *gateway }
+
+func (n serverNames) ExposedName(kind toolkit.ListType, key string) (string, bool) {
+	if n.g.srv == nil {
+		return "", false
+	}
+	return n.g.srv.ExposedName(kind, key)
+}
+
+func (n serverNames) ItemKey(kind toolkit.ListType, exposed string) (string, bool) {
+	if n.g.srv == nil {
+		return "", false
+	}
+	return n.g.srv.ItemKey(kind, exposed)
+}

@@ -72,7 +72,7 @@ func yamlError(file string, root *yaml.Node, err error) error {
 var configTypes = map[string]any{
 	"main.Config": Config{}, "main.Server": Server{}, "main.Timeouts": Timeouts{},
 	"main.ToolFilter": ToolFilter{}, "main.Auth": Auth{}, "main.BearerAuth": BearerAuth{},
-	"main.JWTAuth": JWTAuth{}, "main.OAuth": OAuth{}, "main.ToolSearch": ToolSearch{}, "main.CodeMode": CodeMode{}, "main.InputState": InputState{}, "main.PolicyConfig": PolicyConfig{}, "main.AuditLog": AuditLog{},
+	"main.JWTAuth": JWTAuth{}, "main.OAuth": OAuth{}, "main.ToolSearch": ToolSearch{}, "main.CodeMode": CodeMode{}, "main.WarmWorkers": WarmWorkers{}, "main.InputState": InputState{}, "main.PolicyConfig": PolicyConfig{}, "main.AuditLog": AuditLog{},
 	"policy.Rule": policy.Rule{}, "policy.Limit": policy.Limit{}, "policy.Annotations": policy.Annotations{}, "policy.Condition": policy.Condition{},
 }
 

@@ -193,7 +193,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 		mainOnly = append(mainOnly, mcpserver.WithQualifiedNames())
 	}
 	if cm := cfg.CodeMode; cm != nil {
-		if g.code, err = addCodeMode(tk, cm); err != nil {
+		if g.code, err = addCodeMode(tk, cm, serverNames{g}); err != nil {
 			g.closeOwned()
 			g.meters.shutdown()
 			return nil, err

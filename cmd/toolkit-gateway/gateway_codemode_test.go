@@ -6,42 +6,60 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/llmkit/toolkit/codemode"
 	"github.com/llmkit/toolkit/internal/testing/peers"
 )
 
 func TestConfigCodeMode(t *testing.T) {
-	cfg, err := parseConfig("gw.yaml", []byte("code_mode:\n  timeout: 5s\n  max_tool_calls: 20\n  max_parallel_calls: 8\n  memory_mb: 64\n"))
+	cfg, err := parseConfig("gw.yaml", []byte("code_mode:\n  timeout: 5s\n  max_tool_calls: 20\n  max_parallel_calls: 8\n  memory_mb: 64\n  warm_workers: {max: 8, per_principal: 2, idle: 1m}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cm := cfg.CodeMode; cm == nil || cm.Timeout.Seconds() != 5 || cm.MaxToolCalls != 20 || cm.MaxParallelCalls != 8 || cm.MemoryMB != 64 || cm.InProcess {
+	if cm := cfg.CodeMode; cm == nil || cm.Timeout.Seconds() != 5 || cm.MaxToolCalls != 20 || cm.MaxParallelCalls != 8 || cm.MemoryMB != 64 || cm.InProcess ||
+		cm.WarmWorkers.warm() != (codemode.Warm{Max: 8, PerPrincipal: 2, Idle: time.Minute}) {
 		t.Errorf("code_mode = %+v", cfg.CodeMode)
+	}
+	for yaml, want := range map[string]codemode.Warm{
+		"code_mode: {}\n":                           {Max: 1},
+		"code_mode:\n  warm_workers: {max: 0}\n":    {},
+		"code_mode:\n  warm_workers: {idle: 10s}\n": {Max: 1, Idle: 10 * time.Second},
+	} {
+		if cfg, err := parseConfig("gw.yaml", []byte(yaml)); err != nil || cfg.CodeMode.WarmWorkers.warm() != want {
+			t.Errorf("%q: %+v, %v, want %+v", yaml, cfg.CodeMode, err, want)
+		}
 	}
 	if cfg, err := parseConfig("gw.yaml", []byte("code_mode: {}\n")); err != nil || cfg.CodeMode == nil {
 		t.Errorf("empty code_mode: %+v, %v", cfg, err)
 	}
 	for yaml, want := range map[string]string{
-		"code_mode:\n  timeout: 1h\n":            "gw.yaml:2: code_mode.timeout: 1h0m0s is out of range",
-		"code_mode:\n  max_tool_calls: -1\n":     "gw.yaml:2: code_mode.max_tool_calls: -1 is out of range",
-		"code_mode:\n  max_output: 1000000000\n": "gw.yaml:2: code_mode.max_output: 1000000000 is out of range",
-		"code_mode:\n  memory_mb: 4\n":           "gw.yaml:2: code_mode.memory_mb: 4 is too small",
-		"code_mode:\n  memroy_mb: 4\n":           "gw.yaml:2: code_mode.memroy_mb: unknown field (known: timeout, max_tool_calls, max_parallel_calls, max_output, memory_mb, in_process)",
-		"code_mode:\n  max_parallel_calls: 65\n": "gw.yaml:2: code_mode.max_parallel_calls: 65 is out of range",
-		"code_mode:\n  timeout: soon\n":          "gw.yaml:2: code_mode.timeout: cannot use",
-		"code_mode: yes\n":                       "gw.yaml:1: code_mode: cannot use",
+		"code_mode:\n  timeout: 1h\n":                       "gw.yaml:2: code_mode.timeout: 1h0m0s is out of range",
+		"code_mode:\n  max_tool_calls: -1\n":                "gw.yaml:2: code_mode.max_tool_calls: -1 is out of range",
+		"code_mode:\n  max_output: 1000000000\n":            "gw.yaml:2: code_mode.max_output: 1000000000 is out of range",
+		"code_mode:\n  memory_mb: 4\n":                      "gw.yaml:2: code_mode.memory_mb: 4 is too small",
+		"code_mode:\n  memroy_mb: 4\n":                      "gw.yaml:2: code_mode.memroy_mb: unknown field (known: timeout, max_tool_calls, max_parallel_calls, max_output, memory_mb, in_process, warm_workers)",
+		"code_mode:\n  warm_workers: {max: 1000}\n":         "gw.yaml:2: code_mode.warm_workers.max: 1000 is out of range",
+		"code_mode:\n  warm_workers: {per_principal: -1}\n": "gw.yaml:2: code_mode.warm_workers.per_principal: -1 is out of range",
+		"code_mode:\n  warm_workers: {idle: 48h}\n":         "gw.yaml:2: code_mode.warm_workers.idle: 48h0m0s is out of range",
+		"code_mode:\n  warm_workers: {maks: 1}\n":           "gw.yaml:2: code_mode.warm_workers.maks: unknown field (known: max, per_principal, idle)",
+		"code_mode:\n  max_parallel_calls: 65\n":            "gw.yaml:2: code_mode.max_parallel_calls: 65 is out of range",
+		"code_mode:\n  timeout: soon\n":                     "gw.yaml:2: code_mode.timeout: cannot use",
+		"code_mode: yes\n":                                  "gw.yaml:1: code_mode: cannot use",
 	} {
 		if _, err := parseConfig("gw.yaml", []byte(yaml)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", yaml, err, want)
 		}
 	}
 	var none *CodeMode
-	if none.String() != "" || (&CodeMode{MemoryMB: 20}).String() == (&CodeMode{MemoryMB: 30}).String() {
+	two := 2
+	if none.String() != "" || (&CodeMode{MemoryMB: 20}).String() == (&CodeMode{MemoryMB: 30}).String() ||
+		(&CodeMode{}).String() == (&CodeMode{WarmWorkers: &WarmWorkers{Max: &two}}).String() {
 		t.Error("String does not tell configurations apart")
 	}
 }
@@ -76,6 +94,7 @@ tool_search: {}
 code_mode:
   timeout: 20s
   memory_mb: 64
+  warm_workers: {max: 2, per_principal: 2}
 policy:
   rules:
     - {name: read-only, effect: deny, tools: [write_file, edit_file, move_file, create_directory]}
@@ -132,11 +151,14 @@ catch (e) { return {name: e.name, tool: e.tool, outcome: e.outcome} }`, filepath
 	}
 	callJSON(t, cs, codemode.RunCodeName, map[string]any{"code": script}, &summary)
 
-	// The worker waiting for the next script is the gateway re-executed,
-	// and stops with it.
+	// The workers waiting for the principal's next scripts
+	// (warm_workers) are the gateway re-executed, and stop with it. Two
+	// waited before the last script, which took one; the one started
+	// once it ended, and the one it ran in, being reaped, may be there
+	// too.
 	workers := childrenNamed(t, g.cmd.Process.Pid, filepath.Base(g.cmd.Path))
-	if len(workers) != 1 {
-		t.Errorf("%d workers wait, want 1", len(workers))
+	if len(workers) < 1 || len(workers) > 3 {
+		t.Errorf("%d workers, want the one that waits, and at most the last script's and the one started after it", len(workers))
 	}
 	cs.Close()
 	g.cmd.Process.Signal(syscall.SIGTERM)
@@ -256,6 +278,63 @@ return {sum, weather, env};`}, &got)
 	g.waitLog(t, mark, func(r map[string]any) bool {
 		return r["msg"] == "configuration change needs a restart; ignored" && r["field"] == "code_mode"
 	})
+	cs.Close()
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	<-g.exited
+}
+
+// TestGatewayCodeModeQualifiedNames runs the gateway with code_mode and
+// qualified_names in front of the reference "everything" server: the
+// names declare_tools gives, by name and by query, are the names the
+// client lists, and a script calls the tools by them (in a worker); a
+// name the client does not see (the model name) is unknown to scripts.
+func TestGatewayCodeModeQualifiedNames(t *testing.T) {
+	node, args := peers.EverythingStdio(t)
+	dir := t.TempDir()
+	command, _ := json.Marshal(append([]string{node}, args...))
+	g := startGateway(t, writeConfig(t, dir, fmt.Sprintf(`listen: 127.0.0.1:0
+qualified_names: true
+code_mode:
+  timeout: 20s
+servers:
+  - name: everything
+    command: %s
+`, command)))
+	g.waitLog(t, 0, upstreamReady("everything"))
+	cs := connectGateway(t, g)
+
+	listed := toolNames(t, cs)
+	runCode, declare := "builtin_"+codemode.RunCodeName, "builtin_"+codemode.DeclareToolsName
+	if !slices.Contains(listed, runCode) || !slices.Contains(listed, declare) || !slices.Contains(listed, "everything_get-sum") {
+		t.Fatalf("tools = %v", listed)
+	}
+	decl, isErr := toolText(t, cs, declare, map[string]any{"names": []string{"everything_get-sum", "get-sum"}, "query": "echo a message back", "limit": 3})
+	if isErr || !strings.Contains(decl, `"everything_get-sum"(args: {`) || !strings.Contains(decl, `// unknown tools: ["get-sum"]`) {
+		t.Fatalf("declarations (isError %v):\n%s", isErr, decl)
+	}
+	declared := regexp.MustCompile(`(?m)^  "?([A-Za-z0-9_.-]+)"?\(args:`).FindAllStringSubmatch(decl, -1)
+	if len(declared) < 2 {
+		t.Fatalf("declarations:\n%s", decl)
+	}
+	for _, d := range declared {
+		if !slices.Contains(listed, d[1]) {
+			t.Errorf("declared %q, which the client does not list (%v)", d[1], listed)
+		}
+	}
+	var got struct {
+		Sum  string `json:"sum"`
+		Echo string `json:"echo"`
+		Bare string `json:"bare"`
+	}
+	callJSON(t, cs, runCode, map[string]any{"code": `
+const sum = await tools["everything_get-sum"]({a: 2, b: 3});
+const echo = await tools.everything_echo({message: "hi"});
+let bare;
+try { await tools["get-sum"]({a: 1, b: 1}); bare = "called" } catch (e) { bare = e.outcome }
+return {sum, echo, bare};`}, &got)
+	if got.Sum != "The sum of 2 and 3 is 5." || !strings.Contains(got.Echo, "hi") || got.Bare != "not_found" {
+		t.Fatalf("script result %+v", got)
+	}
 	cs.Close()
 	g.cmd.Process.Signal(syscall.SIGTERM)
 	<-g.exited

@@ -112,6 +112,14 @@ func TestServerNamespaces(t *testing.T) {
 	if got, _ := srv.ExposedName(toolkit.ListTypeTools, "web.search"); got != "web_search" {
 		t.Errorf("ExposedName: %q", got)
 	}
+	for exposed, want := range map[string]string{"web_search": "web.search", "search": "builtin.search", "fetch.page": "web.fetch.page"} {
+		if got, ok := srv.ItemKey(toolkit.ListTypeTools, exposed); !ok || got != want {
+			t.Errorf("ItemKey(%q) = %q, %v, want %q", exposed, got, ok, want)
+		}
+	}
+	if got, ok := srv.ItemKey(toolkit.ListTypeTools, "nothing"); ok {
+		t.Errorf("ItemKey of no tool: %q", got)
+	}
 	for uri, want := range map[string]string{"file:///a": "builtin a", "file:///a#web": "web a"} {
 		rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
 		if err != nil || rr.Contents[0].Text != want || rr.Contents[0].URI != uri {

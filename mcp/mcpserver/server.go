@@ -409,3 +409,17 @@ func (s *Server) ExposedName(kind toolkit.ListType, key string) (string, bool) {
 	}
 	return s.namers[k].exposed(key)
 }
+
+// ItemKey returns the toolkit key of the item of the given kind offered
+// to clients under exposed (a tool's or a prompt's name, a resource's
+// URI, a template's URI template): the inverse of ExposedName.
+func (s *Server) ItemKey(kind toolkit.ListType, exposed string) (string, bool) {
+	k, ok := kind.Kind()
+	if !ok {
+		return "", false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	reg, ok := s.regs[k][exposed]
+	return reg.key, ok
+}
