@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -83,13 +84,30 @@ func (w *Worker) start() (*proc, error) {
 		return nil, fmt.Errorf("codemode: worker: %w", err)
 	}
 	p.msgs = newMessageReader(fromChildR)
+	// A program that never says it is ready (a Path that is not this
+	// program, a child stuck at its start) is killed: its pipe closes
+	// and the read below fails, so nothing waits for it for ever.
+	var late atomic.Bool
+	stall := time.AfterFunc(workerStartWait, func() {
+		late.Store(true)
+		_ = p.cmd.Process.Kill()
+	})
 	var m message
-	if err := p.msgs.read(&m); err != nil || !m.Ready {
+	err = p.msgs.read(&m)
+	stall.Stop()
+	if err != nil || !m.Ready {
 		p.stop()
+		if late.Load() {
+			err = fmt.Errorf("not ready within %v", workerStartWait)
+		}
 		return nil, fmt.Errorf("codemode: worker: did not start: %v %s", err, truncate(p.stderr.String(), 512))
 	}
 	return p, nil
 }
+
+// workerStartWait bounds how long a started worker may take to say it is
+// ready.
+var workerStartWait = 30 * time.Second
 
 // stop kills a worker that was not given a script and reaps it.
 func (p *proc) stop() {

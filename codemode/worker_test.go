@@ -293,3 +293,28 @@ func TestWarmWorkersBounds(t *testing.T) {
 	}
 	wi.closeAndCheck(t)
 }
+
+// TestWorkerNeverReady: a worker program that never says it is ready (a
+// Path that is not this program) is killed after workerStartWait: the
+// script fails saying so, a refill gives up alike, and Close returns with
+// no child left.
+func TestWorkerNeverReady(t *testing.T) {
+	defer func(d time.Duration) { workerStartWait = d }(workerStartWait)
+	workerStartWait = 100 * time.Millisecond
+	f := newFixture(t, false, Limits{})
+	w := &Worker{Path: "/bin/sleep", Args: []string{"3600"}, Warm: Warm{Max: 1}}
+	m, err := New(f.tk, Config{Worker: w, Limits: Limits{Timeout: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Run(context.Background(), `1`)
+	if err == nil || !strings.Contains(err.Error(), "not ready within") {
+		t.Errorf("Run = %v, want a worker not ready", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if kids := children(os.Getpid()); len(kids) > 0 {
+		t.Errorf("child processes left after Close: %v", kids)
+	}
+}
