@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/llmkit/toolkit/internal/testing/redistest"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
 )
 
@@ -104,5 +106,59 @@ func TestGatewayPerClientSessionlessIsolation(t *testing.T) {
 	a, b, a2 := sessionOf(tokenA), sessionOf(tokenB), sessionOf(tokenA)
 	if a == "" || a == b || a != a2 {
 		t.Errorf("upstream sessions: A %q and %q, B %q; want A's own, the same for A's two clients, and B's apart", a, a2, b)
+	}
+}
+
+// TestGatewayPerClientPrincipalShareAcrossReplicas: two replicas sharing
+// their state on one Redis count a principal's per_client sessions
+// together. Token A's session on replica A takes its share
+// (max_upstream_sessions_per_principal: 1), so its session on replica B
+// is refused with an error naming the share, while token B's is not; once
+// A's first client leaves, its session on B is admitted.
+func TestGatewayPerClientPrincipalShareAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	t.Setenv("TEST_SHARE_REDIS_URL", srv.URL())
+	t.Setenv("TEST_SHARE_KEYS", base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef")))
+	up := testserver.ServeHTTP(t, newSessionEcho(), testserver.Stateful)
+	replica := func() *gatewayProcess {
+		dir := t.TempDir()
+		writeFile(t, dir, "client-tokens", tokenA+"\n"+tokenB+"\n")
+		g := startGateway(t, writeConfig(t, dir, fmt.Sprintf(`listen: 127.0.0.1:0
+auth:
+  bearer:
+    tokens_file: client-tokens
+state:
+  redis: {url_env: TEST_SHARE_REDIS_URL, timeout: 500ms}
+  keys_env: TEST_SHARE_KEYS
+servers:
+  - name: up
+    url: %s
+    upstream_sessions: per_client
+    max_upstream_sessions: 3
+    max_upstream_sessions_per_principal: 1
+`, up.URL)))
+		g.waitLog(t, 0, upstreamReady("up"))
+		return g
+	}
+	a, b := replica(), replica()
+
+	onA := tokenClient(t, a, tokenA, "2025-11-25")
+	if _, err := callTextErr(onA, "session", map[string]any{}); err != nil {
+		t.Fatalf("token A's session on replica A: %v", err)
+	}
+	onB := tokenClient(t, b, tokenA, "2025-11-25")
+	_, err := callTextErr(onB, "session", map[string]any{})
+	if err == nil || !strings.Contains(err.Error(), "max_upstream_sessions_per_principal") || !strings.Contains(err.Error(), `principal "token:1"`) {
+		t.Fatalf("token A's session on replica B: %v, want refused by the principal's share", err)
+	}
+	if _, err := callTextErr(tokenClient(t, b, tokenB, "2025-11-25"), "session", map[string]any{}); err != nil {
+		t.Errorf("token B on replica B while A holds its share: %v", err)
+	}
+
+	from := a.mark()
+	onA.Close()
+	a.waitLog(t, from, func(r map[string]any) bool { return r["msg"] == "client's upstream session closed" })
+	if _, err := callTextErr(tokenClient(t, b, tokenA, "2025-11-25"), "session", map[string]any{}); err != nil {
+		t.Errorf("token A on replica B once its session on A closed: %v", err)
 	}
 }
