@@ -23,17 +23,15 @@ type Connector struct {
 	ep     *endpoint
 	o      options
 	logger *slog.Logger
-	ns     atomic.Pointer[string] // the connector's namespace, once known (naming.go)
+	names  naming // its namespace and the host of its result URIs (naming.go)
 
 	link link      // how the connector reaches the server
 	life lifecycle // the connector's state and its ready session (supervisor.go)
 	sig  signals   // from SDK handlers and callers to the supervisor
 	up   upstream  // chooses the session of each request (upstream.go)
 
-	snap       atomic.Pointer[catalog]
-	resultHost atomic.Pointer[string] // host part of result URIs, from the server's name
-	calls      callRegistry
-	slots      chan struct{} // one value per request in flight (Limits.MaxConcurrency); nil without a limit
+	snap  atomic.Pointer[catalog]
+	calls callRegistry // the requests in flight and their slots (inflight.go)
 
 	subs   subscriptions // the subscriptions callers asked for (subscriptions.go)
 	srv    serverSide    // what answers the server's requests and notifications
@@ -158,12 +156,12 @@ func New(url, clientName, clientVersion string, opts ...Option) (*Connector, err
 		srv:  serverSide{noteLogs: newLogLimiter()},
 	}
 	if o.maxConcurrency > 0 {
-		c.slots = make(chan struct{}, o.maxConcurrency)
+		c.calls.slots = make(chan struct{}, o.maxConcurrency)
 	}
 	c.link.scanned = o.dialer == nil
 	// Every log line of the connector goes through toolkit.RedactHandler.
 	if o.namespace != "" {
-		c.ns.Store(&o.namespace)
+		c.names.ns.Store(&o.namespace)
 	}
 	c.logger = c.namedLogger(toolkit.RedactLogger(o.logger))
 	c.link.httpClient = o.httpClient
@@ -297,7 +295,7 @@ const maxPendingUpdates = 1024
 // known, else the server's own name once known, else the connector's URL
 // without secrets.
 func (c *Connector) serverName() string {
-	if p := c.ns.Load(); p != nil {
+	if p := c.names.ns.Load(); p != nil {
 		return *p
 	}
 	c.life.mu.Lock()

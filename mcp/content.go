@@ -102,7 +102,7 @@ func carry(r toolkit.Resource, blocks []sdk.Content, structured any, meta map[st
 // resultURI names a result that has no URI of its own:
 // mcp://SERVER/KIND/NAME.
 func (c *Connector) resultURI(kind, name string) string {
-	host := c.resultHost.Load()
+	host := c.names.resultHost.Load()
 	if host == nil {
 		h := uriHost(c.serverName())
 		host = &h

@@ -120,6 +120,10 @@ type callRegistry struct {
 	mu    sync.Mutex
 	next  uint64
 	calls map[string]*inflight
+
+	// slots holds one value per request in flight
+	// (Limits.MaxConcurrency; limits.go); nil without a limit.
+	slots chan struct{}
 }
 
 // begin registers a request on l; it returns the request's context, its

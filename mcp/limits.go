@@ -13,20 +13,20 @@ import (
 // end; the function it returns gives the slot back. Without a limit it
 // returns at once.
 func (c *Connector) takeSlot(ctx context.Context) (func(), error) {
-	if c.slots == nil {
+	if c.calls.slots == nil {
 		return func() {}, nil
 	}
 	select {
-	case c.slots <- struct{}{}:
-		return func() { <-c.slots }, nil
+	case c.calls.slots <- struct{}{}:
+		return func() { <-c.calls.slots }, nil
 	default:
 	}
 	if c.o.hooks.queued != nil {
 		c.o.hooks.queued()
 	}
 	select {
-	case c.slots <- struct{}{}:
-		return func() { <-c.slots }, nil
+	case c.calls.slots <- struct{}{}:
+		return func() { <-c.calls.slots }, nil
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}

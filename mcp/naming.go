@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/names"
@@ -30,9 +31,16 @@ func OptNamespace(ns string) Option {
 	}
 }
 
+// naming is what a connector is called by: its namespace, once known,
+// and the host part of the URIs of its results, from its server's name.
+type naming struct {
+	ns         atomic.Pointer[string]
+	resultHost atomic.Pointer[string]
+}
+
 // label returns the name of the connector in logs and errors.
 func (c *Connector) label() string {
-	if p := c.ns.Load(); p != nil {
+	if p := c.names.ns.Load(); p != nil {
 		return *p
 	}
 	return c.ep.display
@@ -45,7 +53,7 @@ func (c *Connector) adoptNamespace(ctx context.Context) {
 		return
 	}
 	if ns := toolkit.ConnectorNamespace(ctx); ns != "" {
-		c.ns.Store(&ns)
+		c.names.ns.Store(&ns)
 	}
 }
 

@@ -366,7 +366,7 @@ func (c *Connector) enterReady(ctx context.Context, l *live, init *sdk.Initializ
 	if state.Name == "" {
 		host = uriHost(c.ep.display)
 	}
-	c.resultHost.Store(&host)
+	c.names.resultHost.Store(&host)
 	c.logger.Info("connected", "url", c.ep.display, "server", state.Name, "version", state.Version, "protocol", state.ProtocolVersion, "transport", l.transport)
 	c.report(ctx, state)
 }
