@@ -25,7 +25,9 @@ import (
 // user without one gets an [AuthorizationRequiredError] carrying the
 // authorization URL, and the redirect reaching Callback (its state bound
 // to that user, once) is exchanged for the token, which is saved in Store
-// under the user. A call without a principal is refused with
+// under the user. A call made once the redirect came, while its code is
+// exchanged, waits for the exchange (and its own context) and goes on
+// with the token. A call without a principal is refused with
 // toolkit.ErrDenied; no user's token ever serves another.
 type UserAuthorization struct {
 	// ClientID and ClientSecret identify the client registered with the
@@ -40,14 +42,16 @@ type UserAuthorization struct {
 	Scopes []string
 	// Callback receives the redirects; its RedirectURL is the flow's.
 	Callback *oauth.Callback
-	// Store keeps each user's tokens, under Resource.
+	// Store keeps each user's tokens, under Resource (nil: in memory, for
+	// the life of ua).
 	Store oauth.PrincipalTokenStore
 	// Resource is the key of the tokens in Store (the API's URL, say).
 	// Required.
 	Resource string
 
 	mu      sync.Mutex
-	pending map[string]*AuthorizationRequiredError // waiting, by principal
+	pending map[string]*pendingAuthorization // waiting, by principal
+	tokens  map[string]*oauth.StoredToken    // without Store, by principal
 	closed  bool
 	life    context.Context    // ends when ua is closed
 	stop    context.CancelFunc // ends life
@@ -94,6 +98,14 @@ func (e *AuthorizationRequiredError) Unwrap() []error {
 		ElicitationID: e.ElicitationID,
 	}
 	return []error{oauth.ErrAuthorizationPending, sdk.URLElicitationRequiredError([]*sdk.ElicitParams{p})}
+}
+
+// pendingAuthorization is the authorization of one user waiting for its
+// redirect, then for its code's exchange.
+type pendingAuthorization struct {
+	err      *AuthorizationRequiredError
+	expected *oauth.Expected
+	done     chan struct{} // closed once it is over, token saved or not
 }
 
 // ErrTokenType is wrapped by the error of an authorization whose token
@@ -155,42 +167,73 @@ func (ua *UserAuthorization) source(ctx context.Context, s *openapi3.SecuritySch
 	if err != nil {
 		return nil, err
 	}
-	st, err := ua.Store.LoadPrincipalToken(ctx, principal, resource)
-	if err != nil {
-		return nil, fmt.Errorf("%w: openapi: loading the user's token failed", toolkit.ErrUnavailable)
-	}
 	hctx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, hc)
-	if st != nil && st.Token != nil {
-		return &userSource{ua: ua, ctx: hctx, principal: principal, resource: resource, cfg: cfg,
-			src: cfg.TokenSource(hctx, st.Token), last: st.Token.AccessToken}, nil
+	for {
+		st, err := ua.load(ctx, principal, resource)
+		if err != nil {
+			return nil, fmt.Errorf("%w: openapi: loading the user's token failed", toolkit.ErrUnavailable)
+		}
+		if st != nil && st.Token != nil {
+			return &userSource{ua: ua, ctx: hctx, principal: principal, resource: resource, cfg: cfg,
+				src: cfg.TokenSource(hctx, st.Token), last: st.Token.AccessToken}, nil
+		}
+		exchanging, err := ua.start(hctx, cfg, principal, resource)
+		if exchanging == nil {
+			return nil, err
+		}
+		// The user has authorized: the token is on its way.
+		select {
+		case <-exchanging:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: openapi: waiting for the user's authorization: %w", toolkit.ErrUnavailable, ctx.Err())
+		}
 	}
-	return nil, ua.start(hctx, cfg, principal, resource)
+}
+
+// load returns the token of principal, from Store or memory.
+func (ua *UserAuthorization) load(ctx context.Context, principal, resource string) (*oauth.StoredToken, error) {
+	if ua.Store != nil {
+		return ua.Store.LoadPrincipalToken(ctx, principal, resource)
+	}
+	ua.mu.Lock()
+	defer ua.mu.Unlock()
+	return ua.tokens[principal], nil
 }
 
 // start begins the authorization of principal, or returns the one
-// waiting: the redirect is awaited and exchanged in the background.
-func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, principal, resource string) error {
+// waiting, as an *AuthorizationRequiredError: the redirect is awaited
+// and exchanged in the background. When the redirect of the one waiting
+// came already, it returns instead a channel closed once its exchange is
+// over.
+func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, principal, resource string) (exchanging <-chan struct{}, err error) {
 	ua.mu.Lock()
 	defer ua.mu.Unlock()
 	if ua.closed {
-		return fmt.Errorf("%w: openapi: the user authorization is closed", toolkit.ErrUnavailable)
+		return nil, fmt.Errorf("%w: openapi: the user authorization is closed", toolkit.ErrUnavailable)
 	}
-	if are, ok := ua.pending[principal]; ok {
-		return are
+	if p, ok := ua.pending[principal]; ok {
+		if p.expected.Arrived() {
+			return p.done, nil
+		}
+		return nil, p.err
 	}
 	verifier := oauth2.GenerateVerifier()
 	state := oauth2.GenerateVerifier() // 32 random bytes, URL-safe
 	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier))
 	e, err := ua.Callback.Expect(principal, authURL)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if ua.pending == nil {
-		ua.pending = map[string]*AuthorizationRequiredError{}
+		ua.pending = map[string]*pendingAuthorization{}
 		ua.life, ua.stop = context.WithCancel(context.Background())
 	}
-	are := &AuthorizationRequiredError{URL: authURL, ElicitationID: oauth2.GenerateVerifier()}
-	ua.pending[principal] = are
+	p := &pendingAuthorization{
+		err:      &AuthorizationRequiredError{URL: authURL, ElicitationID: oauth2.GenerateVerifier()},
+		expected: e,
+		done:     make(chan struct{}),
+	}
+	ua.pending[principal] = p
 	wctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(ua.life, cancel)
 	ua.waits.Add(1)
@@ -203,6 +246,7 @@ func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, prin
 			ua.mu.Lock()
 			delete(ua.pending, principal)
 			ua.mu.Unlock()
+			close(p.done)
 		}()
 		res, err := e.Wait(wctx)
 		if err == nil {
@@ -212,7 +256,7 @@ func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, prin
 			slog.Warn("openapi: a user's authorization failed", "principal", principal, "resource", resource, "error", err)
 		}
 	}()
-	return are
+	return nil, p.err
 }
 
 // exchange trades code for the user's token and saves it.
@@ -227,13 +271,23 @@ func (ua *UserAuthorization) exchange(ctx context.Context, cfg *oauth2.Config, p
 	return ua.save(ctx, cfg, principal, resource, tok)
 }
 
-// save stores the token of principal.
+// save stores the token of principal, in Store or memory.
 func (ua *UserAuthorization) save(ctx context.Context, cfg *oauth2.Config, principal, resource string, tok *oauth2.Token) error {
-	return ua.Store.SaveToken(ctx, &oauth.StoredToken{
+	st := &oauth.StoredToken{
 		Resource: resource, Principal: principal, Issuer: originOf(cfg.Endpoint.TokenURL),
 		AuthURL: cfg.Endpoint.AuthURL, TokenURL: cfg.Endpoint.TokenURL,
 		ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Scopes: cfg.Scopes, Token: tok,
-	})
+	}
+	if ua.Store != nil {
+		return ua.Store.SaveToken(ctx, st)
+	}
+	ua.mu.Lock()
+	defer ua.mu.Unlock()
+	if ua.tokens == nil {
+		ua.tokens = map[string]*oauth.StoredToken{}
+	}
+	ua.tokens[principal] = st
+	return nil
 }
 
 // originOf returns the scheme and host of raw.
