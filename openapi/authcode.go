@@ -15,20 +15,27 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // UserAuthorization makes the calls of an oauth2 scheme act with each
 // user's own token, authorized with the scheme's authorization code flow
 // (PKCE, S256): the user is toolkit.PrincipalFromContext of the call. A
-// user with a token in Store has it used, refreshed and saved again; a
-// user without one gets an [AuthorizationRequiredError] carrying the
-// authorization URL, and the redirect reaching Callback (its state bound
-// to that user, once) is exchanged for the token, which is saved in Store
-// under the user. A call made once the redirect came, while its code is
-// exchanged, waits for the exchange (and its own context) and goes on
-// with the token. A call without a principal is refused with
-// toolkit.ErrDenied; no user's token ever serves another.
+// user with a token in Store has it used, refreshed and saved again. A
+// user without one is asked to open the authorization URL: when the
+// call's MCP client offers URL elicitation (MCP 2025-11-25, through the
+// call's toolkit.Session), by an elicitation/create request of mode
+// "url", the call waiting (within its own context: the connector's
+// CallTimeout) for the token; otherwise the call fails at once with an
+// [AuthorizationRequiredError] carrying the URL. The redirect reaching
+// Callback (its state bound to that user, once) is exchanged for the
+// token, which is saved in Store under the user, and the client asked is
+// sent notifications/elicitation/complete. One URL is sent once: the
+// other calls of the user wait for it, and a call made once the redirect
+// came waits for the exchange. A user who declines ends the
+// authorization ([ErrDeclined]). A call without a principal is refused
+// with toolkit.ErrDenied; no user's token ever serves another.
 type UserAuthorization struct {
 	// ClientID and ClientSecret identify the client registered with the
 	// authorization server (ClientSecret is empty for a public client).
@@ -91,13 +98,18 @@ func (e *AuthorizationRequiredError) Error() string {
 
 // Unwrap returns oauth.ErrAuthorizationPending and the JSON-RPC error.
 func (e *AuthorizationRequiredError) Unwrap() []error {
-	p := &sdk.ElicitParams{
+	return []error{oauth.ErrAuthorizationPending, sdk.URLElicitationRequiredError([]*sdk.ElicitParams{e.elicitation()})}
+}
+
+// elicitation returns the URL-mode elicitation that asks the user to
+// authorize.
+func (e *AuthorizationRequiredError) elicitation() *sdk.ElicitParams {
+	return &sdk.ElicitParams{
 		Mode:          "url",
 		Message:       "Authorize access to the API: open the URL and sign in.",
 		URL:           e.URL,
 		ElicitationID: e.ElicitationID,
 	}
-	return []error{oauth.ErrAuthorizationPending, sdk.URLElicitationRequiredError([]*sdk.ElicitParams{p})}
 }
 
 // pendingAuthorization is the authorization of one user waiting for its
@@ -105,7 +117,12 @@ func (e *AuthorizationRequiredError) Unwrap() []error {
 type pendingAuthorization struct {
 	err      *AuthorizationRequiredError
 	expected *oauth.Expected
-	done     chan struct{} // closed once it is over, token saved or not
+	done     chan struct{}           // closed once it is over, token saved or not
+	cancel   context.CancelCauseFunc // ends it
+
+	mu     sync.Mutex
+	asking bool                        // a client was asked, or is
+	asked  bridge.ElicitationCompleter // that client, told once authorized
 }
 
 // ErrTokenType is wrapped by the error of an authorization whose token
@@ -177,13 +194,23 @@ func (ua *UserAuthorization) source(ctx context.Context, s *openapi3.SecuritySch
 			return &userSource{ua: ua, ctx: hctx, principal: principal, resource: resource, cfg: cfg,
 				src: cfg.TokenSource(hctx, st.Token), last: st.Token.AccessToken}, nil
 		}
-		exchanging, err := ua.start(hctx, cfg, principal, resource)
-		if exchanging == nil {
+		p, err := ua.start(hctx, cfg, principal, resource)
+		if err != nil {
 			return nil, err
 		}
-		// The user has authorized: the token is on its way.
+		// Once the redirect came, the token is on its way; before, the
+		// user is asked, by the client when it can.
+		if !p.expected.Arrived() {
+			asked, err := p.ask(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if !asked {
+				return nil, p.err
+			}
+		}
 		select {
-		case <-exchanging:
+		case <-p.done:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%w: openapi: waiting for the user's authorization: %w", toolkit.ErrUnavailable, ctx.Err())
 		}
@@ -200,22 +227,16 @@ func (ua *UserAuthorization) load(ctx context.Context, principal, resource strin
 	return ua.tokens[principal], nil
 }
 
-// start begins the authorization of principal, or returns the one
-// waiting, as an *AuthorizationRequiredError: the redirect is awaited
-// and exchanged in the background. When the redirect of the one waiting
-// came already, it returns instead a channel closed once its exchange is
-// over.
-func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, principal, resource string) (exchanging <-chan struct{}, err error) {
+// start returns the authorization of principal waiting, begun if there
+// is none: its redirect is awaited and exchanged in the background.
+func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, principal, resource string) (*pendingAuthorization, error) {
 	ua.mu.Lock()
 	defer ua.mu.Unlock()
 	if ua.closed {
 		return nil, fmt.Errorf("%w: openapi: the user authorization is closed", toolkit.ErrUnavailable)
 	}
 	if p, ok := ua.pending[principal]; ok {
-		if p.expected.Arrived() {
-			return p.done, nil
-		}
-		return nil, p.err
+		return p, nil
 	}
 	verifier := oauth2.GenerateVerifier()
 	state := oauth2.GenerateVerifier() // 32 random bytes, URL-safe
@@ -228,18 +249,19 @@ func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, prin
 		ua.pending = map[string]*pendingAuthorization{}
 		ua.life, ua.stop = context.WithCancel(context.Background())
 	}
+	wctx, cancel := context.WithCancelCause(ctx)
 	p := &pendingAuthorization{
 		err:      &AuthorizationRequiredError{URL: authURL, ElicitationID: oauth2.GenerateVerifier()},
 		expected: e,
 		done:     make(chan struct{}),
+		cancel:   cancel,
 	}
 	ua.pending[principal] = p
-	wctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(ua.life, cancel)
+	stop := context.AfterFunc(ua.life, func() { cancel(nil) })
 	ua.waits.Add(1)
 	go func() {
 		defer ua.waits.Done()
-		defer cancel()
+		defer cancel(nil)
 		defer stop()
 		defer func() {
 			e.Close()
@@ -253,10 +275,15 @@ func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, prin
 			err = ua.exchange(wctx, cfg, principal, resource, res.Code, verifier)
 		}
 		if err != nil {
+			if cause := context.Cause(wctx); cause != nil && cause != context.Canceled {
+				err = cause
+			}
 			slog.Warn("openapi: a user's authorization failed", "principal", principal, "resource", resource, "error", err)
+			return
 		}
+		p.completed(wctx)
 	}()
-	return nil, p.err
+	return p, nil
 }
 
 // exchange trades code for the user's token and saves it.

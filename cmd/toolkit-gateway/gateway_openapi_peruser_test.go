@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -15,8 +16,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit/internal/testing/oauthtest"
 )
@@ -153,25 +157,19 @@ components:
           scopes: {read: read}
 `
 
-// TestGatewayOpenAPIPerUser: an openapi entry whose oauth2 scheme is
-// per_user calls the API with each client's user's own token. Alice's
-// first call gets -32042 with the authorization URL; once she consented
-// and the redirect reached the gateway's callback, her calls carry her
-// token; Bob is still asked, and never gets Alice's token: neither
-// through a redirect carrying Alice's code under Bob's state (refused by
-// PKCE at the token endpoint), nor a forged or replayed redirect
-// (answered 400). The tokens are stored under token_dir, the gateway's
-// log shows none, and it stops cleanly with an authorization waiting.
-func TestGatewayOpenAPIPerUser(t *testing.T) {
-	api := startUserAPI(t)
-	dir := t.TempDir()
-	addr := freeAddr(t)
+// userAPIConfig writes the configuration of a gateway at addr whose
+// clients present the tokens of dir/client-tokens, with an openapi entry
+// "api" for api whose scheme is per_user, the gateway registered as a
+// client of api's authorization server; it returns the file and the
+// client's secret.
+func userAPIConfig(t *testing.T, dir, addr string, api *userAPI) (config, secret string) {
+	t.Helper()
 	redirect := "http://" + addr + "/oauth/callback"
 	id, secret := api.register(t, redirect)
 	t.Setenv("OA_USER_SECRET", secret)
 	writeFile(t, dir, "client-tokens", tokenA+"\n"+tokenB+"\n"+tokenC+"\n")
 	writeFile(t, dir, "api.yaml", fmt.Sprintf(userAPIDocument, api.iss.URL))
-	config := writeConfig(t, dir, fmt.Sprintf(`listen: %s
+	return writeConfig(t, dir, fmt.Sprintf(`listen: %s
 token_dir: tokens
 auth:
   bearer:
@@ -188,7 +186,24 @@ openapi:
         client_secret_env: OA_USER_SECRET
         redirect_url: %s
         scopes: [read]
-`, addr, api.url, api.iss.URL, id, redirect))
+`, addr, api.url, api.iss.URL, id, redirect)), secret
+}
+
+// TestGatewayOpenAPIPerUser: an openapi entry whose oauth2 scheme is
+// per_user calls the API with each client's user's own token. Alice's
+// first call gets -32042 with the authorization URL; once she consented
+// and the redirect reached the gateway's callback, her calls carry her
+// token; Bob is still asked, and never gets Alice's token: neither
+// through a redirect carrying Alice's code under Bob's state (refused by
+// PKCE at the token endpoint), nor a forged or replayed redirect
+// (answered 400). The tokens are stored under token_dir, the gateway's
+// log shows none, and it stops cleanly with an authorization waiting.
+func TestGatewayOpenAPIPerUser(t *testing.T) {
+	api := startUserAPI(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	redirect := "http://" + addr + "/oauth/callback"
+	config, secret := userAPIConfig(t, dir, addr, api)
 	g := startGateway(t, config)
 	g.waitLog(t, 0, upstreamReady("api"))
 
@@ -281,4 +296,71 @@ openapi:
 			t.Errorf("a secret in the log: %.300s", text)
 		}
 	}
+}
+
+// TestGatewayOpenAPIPerUserElicitation: a client that offers URL
+// elicitation is asked to open the authorization URL (elicitation/create
+// of mode url) rather than given -32042: Alice opens it and her call
+// goes on with her token; Bob declines, his call fails without reaching the API, and his next
+// call asks again.
+func TestGatewayOpenAPIPerUserElicitation(t *testing.T) {
+	api := startUserAPI(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	config, _ := userAPIConfig(t, dir, addr, api)
+	g := startGateway(t, config)
+	g.waitLog(t, 0, upstreamReady("api"))
+
+	var aliceAsked, bobAsked atomic.Int32
+	alice := elicitingClient(t, g, tokenA, func(p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+		aliceAsked.Add(1)
+		if err := openAuthorization("alice", p.URL); err != nil {
+			return nil, err
+		}
+		return &sdk.ElicitResult{Action: "accept"}, nil
+	})
+	if got, err := callTextErr(alice, "whoami", map[string]any{}); err != nil || got != "alice" {
+		t.Fatalf("alice: %q, %v", got, err)
+	}
+	bob := elicitingClient(t, g, tokenB, func(p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+		bobAsked.Add(1)
+		if p.Mode != "url" || !strings.HasPrefix(p.URL, api.iss.URL+"/authorize?") {
+			return nil, fmt.Errorf("elicitation %+v", p)
+		}
+		return &sdk.ElicitResult{Action: "decline"}, nil
+	})
+	for range 2 {
+		if got, err := callTextErr(bob, "whoami", map[string]any{}); err == nil {
+			t.Fatalf("bob, who declined: %q", got)
+		}
+	}
+	if got, err := callTextErr(alice, "whoami", map[string]any{}); err != nil || got != "alice" {
+		t.Fatalf("alice again: %q, %v", got, err)
+	}
+	if aliceAsked.Load() != 1 || bobAsked.Load() != 2 {
+		t.Errorf("asked: alice %d, bob %d; want 1 and 2", aliceAsked.Load(), bobAsked.Load())
+	}
+	if got, want := api.calls(), []string{"alice", "alice"}; !slices.Equal(got, want) {
+		t.Errorf("the API saw %v, want %v", got, want)
+	}
+}
+
+// elicitingClient connects to the gateway with token, offering URL
+// elicitation, answered by answer.
+func elicitingClient(t *testing.T, g *gatewayProcess, token string, answer func(*sdk.ElicitParams) (*sdk.ElicitResult, error)) *sdk.ClientSession {
+	t.Helper()
+	opts := &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{URL: &sdk.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			return answer(req.Params)
+		},
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "eliciting", Version: "1"}, opts)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: g.mcpURL, HTTPClient: &http.Client{Transport: bearerTransport(token)}, MaxRetries: -1},
+		&sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
