@@ -60,14 +60,45 @@ func newCredentials(by map[string]Credential, client *http.Client) (*credentials
 		if c.APIKey == "" && c.Token == "" && c.Username == "" && c.ClientID == "" && c.TokenSource == nil && c.User == nil {
 			return nil, fmt.Errorf("%w: openapi: credential %s has no secret", toolkit.ErrBadParameter, quote(name))
 		}
-		if c.User != nil && (c.User.Callback == nil || c.User.Store == nil || c.User.ClientID == "" || c.User.Resource == "") {
-			return nil, fmt.Errorf("%w: openapi: credential %s: a user authorization needs a client ID, a callback, a token store and a resource", toolkit.ErrBadParameter, quote(name))
+		if c.User != nil && (c.User.Callback == nil || c.User.ClientID == "" || c.User.Resource == "") {
+			return nil, fmt.Errorf("%w: openapi: credential %s: a user authorization needs a client ID, a callback and a resource", toolkit.ErrBadParameter, quote(name))
 		}
 		if c.ClientID != "" && c.ClientSecret == "" {
 			return nil, fmt.Errorf("%w: openapi: credential %s: a client ID without a client secret", toolkit.ErrBadParameter, quote(name))
 		}
 	}
 	return &credentials{by: by, client: client, sources: map[string]oauth2.TokenSource{}}, nil
+}
+
+// ErrUserScheme is wrapped by the error of a document whose security
+// scheme cannot be authorized by each user as its credential's
+// [UserAuthorization] asks: the document has no such scheme, or it is not
+// oauth2 with an authorizationCode flow (nor are both endpoints given).
+var ErrUserScheme = fmt.Errorf("%w: openapi: not a scheme each user can authorize", toolkit.ErrBadParameter)
+
+// checkUsers checks that the scheme of each credential with a
+// UserAuthorization can be authorized by the users.
+func (cr *credentials) checkUsers(doc *openapi3.T) error {
+	for name, c := range cr.by {
+		if c.User == nil {
+			continue
+		}
+		var s *openapi3.SecurityScheme
+		if doc.Components != nil {
+			if ref := doc.Components.SecuritySchemes[name]; ref != nil {
+				s = ref.Value
+			}
+		}
+		switch {
+		case s == nil:
+			return fmt.Errorf("%w: the document has no security scheme %s", ErrUserScheme, quote(name))
+		case !strings.EqualFold(s.Type, "oauth2"):
+			return fmt.Errorf("%w: security scheme %s is of type %s, not oauth2", ErrUserScheme, quote(name), quote(s.Type))
+		case (s.Flows == nil || s.Flows.AuthorizationCode == nil) && (c.User.AuthURL == "" || c.User.TokenURL == ""):
+			return fmt.Errorf("%w: security scheme %s has no authorizationCode flow", ErrUserScheme, quote(name))
+		}
+	}
+	return nil
 }
 
 // apply adds to req the credentials of the first security requirement of

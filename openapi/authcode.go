@@ -15,18 +15,27 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/mcp/bridge"
 	"github.com/llmkit/toolkit/mcp/oauth"
 )
 
 // UserAuthorization makes the calls of an oauth2 scheme act with each
 // user's own token, authorized with the scheme's authorization code flow
 // (PKCE, S256): the user is toolkit.PrincipalFromContext of the call. A
-// user with a token in Store has it used, refreshed and saved again; a
-// user without one gets an [AuthorizationRequiredError] carrying the
-// authorization URL, and the redirect reaching Callback (its state bound
-// to that user, once) is exchanged for the token, which is saved in Store
-// under the user. A call without a principal is refused with
-// toolkit.ErrDenied; no user's token ever serves another.
+// user with a token in Store has it used, refreshed and saved again. A
+// user without one is asked to open the authorization URL: when the
+// call's MCP client offers URL elicitation (MCP 2025-11-25, through the
+// call's toolkit.Session), by an elicitation/create request of mode
+// "url", the call waiting (within its own context: the connector's
+// CallTimeout) for the token; otherwise the call fails at once with an
+// [AuthorizationRequiredError] carrying the URL. The redirect reaching
+// Callback (its state bound to that user, once) is exchanged for the
+// token, which is saved in Store under the user, and the client asked is
+// sent notifications/elicitation/complete. One URL is sent once: the
+// other calls of the user wait for it, and a call made once the redirect
+// came waits for the exchange. A user who declines ends the
+// authorization ([ErrDeclined]). A call without a principal is refused
+// with toolkit.ErrDenied; no user's token ever serves another.
 type UserAuthorization struct {
 	// ClientID and ClientSecret identify the client registered with the
 	// authorization server (ClientSecret is empty for a public client).
@@ -40,14 +49,16 @@ type UserAuthorization struct {
 	Scopes []string
 	// Callback receives the redirects; its RedirectURL is the flow's.
 	Callback *oauth.Callback
-	// Store keeps each user's tokens, under Resource.
+	// Store keeps each user's tokens, under Resource (nil: in memory, for
+	// the life of ua).
 	Store oauth.PrincipalTokenStore
 	// Resource is the key of the tokens in Store (the API's URL, say).
 	// Required.
 	Resource string
 
 	mu      sync.Mutex
-	pending map[string]*AuthorizationRequiredError // waiting, by principal
+	pending map[string]*pendingAuthorization // waiting, by principal
+	tokens  map[string]*oauth.StoredToken    // without Store, by principal
 	closed  bool
 	life    context.Context    // ends when ua is closed
 	stop    context.CancelFunc // ends life
@@ -87,13 +98,31 @@ func (e *AuthorizationRequiredError) Error() string {
 
 // Unwrap returns oauth.ErrAuthorizationPending and the JSON-RPC error.
 func (e *AuthorizationRequiredError) Unwrap() []error {
-	p := &sdk.ElicitParams{
+	return []error{oauth.ErrAuthorizationPending, sdk.URLElicitationRequiredError([]*sdk.ElicitParams{e.elicitation()})}
+}
+
+// elicitation returns the URL-mode elicitation that asks the user to
+// authorize.
+func (e *AuthorizationRequiredError) elicitation() *sdk.ElicitParams {
+	return &sdk.ElicitParams{
 		Mode:          "url",
 		Message:       "Authorize access to the API: open the URL and sign in.",
 		URL:           e.URL,
 		ElicitationID: e.ElicitationID,
 	}
-	return []error{oauth.ErrAuthorizationPending, sdk.URLElicitationRequiredError([]*sdk.ElicitParams{p})}
+}
+
+// pendingAuthorization is the authorization of one user waiting for its
+// redirect, then for its code's exchange.
+type pendingAuthorization struct {
+	err      *AuthorizationRequiredError
+	expected *oauth.Expected
+	done     chan struct{}           // closed once it is over, token saved or not
+	cancel   context.CancelCauseFunc // ends it
+
+	mu     sync.Mutex
+	asking bool                        // a client was asked, or is
+	asked  bridge.ElicitationCompleter // that client, told once authorized
 }
 
 // ErrTokenType is wrapped by the error of an authorization whose token
@@ -155,64 +184,106 @@ func (ua *UserAuthorization) source(ctx context.Context, s *openapi3.SecuritySch
 	if err != nil {
 		return nil, err
 	}
-	st, err := ua.Store.LoadPrincipalToken(ctx, principal, resource)
-	if err != nil {
-		return nil, fmt.Errorf("%w: openapi: loading the user's token failed", toolkit.ErrUnavailable)
-	}
 	hctx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, hc)
-	if st != nil && st.Token != nil {
-		return &userSource{ua: ua, ctx: hctx, principal: principal, resource: resource, cfg: cfg,
-			src: cfg.TokenSource(hctx, st.Token), last: st.Token.AccessToken}, nil
+	for {
+		st, err := ua.load(ctx, principal, resource)
+		if err != nil {
+			return nil, fmt.Errorf("%w: openapi: loading the user's token failed", toolkit.ErrUnavailable)
+		}
+		if st != nil && st.Token != nil {
+			return &userSource{ua: ua, ctx: hctx, principal: principal, resource: resource, cfg: cfg,
+				src: cfg.TokenSource(hctx, st.Token), last: st.Token.AccessToken}, nil
+		}
+		p, err := ua.start(hctx, cfg, principal, resource)
+		if err != nil {
+			return nil, err
+		}
+		// Once the redirect came, the token is on its way; before, the
+		// user is asked, by the client when it can.
+		if !p.expected.Arrived() {
+			asked, err := p.ask(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if !asked {
+				return nil, p.err
+			}
+		}
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: openapi: waiting for the user's authorization: %w", toolkit.ErrUnavailable, ctx.Err())
+		}
 	}
-	return nil, ua.start(hctx, cfg, principal, resource)
 }
 
-// start begins the authorization of principal, or returns the one
-// waiting: the redirect is awaited and exchanged in the background.
-func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, principal, resource string) error {
+// load returns the token of principal, from Store or memory.
+func (ua *UserAuthorization) load(ctx context.Context, principal, resource string) (*oauth.StoredToken, error) {
+	if ua.Store != nil {
+		return ua.Store.LoadPrincipalToken(ctx, principal, resource)
+	}
+	ua.mu.Lock()
+	defer ua.mu.Unlock()
+	return ua.tokens[principal], nil
+}
+
+// start returns the authorization of principal waiting, begun if there
+// is none: its redirect is awaited and exchanged in the background.
+func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, principal, resource string) (*pendingAuthorization, error) {
 	ua.mu.Lock()
 	defer ua.mu.Unlock()
 	if ua.closed {
-		return fmt.Errorf("%w: openapi: the user authorization is closed", toolkit.ErrUnavailable)
+		return nil, fmt.Errorf("%w: openapi: the user authorization is closed", toolkit.ErrUnavailable)
 	}
-	if are, ok := ua.pending[principal]; ok {
-		return are
+	if p, ok := ua.pending[principal]; ok {
+		return p, nil
 	}
 	verifier := oauth2.GenerateVerifier()
 	state := oauth2.GenerateVerifier() // 32 random bytes, URL-safe
 	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier))
 	e, err := ua.Callback.Expect(principal, authURL)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if ua.pending == nil {
-		ua.pending = map[string]*AuthorizationRequiredError{}
+		ua.pending = map[string]*pendingAuthorization{}
 		ua.life, ua.stop = context.WithCancel(context.Background())
 	}
-	are := &AuthorizationRequiredError{URL: authURL, ElicitationID: oauth2.GenerateVerifier()}
-	ua.pending[principal] = are
-	wctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(ua.life, cancel)
+	wctx, cancel := context.WithCancelCause(ctx)
+	p := &pendingAuthorization{
+		err:      &AuthorizationRequiredError{URL: authURL, ElicitationID: oauth2.GenerateVerifier()},
+		expected: e,
+		done:     make(chan struct{}),
+		cancel:   cancel,
+	}
+	ua.pending[principal] = p
+	stop := context.AfterFunc(ua.life, func() { cancel(nil) })
 	ua.waits.Add(1)
 	go func() {
 		defer ua.waits.Done()
-		defer cancel()
+		defer cancel(nil)
 		defer stop()
 		defer func() {
 			e.Close()
 			ua.mu.Lock()
 			delete(ua.pending, principal)
 			ua.mu.Unlock()
+			close(p.done)
 		}()
 		res, err := e.Wait(wctx)
 		if err == nil {
 			err = ua.exchange(wctx, cfg, principal, resource, res.Code, verifier)
 		}
 		if err != nil {
+			if cause := context.Cause(wctx); cause != nil && cause != context.Canceled {
+				err = cause
+			}
 			slog.Warn("openapi: a user's authorization failed", "principal", principal, "resource", resource, "error", err)
+			return
 		}
+		p.completed(wctx)
 	}()
-	return are
+	return p, nil
 }
 
 // exchange trades code for the user's token and saves it.
@@ -227,13 +298,23 @@ func (ua *UserAuthorization) exchange(ctx context.Context, cfg *oauth2.Config, p
 	return ua.save(ctx, cfg, principal, resource, tok)
 }
 
-// save stores the token of principal.
+// save stores the token of principal, in Store or memory.
 func (ua *UserAuthorization) save(ctx context.Context, cfg *oauth2.Config, principal, resource string, tok *oauth2.Token) error {
-	return ua.Store.SaveToken(ctx, &oauth.StoredToken{
+	st := &oauth.StoredToken{
 		Resource: resource, Principal: principal, Issuer: originOf(cfg.Endpoint.TokenURL),
 		AuthURL: cfg.Endpoint.AuthURL, TokenURL: cfg.Endpoint.TokenURL,
 		ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Scopes: cfg.Scopes, Token: tok,
-	})
+	}
+	if ua.Store != nil {
+		return ua.Store.SaveToken(ctx, st)
+	}
+	ua.mu.Lock()
+	defer ua.mu.Unlock()
+	if ua.tokens == nil {
+		ua.tokens = map[string]*oauth.StoredToken{}
+	}
+	ua.tokens[principal] = st
+	return nil
 }
 
 // originOf returns the scheme and host of raw.

@@ -3,6 +3,7 @@ package openapi_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -250,6 +251,136 @@ func TestUserAuthorizationRefresh(t *testing.T) {
 			st, err := store.LoadPrincipalToken(context.Background(), "carol", srv.URL)
 			if err != nil || st == nil || st.Token.AccessToken != "new" {
 				t.Errorf("stored %v %v", st, err)
+			}
+		})
+	}
+}
+
+// loadedStore signals each load.
+type loadedStore struct {
+	*oauth.FileTokenStore
+	loaded chan string
+}
+
+func (s loadedStore) LoadPrincipalToken(ctx context.Context, principal, resource string) (*oauth.StoredToken, error) {
+	st, err := s.FileTokenStore.LoadPrincipalToken(ctx, principal, resource)
+	s.loaded <- principal
+	return st, err
+}
+
+// TestUserAuthorizationCallAfterRedirect: a call made once the user's
+// redirect came, while its code is still being exchanged, waits for the
+// token and goes on with it, rather than sending the user to an
+// authorization URL already used. Without a store, the token is kept in
+// memory.
+func TestUserAuthorizationCallAfterRedirect(t *testing.T) {
+	for _, stored := range []bool{true, false} {
+		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) {
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/authorize":
+					q := r.URL.Query()
+					http.Redirect(w, r, q.Get("redirect_uri")+"?code=code-alice&state="+url.QueryEscape(q.Get("state")), http.StatusFound)
+				case "/token":
+					<-release
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, `{"access_token":"tok-alice","token_type":"Bearer","expires_in":3600}`)
+				default:
+					io.WriteString(w, r.Header.Get("Authorization"))
+				}
+			}))
+			t.Cleanup(srv.Close)
+			t.Cleanup(func() {
+				select {
+				case <-release:
+				default:
+					close(release)
+				}
+			})
+			cbMux := http.NewServeMux()
+			cbSrv := httptest.NewServer(cbMux)
+			t.Cleanup(cbSrv.Close)
+			cb, err := oauth.NewCallback(cbSrv.URL+"/callback", oauth.CallbackConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cbMux.Handle("/callback", cb)
+			loaded := make(chan string, 8)
+			ua := &openapi.UserAuthorization{ClientID: "cid", Callback: cb, Resource: srv.URL}
+			if stored {
+				ua.Store = loadedStore{oauth.NewFileTokenStore(filepath.Join(t.TempDir(), "tokens.json")), loaded}
+			}
+			t.Cleanup(ua.Close)
+			me := mustTools(t, openapi.Config{
+				Document:    writeDoc(t, strings.ReplaceAll(authCodeDoc, "AS/", srv.URL+"/")),
+				BaseURL:     srv.URL,
+				Credentials: map[string]openapi.Credential{"user": {User: ua}},
+			})["me"]
+			ctx := toolkit.WithPrincipal(context.Background(), "alice")
+			_, err = me.Run(ctx, nil)
+			var are *openapi.AuthorizationRequiredError
+			if !errors.As(err, &are) {
+				t.Fatalf("first call: %v", err)
+			}
+			if stored {
+				<-loaded
+			}
+			resp, err := http.Get(are.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("redirect: %s", resp.Status)
+			}
+			// The redirect came; its code waits at the token endpoint.
+			type result struct {
+				out any
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				out, err := me.Run(ctx, nil)
+				done <- result{out, err}
+			}()
+			if stored {
+				<-loaded // the call found no token yet
+				close(release)
+			} else {
+				close(release)
+			}
+			r := <-done
+			if r.err != nil {
+				t.Fatalf("a call after the redirect: %v", r.err)
+			}
+			if s, _ := r.out.(string); s != "Bearer tok-alice" {
+				t.Errorf("API saw %v", r.out)
+			}
+		})
+	}
+}
+
+// TestUserAuthorizationScheme: a user authorization for a scheme the
+// document lacks, or that is not oauth2 with an authorizationCode flow,
+// fails the document with ErrUserScheme, naming the scheme.
+func TestUserAuthorizationScheme(t *testing.T) {
+	cb, err := oauth.NewCallback("http://127.0.0.1:1/callback", oauth.CallbackConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ua := &openapi.UserAuthorization{ClientID: "cid", Callback: cb, Resource: "x"}
+	t.Cleanup(ua.Close)
+	doc := strings.ReplaceAll(authCodeDoc, "AS/", "https://as.example/")
+	for name, tc := range map[string]struct{ doc, scheme, want string }{
+		"missing":            {doc, "other", `no security scheme "other"`},
+		"api key":            {strings.Replace(doc, "    user:\n      type: oauth2", "    user:\n      type: apiKey\n      in: header\n      name: X-Key\n    old:\n      type: oauth2", 1), "user", `"user" is of type "apiKey"`},
+		"client credentials": {strings.Replace(doc, "authorizationCode:\n          authorizationUrl: https://as.example/authorize\n", "clientCredentials:\n", 1), "user", `"user" has no authorizationCode flow`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := load(t, openapi.Config{Document: writeDoc(t, tc.doc), BaseURL: "https://api.example", Credentials: map[string]openapi.Credential{tc.scheme: {User: ua}}})
+			if !errors.Is(err, openapi.ErrUserScheme) || !errors.Is(err, toolkit.ErrBadParameter) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
 	}

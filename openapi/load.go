@@ -169,6 +169,9 @@ func (c *Connector) build(ctx context.Context, data []byte, docURL *url.URL) (*a
 	if err != nil {
 		return nil, err
 	}
+	if err := c.creds.checkUsers(doc); err != nil {
+		return nil, err
+	}
 	a := &api{
 		doc:          doc,
 		title:        trim(doc.Info.Title, maxTitle),

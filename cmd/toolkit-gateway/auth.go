@@ -695,12 +695,23 @@ func (g *gateway) authCodeConfig(s Server) oauth.Config {
 	if scopes := slices.Clone(o.Scopes); len(scopes) > 0 {
 		cfg.Scopes = func([]string) []string { return scopes }
 	}
-	if tokens := g.sharedTokens(); tokens != nil {
+	if tokens := g.tokenStore(s.Name); tokens != nil {
 		cfg.Store = tokens
-	} else if dir := g.config().TokenDir; dir != "" {
-		cfg.Store = g.logins.store(tokenFile(dir, s.Name))
 	}
 	return cfg
+}
+
+// tokenStore is where the tokens of source name go (its users' too): the
+// fleet's store, else the file of name under token_dir, else nil (in
+// memory).
+func (g *gateway) tokenStore(name string) oauth.PrincipalTokenStore {
+	if tokens := g.sharedTokens(); tokens != nil {
+		return tokens
+	}
+	if dir := g.config().TokenDir; dir != "" {
+		return g.logins.store(tokenFile(dir, name))
+	}
+	return nil
 }
 
 // sharedTokens is the fleet's token store on Redis, or nil without a

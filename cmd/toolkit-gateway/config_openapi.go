@@ -49,8 +49,11 @@ type OpenAPI struct {
 	// MaxOperations refuses a larger document (default 10,000).
 	MaxOperations int `yaml:"max_operations"`
 
-	creds map[string]openapi.Credential // the secrets read
-	line  int
+	creds map[string]openapi.Credential // the secrets read, but per_user schemes'
+	// userSecrets are the client secrets of the per_user schemes, by
+	// scheme ("" for a public client).
+	userSecrets map[string]string
+	line        int
 }
 
 // OpenAPIAuth is the secret of one security scheme: secrets come from
@@ -70,6 +73,16 @@ type OpenAPIAuth struct {
 	ClientID        string   `yaml:"client_id"`
 	ClientSecretEnv string   `yaml:"client_secret_env"`
 	Scopes          []string `yaml:"scopes"`
+	// PerUser makes each client's user authorize the scheme's
+	// authorization code flow with their own account, the calls carrying
+	// that user's token (openapi_peruser.go): the client is ClientID
+	// (ClientSecretEnv absent for a public client), the authorization
+	// server sends the user back to RedirectURL, and AuthorizationURL and
+	// TokenURL replace the flow's authorizationUrl and tokenUrl.
+	PerUser          bool   `yaml:"per_user"`
+	RedirectURL      string `yaml:"redirect_url"`
+	AuthorizationURL string `yaml:"authorization_url"`
+	TokenURL         string `yaml:"token_url"`
 }
 
 // openAPIScheme is how the connector URL of an OpenAPI entry starts.
@@ -156,7 +169,15 @@ func (v *validator) checkOpenAPI(c *Config, names map[string]int) {
 		}
 		o.creds = map[string]openapi.Credential{}
 		for _, scheme := range slices.Sorted(maps.Keys(o.Auth)) {
-			o.creds[scheme] = v.openAPICredential(o.Auth[scheme], func(path ...any) []any { return at(append([]any{"auth", scheme}, path...)...) })
+			a, at := o.Auth[scheme], func(path ...any) []any { return at(append([]any{"auth", scheme}, path...)...) }
+			if a.PerUser {
+				if o.userSecrets == nil {
+					o.userSecrets = map[string]string{}
+				}
+				o.userSecrets[scheme] = v.openAPIUser(c, a, at)
+				continue
+			}
+			o.creds[scheme] = v.openAPICredential(a, at)
 		}
 		// The connector checks the rest (base URL, allowed destinations)
 		// as it is made.
@@ -166,18 +187,22 @@ func (v *validator) checkOpenAPI(c *Config, names map[string]int) {
 	}
 }
 
+// secretEnv returns the value of the environment variable name, failing
+// at path when it is not set; "" for no name.
+func (v *validator) secretEnv(name string, path ...any) string {
+	if name == "" {
+		return ""
+	}
+	val, ok := os.LookupEnv(name)
+	if !ok || val == "" {
+		v.fail(fmt.Sprintf("environment variable %s is not set", name), path...)
+	}
+	return val
+}
+
 // openAPICredential reads the secrets of one scheme.
 func (v *validator) openAPICredential(a OpenAPIAuth, at func(...any) []any) openapi.Credential {
-	env := func(name, key string) string {
-		if name == "" {
-			return ""
-		}
-		val, ok := os.LookupEnv(name)
-		if !ok || val == "" {
-			v.fail(fmt.Sprintf("environment variable %s is not set", name), at(key)...)
-		}
-		return val
-	}
+	env := func(name, key string) string { return v.secretEnv(name, at(key)...) }
 	c := openapi.Credential{
 		APIKey:       env(a.APIKeyEnv, "api_key_env"),
 		Token:        env(a.TokenEnv, "token_env"),
@@ -187,9 +212,14 @@ func (v *validator) openAPICredential(a OpenAPIAuth, at func(...any) []any) open
 		ClientSecret: env(a.ClientSecretEnv, "client_secret_env"),
 		Scopes:       a.Scopes,
 	}
+	for _, f := range a.userFields() {
+		if f.val != "" {
+			v.fail("goes with per_user: true (each user's authorization code flow)", at(f.key)...)
+		}
+	}
 	switch {
 	case a.APIKeyEnv == "" && a.TokenEnv == "" && a.Username == "" && a.ClientID == "":
-		v.fail("give api_key_env, token_env, username (with password_env) or client_id (with client_secret_env)", at()...)
+		v.fail("give api_key_env, token_env, username (with password_env), client_id (with client_secret_env) or per_user", at()...)
 	case a.ClientID != "" && a.ClientSecretEnv == "":
 		v.fail("missing: client_id needs client_secret_env", at("client_secret_env")...)
 	case a.PasswordEnv != "" && a.Username == "":

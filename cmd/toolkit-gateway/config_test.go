@@ -237,6 +237,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("rate_limits:\n  - {per: principal_tool, rate: 5/10s, burst: 3}\n  - {rate: 0/s}\n  - {rate: '\"'}\n"))
 	f.Add([]byte("pins_file: p.json\naudit_log: {file: a.log, max_bytes: 4096, max_files: 1, arguments: true}\n"))
 	f.Add([]byte("auth: {bearer: {tokens_env: HOME}}\nservers:\n  - name: a\n    url: http://x/\n    oauth: {per_user: true, redirect_url: 'https://g/%zz'}\n"))
+	f.Add([]byte("auth: {bearer: {tokens_env: HOME}}\nopenapi:\n  - name: a\n    document: a.yaml\n    auth: {o: {per_user: true, client_id: c, redirect_url: 'https://g/cb', token_url: '%zz', api_key_env: HOME}}\n"))
 	f.Add([]byte("servers:\n  - name: a\n    url: http://x/\n    upstream_sessions: shared\n    oauth: {per_user: yes, grant: client_credentials, redirect_url: 'http://[::1]:0/healthz'}\n"))
 	f.Add([]byte("auth: {jwt: {jwks_url: 'https://a/j', issuer: x, audience: 'https://g/mcp'}}\nservers:\n  - name: a\n    url: http://x/\n    oauth: {per_user: true, grant: token_exchange, client_id: c, audience: [a], scopes: ['', 'a b'], redirect_url: 'https://g/cb'}\n"))
 	f.Add([]byte("auth: {bearer: {tokens_env: HOME}}\nservers:\n  - name: a\n    url: http://x/\n    upstream_sessions: shared\n    oauth: {grant: token_exchange, client_secret_file: /dev/null}\n"))

@@ -257,6 +257,7 @@ func newGateway(file string, cfg *Config, logger *slog.Logger) (*gateway, error)
 	}
 	if err := errors.Join(errs...); err != nil {
 		g.srv.Close()
+		g.closeAPIs()
 		g.logins.close()
 		g.closeOwned()
 		g.meters.shutdown()
@@ -283,6 +284,7 @@ func (g *gateway) run(ctx context.Context) error {
 		stopToolkit()
 		<-tkDone
 		g.unsubscribe()
+		g.closeAPIs()
 		g.logins.close()
 		if err := g.eng.SavePins(context.Background()); err != nil && !errors.Is(err, toolkit.ErrNotImplemented) {
 			g.logger.Error("saving the pins", "error", err)

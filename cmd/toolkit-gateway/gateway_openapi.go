@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/llmkit/toolkit"
@@ -12,8 +14,9 @@ import (
 // api is an openapi entry in force and its connector once the toolkit
 // made it.
 type api struct {
-	cfg  OpenAPI
-	conn *openapi.Connector
+	cfg   OpenAPI
+	users map[string]*openapi.UserAuthorization // of the per_user schemes
+	conn  *openapi.Connector
 }
 
 // documentReloadTimeout bounds the reading of a document on SIGHUP.
@@ -28,6 +31,12 @@ func (g *gateway) openAPIConnector(url string, onEvent func(toolkit.ConnectorEve
 		return nil, fmt.Errorf("%w: %s", toolkit.ErrNotFound, url)
 	}
 	cfg := a.cfg.config()
+	if len(a.users) > 0 {
+		cfg.Credentials = maps.Clone(cfg.Credentials)
+		for scheme, ua := range a.users {
+			cfg.Credentials[scheme] = openapi.Credential{User: ua}
+		}
+	}
 	cfg.Logger = g.logger.With("namespace", a.cfg.Name)
 	c, err := openapi.New(cfg, onEvent)
 	if err != nil {
@@ -41,13 +50,19 @@ func (g *gateway) openAPIConnector(url string, onEvent func(toolkit.ConnectorEve
 
 // addAPI registers an openapi entry with the toolkit.
 func (g *gateway) addAPI(o OpenAPI) error {
+	users, err := g.userAuthorizations(o)
+	if err != nil {
+		return fmt.Errorf("%s:%d: openapi: %q: %w", g.file, o.line, o.Name, err)
+	}
+	a := &api{cfg: o, users: users}
 	g.mu.Lock()
-	g.apis[o.endpoint()] = &api{cfg: o}
+	g.apis[o.endpoint()] = a
 	g.mu.Unlock()
 	if err := g.tk.AddConnectorNS(o.Name, o.endpoint()); err != nil {
 		g.mu.Lock()
 		delete(g.apis, o.endpoint())
 		g.mu.Unlock()
+		a.closeUsers()
 		return fmt.Errorf("%s:%d: openapi: %q: %w", g.file, o.line, o.Name, err)
 	}
 	g.logger.Info("openapi added", "namespace", o.Name, "document", o.Document)
@@ -60,9 +75,24 @@ func (g *gateway) removeAPI(o OpenAPI) {
 		g.logger.Warn("removing openapi", "namespace", o.Name, "error", err)
 	}
 	g.mu.Lock()
+	a := g.apis[o.endpoint()]
 	delete(g.apis, o.endpoint())
 	g.mu.Unlock()
+	if a != nil {
+		a.closeUsers()
+	}
 	g.logger.Info("openapi removed", "namespace", o.Name)
+}
+
+// closeAPIs ends the user authorizations of every openapi entry, once
+// the toolkit stopped.
+func (g *gateway) closeAPIs() {
+	g.mu.Lock()
+	apis := slices.Collect(maps.Values(g.apis))
+	g.mu.Unlock()
+	for _, a := range apis {
+		a.closeUsers()
+	}
 }
 
 // reloadAPIs applies the openapi entries of a new configuration: those

@@ -54,7 +54,7 @@ func TestGatewayPerUserAcrossReplicas(t *testing.T) {
 
 	carolB := userClient(t, b, tokenC, "carol", false, nil)
 	_, err := carolB.CallTool(context.Background(), &sdk.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
-	if err := openAuthorization("carol", urlElicitationOf(t, err, up)); err != nil {
+	if err := openAuthorization("carol", urlElicitationOf(t, err, up.iss.URL)); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := callTextErr(carolB, "whoami", map[string]any{}); err != nil || got != "carol" {

@@ -227,7 +227,7 @@ func TestGatewayPerUser(t *testing.T) {
 
 	carol := userClient(t, g, tokenC, "carol", false, nil)
 	_, err := carol.CallTool(context.Background(), &sdk.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
-	if err := openAuthorization("carol", urlElicitationOf(t, err, up)); err != nil {
+	if err := openAuthorization("carol", urlElicitationOf(t, err, up.iss.URL)); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := callTextErr(carol, "whoami", map[string]any{}); err != nil || got != "carol" {
@@ -401,15 +401,16 @@ servers:
 }
 
 // urlElicitationOf returns the URL of the one URL elicitation of err, a
-// -32042 error (URL elicitation required) of the upstream up.
-func urlElicitationOf(t *testing.T, err error, up *userServer) string {
+// -32042 error (URL elicitation required), at the authorization server
+// issuer.
+func urlElicitationOf(t *testing.T, err error, issuer string) string {
 	t.Helper()
 	var we *jsonrpc.Error
 	if !errors.As(err, &we) || we.Code != sdk.CodeURLElicitationRequired {
 		t.Fatalf("a call without URL elicitation: %v, want -32042", err)
 	}
 	var data struct{ Elicitations []*sdk.ElicitParams }
-	if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 || !strings.HasPrefix(data.Elicitations[0].URL, up.iss.URL+"/authorize?") {
+	if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 || !strings.HasPrefix(data.Elicitations[0].URL, issuer+"/authorize?") {
 		t.Fatalf("the error's data: %s", we.Data)
 	}
 	return data.Elicitations[0].URL

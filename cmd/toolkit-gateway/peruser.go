@@ -24,7 +24,7 @@ func (v *validator) checkPerUser(c *Config, s *Server, i int) {
 	}
 	at := func(path ...any) []any { return append([]any{"servers", i, "oauth"}, path...) }
 	if c.Auth == nil {
-		v.fail("per_user needs the gateway to authenticate its clients (auth: jwt or bearer): an anonymous client has no credentials of its own", at("per_user")...)
+		v.fail(perUserNeedsAuth, at("per_user")...)
 	}
 	if s.UpstreamSessions != upstreamPerClient {
 		v.fail("per_user needs upstream_sessions: per_client (each client's calls go on a session authorized as its user)", "servers", i, "upstream_sessions")
@@ -33,11 +33,22 @@ func (v *validator) checkPerUser(c *Config, s *Server, i int) {
 		// Nobody is sent to an authorization server: no redirect.
 		return
 	}
-	if o.RedirectURL == "" {
+	v.checkCallback(c, o.RedirectURL, at)
+}
+
+// perUserNeedsAuth is the error of per_user in a gateway that does not
+// authenticate its clients.
+const perUserNeedsAuth = "per_user needs the gateway to authenticate its clients (auth: jwt or bearer): an anonymous client has no credentials of its own"
+
+// checkCallback checks the redirect URL of a per_user section at at: it
+// is given, is a callback's URL, and its path is not the gateway's for
+// something else.
+func (v *validator) checkCallback(c *Config, redirect string, at func(...any) []any) {
+	if redirect == "" {
 		v.fail("missing: per_user needs the gateway's public URL that the authorization server sends users back to, such as https://gateway.example.com/oauth/callback", at()...)
 		return
 	}
-	cb, err := oauth.NewCallback(o.RedirectURL, oauth.CallbackConfig{})
+	cb, err := oauth.NewCallback(redirect, oauth.CallbackConfig{})
 	if err != nil {
 		v.fail(strings.TrimPrefix(err.Error(), "bad parameter: "), at("redirect_url")...)
 		return
