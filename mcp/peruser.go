@@ -206,7 +206,7 @@ type User struct {
 // urlRequest is a URL the user is asked to open to authorize access.
 type urlRequest struct {
 	params   *sdk.ElicitParams
-	redirect *oauth.Expected // its redirect; once it came, nobody need open the URL
+	redirect *oauth.Expected // its redirect (nil: another replica's); once it came, nobody need open the URL
 	done     chan struct{}   // closed when the user no longer needs to open it
 	cancel   context.CancelCauseFunc
 
@@ -230,11 +230,17 @@ func (u *User) Principal() string { return u.principal }
 // declines, or when ctx ends.
 func (u *User) AuthorizeByURL(cb *oauth.Callback) auth.AuthorizationCodeFetcher {
 	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-		e, err := cb.Expect(u.principal, args.URL)
-		if err != nil {
-			return nil, err
+		// The redirect of another replica's authorization is that
+		// replica's: nobody waits for it here.
+		following := oauth.Follows(ctx)
+		var e *oauth.Expected
+		if !following {
+			var err error
+			if e, err = cb.Expect(u.principal, args.URL); err != nil {
+				return nil, err
+			}
+			defer e.Close()
 		}
-		defer e.Close()
 		wctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
 		ask := &urlRequest{
@@ -249,12 +255,23 @@ func (u *User) AuthorizeByURL(cb *oauth.Callback) auth.AuthorizationCodeFetcher 
 			cancel:   cancel,
 		}
 		u.setURLRequest(ask)
-		res, err := e.Wait(wctx)
+		var res *auth.AuthorizationResult
+		var err error
+		if following {
+			<-wctx.Done()
+			err = context.Cause(wctx)
+		} else {
+			res, err = e.Wait(wctx)
+		}
 		if h := u.c.o.hooks.redirectTaken; h != nil && err == nil {
 			h()
 		}
 		u.setURLRequest(nil)
 		close(ask.done)
+		if following && u.authorized() {
+			// The other replica's authorization brought the token.
+			ask.complete(ctx)
+		}
 		if err != nil {
 			if c := context.Cause(wctx); c != nil && errors.Is(c, errDeclined) {
 				return nil, errDeclined
@@ -324,6 +341,14 @@ func (u *User) current() (*urlRequest, <-chan struct{}) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.pending, u.changed
+}
+
+// authorized reports whether the user's OAuth handler holds a token.
+func (u *User) authorized() bool {
+	u.mu.Lock()
+	h := u.h
+	u.mu.Unlock()
+	return h != nil && h.Authorized()
 }
 
 // handler returns the user's OAuth handler, made at the first call.

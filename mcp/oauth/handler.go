@@ -132,6 +132,7 @@ type Handler struct {
 
 	onWait   func(ctx context.Context, status string) (done func())
 	onChange func()
+	shared   FlightRegistry // Config.Flights (flight_shared.go)
 
 	mu      sync.Mutex
 	flights map[*flight]bool // those it runs
@@ -181,6 +182,7 @@ func NewHandler(ctx context.Context, f *Flow, hc HandlerConfig) *Handler {
 		cfg := f.cfg
 		h.owns = true
 		h.store = cfg.Store
+		h.shared = cfg.Flights
 		if h.principal != "" && h.store != nil {
 			ps, ok := h.store.(PrincipalTokenStore)
 			if !ok {
@@ -344,6 +346,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		return pe
 	}
 	if own {
+		f.sent = bearerOf(req)
 		// The authorization reads the challenge only; it outlives the
 		// request, whose body goes now.
 		r := *resp
@@ -420,6 +423,9 @@ func (h *Handler) run(ctx context.Context, f *flight, req *http.Request, resp *h
 	}
 	h.refused.Store(nil)
 	err := inner.Authorize(ctx, req, resp)
+	if err != nil && f.elsewhere.Load() {
+		err = nil // the token is another process's authorization's
+	}
 	if err != nil && h.legacy != nil && inner == h.inner && ctx.Err() == nil {
 		// A 2025-03-26 server's metadata may name an issuer the SDK's
 		// discovery refuses.
@@ -433,6 +439,7 @@ func (h *Handler) run(ctx context.Context, f *flight, req *http.Request, resp *h
 		}
 	}
 	f.stopTimer()
+	h.end(f)
 	stopped := errors.Is(context.Cause(ctx), errStopped)
 	if err != nil && ctx.Err() != nil {
 		err = context.Cause(ctx) // stopped, or too long
@@ -522,7 +529,13 @@ func (h *Handler) fetch(fetch auth.AuthorizationCodeFetcher) auth.AuthorizationC
 			done = h.onWait(ctx, msg)
 		}
 		h.logger.Info("OAuth authorization needed", "authorization_server", host)
-		res, err := fetch(ctx, args)
+		var res *auth.AuthorizationResult
+		var err error
+		if owner := h.begin(ctx, flightOf(ctx), args.URL); owner != "" {
+			res, err = h.follow(ctx, flightOf(ctx), fetch, args, owner)
+		} else {
+			res, err = fetch(ctx, args)
+		}
 		done()
 		if answered != nil {
 			answered()
