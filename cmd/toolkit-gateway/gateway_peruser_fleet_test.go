@@ -20,9 +20,11 @@ import (
 // balancer would route it): Alice, calling through A, authorizes; her
 // browser's redirect reaches B, which relays it to A; her next call,
 // through B, acts as her with the token A stored, and nobody asks her
-// again. Carol, whose client cannot open URLs, authorizes through B and
-// then calls through A. The upstream's authorization server sees two
-// authorizations, one per user.
+// again. Carol, whose client cannot open URLs, calls through A and then
+// through B before she authorizes: both answer -32042 with the URL of
+// one authorization, A's; she opens it once and then calls through both.
+// The upstream's authorization server sees two authorizations, one per
+// user.
 func TestGatewayPerUserAcrossReplicas(t *testing.T) {
 	srv := redistest.Start(t)
 	t.Setenv("TEST_PU_REDIS_URL", srv.URL())
@@ -52,16 +54,23 @@ func TestGatewayPerUserAcrossReplicas(t *testing.T) {
 		t.Errorf("alice was asked %d times, want once", n)
 	}
 
-	carolB := userClient(t, b, tokenC, "carol", false, nil)
-	_, err := carolB.CallTool(context.Background(), &sdk.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
-	if err := openAuthorization("carol", urlElicitationOf(t, err, up)); err != nil {
+	// Carol calls through A, then through B, before she authorizes: both
+	// send her to A's authorization, whose redirect reaches B.
+	carolA, carolB := userClient(t, a, tokenC, "carol", false, nil), userClient(t, b, tokenC, "carol", false, nil)
+	_, err := carolA.CallTool(context.Background(), &sdk.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+	atA := urlElicitationOf(t, err, up)
+	_, err = carolB.CallTool(context.Background(), &sdk.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+	if atB := urlElicitationOf(t, err, up); atB != atA {
+		t.Errorf("carol is sent to two authorizations:\n A: %s\n B: %s", atA, atB)
+	}
+	if err := openAuthorization("carol", atA); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := callTextErr(carolB, "whoami", map[string]any{}); err != nil || got != "carol" {
-		t.Fatalf("carol through B after authorizing: %q, %v", got, err)
+	if got, err := callTextErr(carolA, "whoami", map[string]any{}); err != nil || got != "carol" {
+		t.Fatalf("carol through A after authorizing: %q, %v", got, err)
 	}
-	if got, err := callTextErr(userClient(t, a, tokenC, "carol", false, nil), "whoami", map[string]any{}); err != nil || got != "carol" {
-		t.Fatalf("carol through A: %q, %v", got, err)
+	if got, err := callTextErr(carolB, "whoami", map[string]any{}); err != nil || got != "carol" {
+		t.Fatalf("carol through B: %q, %v", got, err)
 	}
 
 	if got, want := up.calls(), []string{"alice", "alice", "carol", "carol"}; !slices.Equal(got, want) {
