@@ -116,15 +116,15 @@ func (h *Handler) follow(ctx context.Context, f *flight, fetch auth.Authorizatio
 	defer f.following.Store(false)
 	done := make(chan struct{})
 	defer close(done)
-	go h.awaitOwner(fctx, f, args.URL, done)
+	tick, stop := h.after(followPoll)
+	go h.awaitOwner(fctx, f, args.URL, done, tick, stop)
 	shown := *args
 	shown.URL = ownerURL
 	res, err := fetch(fctx, &shown)
 	switch cause := context.Cause(fctx); {
 	case errors.Is(cause, errFollowed):
 		return nil, errFollowed
-	case errors.Is(cause, errOwnerGone) && ctx.Err() == nil:
-		f.recorded.Store(true)
+	case errors.Is(cause, errOwnerGone) && ctx.Err() == nil && !f.elsewhere.Load():
 		return fetch(ctx, args)
 	case err == nil:
 		// The redirect is the other process's: a result here is none.
@@ -133,13 +133,19 @@ func (h *Handler) follow(ctx context.Context, f *flight, fetch auth.Authorizatio
 	return res, err
 }
 
-// awaitOwner looks for the token of the authorization f follows every
-// followPoll until fctx ends or done is closed, and takes the registry's
-// record, for authURL, when that authorization ended without one.
-func (h *Handler) awaitOwner(fctx context.Context, f *flight, authURL string, done <-chan struct{}) {
-	for {
-		tick := make(chan struct{})
-		stop := h.clock.AfterFunc(followPoll, func() { close(tick) })
+// after returns a channel closed after d on h's clock, and the function
+// that stops it.
+func (h *Handler) after(d time.Duration) (<-chan struct{}, func() bool) {
+	c := make(chan struct{})
+	return c, h.clock.AfterFunc(d, func() { close(c) })
+}
+
+// awaitOwner looks for the token of the authorization f follows at each
+// tick (the first one's, then every followPoll) until fctx ends or done
+// is closed, and takes the registry's record, for authURL, when that
+// authorization ended without one.
+func (h *Handler) awaitOwner(fctx context.Context, f *flight, authURL string, done <-chan struct{}, tick <-chan struct{}, stop func() bool) {
+	for ; ; tick, stop = h.after(followPoll) {
 		select {
 		case <-tick:
 		case <-done:
@@ -155,10 +161,9 @@ func (h *Handler) awaitOwner(fctx context.Context, f *flight, authURL string, do
 		if _, mine, err := h.shared.Begin(fctx, h.sharedKey(), authURL, authorizeTimeout); err == nil && mine {
 			// The token, if the other authorization got one, was saved
 			// before its record went.
+			f.recorded.Store(true) // ended with f
 			if !h.followed(f) {
 				(*f.follow.Load())(errOwnerGone)
-			} else {
-				_ = h.shared.End(context.WithoutCancel(fctx), h.sharedKey())
 			}
 			return
 		}

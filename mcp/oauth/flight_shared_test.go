@@ -131,6 +131,83 @@ func TestSharedFlightAsksOnce(t *testing.T) {
 	lc.noSecrets(t)
 }
 
+// TestSharedFlightOwnerFails: when the authorization a process follows
+// ends without a token, the follower asks the user at its own URL, and
+// records it for the fleet.
+func TestSharedFlightOwnerFails(t *testing.T) {
+	leakCheck(t)
+	lc := newLifecycle(t)
+	flights := &fakeFlights{recs: map[string]fakeFlight{}}
+	lc.b.gate = make(chan struct{})
+	lc.b.in = make(chan string, 4)
+	a := lc.replica(t, flights, "A", lc.b.authorize)
+	toB := make(chan shown, 4)
+	b := lc.replica(t, flights, "B", func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		toB <- shown{args.URL, Follows(ctx)}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	errA := make(chan error, 1)
+	go func() { errA <- lc.call(t, a) }()
+	urlA := receive(t, lc.b.in)
+	ctx, cancel := context.WithTimeout(NoWait(context.Background()), waitLimit)
+	defer cancel()
+	if _, err := lc.connect(ctx, b); !errors.Is(err, ErrAuthorizationPending) {
+		t.Fatalf("B while A asks the user: %v, want ErrAuthorizationPending", err)
+	}
+	if got := receive(t, toB); got.url != urlA || !got.follows {
+		t.Fatalf("B shows %+v; want A's URL, following", got)
+	}
+	declined := errors.New("declined")
+	lc.b.fail.Store(&declined)
+	close(lc.b.gate)
+	if err := receive(t, errA); err == nil {
+		t.Fatal("A's authorization succeeded, want it declined")
+	}
+	lc.clock.Advance(followPoll)
+	if got := receive(t, toB); got.url == urlA || got.follows || !strings.Contains(got.url, "state=") {
+		t.Fatalf("B after A's authorization failed shows %+v; want its own URL", got)
+	}
+	flights.mu.Lock()
+	owner := flights.recs[b.sharedKey()].owner
+	flights.mu.Unlock()
+	if owner != "B" {
+		t.Errorf("the record is %q's, want B's", owner)
+	}
+	b.Stop()
+	flights.mu.Lock()
+	defer flights.mu.Unlock()
+	if len(flights.recs) != 0 {
+		t.Errorf("records left after B stopped: %v", flights.recs)
+	}
+}
+
+// TestSameAuthorization: a process follows only a URL of the same
+// authorization endpoint, client and redirect URI as its own, with one
+// state: a forged record never sends the user elsewhere.
+func TestSameAuthorization(t *testing.T) {
+	const own = "https://as.example/authorize?client_id=c&redirect_uri=https%3A%2F%2Fgw%2Fcb&response_type=code&state=s1"
+	for _, tt := range []struct {
+		other string
+		want  bool
+	}{
+		{"https://as.example/authorize?client_id=c&redirect_uri=https%3A%2F%2Fgw%2Fcb&response_type=code&state=s2&code_challenge=x", true},
+		{"https://evil.example/authorize?client_id=c&redirect_uri=https%3A%2F%2Fgw%2Fcb&response_type=code&state=s2", false},
+		{"http://as.example/authorize?client_id=c&redirect_uri=https%3A%2F%2Fgw%2Fcb&response_type=code&state=s2", false},
+		{"https://as.example/other?client_id=c&redirect_uri=https%3A%2F%2Fgw%2Fcb&response_type=code&state=s2", false},
+		{"https://as.example/authorize?client_id=d&redirect_uri=https%3A%2F%2Fgw%2Fcb&response_type=code&state=s2", false},
+		{"https://as.example/authorize?client_id=c&redirect_uri=https%3A%2F%2Fevil%2Fcb&response_type=code&state=s2", false},
+		{"https://as.example/authorize?client_id=c&client_id=d&redirect_uri=https%3A%2F%2Fgw%2Fcb&response_type=code&state=s2", false},
+		{"https://as.example/authorize?client_id=c&redirect_uri=https%3A%2F%2Fgw%2Fcb&response_type=code", false},
+		{"https://user@as.example/authorize?client_id=c&redirect_uri=https%3A%2F%2Fgw%2Fcb&response_type=code&state=s2", false},
+		{"%zz", false},
+	} {
+		if got := sameAuthorization(own, tt.other); got != tt.want {
+			t.Errorf("sameAuthorization(own, %q) = %v, want %v", tt.other, got, tt.want)
+		}
+	}
+}
+
 // TestSharedFlightUnavailable: when the registry fails, each process
 // runs its own authorization, and says so once.
 func TestSharedFlightUnavailable(t *testing.T) {
