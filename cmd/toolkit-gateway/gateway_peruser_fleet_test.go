@@ -103,10 +103,12 @@ func TestGatewayPerUserElicitedAcrossReplicas(t *testing.T) {
 		text string
 		err  error
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // the calls end before the clients close, should the test fail
 	call := func(cs *sdk.ClientSession) <-chan answer {
 		ch := make(chan answer, 1)
 		go func() {
-			got, err := callTextErr(cs, "whoami", map[string]any{})
+			got, err := callTextCtx(ctx, cs, "whoami", map[string]any{})
 			ch <- answer{got, err}
 		}()
 		return ch
