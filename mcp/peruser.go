@@ -88,8 +88,11 @@ func (e *AuthorizationRequiredError) Unwrap() []error {
 // once (JSON-RPC error -32042, carrying the elicitation through a server
 // face): it opens the URL itself and calls again. A user who declines the
 // elicitation fails the authorization (its retry waits as oauth.Handler
-// says). A call whose caller is no authenticated user fails with
-// ErrNoUser. A client's upstream session opens at its first call. The
+// says). Replicas of a program that share cfg.Store and cfg.Flights
+// (oauth.FlightRegistry) ask a user once between them: a replica whose
+// user is asked already by another sends the same URL, and goes on once
+// the token that authorization brings is in cfg.Store. A call whose
+// caller is no authenticated user fails with ErrNoUser. A client's upstream session opens at its first call. The
 // calls of a user that come without a client session of their own (a
 // client of protocol 2026-07-28, which keeps none; a stateless HTTP
 // request) share one upstream session of that user, closed ten minutes

@@ -76,7 +76,8 @@ type HandlerConfig struct {
 //     authorization runs on its own, bounded to ten minutes, whatever
 //     becomes of the request that started it (which waits for it, within
 //     its context, unless sent with [NoWait]); [Handler.Stop] ends it.
-//     One authorization asks the user once, with one URL.
+//     One authorization asks the user once, with one URL; the replicas
+//     of a fleet that share [Config.Flights] ask once between them.
 //   - Failed authorizations are retried no sooner than one second after
 //     the first failure, doubling with each further failure up to five
 //     minutes, or later when the authorization server asked for it with
