@@ -92,11 +92,12 @@ func (e *AuthorizationRequiredError) Unwrap() []error {
 // (oauth.FlightRegistry) ask a user once between them: a replica whose
 // user is asked already by another sends the same URL, and goes on once
 // the token that authorization brings is in cfg.Store. A call whose
-// caller is no authenticated user fails with ErrNoUser. A client's upstream session opens at its first call. The
-// calls of a user that come without a client session of their own (a
-// client of protocol 2026-07-28, which keeps none; a stateless HTTP
-// request) share one upstream session of that user, closed ten minutes
-// after the last of them started; the user is asked through the call.
+// caller is no authenticated user fails with ErrNoUser. A client's
+// upstream session opens at its first call. The calls of a user that
+// come without a client session of their own (a client of protocol
+// 2026-07-28, which keeps none; a stateless HTTP request) share one
+// upstream session of that user, closed ten minutes after the last of
+// them started; the user is asked through the call.
 //
 // The connector's own session (listing, subscriptions, list changes, and
 // the calls of nobody's client session, which are refused) keeps the
