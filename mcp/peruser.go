@@ -88,12 +88,16 @@ func (e *AuthorizationRequiredError) Unwrap() []error {
 // once (JSON-RPC error -32042, carrying the elicitation through a server
 // face): it opens the URL itself and calls again. A user who declines the
 // elicitation fails the authorization (its retry waits as oauth.Handler
-// says). A call whose caller is no authenticated user fails with
-// ErrNoUser. A client's upstream session opens at its first call. The
-// calls of a user that come without a client session of their own (a
-// client of protocol 2026-07-28, which keeps none; a stateless HTTP
-// request) share one upstream session of that user, closed ten minutes
-// after the last of them started; the user is asked through the call.
+// says). Replicas of a program that share cfg.Store and cfg.Flights
+// (oauth.FlightRegistry) ask a user once between them: a replica whose
+// user is asked already by another sends the same URL, and goes on once
+// the token that authorization brings is in cfg.Store. A call whose
+// caller is no authenticated user fails with ErrNoUser. A client's
+// upstream session opens at its first call. The calls of a user that
+// come without a client session of their own (a client of protocol
+// 2026-07-28, which keeps none; a stateless HTTP request) share one
+// upstream session of that user, closed ten minutes after the last of
+// them started; the user is asked through the call.
 //
 // The connector's own session (listing, subscriptions, list changes, and
 // the calls of nobody's client session, which are refused) keeps the
@@ -206,7 +210,7 @@ type User struct {
 // urlRequest is a URL the user is asked to open to authorize access.
 type urlRequest struct {
 	params   *sdk.ElicitParams
-	redirect *oauth.Expected // its redirect; once it came, nobody need open the URL
+	redirect *oauth.Expected // its redirect (nil: another replica's); once it came, nobody need open the URL
 	done     chan struct{}   // closed when the user no longer needs to open it
 	cancel   context.CancelCauseFunc
 
@@ -230,11 +234,17 @@ func (u *User) Principal() string { return u.principal }
 // declines, or when ctx ends.
 func (u *User) AuthorizeByURL(cb *oauth.Callback) auth.AuthorizationCodeFetcher {
 	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-		e, err := cb.Expect(u.principal, args.URL)
-		if err != nil {
-			return nil, err
+		// The redirect of another replica's authorization is that
+		// replica's: nobody waits for it here.
+		following := oauth.Follows(ctx)
+		var e *oauth.Expected
+		if !following {
+			var err error
+			if e, err = cb.Expect(u.principal, args.URL); err != nil {
+				return nil, err
+			}
+			defer e.Close()
 		}
-		defer e.Close()
 		wctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
 		ask := &urlRequest{
@@ -249,12 +259,23 @@ func (u *User) AuthorizeByURL(cb *oauth.Callback) auth.AuthorizationCodeFetcher 
 			cancel:   cancel,
 		}
 		u.setURLRequest(ask)
-		res, err := e.Wait(wctx)
+		var res *auth.AuthorizationResult
+		var err error
+		if following {
+			<-wctx.Done()
+			err = context.Cause(wctx)
+		} else {
+			res, err = e.Wait(wctx)
+		}
 		if h := u.c.o.hooks.redirectTaken; h != nil && err == nil {
 			h()
 		}
 		u.setURLRequest(nil)
 		close(ask.done)
+		if following && u.authorized() {
+			// The other replica's authorization brought the token.
+			ask.complete(ctx)
+		}
 		if err != nil {
 			if c := context.Cause(wctx); c != nil && errors.Is(c, errDeclined) {
 				return nil, errDeclined
@@ -324,6 +345,14 @@ func (u *User) current() (*urlRequest, <-chan struct{}) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.pending, u.changed
+}
+
+// authorized reports whether the user's OAuth handler holds a token.
+func (u *User) authorized() bool {
+	u.mu.Lock()
+	h := u.h
+	u.mu.Unlock()
+	return h != nil && h.Authorized()
 }
 
 // handler returns the user's OAuth handler, made at the first call.

@@ -6,16 +6,19 @@
 // them), rate-limit budgets (a [policy.LimitStore]: a limit counts
 // calls across the fleet) and the authorization redirects of per-user
 // OAuth (an [oauth.RedirectRelay]: a user's browser may bring the
-// redirect to another replica than the one whose authorization waits)
+// redirect to another replica than the one whose authorization waits),
+// the per-user authorizations in flight (an [oauth.FlightRegistry]: a
+// user whose authorization two replicas need is asked once, with one URL)
 // and the answered input rounds (a [mcpserver.ReplaySet]: a relayed
 // round is answered once in the fleet).
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 //	st, err := redisstate.New(redisstate.Config{Client: rdb, SealKeys: keys})
 //	...
-//	tokens, err := st.Tokens() // for oauth.Config.Store
-//	pins := st.Pins("gateway") // for policy.WithPins
-//	limits := st.Limits()      // for policy.WithLimitStore
+//	tokens, err := st.Tokens()   // for oauth.Config.Store
+//	flights, err := st.Flights() // for oauth.Config.Flights
+//	pins := st.Pins("gateway")   // for policy.WithPins
+//	limits := st.Limits()        // for policy.WithLimitStore
 //
 // Each piece of state has the in-process or file implementation of its
 // own package as the default; this package is the one for fleets, a
@@ -46,7 +49,8 @@
 // wrapping [toolkit.ErrUnavailable]; nothing is retried behind the
 // caller's back and nothing is written later. What that means for each
 // kind of state is decided where it is consumed: an OAuth handler keeps
-// the token it holds and fails a save (the person is not asked again);
+// the token it holds and fails a save (the person is not asked again),
+// and runs its authorizations as the only process (one warning);
 // the policy engine keeps the pins it loaded, and admits or refuses
 // calls as policy.WithLimitStore's failOpen says.
 package redisstate

@@ -727,6 +727,20 @@ func (g *gateway) sharedTokens() *redisstate.TokenStore {
 	return tokens
 }
 
+// sharedFlights records the users' authorizations in flight for the
+// fleet, so that a user is asked once whichever replicas need it, or is
+// nil without a state section.
+func (g *gateway) sharedFlights() oauth.FlightRegistry {
+	if g.state == nil {
+		return nil
+	}
+	flights, err := g.state.Flights() // checked: the state section has keys
+	if err != nil {
+		return nil
+	}
+	return flights
+}
+
 // withAuthorizeTimeout gives an upstream authorized by a person the time
 // to do it when its configuration sets no connect timeout.
 func withAuthorizeTimeout(s Server, opts []mcp.Option) []mcp.Option {

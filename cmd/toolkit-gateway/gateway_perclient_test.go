@@ -52,7 +52,12 @@ func fileURI(dir string) string { return (&url.URL{Scheme: "file", Path: dir}).S
 
 // callTextErr calls a tool and returns its text, or the tool's error.
 func callTextErr(cs *sdk.ClientSession, name string, args map[string]any) (string, error) {
-	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	return callTextCtx(context.Background(), cs, name, args)
+}
+
+// callTextCtx is callTextErr within ctx.
+func callTextCtx(ctx context.Context, cs *sdk.ClientSession, name string, args map[string]any) (string, error) {
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		return "", err
 	}

@@ -159,6 +159,12 @@ func userClient(t *testing.T, g *gatewayProcess, token, user string, urlAsk bool
 			},
 		}
 	}
+	return userClientWith(t, g, token, user, opts)
+}
+
+// userClientWith connects to the gateway with token, as user, with opts.
+func userClientWith(t *testing.T, g *gatewayProcess, token, user string, opts *sdk.ClientOptions) *sdk.ClientSession {
+	t.Helper()
 	c := sdk.NewClient(&sdk.Implementation{Name: user, Version: "1"}, opts)
 	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: g.mcpURL, HTTPClient: &http.Client{Transport: bearerTransport(token)}, MaxRetries: -1},
 		&sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

@@ -121,7 +121,9 @@ func (g *gateway) perUserOptions(s Server, opts []mcp.Option) ([]mcp.Option, err
 	// want a user's token want one for everything, listing included.
 	own := g.authCodeConfig(s)
 	own.Authorize, own.RedirectURL = g.logins.operatorAuthorize(cb), cb.RedirectURL()
-	return append(opts, mcp.OptOAuth(oauth.AuthorizationCode(own)), mcp.OptOAuthPerUser(mcp.UserAuthorizationCode(g.authCodeConfig(s), cb))), nil
+	users := g.authCodeConfig(s)
+	users.Flights = g.sharedFlights()
+	return append(opts, mcp.OptOAuth(oauth.AuthorizationCode(own)), mcp.OptOAuthPerUser(mcp.UserAuthorizationCode(users, cb))), nil
 }
 
 // operatorAuthorize lets the gateway's operator authorize the own session

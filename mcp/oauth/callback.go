@@ -329,8 +329,9 @@ func (e *Expected) Wait(ctx context.Context) (*auth.AuthorizationResult, error) 
 
 // Arrived reports whether the redirect of the authorization came, as
 // the callback answers it: from then on the user has nothing more to
-// open, whatever the flow does with the code next.
-func (e *Expected) Arrived() bool { return e.arrived.Load() }
+// open, whatever the flow does with the code next. It is false for a nil
+// Expected.
+func (e *Expected) Arrived() bool { return e != nil && e.arrived.Load() }
 
 // Close forgets the authorization: its redirect, if it comes, is refused.
 func (e *Expected) Close() {

@@ -114,6 +114,13 @@ type flight struct {
 	asked  chan struct{} // closed when the user is asked
 	asking atomic.Bool   // the user is being asked now
 	at     atomic.Pointer[string]
+
+	// The fleet's flights (flight_shared.go).
+	sent      string                                  // the access token refused, if any
+	recorded  atomic.Bool                             // it is the fleet's, in the registry
+	following atomic.Bool                             // it shows another process's URL
+	elsewhere atomic.Bool                             // that one brought the token
+	follow    atomic.Pointer[context.CancelCauseFunc] // ends the following
 }
 
 // flightKey is the context key of the flight a context runs.
@@ -228,6 +235,13 @@ func (h *Handler) Pending() (changed <-chan struct{}, err error) {
 	}
 	g := h.findGate()
 	if g == nil {
+		return nil, nil
+	}
+	g.mu.Lock()
+	f := g.flight
+	g.mu.Unlock()
+	if f != nil && h.followed(f) {
+		// Another process's authorization brought the token.
 		return nil, nil
 	}
 	g.mu.Lock()

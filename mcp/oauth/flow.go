@@ -69,6 +69,14 @@ type Config struct {
 	// client's dynamic registrations when it is a [RegistrationStore]
 	// (else they are kept in memory). See [NewFileTokenStore].
 	Store TokenStore
+	// Flights, for a program run as several replicas that share Store,
+	// shares their authorizations in flight (see [FlightRegistry]): a
+	// user whose authorization is needed on several replicas at once is
+	// asked once, with the URL of the first, and the others wait for the
+	// token it brings to Store (Authorize is then called with that URL,
+	// see [Follows]). It is a [Handler]'s own when nil, or when it fails
+	// (a warning is logged).
+	Flights FlightRegistry
 	// HTTPClient makes the requests to the authorization server and the
 	// metadata requests (default: [HandlerConfig.HTTPClient]). They go only
 	// where the package's rules let them (see [HandlerConfig.Allow]).

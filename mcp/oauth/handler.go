@@ -76,7 +76,8 @@ type HandlerConfig struct {
 //     authorization runs on its own, bounded to ten minutes, whatever
 //     becomes of the request that started it (which waits for it, within
 //     its context, unless sent with [NoWait]); [Handler.Stop] ends it.
-//     One authorization asks the user once, with one URL.
+//     One authorization asks the user once, with one URL; the replicas
+//     of a fleet that share [Config.Flights] ask once between them.
 //   - Failed authorizations are retried no sooner than one second after
 //     the first failure, doubling with each further failure up to five
 //     minutes, or later when the authorization server asked for it with
@@ -132,6 +133,7 @@ type Handler struct {
 
 	onWait   func(ctx context.Context, status string) (done func())
 	onChange func()
+	shared   FlightRegistry // Config.Flights (flight_shared.go)
 
 	mu      sync.Mutex
 	flights map[*flight]bool // those it runs
@@ -181,6 +183,7 @@ func NewHandler(ctx context.Context, f *Flow, hc HandlerConfig) *Handler {
 		cfg := f.cfg
 		h.owns = true
 		h.store = cfg.Store
+		h.shared = cfg.Flights
 		if h.principal != "" && h.store != nil {
 			ps, ok := h.store.(PrincipalTokenStore)
 			if !ok {
@@ -344,6 +347,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		return pe
 	}
 	if own {
+		f.sent = bearerOf(req)
 		// The authorization reads the challenge only; it outlives the
 		// request, whose body goes now.
 		r := *resp
@@ -420,6 +424,9 @@ func (h *Handler) run(ctx context.Context, f *flight, req *http.Request, resp *h
 	}
 	h.refused.Store(nil)
 	err := inner.Authorize(ctx, req, resp)
+	if err != nil && f.elsewhere.Load() {
+		err = nil // the token is another process's authorization's
+	}
 	if err != nil && h.legacy != nil && inner == h.inner && ctx.Err() == nil {
 		// A 2025-03-26 server's metadata may name an issuer the SDK's
 		// discovery refuses.
@@ -433,6 +440,7 @@ func (h *Handler) run(ctx context.Context, f *flight, req *http.Request, resp *h
 		}
 	}
 	f.stopTimer()
+	h.end(f)
 	stopped := errors.Is(context.Cause(ctx), errStopped)
 	if err != nil && ctx.Err() != nil {
 		err = context.Cause(ctx) // stopped, or too long
@@ -522,7 +530,13 @@ func (h *Handler) fetch(fetch auth.AuthorizationCodeFetcher) auth.AuthorizationC
 			done = h.onWait(ctx, msg)
 		}
 		h.logger.Info("OAuth authorization needed", "authorization_server", host)
-		res, err := fetch(ctx, args)
+		var res *auth.AuthorizationResult
+		var err error
+		if owner := h.begin(ctx, flightOf(ctx), args.URL); owner != "" {
+			res, err = h.follow(ctx, flightOf(ctx), fetch, args, owner)
+		} else {
+			res, err = fetch(ctx, args)
+		}
 		done()
 		if answered != nil {
 			answered()

@@ -245,11 +245,16 @@ func (lc *lifecycle) handler(t *testing.T) *Handler {
 	mustNotErr(t, err)
 	h := NewHandler(context.Background(), flow, HandlerConfig{
 		Resource: lc.rs.URL + "/mcp", Allow: allow,
-		Logger: slog.New(slog.NewTextHandler(lc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger: lc.logger(),
 	})
 	h.clock = lc.clock
 	t.Cleanup(h.Stop)
 	return h
+}
+
+// logger is the logger of lc's handlers, into lc.logs.
+func (lc *lifecycle) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(lc.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // connect connects an SDK client authorized by h.
