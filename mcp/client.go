@@ -132,7 +132,10 @@ func (c *Connector) do(ctx context.Context, what reqName, failed error, safe boo
 // waiting for it like any call) when that cannot do harm: when the failure
 // proves that the server did not process it, or when the request is safe
 // to repeat (safe: reads, and tools annotated read-only or idempotent). A
-// request that may have run is never repeated.
+// safe request that a stale connection failed on a working session goes
+// again on that session first, which does not count: a server that
+// restarted breaks both the stale connection and, a moment later, the
+// session. A request that may have run is never repeated.
 func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, safe bool, f func(ctx context.Context, l *live, token string) error) error {
 	if c.o.callTimeout > 0 {
 		var cancel context.CancelFunc
@@ -144,7 +147,12 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 		return fmt.Errorf("%s of server %s: %w", what, c.serverName(), err)
 	}
 	defer release()
-	for try := 0; ; try++ {
+	// stale is 1 once the request was sent again on the same session
+	// because a stale connection failed it (below): that re-send does not
+	// count, so first holds until the request was sent again for any
+	// other reason.
+	for try, stale := 0, 0; ; try++ {
+		first := try == stale
 		sctx, l, err := c.up.session(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
@@ -170,7 +178,7 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 			return fmt.Errorf("%w: %s of server %s: the answer nests more than %d levels deep", errs.ErrToolFailed, what, c.serverName(), wire.MaxDepth)
 		case err == nil:
 			return nil
-		case try == 0 && c.up.again(err):
+		case first && c.up.again(err):
 			// Refused before the server saw it (the user authorizes
 			// meanwhile): it goes again.
 			continue
@@ -185,18 +193,18 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 			// the session: it never ran it, so it may go on the next one,
 			// whatever happened to this session meanwhile.
 			c.lost(l, err)
-			if try == 0 {
+			if first {
 				continue
 			}
 			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), err)
 		case errors.Is(cause, errSessionClosed):
-			if safe && try == 0 {
+			if safe && first {
 				continue
 			}
 			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), errSessionClosed)
 		case notDelivered(err) && got != deliveryReceived && !in.mayHaveArrived():
 			c.lost(l, err)
-			if try == 0 {
+			if first {
 				continue
 			}
 			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), err)
@@ -210,15 +218,19 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 				return fmt.Errorf("%s of server %s: %w", what, c.serverName(), context.Cause(ctx))
 			}
 			c.lost(l, fmt.Errorf("%v; ping failed: %v", err, perr))
-			if safe && try == 0 {
+			if safe && first {
 				continue
 			}
 			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), err)
 		}
 		if isTransportError(err) {
 			// The session works, the transport failed this request (a
-			// stale keep-alive connection to a restarted server, say).
-			if safe && try == 0 {
+			// stale keep-alive connection to a restarted server, say). The
+			// request goes again on the same session; should that session
+			// be lost under it meanwhile (its server restarted), it may
+			// still go once more on the next.
+			if safe && first && stale == 0 {
+				stale++
 				continue
 			}
 			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), err)
