@@ -82,30 +82,7 @@ type shown struct {
 // stored the token, the second finds it at its next request and is
 // authorized, without a second authorization; the record is gone.
 func TestSharedFlightAsksOnce(t *testing.T) {
-	leakCheck(t)
-	lc := newLifecycle(t)
-	flights := &fakeFlights{recs: map[string]fakeFlight{}}
-	lc.b.gate = make(chan struct{})
-	lc.b.in = make(chan string, 4)
-	a := lc.replica(t, flights, "A", lc.b.authorize)
-	toB := make(chan shown, 4)
-	b := lc.replica(t, flights, "B", func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-		toB <- shown{args.URL, Follows(ctx)}
-		<-ctx.Done()
-		return nil, ctx.Err()
-	})
-
-	errA := make(chan error, 1)
-	go func() { errA <- lc.call(t, a) }()
-	urlA := receive(t, lc.b.in)
-	ctx, cancel := context.WithTimeout(NoWait(context.Background()), waitLimit)
-	defer cancel()
-	if _, err := lc.connect(ctx, b); !errors.Is(err, ErrAuthorizationPending) {
-		t.Fatalf("B while A asks the user: %v, want ErrAuthorizationPending", err)
-	}
-	if got := receive(t, toB); got.url != urlA || !got.follows {
-		t.Fatalf("B shows %+v; want A's URL %s, following", got, urlA)
-	}
+	lc, flights, b, _, errA, _ := followingPair(t)
 	if _, err := b.Pending(); !errors.Is(err, ErrAuthorizationPending) {
 		t.Errorf("B's Pending while the user is asked: %v", err)
 	}
@@ -135,29 +112,7 @@ func TestSharedFlightAsksOnce(t *testing.T) {
 // ends without a token, the follower asks the user at its own URL, and
 // records it for the fleet.
 func TestSharedFlightOwnerFails(t *testing.T) {
-	leakCheck(t)
-	lc := newLifecycle(t)
-	flights := &fakeFlights{recs: map[string]fakeFlight{}}
-	lc.b.gate = make(chan struct{})
-	lc.b.in = make(chan string, 4)
-	a := lc.replica(t, flights, "A", lc.b.authorize)
-	toB := make(chan shown, 4)
-	b := lc.replica(t, flights, "B", func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-		toB <- shown{args.URL, Follows(ctx)}
-		<-ctx.Done()
-		return nil, ctx.Err()
-	})
-	errA := make(chan error, 1)
-	go func() { errA <- lc.call(t, a) }()
-	urlA := receive(t, lc.b.in)
-	ctx, cancel := context.WithTimeout(NoWait(context.Background()), waitLimit)
-	defer cancel()
-	if _, err := lc.connect(ctx, b); !errors.Is(err, ErrAuthorizationPending) {
-		t.Fatalf("B while A asks the user: %v, want ErrAuthorizationPending", err)
-	}
-	if got := receive(t, toB); got.url != urlA || !got.follows {
-		t.Fatalf("B shows %+v; want A's URL, following", got)
-	}
+	lc, flights, b, toB, errA, urlA := followingPair(t)
 	declined := errors.New("declined")
 	lc.b.fail.Store(&declined)
 	close(lc.b.gate)
@@ -180,6 +135,38 @@ func TestSharedFlightOwnerFails(t *testing.T) {
 	if len(flights.recs) != 0 {
 		t.Errorf("records left after B stopped: %v", flights.recs)
 	}
+}
+
+// followingPair starts replicas A and B sharing flights; A asks the user
+// (held until lc.b.gate closes) and B, needing the same authorization,
+// shows the user A's URL. It returns what B shows next, A's call's
+// outcome and A's URL.
+func followingPair(t *testing.T) (lc *lifecycle, flights *fakeFlights, b *Handler, toB chan shown, errA chan error, urlA string) {
+	t.Helper()
+	leakCheck(t)
+	lc = newLifecycle(t)
+	flights = &fakeFlights{recs: map[string]fakeFlight{}}
+	lc.b.gate = make(chan struct{})
+	lc.b.in = make(chan string, 4)
+	a := lc.replica(t, flights, "A", lc.b.authorize)
+	toB = make(chan shown, 4)
+	b = lc.replica(t, flights, "B", func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		toB <- shown{args.URL, Follows(ctx)}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	errA = make(chan error, 1)
+	go func() { errA <- lc.call(t, a) }()
+	urlA = receive(t, lc.b.in)
+	ctx, cancel := context.WithTimeout(NoWait(context.Background()), waitLimit)
+	defer cancel()
+	if _, err := lc.connect(ctx, b); !errors.Is(err, ErrAuthorizationPending) {
+		t.Fatalf("B while A asks the user: %v, want ErrAuthorizationPending", err)
+	}
+	if got := receive(t, toB); got.url != urlA || !got.follows {
+		t.Fatalf("B shows %+v; want A's URL %s, following", got, urlA)
+	}
+	return lc, flights, b, toB, errA, urlA
 }
 
 // TestSameAuthorization: a process follows only a URL of the same
