@@ -58,14 +58,7 @@ func (s savedStore) SaveToken(ctx context.Context, t *oauth.StoredToken) error {
 }
 
 func TestUserAuthorizationCode(t *testing.T) {
-	cbMux := http.NewServeMux()
-	cbSrv := httptest.NewServer(cbMux)
-	t.Cleanup(cbSrv.Close)
-	cb, err := oauth.NewCallback(cbSrv.URL+"/callback", oauth.CallbackConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cbMux.Handle("/callback", cb)
+	cb, cbURL := serveCallback(t)
 
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -154,7 +147,7 @@ func TestUserAuthorizationCode(t *testing.T) {
 		}
 	}
 	// A forged state is refused.
-	resp, err := http.Get(cbSrv.URL + "/callback?code=code-alice&state=forged")
+	resp, err := http.Get(cbURL + "?code=code-alice&state=forged")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,14 +291,7 @@ func TestUserAuthorizationCallAfterRedirect(t *testing.T) {
 					close(release)
 				}
 			})
-			cbMux := http.NewServeMux()
-			cbSrv := httptest.NewServer(cbMux)
-			t.Cleanup(cbSrv.Close)
-			cb, err := oauth.NewCallback(cbSrv.URL+"/callback", oauth.CallbackConfig{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cbMux.Handle("/callback", cb)
+			cb, _ := serveCallback(t)
 			loaded := make(chan string, 8)
 			ua := &openapi.UserAuthorization{ClientID: "cid", Callback: cb, Resource: srv.URL}
 			if stored {
@@ -318,7 +304,7 @@ func TestUserAuthorizationCallAfterRedirect(t *testing.T) {
 				Credentials: map[string]openapi.Credential{"user": {User: ua}},
 			})["me"]
 			ctx := toolkit.WithPrincipal(context.Background(), "alice")
-			_, err = me.Run(ctx, nil)
+			_, err := me.Run(ctx, nil)
 			var are *openapi.AuthorizationRequiredError
 			if !errors.As(err, &are) {
 				t.Fatalf("first call: %v", err)
@@ -384,4 +370,19 @@ func TestUserAuthorizationScheme(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveCallback serves an oauth.Callback at URL on a test server.
+func serveCallback(t *testing.T) (cb *oauth.Callback, url string) {
+	t.Helper()
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	url = srv.URL + "/callback"
+	cb, err := oauth.NewCallback(url, oauth.CallbackConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux.Handle("/callback", cb)
+	return cb, url
 }
