@@ -32,9 +32,24 @@ type FlightRegistry interface {
 	End(ctx context.Context, key string) error
 }
 
+// FlightWatcher is implemented by a [FlightRegistry] that tells the
+// processes following an authorization when it ends, so that they take
+// its token as soon as it is stored rather than at their next look (a
+// follower of a registry without it looks every two seconds).
+type FlightWatcher interface {
+	// WatchFlight calls wake with true once the watch of the flight
+	// recorded under key is in place, each time that flight may have
+	// ended (it ended, or the watch came back after a gap in which its
+	// end may have gone unheard), and with false when the watch is lost,
+	// until stop is called; never after stop returned. wake is called
+	// from any goroutine and must not block.
+	WatchFlight(key string, wake func(live bool)) (stop func())
+}
+
 // followPoll is how often an authorization that follows another process's
-// looks for the token in the shared store (a request of the user's looks
-// at once).
+// looks for the token in the shared store while no [FlightWatcher] tells
+// it when that authorization ends (a request of the user's looks at
+// once).
 const followPoll = 2 * time.Second
 
 // sharedDown is set while the registry fails: its warning is logged once.
@@ -116,8 +131,10 @@ func (h *Handler) follow(ctx context.Context, f *flight, fetch auth.Authorizatio
 	defer f.following.Store(false)
 	done := make(chan struct{})
 	defer close(done)
+	w := h.watchOwner()
+	defer w.stop()
 	tick, stop := h.after(followPoll)
-	go h.awaitOwner(fctx, f, args.URL, done, tick, stop)
+	go h.awaitOwner(fctx, f, args.URL, done, w, tick, stop)
 	shown := *args
 	shown.URL = ownerURL
 	res, err := fetch(fctx, &shown)
@@ -133,6 +150,30 @@ func (h *Handler) follow(ctx context.Context, f *flight, fetch auth.Authorizatio
 	return res, err
 }
 
+// ownerWatch says when to look again for the token of the authorization
+// a flight follows: when the registry's [FlightWatcher] wakes it and,
+// while no watch is live, every followPoll.
+type ownerWatch struct {
+	wake chan struct{} // one look due
+	live atomic.Bool   // the watch is in place: no polling
+	stop func()        // ends the watch
+}
+
+// watchOwner starts the watch of the authorization h's flight follows.
+func (h *Handler) watchOwner() *ownerWatch {
+	w := &ownerWatch{wake: make(chan struct{}, 1), stop: func() {}}
+	if fw, ok := h.shared.(FlightWatcher); ok {
+		w.stop = fw.WatchFlight(h.sharedKey(), func(live bool) {
+			w.live.Store(live)
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		})
+	}
+	return w
+}
+
 // after returns a channel closed after d on h's clock, and the function
 // that stops it.
 func (h *Handler) after(d time.Duration) (<-chan struct{}, func() bool) {
@@ -140,19 +181,21 @@ func (h *Handler) after(d time.Duration) (<-chan struct{}, func() bool) {
 	return c, h.clock.AfterFunc(d, func() { close(c) })
 }
 
-// awaitOwner looks for the token of the authorization f follows at each
-// tick (the first one's, then every followPoll) until fctx ends or done
-// is closed, and takes the registry's record, for authURL, when that
-// authorization ended without one.
-func (h *Handler) awaitOwner(fctx context.Context, f *flight, authURL string, done <-chan struct{}, tick <-chan struct{}, stop func() bool) {
-	for ; ; tick, stop = h.after(followPoll) {
+// awaitOwner looks for the token of the authorization f follows each time
+// w wakes it and, while w is not live, at each tick (the first one's,
+// then every followPoll), until fctx ends or done is closed, and takes
+// the registry's record, for authURL, when that authorization ended
+// without one.
+func (h *Handler) awaitOwner(fctx context.Context, f *flight, authURL string, done <-chan struct{}, w *ownerWatch, tick <-chan struct{}, stop func() bool) {
+	defer func() { stop() }()
+	for {
 		select {
 		case <-tick:
+			tick = nil
+		case <-w.wake:
 		case <-done:
-			stop()
 			return
 		case <-fctx.Done():
-			stop()
 			return
 		}
 		if h.followed(f) {
@@ -166,6 +209,13 @@ func (h *Handler) awaitOwner(fctx context.Context, f *flight, authURL string, do
 				(*f.follow.Load())(errOwnerGone)
 			}
 			return
+		}
+		switch {
+		case w.live.Load():
+			stop()
+			tick = nil
+		case tick == nil:
+			tick, stop = h.after(followPoll)
 		}
 	}
 }

@@ -18,6 +18,9 @@ type fakeFlights struct {
 	recs  map[string]fakeFlight
 	down  error // every Begin fails with it
 	begun int
+
+	watches  bool                           // the processes are FlightWatchers
+	watchers map[string]map[*int]func(bool) // by key
 }
 
 type fakeFlight struct{ owner, url string }
@@ -47,8 +50,41 @@ func (p fakeProcess) End(_ context.Context, key string) error {
 	defer p.f.mu.Unlock()
 	if p.f.recs[key].owner == p.id {
 		delete(p.f.recs, key)
+		for _, wake := range p.f.watchers[key] {
+			wake(true)
+		}
 	}
 	return nil
+}
+
+// watchingProcess is a fakeProcess that is a FlightWatcher: the ends of
+// flights wake their watchers.
+type watchingProcess struct{ fakeProcess }
+
+func (p watchingProcess) WatchFlight(key string, wake func(bool)) func() {
+	p.f.mu.Lock()
+	defer p.f.mu.Unlock()
+	if p.f.watchers == nil {
+		p.f.watchers = map[string]map[*int]func(bool){}
+	}
+	if p.f.watchers[key] == nil {
+		p.f.watchers[key] = map[*int]func(bool){}
+	}
+	id := new(int)
+	p.f.watchers[key][id] = wake
+	wake(true)
+	return func() {
+		p.f.mu.Lock()
+		defer p.f.mu.Unlock()
+		delete(p.f.watchers[key], id)
+	}
+}
+
+// watching returns how many watches of key are in place.
+func (f *fakeFlights) watching(key string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.watchers[key])
 }
 
 // replica returns a handler of lc's flow as another process of a fleet
@@ -59,6 +95,9 @@ func (lc *lifecycle) replica(t *testing.T, flights *fakeFlights, id string, auth
 	cfg := lc.cfg
 	cfg.Store = NewFileTokenStore(lc.path)
 	cfg.Flights = fakeProcess{flights, id}
+	if flights.watches {
+		cfg.Flights = watchingProcess{fakeProcess{flights, id}}
+	}
 	cfg.Authorize = authorize
 	flow, err := AuthorizationCode(cfg)
 	mustNotErr(t, err)
@@ -142,10 +181,15 @@ func TestSharedFlightOwnerFails(t *testing.T) {
 // shows the user A's URL. It returns what B shows next, A's call's
 // outcome and A's URL.
 func followingPair(t *testing.T) (lc *lifecycle, flights *fakeFlights, b *Handler, toB chan shown, errA chan error, urlA string) {
+	return followingPairOf(t, &fakeFlights{recs: map[string]fakeFlight{}}, nil)
+}
+
+// followingPairOf is followingPair on flights; ended, when not nil, is
+// given the cause of the end of each of B's Authorize calls.
+func followingPairOf(t *testing.T, flights *fakeFlights, ended chan<- error) (lc *lifecycle, _ *fakeFlights, b *Handler, toB chan shown, errA chan error, urlA string) {
 	t.Helper()
 	leakCheck(t)
 	lc = newLifecycle(t)
-	flights = &fakeFlights{recs: map[string]fakeFlight{}}
 	lc.b.gate = make(chan struct{})
 	lc.b.in = make(chan string, 4)
 	a := lc.replica(t, flights, "A", lc.b.authorize)
@@ -153,6 +197,9 @@ func followingPair(t *testing.T) (lc *lifecycle, flights *fakeFlights, b *Handle
 	b = lc.replica(t, flights, "B", func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 		toB <- shown{args.URL, Follows(ctx)}
 		<-ctx.Done()
+		if ended != nil {
+			ended <- context.Cause(ctx)
+		}
 		return nil, ctx.Err()
 	})
 	errA = make(chan error, 1)
@@ -167,6 +214,35 @@ func followingPair(t *testing.T) (lc *lifecycle, flights *fakeFlights, b *Handle
 		t.Fatalf("B shows %+v; want A's URL %s, following", got, urlA)
 	}
 	return lc, flights, b, toB, errA, urlA
+}
+
+// TestSharedFlightWakes: a process that follows another's authorization
+// through a FlightWatcher is woken by that authorization's end: it takes
+// the token at once, with no look of its own (its clock never moves, so
+// the periodic look never comes), and its watch ends with its flight.
+func TestSharedFlightWakes(t *testing.T) {
+	ended := make(chan error, 1)
+	lc, flights, b, _, errA, _ := followingPairOf(t, &fakeFlights{recs: map[string]fakeFlight{}, watches: true}, ended)
+	key := b.sharedKey()
+	if n := flights.watching(key); n != 1 {
+		t.Fatalf("%d watches of the followed authorization, want 1", n)
+	}
+	close(lc.b.gate) // the user authorizes, at A's URL
+	mustNotErr(t, receive(t, errA))
+	if cause := receive(t, ended); !errors.Is(cause, errFollowed) {
+		t.Fatalf("B's following ended with %v, want the token of A's authorization", cause)
+	}
+	if !b.Authorized() {
+		t.Fatal("B is not authorized once its following ended")
+	}
+	mustNotErr(t, lc.call(t, b))
+	if n := lc.iss.Authorizations(); n != 1 {
+		t.Errorf("%d authorizations, want one for the fleet", n)
+	}
+	b.Stop()
+	if n := flights.watching(key); n != 0 {
+		t.Errorf("%d watches left after the flight", n)
+	}
 }
 
 // TestSameAuthorization: a process follows only a URL of the same

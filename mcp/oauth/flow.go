@@ -74,8 +74,9 @@ type Config struct {
 	// user whose authorization is needed on several replicas at once is
 	// asked once, with the URL of the first, and the others wait for the
 	// token it brings to Store (Authorize is then called with that URL,
-	// see [Follows]). It is a [Handler]'s own when nil, or when it fails
-	// (a warning is logged).
+	// see [Follows]); a registry that is a [FlightWatcher] wakes them as
+	// soon as it is there. It is a [Handler]'s own when nil, or when it
+	// fails (a warning is logged).
 	Flights FlightRegistry
 	// HTTPClient makes the requests to the authorization server and the
 	// metadata requests (default: [HandlerConfig.HTTPClient]). They go only
