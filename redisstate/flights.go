@@ -25,15 +25,17 @@ const maxFlightRecord = 8 << 10
 // recorded its authorization first. A record is one key under the store's
 // prefix, set only if absent and expiring with its authorization; it
 // holds the URL and the replica that recorded it, sealed (the URL's state
-// is the user's authorization's), and is removed only by that replica.
-// A record that does not open (forged, or too large) is replaced. Get one
-// from [Store.Flights].
+// is the user's authorization's), and is removed only by that replica,
+// which announces it to the replicas that follow that authorization (an
+// [oauth.FlightWatcher]). A record that does not open (forged, or too
+// large) is replaced. Get one from [Store.Flights].
 type FlightRegistry struct {
 	s  *Store
 	id string // this process's, in its records
 
-	mu   sync.Mutex
-	mine map[string]string // key → the record this process set there
+	mu    sync.Mutex
+	mine  map[string]string // key → the record this process set there
+	watch flightWatchers    // (flights_watch.go)
 }
 
 var _ oauth.FlightRegistry = (*FlightRegistry)(nil)
@@ -64,10 +66,13 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return false`)
 
-// endFlight deletes KEYS[1] when it holds ARGV[1].
+// endFlight deletes KEYS[1] when it holds ARGV[1], and announces its end
+// on channel ARGV[2].
 var endFlight = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-	return redis.call('DEL', KEYS[1])
+	redis.call('DEL', KEYS[1])
+	redis.call('PUBLISH', ARGV[2], KEYS[1])
+	return 1
 end
 return 0`)
 
@@ -143,5 +148,5 @@ func (fr *FlightRegistry) End(ctx context.Context, key string) error {
 	}
 	ctx, cancel := fr.s.bound(ctx)
 	defer cancel()
-	return fr.s.fail("end a flight", endFlight.Run(ctx, fr.s.rdb, []string{k}, rec).Err())
+	return fr.s.fail("end a flight", endFlight.Run(ctx, fr.s.rdb, []string{k}, rec, fr.endsChannel()).Err())
 }

@@ -131,3 +131,85 @@ func TestFlightsUnavailable(t *testing.T) {
 		t.Errorf("flights without sealing keys: %v, want ErrBadParameter", err)
 	}
 }
+
+// flightWake records the wakes of a flight's watch.
+type flightWake chan bool
+
+func (w flightWake) wake(live bool) {
+	select {
+	case w <- live:
+	default:
+		panic("a watcher's wakes pile up")
+	}
+}
+
+// next returns w's next wake, or fails the test after a while.
+func (w flightWake) next(t *testing.T, what string) bool {
+	t.Helper()
+	select {
+	case live := <-w:
+		return live
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no wake: %s", what)
+		return false
+	}
+}
+
+// TestFlightsWatch: a replica that watches a flight of another is woken
+// once its subscription is in place, at that flight's end (not at the
+// end of another), when the subscription is lost (Redis restarts) and
+// once it is back; its goroutine ends with the last watch.
+func TestFlightsWatch(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := flights(t, srv), flights(t, srv)
+	ctx := context.Background()
+	const key, other, u = "jwt:alice\x00https://up.example/mcp", "jwt:bob\x00https://up.example/mcp", "https://as.example/authorize?state=s"
+	begin := func(k string) {
+		t.Helper()
+		if _, mine, err := a.Begin(ctx, k, u, time.Minute); err != nil || !mine {
+			t.Fatalf("A begins: %v, %v", mine, err)
+		}
+	}
+	end := func(k string) {
+		t.Helper()
+		if err := a.End(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	begin(key)
+	begin(other)
+	wk, wo := make(flightWake, 8), make(flightWake, 8)
+	stopK := b.WatchFlight(key, wk.wake)
+	defer stopK()
+	if !wk.next(t, "the subscription in place") {
+		t.Fatal("the first wake says lost")
+	}
+	stopO := b.WatchFlight(other, wo.wake)
+	defer stopO()
+	if !wo.next(t, "a second watch, on the live subscription") {
+		t.Fatal("the second watch is told lost")
+	}
+
+	end(key)
+	end(other) // announced after key's end, on the same subscription
+	if !wo.next(t, "the end of the other flight") || !wk.next(t, "the end of the flight") {
+		t.Fatal("an end is told as lost")
+	}
+	if len(wk) != 0 {
+		t.Errorf("the flight's watch was woken by another flight's end")
+	}
+
+	srv.Kill()
+	if wk.next(t, "Redis killed") || wo.next(t, "Redis killed") {
+		t.Fatal("a lost subscription is told live")
+	}
+	srv.Restart()
+	if !wk.next(t, "Redis back") || !wo.next(t, "Redis back") {
+		t.Fatal("a subscription back is told lost")
+	}
+	begin(key)
+	end(key)
+	if !wk.next(t, "an end after the restart") {
+		t.Fatal("an end is told as lost")
+	}
+}
