@@ -97,7 +97,7 @@ func (h *Handler) begin(ctx context.Context, f *flight, authURL string) string {
 		sharedDown.Store(false)
 		f.recorded.Store(true)
 		return ""
-	case !sameAuthorization(authURL, owner):
+	case !SameAuthorization(authURL, owner):
 		// Not one this process could have made: never send the user there.
 		h.logger.Warn("OAuth: the fleet's record of an authorization in flight is not one of this server's; ignored")
 		return ""
@@ -131,9 +131,9 @@ func (h *Handler) follow(ctx context.Context, f *flight, fetch auth.Authorizatio
 	defer f.following.Store(false)
 	done := make(chan struct{})
 	defer close(done)
-	w := h.watchOwner()
+	w := watchFlight(h.shared, h.sharedKey())
 	defer w.stop()
-	tick, stop := h.after(followPoll)
+	tick, stop := after(h.clock, followPoll)
 	go h.awaitOwner(fctx, f, args.URL, done, w, tick, stop)
 	shown := *args
 	shown.URL = ownerURL
@@ -150,20 +150,20 @@ func (h *Handler) follow(ctx context.Context, f *flight, fetch auth.Authorizatio
 	return res, err
 }
 
-// ownerWatch says when to look again for the token of the authorization
-// a flight follows: when the registry's [FlightWatcher] wakes it and,
-// while no watch is live, every followPoll.
+// ownerWatch says when to look again for the end of another process's
+// authorization: when the registry's [FlightWatcher] wakes it and, while
+// no watch is live, every followPoll.
 type ownerWatch struct {
 	wake chan struct{} // one look due
 	live atomic.Bool   // the watch is in place: no polling
 	stop func()        // ends the watch
 }
 
-// watchOwner starts the watch of the authorization h's flight follows.
-func (h *Handler) watchOwner() *ownerWatch {
+// watchFlight starts the watch of the flight recorded under key in r.
+func watchFlight(r FlightRegistry, key string) *ownerWatch {
 	w := &ownerWatch{wake: make(chan struct{}, 1), stop: func() {}}
-	if fw, ok := h.shared.(FlightWatcher); ok {
-		w.stop = fw.WatchFlight(h.sharedKey(), func(live bool) {
+	if fw, ok := r.(FlightWatcher); ok {
+		w.stop = fw.WatchFlight(key, func(live bool) {
 			w.live.Store(live)
 			select {
 			case w.wake <- struct{}{}:
@@ -174,19 +174,10 @@ func (h *Handler) watchOwner() *ownerWatch {
 	return w
 }
 
-// after returns a channel closed after d on h's clock, and the function
-// that stops it.
-func (h *Handler) after(d time.Duration) (<-chan struct{}, func() bool) {
-	c := make(chan struct{})
-	return c, h.clock.AfterFunc(d, func() { close(c) })
-}
-
-// awaitOwner looks for the token of the authorization f follows each time
-// w wakes it and, while w is not live, at each tick (the first one's,
-// then every followPoll), until fctx ends or done is closed, and takes
-// the registry's record, for authURL, when that authorization ended
-// without one.
-func (h *Handler) awaitOwner(fctx context.Context, f *flight, authURL string, done <-chan struct{}, w *ownerWatch, tick <-chan struct{}, stop func() bool) {
+// await calls look each time w wakes it and, while w is not live, at
+// each tick (the first one's, then every followPoll on clk), until look
+// returns true or ctx ends or done is closed.
+func (w *ownerWatch) await(ctx context.Context, done <-chan struct{}, clk clock, tick <-chan struct{}, stop func() bool, look func() bool) {
 	defer func() { stop() }()
 	for {
 		select {
@@ -195,19 +186,10 @@ func (h *Handler) awaitOwner(fctx context.Context, f *flight, authURL string, do
 		case <-w.wake:
 		case <-done:
 			return
-		case <-fctx.Done():
+		case <-ctx.Done():
 			return
 		}
-		if h.followed(f) {
-			return
-		}
-		if _, mine, err := h.shared.Begin(fctx, h.sharedKey(), authURL, authorizeTimeout); err == nil && mine {
-			// The token, if the other authorization got one, was saved
-			// before its record went.
-			f.recorded.Store(true) // ended with f
-			if !h.followed(f) {
-				(*f.follow.Load())(errOwnerGone)
-			}
+		if look() {
 			return
 		}
 		switch {
@@ -215,9 +197,53 @@ func (h *Handler) awaitOwner(fctx context.Context, f *flight, authURL string, do
 			stop()
 			tick = nil
 		case tick == nil:
-			tick, stop = h.after(followPoll)
+			tick, stop = after(clk, followPoll)
 		}
 	}
+}
+
+// FollowFlight waits for the end of another process's authorization, the
+// one recorded under key in r, for a program that runs its own
+// authorizations (a [Handler] does this itself): it calls look each time
+// that authorization may have ended (when r, a [FlightWatcher], says so;
+// every two seconds while r has no watch in place) until look returns
+// true, or ctx ends. look finds the token in the shared store or, with
+// r.Begin, that the authorization ended without one.
+func FollowFlight(ctx context.Context, r FlightRegistry, key string, look func() bool) {
+	w := watchFlight(r, key)
+	defer w.stop()
+	tick, stop := after(realClock{}, followPoll)
+	w.await(ctx, nil, realClock{}, tick, stop, look)
+}
+
+// after returns a channel closed after d on clk, and the function that
+// stops it.
+func after(clk clock, d time.Duration) (<-chan struct{}, func() bool) {
+	c := make(chan struct{})
+	return c, clk.AfterFunc(d, func() { close(c) })
+}
+
+// awaitOwner looks for the token of the authorization f follows each time
+// w says it may have ended, until fctx ends or done is closed, and takes
+// the registry's record, for authURL, when that authorization ended
+// without one.
+func (h *Handler) awaitOwner(fctx context.Context, f *flight, authURL string, done <-chan struct{}, w *ownerWatch, tick <-chan struct{}, stop func() bool) {
+	w.await(fctx, done, h.clock, tick, stop, func() bool {
+		if h.followed(f) {
+			return true
+		}
+		_, mine, err := h.shared.Begin(fctx, h.sharedKey(), authURL, authorizeTimeout)
+		if err != nil || !mine {
+			return false
+		}
+		// The token, if the other authorization got one, was saved
+		// before its record went.
+		f.recorded.Store(true) // ended with f
+		if !h.followed(f) {
+			(*f.follow.Load())(errOwnerGone)
+		}
+		return true
+	})
 }
 
 // followed reports whether the token of the authorization f follows is in
@@ -237,11 +263,12 @@ func (h *Handler) followed(f *flight) bool {
 	return true
 }
 
-// sameAuthorization reports whether other, the URL of another process's
-// authorization, is one of the same authorization endpoint, client and
-// redirect URI as own, this process's: a record that says otherwise is
-// not trusted with the user.
-func sameAuthorization(own, other string) bool {
+// SameAuthorization reports whether other, the URL of another process's
+// authorization (from a [FlightRegistry]), is one of the same
+// authorization endpoint, client, redirect URI and response type as own,
+// this process's, with one state: a record that says otherwise is not
+// trusted with the user.
+func SameAuthorization(own, other string) bool {
 	a, err1 := url.Parse(own)
 	b, err2 := url.Parse(other)
 	if err1 != nil || err2 != nil || b.Scheme != a.Scheme || b.Host != a.Host || b.Path != a.Path || b.User != nil || b.Fragment != "" {

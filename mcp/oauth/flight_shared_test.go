@@ -265,8 +265,8 @@ func TestSameAuthorization(t *testing.T) {
 		{"https://user@as.example/authorize?client_id=c&redirect_uri=https%3A%2F%2Fgw%2Fcb&response_type=code&state=s2", false},
 		{"%zz", false},
 	} {
-		if got := sameAuthorization(own, tt.other); got != tt.want {
-			t.Errorf("sameAuthorization(own, %q) = %v, want %v", tt.other, got, tt.want)
+		if got := SameAuthorization(own, tt.other); got != tt.want {
+			t.Errorf("SameAuthorization(own, %q) = %v, want %v", tt.other, got, tt.want)
 		}
 	}
 }
