@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,7 +36,8 @@ import (
 // other calls of the user wait for it, and a call made once the redirect
 // came waits for the exchange. A user who declines ends the
 // authorization ([ErrDeclined]). A call without a principal is refused
-// with toolkit.ErrDenied; no user's token ever serves another.
+// with toolkit.ErrDenied; no user's token ever serves another. With
+// Flights, the replicas of a fleet ask a user once between them.
 type UserAuthorization struct {
 	// ClientID and ClientSecret identify the client registered with the
 	// authorization server (ClientSecret is empty for a public client).
@@ -55,11 +57,20 @@ type UserAuthorization struct {
 	// Resource is the key of the tokens in Store (the API's URL, say).
 	// Required.
 	Resource string
+	// Flights, for a program run as several replicas that share Store
+	// and relay their redirects to one another (oauth.CallbackConfig's
+	// Relay), shares their authorizations in flight, as
+	// oauth.Config.Flights does: a user asked by one replica is shown
+	// the same URL by the others, whose calls go on once the token it
+	// brings is in Store. Nil, or failing (a warning is logged): each
+	// replica asks on its own.
+	Flights oauth.FlightRegistry
 
 	mu      sync.Mutex
 	pending map[string]*pendingAuthorization // waiting, by principal
 	tokens  map[string]*oauth.StoredToken    // without Store, by principal
 	closed  bool
+	down    bool               // Flights failed; said once
 	life    context.Context    // ends when ua is closed
 	stop    context.CancelFunc // ends life
 	waits   sync.WaitGroup
@@ -241,9 +252,17 @@ func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, prin
 	verifier := oauth2.GenerateVerifier()
 	state := oauth2.GenerateVerifier() // 32 random bytes, URL-safe
 	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier))
-	e, err := ua.Callback.Expect(principal, authURL)
-	if err != nil {
-		return nil, err
+	key := principal + "\x00" + resource
+	shown, recorded := ua.begin(ctx, key, authURL)
+	var e *oauth.Expected
+	if shown == authURL {
+		var err error
+		if e, err = ua.Callback.Expect(principal, authURL); err != nil {
+			if recorded {
+				ua.end(key)
+			}
+			return nil, err
+		}
 	}
 	if ua.pending == nil {
 		ua.pending = map[string]*pendingAuthorization{}
@@ -251,7 +270,7 @@ func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, prin
 	}
 	wctx, cancel := context.WithCancelCause(ctx)
 	p := &pendingAuthorization{
-		err:      &AuthorizationRequiredError{URL: authURL, ElicitationID: oauth2.GenerateVerifier()},
+		err:      &AuthorizationRequiredError{URL: shown, ElicitationID: oauth2.GenerateVerifier()},
 		expected: e,
 		done:     make(chan struct{}),
 		cancel:   cancel,
@@ -264,12 +283,24 @@ func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, prin
 		defer cancel(nil)
 		defer stop()
 		defer func() {
-			e.Close()
+			if e != nil {
+				e.Close()
+			}
+			if recorded {
+				ua.end(key) // once the token, if any, is saved
+			}
 			ua.mu.Lock()
 			delete(ua.pending, principal)
 			ua.mu.Unlock()
 			close(p.done)
 		}()
+		if e == nil {
+			// Another replica's authorization: its token comes to Store.
+			if ua.follow(wctx, key, principal, resource, authURL) {
+				p.completed(wctx)
+			}
+			return
+		}
 		res, err := e.Wait(wctx)
 		if err == nil {
 			err = ua.exchange(wctx, cfg, principal, resource, res.Code, verifier)
@@ -284,6 +315,66 @@ func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, prin
 		p.completed(wctx)
 	}()
 	return p, nil
+}
+
+// begin records the authorization at authURL under key in Flights, and
+// returns the URL to show the user (another replica's, when it recorded
+// one first) and whether the record is this one's; ua.mu is held.
+func (ua *UserAuthorization) begin(ctx context.Context, key, authURL string) (shown string, recorded bool) {
+	if ua.Flights == nil {
+		return authURL, false
+	}
+	owner, mine, err := ua.Flights.Begin(ctx, key, authURL, oauth.DefaultRedirectExpiry)
+	switch {
+	case err != nil:
+		if !ua.down {
+			ua.down = true
+			slog.Warn("openapi: user authorizations are shared by this process alone until the fleet's record of them answers", "error", err)
+		}
+		return authURL, false
+	case mine:
+		ua.down = false
+		return authURL, true
+	case !oauth.SameAuthorization(authURL, owner):
+		slog.Warn("openapi: the fleet's record of an authorization in flight is not one of this API's; ignored")
+		return authURL, false
+	}
+	ua.down = false
+	return owner, false
+}
+
+// end forgets the record under key this process made in Flights.
+func (ua *UserAuthorization) end(key string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ua.Flights.End(ctx, key); err != nil {
+		slog.Debug("openapi: the fleet's record of an authorization could not be removed; it expires", "error", err)
+	}
+}
+
+// follow waits for the token of principal that another replica's
+// authorization, recorded under key, brings to Store, and reports
+// whether it came; false when that authorization ended without one (the
+// user's next call asks at a URL of this replica's) or ctx ended.
+func (ua *UserAuthorization) follow(ctx context.Context, key, principal, resource, authURL string) bool {
+	stored := func() bool {
+		st, err := ua.load(ctx, principal, resource)
+		return err == nil && st != nil && st.Token != nil
+	}
+	got := false
+	oauth.FollowFlight(ctx, ua.Flights, key, func() bool {
+		if got = stored(); got {
+			return true
+		}
+		if _, mine, err := ua.Flights.Begin(ctx, key, authURL, oauth.DefaultRedirectExpiry); err != nil || !mine {
+			return false
+		}
+		// Over: the token, if it came, was saved before the record went.
+		ua.end(key)
+		got = stored()
+		return true
+	})
+	return got
 }
 
 // exchange trades code for the user's token and saves it.

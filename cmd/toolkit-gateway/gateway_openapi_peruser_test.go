@@ -167,11 +167,18 @@ func userAPIConfig(t *testing.T, dir, addr string, api *userAPI) (config, secret
 	redirect := "http://" + addr + "/oauth/callback"
 	id, secret := api.register(t, redirect)
 	t.Setenv("OA_USER_SECRET", secret)
+	return userAPIConfigWith(t, dir, addr, redirect, id, api, ""), secret
+}
+
+// userAPIConfigWith is userAPIConfig for the client id, registered with
+// redirect (its secret in $OA_USER_SECRET), with extra sections.
+func userAPIConfigWith(t *testing.T, dir, addr, redirect, id string, api *userAPI, extra string) string {
+	t.Helper()
 	writeFile(t, dir, "client-tokens", tokenA+"\n"+tokenB+"\n"+tokenC+"\n")
 	writeFile(t, dir, "api.yaml", fmt.Sprintf(userAPIDocument, api.iss.URL))
 	return writeConfig(t, dir, fmt.Sprintf(`listen: %s
 token_dir: tokens
-auth:
+%sauth:
   bearer:
     tokens_file: client-tokens
 openapi:
@@ -186,7 +193,7 @@ openapi:
         client_secret_env: OA_USER_SECRET
         redirect_url: %s
         scopes: [read]
-`, addr, api.url, api.iss.URL, id, redirect)), secret
+`, addr, extra, api.url, api.iss.URL, id, redirect))
 }
 
 // TestGatewayOpenAPIPerUser: an openapi entry whose oauth2 scheme is

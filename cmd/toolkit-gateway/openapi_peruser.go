@@ -41,8 +41,9 @@ func (v *validator) openAPIUser(c *Config, a OpenAPIAuth, at func(...any) []any)
 
 // userAuthorizations makes the authorizations of the per_user schemes of
 // o, by scheme: their redirects reach the gateway's callback of their
-// redirect URL (that of the per_user upstreams when it is the same), and
-// their tokens go to the gateway's token store.
+// redirect URL (that of the per_user upstreams when it is the same),
+// their tokens go to the gateway's token store, and with a state section
+// the replicas share their authorizations in flight.
 func (g *gateway) userAuthorizations(o OpenAPI) (map[string]*openapi.UserAuthorization, error) {
 	users := map[string]*openapi.UserAuthorization{}
 	for _, scheme := range slices.Sorted(maps.Keys(o.userSecrets)) {
@@ -61,6 +62,7 @@ func (g *gateway) userAuthorizations(o OpenAPI) (map[string]*openapi.UserAuthori
 			Store:        g.tokenStore(o.Name),
 			// The tokens of each scheme of each entry are apart.
 			Resource: o.endpoint() + "#" + scheme,
+			Flights:  g.sharedFlights(),
 		}
 	}
 	return users, nil
