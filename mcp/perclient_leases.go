@@ -93,13 +93,15 @@ func (p *perClient) holdLease(ctx context.Context, up *clientUpstream) error {
 }
 
 // renewLease renews the lease of up's session, or takes it when it could
-// not be taken before. A session whose lease is refused stays open: it
-// was admitted, and closes when idle.
+// not be taken before. When the lease is refused, the principal has more
+// sessions open across the processes than its share (this process
+// admitted some while the leases could not be reached): the least
+// recently used of its sessions here is ended (see overShare).
 func (p *perClient) renewLease(ctx context.Context, up *clientUpstream) {
 	l := &up.lease
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.key == "" {
+		l.mu.Unlock()
 		return
 	}
 	ok, err := p.leases.Lease(ctx, l.key, l.id, p.perPrincipal, clientLeaseTTL)
@@ -108,9 +110,42 @@ func (p *perClient) renewLease(ctx context.Context, up *clientUpstream) {
 			p.c.logger.Warn("the lease of a principal's session could not be renewed", "error", err)
 		}
 		l.unrec = true
+		l.mu.Unlock()
 		return
 	}
 	l.held, l.unrec = ok, false
+	l.mu.Unlock()
+	if !ok {
+		p.overShare(ctx, up)
+	}
+}
+
+// overShare ends the least recently used session here of the principal
+// of up, whose lease was refused: over the principal's share across the
+// processes. When that is another session, its lease, if it holds one,
+// goes to up's.
+func (p *perClient) overShare(ctx context.Context, up *clientUpstream) {
+	p.mu.Lock()
+	victim := p.leastUsed(p.c, func(o *clientUpstream) bool { return o.principal == up.principal }, false)
+	if victim != nil {
+		delete(p.by, victim.client)
+		victim.end("over its principal's share of sessions across the processes")
+	}
+	p.mu.Unlock()
+	if victim == nil {
+		return
+	}
+	p.c.logger.Warn("a principal has more sessions open across the processes than its share (admitted while their leases could not be taken): its least recently used session here is closed", "principal", up.principal, "share", p.perPrincipal)
+	if victim == up {
+		return
+	}
+	p.releaseLease(ctx, victim)
+	l := &up.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ok, err := p.leases.Lease(ctx, l.key, l.id, p.perPrincipal, clientLeaseTTL); err == nil {
+		l.held = ok
+	}
 }
 
 // releaseLease gives back the lease of up's session, if it holds one.

@@ -86,3 +86,59 @@ func TestPerClientShareAcrossProcesses(t *testing.T) {
 	mustNotErr(t, r1.stop(t))
 	mustNotErr(t, r2.stop(t))
 }
+
+// TestPerClientOverShareClosed: sessions admitted while the leases could
+// not be reached leave a principal over its share across processes once
+// they can: the renewal that is refused closes the least recently used
+// of the principal's sessions in its process, whose lease goes to the
+// session refused, so that the fleet holds the share again.
+func TestPerClientOverShareClosed(t *testing.T) {
+	leakCheck(t)
+	clock := &fakeClock{now: time.Unix(1_000_000, 0)}
+	closed := make(chan struct{}, 16)
+	leases := &memLeases{down: true}
+	limits := OptPerClient(ClientSessionLimits{PerPrincipal: 2, Leases: leases})
+	r1 := startPerClient(t, 4, clock, closed, limits)
+	r2 := startPerClient(t, 4, clock, closed, limits)
+	ctx := context.Background()
+	open := func(r *running) *clientUpstream {
+		t.Helper()
+		up, err := r.clientSessions().readyClient(ctx, &principalClient{"mallory"})
+		if err == nil {
+			err = up.err
+		}
+		mustNotErr(t, err)
+		clock.add(time.Second)
+		return up
+	}
+	old, recent, other := open(r1), open(r1), open(r2) // three, for a share of two
+
+	leases.mu.Lock()
+	leases.down = false
+	leases.mu.Unlock()
+	p1, p2 := r1.clientSessions(), r2.clientSessions()
+	p2.renewLease(ctx, other)
+	p1.renewLease(ctx, old)
+	p1.renewLease(ctx, recent) // refused: the share is full
+	select {
+	case <-closed:
+	case <-time.After(waitLimit):
+		t.Fatal("no session closed when the principal is over its share")
+	}
+	select {
+	case <-old.stop:
+	default:
+		t.Fatal("the session closed is not the least recently used")
+	}
+	if !recent.lease.held || !other.lease.held {
+		t.Errorf("leases held: recent %v, other %v; want both", recent.lease.held, other.lease.held)
+	}
+	leases.mu.Lock()
+	n := len(leases.by[p1.c.label()+"\x00mallory"])
+	leases.mu.Unlock()
+	if n != 2 {
+		t.Errorf("%d leases held, want the share of 2", n)
+	}
+	mustNotErr(t, r1.stop(t))
+	mustNotErr(t, r2.stop(t))
+}

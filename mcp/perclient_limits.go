@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/llmkit/toolkit/mcp/bridge"
@@ -47,8 +48,12 @@ type ClientSessionLimits struct {
 	Idle time.Duration
 	// Leases, when set, counts PerPrincipal across every process that
 	// shares it (the replicas of a gateway): a principal holds its share
-	// in the fleet, not in each process. Without it each connector counts
-	// its own sessions. See [SessionLeases].
+	// in the fleet, not in each process. Sessions admitted while the
+	// leases cannot be reached count against the process's own share;
+	// once they can, a principal found over its share in the fleet has
+	// its least recently used session here closed (with a warning), as
+	// an idle one is. Without it each connector counts its own sessions.
+	// See [SessionLeases].
 	Leases SessionLeases
 }
 
@@ -111,8 +116,25 @@ func (p *perClient) countOf(principal string) int {
 // reports true that is open, has no call in flight and has had none for
 // reclaimAfter; it returns the one it closed, or nil. p.mu is held.
 func (p *perClient) reclaim(c *Connector, of func(*clientUpstream) bool) *clientUpstream {
-	busy := c.calls.sessionsInUse()
-	cutoff := c.now().Add(-reclaimAfter).UnixNano()
+	victim := p.leastUsed(c, of, true)
+	if victim == nil {
+		return nil
+	}
+	delete(p.by, victim.client)
+	victim.end("reclaimed for another client")
+	return victim
+}
+
+// leastUsed returns the least recently used open session among those of
+// which reports true; with idle, only those with no call in flight and
+// none for reclaimAfter. p.mu is held.
+func (p *perClient) leastUsed(c *Connector, of func(*clientUpstream) bool, idle bool) *clientUpstream {
+	var busy map[*live]bool
+	cutoff := int64(math.MaxInt64)
+	if idle {
+		busy = c.calls.sessionsInUse()
+		cutoff = c.now().Add(-reclaimAfter).UnixNano()
+	}
 	var victim *clientUpstream
 	for _, up := range p.by {
 		if !of(up) || !up.open() || busy[up.l] {
@@ -122,11 +144,6 @@ func (p *perClient) reclaim(c *Connector, of func(*clientUpstream) bool) *client
 			victim = up
 		}
 	}
-	if victim == nil {
-		return nil
-	}
-	delete(p.by, victim.client)
-	victim.end("reclaimed for another client")
 	return victim
 }
 
