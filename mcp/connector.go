@@ -87,7 +87,12 @@ type signals struct {
 // (SubscribeResource), by URI.
 type subscriptions struct {
 	mu sync.Mutex
-	by map[string]int
+	by map[string]int // the callers' subscriptions, by URI
+	// on are the URIs subscribed to on the server (or to be, at the next
+	// connection); flying the URIs whose subscription is being sent
+	// (subscriptions.go).
+	on     map[string]bool
+	flying map[string]*subFlight
 
 	// acks are the subscriptions waiting for their server's
 	// acknowledgement (subscriptions.go).

@@ -28,43 +28,119 @@ func (r *remoteResource) Unsubscribe(ctx context.Context) error {
 // URI, which it reports through OptOnResourceUpdated. The subscription is
 // counted and outlives reconnections. It fails with toolkit.ErrNotImplemented
 // when the server offers no subscriptions; while the connector is not
-// connected it is recorded and made when it is.
+// connected it is recorded and made when it is. A subscription of a URI
+// whose subscription is being sent waits for that one and shares its
+// outcome; the subscriptions of other URIs do not wait.
 func (c *Connector) SubscribeResource(ctx context.Context, uri string) error {
 	c.subs.mu.Lock()
 	defer c.subs.mu.Unlock()
 	if c.subs.by == nil {
-		c.subs.by = map[string]int{}
+		c.subs.by, c.subs.on, c.subs.flying = map[string]int{}, map[string]bool{}, map[string]*subFlight{}
 	}
 	c.subs.by[uri]++
-	if c.subs.by[uri] > 1 {
+	for {
+		f := c.subs.flying[uri]
+		if f == nil {
+			break
+		}
+		err := c.awaitFlight(ctx, f)
+		if err == nil && f.on {
+			err = f.err // that subscription's outcome is this one's
+		}
+		if err != nil {
+			c.dropSubscription(ctx, uri)
+			return err
+		}
+	}
+	if c.subs.on[uri] {
 		return nil
 	}
-	if err := c.sendSubscription(ctx, uri, true); err != nil {
-		if c.subs.by[uri]--; c.subs.by[uri] == 0 {
-			delete(c.subs.by, uri)
-		}
+	err := c.fly(ctx, uri, true)
+	if err != nil {
+		c.dropSubscription(ctx, uri)
 		return err
 	}
+	// Unsubscribed meanwhile: the last unsubscription wins.
+	c.settle(ctx, uri)
 	return nil
 }
 
 // UnsubscribeResource drops one subscription made with SubscribeResource;
-// the last one unsubscribes on the server.
+// the last one unsubscribes on the server (once the subscription being
+// sent, if any, is made).
 func (c *Connector) UnsubscribeResource(ctx context.Context, uri string) error {
 	c.subs.mu.Lock()
 	defer c.subs.mu.Unlock()
 	if c.subs.by[uri] == 0 {
 		return nil
 	}
+	return c.dropSubscription(ctx, uri)
+}
+
+// subFlight is the subscription, or unsubscription (on false), of one
+// URI being sent.
+type subFlight struct {
+	on   bool
+	done chan struct{} // closed once sent
+	err  error
+}
+
+// fly sends the subscription (on) or unsubscription of uri, as its one
+// flight: c.subs.mu is released meanwhile, so that the other URIs'
+// subscriptions go on, and those of uri wait for it. c.subs.mu is held.
+func (c *Connector) fly(ctx context.Context, uri string, on bool) error {
+	f := &subFlight{on: on, done: make(chan struct{})}
+	c.subs.flying[uri] = f
+	c.subs.mu.Unlock()
+	err := c.sendSubscription(ctx, uri, on)
+	c.subs.mu.Lock()
+	delete(c.subs.flying, uri)
+	f.err = err
+	close(f.done)
+	if on && err == nil {
+		c.subs.on[uri] = true
+	} else if !on {
+		// Gone from the server, or from this session of it at least.
+		delete(c.subs.on, uri)
+	}
+	return err
+}
+
+// awaitFlight waits for f with c.subs.mu released, or until ctx ends.
+// c.subs.mu is held.
+func (c *Connector) awaitFlight(ctx context.Context, f *subFlight) error {
+	c.subs.mu.Unlock()
+	defer c.subs.mu.Lock()
+	select {
+	case <-f.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%w: waiting for a subscription being sent: %w", errs.ErrUnavailable, ctx.Err())
+	}
+}
+
+// dropSubscription drops one subscription of uri and, with the last,
+// unsubscribes on the server. c.subs.mu is held.
+func (c *Connector) dropSubscription(ctx context.Context, uri string) error {
 	if c.subs.by[uri]--; c.subs.by[uri] > 0 {
 		return nil
 	}
 	delete(c.subs.by, uri)
-	return c.sendSubscription(ctx, uri, false)
+	return c.settle(ctx, uri)
+}
+
+// settle unsubscribes from uri on the server when nobody wants it any
+// more, unless a flight of uri is under way (its sender settles).
+// c.subs.mu is held.
+func (c *Connector) settle(ctx context.Context, uri string) error {
+	if c.subs.by[uri] > 0 || !c.subs.on[uri] || c.subs.flying[uri] != nil {
+		return nil
+	}
+	return c.fly(ctx, uri, false)
 }
 
 // sendSubscription sends resources/subscribe or resources/unsubscribe on
-// the current session, if any. c.subs.mu must be held.
+// the current session, if any (see fly).
 func (c *Connector) sendSubscription(ctx context.Context, uri string, on bool) error {
 	c.life.mu.Lock()
 	l := c.life.cur

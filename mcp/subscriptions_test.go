@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,5 +102,100 @@ func TestSubscribeResourceAbandoned(t *testing.T) {
 	case <-entered:
 	case err := <-done:
 		t.Fatalf("SubscribeResource = %v without asking the server", err)
+	}
+}
+
+// TestSubscribeResourceInFlight: while a 2026-07-28 server has not yet
+// acknowledged the subscription of one URI, the connector's subscription
+// of another goes on; a second subscription of the first URI waits for
+// the one in flight without being sent again, and is kept; an
+// unsubscription made while a subscription is in flight wins once it is
+// made.
+func TestSubscribeResourceInFlight(t *testing.T) {
+	leakCheck(t)
+	entered := make(chan struct{}, 4)
+	release := make(chan struct{}, 4)
+	var mu sync.Mutex
+	sent := map[string]int{}
+	s := newServer(t, testserver.Options{Server: &sdk.ServerOptions{
+		SubscribeHandler: func(ctx context.Context, req *sdk.SubscribeRequest) error {
+			mu.Lock()
+			sent[req.Params.URI]++
+			mu.Unlock()
+			if req.Params.URI == testserver.TextURI {
+				entered <- struct{}{}
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return nil
+		},
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+		Logger:             slog.New(slog.DiscardHandler),
+	}})
+	m := testserver.NewMemory(s.Server)
+	t.Cleanup(m.Close)
+	r := start(t, "memory://subs", false, OptDialer(m.Dial), OptProtocolVersion(StatelessProtocolVersion))
+	c := r.Connector
+	ctx := context.Background()
+	subscribe := func(uri string) <-chan error {
+		done := make(chan error, 1)
+		go func() { done <- c.SubscribeResource(ctx, uri) }()
+		return done
+	}
+	state := func(uri string) (n int, on bool) {
+		c.subs.mu.Lock()
+		defer c.subs.mu.Unlock()
+		return c.subs.by[uri], c.subs.on[uri]
+	}
+
+	first := subscribe(testserver.TextURI)
+	<-entered
+	// Another URI's subscription does not wait for the first one's
+	// acknowledgement.
+	mustNotErr(t, recvErr(t, subscribe(testserver.BlobURI)))
+	second := subscribe(testserver.TextURI)
+	release <- struct{}{}
+	mustNotErr(t, recvErr(t, first))
+	mustNotErr(t, recvErr(t, second))
+	mu.Lock()
+	if n := sent[testserver.TextURI]; n != 1 {
+		t.Errorf("the resource was subscribed to %d times on the server, want once", n)
+	}
+	mu.Unlock()
+	if n, on := state(testserver.TextURI); n != 2 || !on {
+		t.Errorf("after two subscriptions: %d counted, subscribed %v", n, on)
+	}
+	mustNotErr(t, c.UnsubscribeResource(ctx, testserver.TextURI))
+	mustNotErr(t, c.UnsubscribeResource(ctx, testserver.TextURI))
+	if n, on := state(testserver.TextURI); n != 0 || on {
+		t.Fatalf("after both unsubscriptions: %d counted, subscribed %v", n, on)
+	}
+
+	// Unsubscribed while the subscription is in flight: the
+	// unsubscription returns at once and wins.
+	third := subscribe(testserver.TextURI)
+	<-entered
+	mustNotErr(t, c.UnsubscribeResource(ctx, testserver.TextURI))
+	release <- struct{}{}
+	mustNotErr(t, recvErr(t, third))
+	if n, on := state(testserver.TextURI); n != 0 || on {
+		t.Errorf("unsubscribed during the subscription: %d counted, subscribed %v", n, on)
+	}
+	mustNotErr(t, r.stop(t))
+}
+
+// recvErr returns the next error of ch, or fails the test after
+// waitLimit.
+func recvErr(t *testing.T, ch <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(waitLimit):
+		t.Fatal("no answer")
+		return nil
 	}
 }
