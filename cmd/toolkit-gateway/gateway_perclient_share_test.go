@@ -116,7 +116,36 @@ func TestGatewayPerClientSessionlessIsolation(t *testing.T) {
 // is refused with an error naming the share, while token B's is not; once
 // A's first client leaves, its session on B is admitted.
 func TestGatewayPerClientPrincipalShareAcrossReplicas(t *testing.T) {
-	srv := redistest.Start(t)
+	a, b, _ := startShareFleet(t)
+
+	onA := tokenClient(t, a, tokenA, "2025-11-25")
+	if _, err := callTextErr(onA, "session", map[string]any{}); err != nil {
+		t.Fatalf("token A's session on replica A: %v", err)
+	}
+	onB := tokenClient(t, b, tokenA, "2025-11-25")
+	_, err := callTextErr(onB, "session", map[string]any{})
+	if err == nil || !strings.Contains(err.Error(), "max_upstream_sessions_per_principal") || !strings.Contains(err.Error(), `principal "token:1"`) {
+		t.Fatalf("token A's session on replica B: %v, want refused by the principal's share", err)
+	}
+	if _, err := callTextErr(tokenClient(t, b, tokenB, "2025-11-25"), "session", map[string]any{}); err != nil {
+		t.Errorf("token B on replica B while A holds its share: %v", err)
+	}
+
+	from := a.mark()
+	onA.Close()
+	a.waitLog(t, from, func(r map[string]any) bool { return r["msg"] == "client's upstream session closed" })
+	if _, err := callTextErr(tokenClient(t, b, tokenA, "2025-11-25"), "session", map[string]any{}); err != nil {
+		t.Errorf("token A on replica B once its session on A closed: %v", err)
+	}
+}
+
+// startShareFleet starts two gateway replicas sharing their state on the
+// Redis it starts, whose clients present tokenA or tokenB, with the
+// per_client upstream "up" (newSessionEcho), a principal's share of which
+// is one session (max_upstream_sessions_per_principal: 1).
+func startShareFleet(t *testing.T) (a, b *gatewayProcess, srv *redistest.Server) {
+	t.Helper()
+	srv = redistest.Start(t)
 	t.Setenv("TEST_SHARE_REDIS_URL", srv.URL())
 	t.Setenv("TEST_SHARE_KEYS", base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef")))
 	up := testserver.ServeHTTP(t, newSessionEcho(), testserver.Stateful)
@@ -140,25 +169,69 @@ servers:
 		g.waitLog(t, 0, upstreamReady("up"))
 		return g
 	}
-	a, b := replica(), replica()
+	return replica(), replica(), srv
+}
 
-	onA := tokenClient(t, a, tokenA, "2025-11-25")
-	if _, err := callTextErr(onA, "session", map[string]any{}); err != nil {
-		t.Fatalf("token A's session on replica A: %v", err)
+// TestGatewayPerClientOverShareClosed: token A opens a per_client session
+// on each of two replicas while their Redis is down: each admits it by
+// its own count. Once Redis is back, the replica whose renewal finds the
+// principal over its share across the fleet (one session) closes its
+// session, saying so; the client's next call there is refused by the
+// share, while the session on the other replica goes on.
+func TestGatewayPerClientOverShareClosed(t *testing.T) {
+	a, b, srv := startShareFleet(t)
+	srv.Kill()
+	onA, onB := tokenClient(t, a, tokenA, "2025-11-25"), tokenClient(t, b, tokenA, "2025-11-25")
+	idA, err := callTextErr(onA, "session", map[string]any{})
+	if err != nil {
+		t.Fatalf("token A on replica A, Redis down: %v", err)
 	}
-	onB := tokenClient(t, b, tokenA, "2025-11-25")
-	_, err := callTextErr(onB, "session", map[string]any{})
-	if err == nil || !strings.Contains(err.Error(), "max_upstream_sessions_per_principal") || !strings.Contains(err.Error(), `principal "token:1"`) {
-		t.Fatalf("token A's session on replica B: %v, want refused by the principal's share", err)
+	idB, err := callTextErr(onB, "session", map[string]any{})
+	if err != nil {
+		t.Fatalf("token A on replica B, Redis down: %v", err)
 	}
-	if _, err := callTextErr(tokenClient(t, b, tokenB, "2025-11-25"), "session", map[string]any{}); err != nil {
-		t.Errorf("token B on replica B while A holds its share: %v", err)
+	fromA, fromB := a.mark(), b.mark()
+	srv.Restart()
+	over := func(r map[string]any) bool {
+		msg, _ := r["msg"].(string)
+		return strings.Contains(msg, "more sessions open across the processes than its share") && r["principal"] == "token:1"
 	}
+	closed, kept, keptID := onA, onB, idB
+	if waitLogOf(t, []*gatewayProcess{a, b}, []int{fromA, fromB}, over) == 1 {
+		closed, kept, keptID = onB, onA, idA
+	}
+	if _, err := callTextErr(closed, "session", map[string]any{}); err == nil || !strings.Contains(err.Error(), "max_upstream_sessions_per_principal") {
+		t.Errorf("the call of the client whose session was closed: %v, want refused by the principal's share", err)
+	}
+	if id, err := callTextErr(kept, "session", map[string]any{}); err != nil || id != keptID {
+		t.Errorf("the session kept: %q, %v; want %q still", id, err, keptID)
+	}
+}
 
-	from := a.mark()
-	onA.Close()
-	a.waitLog(t, from, func(r map[string]any) bool { return r["msg"] == "client's upstream session closed" })
-	if _, err := callTextErr(tokenClient(t, b, tokenA, "2025-11-25"), "session", map[string]any{}); err != nil {
-		t.Errorf("token A on replica B once its session on A closed: %v", err)
+// waitLogOf waits for a log record that match accepts of one of gs
+// (each from its mark in from) and returns that one's index.
+func waitLogOf(t *testing.T, gs []*gatewayProcess, from []int, match func(map[string]any) bool) int {
+	t.Helper()
+	found := make(chan int, len(gs))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i, g := range gs {
+		go func() {
+			for {
+				r, changed := g.find(from[i], match)
+				if r != nil {
+					found <- i
+					return
+				}
+				select {
+				case <-changed:
+				case <-g.exited:
+					return
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
 	}
+	return within(t, found)
 }

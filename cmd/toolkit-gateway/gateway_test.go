@@ -137,15 +137,10 @@ func (g *gatewayProcess) waitLog(t *testing.T, from int, match func(map[string]a
 	deadline := time.NewTimer(waitLimit)
 	defer deadline.Stop()
 	for {
-		g.mu.Lock()
-		for _, r := range g.records[min(from, len(g.records)):] {
-			if match(r) {
-				g.mu.Unlock()
-				return r
-			}
+		r, changed := g.find(from, match)
+		if r != nil {
+			return r
 		}
-		changed := g.changed
-		g.mu.Unlock()
 		select {
 		case <-changed:
 		case <-g.exited:
@@ -157,6 +152,19 @@ func (g *gatewayProcess) waitLog(t *testing.T, from int, match func(map[string]a
 			t.Fatal("timed out waiting for a log record")
 		}
 	}
+}
+
+// find returns the first log record from the from-th that match
+// accepts, or nil and a channel closed at the next record.
+func (g *gatewayProcess) find(from int, match func(map[string]any) bool) (map[string]any, <-chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range g.records[min(from, len(g.records)):] {
+		if match(r) {
+			return r, nil
+		}
+	}
+	return nil, g.changed
 }
 
 // healthBody is the health report as a client reads it.
