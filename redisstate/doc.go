@@ -8,7 +8,8 @@
 // OAuth (an [oauth.RedirectRelay]: a user's browser may bring the
 // redirect to another replica than the one whose authorization waits),
 // the per-user authorizations in flight (an [oauth.FlightRegistry]: a
-// user whose authorization two replicas need is asked once, with one URL)
+// user whose authorization two replicas need is asked once, with one URL,
+// and an [oauth.FlightWatcher]: the others go on as soon as it ends)
 // and the answered input rounds (a [mcpserver.ReplaySet]: a relayed
 // round is answered once in the fleet).
 //
