@@ -105,13 +105,13 @@ func (fr *FlightRegistry) listenEnds(ctx context.Context, es *endsSubscription) 
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" {
-				fr.wake(es, true, "")
+				fr.wake(es, true, "", true)
 			}
 		case *redis.Pong:
 			pinged = false
-			fr.wake(es, true, "")
+			fr.wake(es, true, "", false)
 		case *redis.Message:
-			fr.wake(es, true, m.Payload)
+			fr.wake(es, true, m.Payload, false)
 		}
 		if err == nil || ctx.Err() != nil {
 			continue
@@ -125,7 +125,7 @@ func (fr *FlightRegistry) listenEnds(ctx context.Context, es *endsSubscription) 
 		}
 		// Lost: the client connects again at the next Receive.
 		pinged = false
-		fr.wake(es, false, "")
+		fr.wake(es, false, "", false)
 		t := time.NewTimer(watchRetry)
 		select {
 		case <-t.C:
@@ -136,16 +136,16 @@ func (fr *FlightRegistry) listenEnds(ctx context.Context, es *endsSubscription) 
 }
 
 // wake tells the watchers of es that it is live, or lost, when that
-// changed, and (live) those of the flight at ended, which ended; or all
-// of them when ended is "" (an end may have gone unheard).
-func (fr *FlightRegistry) wake(es *endsSubscription, live bool, ended string) {
+// changed or always is set (a subscription made again: an end may have
+// gone unheard), and (live) those of the flight at ended, which ended.
+func (fr *FlightRegistry) wake(es *endsSubscription, live bool, ended string, always bool) {
 	fr.mu.Lock()
 	defer fr.mu.Unlock()
 	ws := &fr.watch
 	if ws.sub != es {
 		return
 	}
-	if ws.live != live {
+	if ws.live != live || always {
 		ws.live = live
 		ended = "" // everyone is told
 	} else if ended == "" {
