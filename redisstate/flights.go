@@ -33,9 +33,8 @@ type FlightRegistry struct {
 	s  *Store
 	id string // this process's, in its records
 
-	mu    sync.Mutex
-	mine  map[string]string // key → the record this process set there
-	watch flightWatchers    // (flights_watch.go)
+	mu   sync.Mutex
+	mine map[string]string // key → the record this process set there
 }
 
 var _ oauth.FlightRegistry = (*FlightRegistry)(nil)
@@ -148,5 +147,5 @@ func (fr *FlightRegistry) End(ctx context.Context, key string) error {
 	}
 	ctx, cancel := fr.s.bound(ctx)
 	defer cancel()
-	return fr.s.fail("end a flight", endFlight.Run(ctx, fr.s.rdb, []string{k}, rec, fr.endsChannel()).Err())
+	return fr.s.fail("end a flight", endFlight.Run(ctx, fr.s.rdb, []string{k}, rec, fr.s.endsChannel()).Err())
 }

@@ -158,7 +158,8 @@ func (w flightWake) next(t *testing.T, what string) bool {
 // TestFlightsWatch: a replica that watches a flight of another is woken
 // once its subscription is in place, at that flight's end (not at the
 // end of another), when the subscription is lost (Redis restarts) and
-// once it is back; its goroutine ends with the last watch.
+// once it is back; the registries of a store share one subscription,
+// whose goroutine ends with the last watch.
 func TestFlightsWatch(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := flights(t, srv), flights(t, srv)
@@ -184,10 +185,17 @@ func TestFlightsWatch(t *testing.T) {
 	if !wk.next(t, "the subscription in place") {
 		t.Fatal("the first wake says lost")
 	}
-	stopO := b.WatchFlight(other, wo.wake)
+	b2, err := b.s.Flights() // another registry of B's store
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopO := b2.WatchFlight(other, wo.wake)
 	defer stopO()
 	if !wo.next(t, "a second watch, on the live subscription") {
 		t.Fatal("the second watch is told lost")
+	}
+	if n := newClient(t, srv).PubSubNumSub(ctx, b.s.endsChannel()).Val()[b.s.endsChannel()]; n != 1 {
+		t.Errorf("%d subscriptions to the ends of flights, want one for the store", n)
 	}
 
 	end(key)

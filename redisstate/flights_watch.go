@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/llmkit/toolkit/mcp/oauth"
@@ -12,8 +13,8 @@ import (
 
 // The ends of flights are announced on a channel (endFlight publishes
 // the flight's key there), so that the replicas following a flight take
-// its token as soon as it is stored. A registry subscribes while one of
-// its followers watches, with one subscription for all of them.
+// its token as soon as it is stored. A store subscribes while one of its
+// registries' followers watches, with one subscription for all of them.
 
 var _ oauth.FlightWatcher = (*FlightRegistry)(nil)
 
@@ -25,9 +26,10 @@ const (
 	watchRetry = time.Second
 )
 
-// flightWatchers is what a registry's watches share: the followers by
-// key, and the subscription while there are some.
+// flightWatchers is what a store's watches of flights share: the
+// followers by key, and the subscription while there are some.
 type flightWatchers struct {
+	mu   sync.Mutex
 	by   map[string]map[*func(bool)]struct{} // by the flight's Redis key
 	sub  *endsSubscription                   // nil while nobody watches
 	live bool                                // sub hears the announcements
@@ -41,18 +43,23 @@ type endsSubscription struct {
 }
 
 // endsChannel is where the ends of flights are announced.
-func (fr *FlightRegistry) endsChannel() string { return fr.s.prefix + "flight-ends" }
+func (s *Store) endsChannel() string { return s.prefix + "flight-ends" }
 
 // WatchFlight implements [oauth.FlightWatcher]: the end of the flight is
 // the announcement its owner's End makes; the subscription (re)made is a
 // wake too, since an end may have gone unheard meanwhile; a subscription
 // that fails, or does not answer a ping, is lost.
 func (fr *FlightRegistry) WatchFlight(key string, wake func(live bool)) (stop func()) {
-	k := fr.s.key("flight", key)
+	return fr.s.watchFlight(fr.s.key("flight", key), wake)
+}
+
+// watchFlight calls wake as [FlightRegistry.WatchFlight] says, for the
+// flight at Redis key k.
+func (s *Store) watchFlight(k string, wake func(live bool)) (stop func()) {
 	w := &wake
-	fr.mu.Lock()
-	defer fr.mu.Unlock()
-	ws := &fr.watch
+	ws := &s.flights
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
 	if ws.by == nil {
 		ws.by = map[string]map[*func(bool)]struct{}{}
 	}
@@ -61,12 +68,12 @@ func (fr *FlightRegistry) WatchFlight(key string, wake func(live bool)) (stop fu
 	}
 	ws.by[k][w] = struct{}{}
 	if ws.sub == nil {
-		ws.sub = fr.subscribe()
+		ws.sub = s.subscribeEnds()
 	} else if ws.live {
 		wake(true)
 	}
 	return func() {
-		fr.mu.Lock()
+		ws.mu.Lock()
 		delete(ws.by[k], w)
 		if len(ws.by[k]) == 0 {
 			delete(ws.by, k)
@@ -75,7 +82,7 @@ func (fr *FlightRegistry) WatchFlight(key string, wake func(live bool)) (stop fu
 		if len(ws.by) == 0 {
 			last, ws.sub, ws.live = ws.sub, nil, false
 		}
-		fr.mu.Unlock()
+		ws.mu.Unlock()
 		if last != nil {
 			last.cancel()
 			last.ps.Close()
@@ -84,20 +91,20 @@ func (fr *FlightRegistry) WatchFlight(key string, wake func(live bool)) (stop fu
 	}
 }
 
-// subscribe starts the subscription to the ends of flights; fr.mu is
-// held.
-func (fr *FlightRegistry) subscribe() *endsSubscription {
+// subscribeEnds starts the subscription to the ends of flights;
+// s.flights.mu is held.
+func (s *Store) subscribeEnds() *endsSubscription {
 	ctx, cancel := context.WithCancel(context.Background())
 	es := &endsSubscription{cancel: cancel, done: make(chan struct{})}
 	// Subscribe's error shows in the first Receive, which connects again.
-	es.ps = fr.s.rdb.Subscribe(ctx, fr.endsChannel())
-	go fr.listenEnds(ctx, es)
+	es.ps = s.rdb.Subscribe(ctx, s.endsChannel())
+	go s.listenEnds(ctx, es)
 	return es
 }
 
 // listenEnds wakes the watchers of the flights whose ends es hears, and
 // all of them when es is (again) in place or lost, until ctx ends.
-func (fr *FlightRegistry) listenEnds(ctx context.Context, es *endsSubscription) {
+func (s *Store) listenEnds(ctx context.Context, es *endsSubscription) {
 	defer close(es.done)
 	pinged := false
 	for ctx.Err() == nil {
@@ -105,13 +112,13 @@ func (fr *FlightRegistry) listenEnds(ctx context.Context, es *endsSubscription) 
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" {
-				fr.wake(es, true, "", true)
+				s.wakeFlights(es, true, "", true)
 			}
 		case *redis.Pong:
 			pinged = false
-			fr.wake(es, true, "", false)
+			s.wakeFlights(es, true, "", false)
 		case *redis.Message:
-			fr.wake(es, true, m.Payload, false)
+			s.wakeFlights(es, true, m.Payload, false)
 		}
 		if err == nil || ctx.Err() != nil {
 			continue
@@ -125,7 +132,7 @@ func (fr *FlightRegistry) listenEnds(ctx context.Context, es *endsSubscription) 
 		}
 		// Lost: the client connects again at the next Receive.
 		pinged = false
-		fr.wake(es, false, "", false)
+		s.wakeFlights(es, false, "", false)
 		t := time.NewTimer(watchRetry)
 		select {
 		case <-t.C:
@@ -135,13 +142,13 @@ func (fr *FlightRegistry) listenEnds(ctx context.Context, es *endsSubscription) 
 	}
 }
 
-// wake tells the watchers of es that it is live, or lost, when that
+// wakeFlights tells the watchers of es that it is live, or lost, when that
 // changed or always is set (a subscription made again: an end may have
 // gone unheard), and (live) those of the flight at ended, which ended.
-func (fr *FlightRegistry) wake(es *endsSubscription, live bool, ended string, always bool) {
-	fr.mu.Lock()
-	defer fr.mu.Unlock()
-	ws := &fr.watch
+func (s *Store) wakeFlights(es *endsSubscription, live bool, ended string, always bool) {
+	ws := &s.flights
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
 	if ws.sub != es {
 		return
 	}

@@ -57,6 +57,9 @@ type Store struct {
 	timeout time.Duration
 	log     *slog.Logger
 	seal    *sealer // nil without keys
+	// flights are the watches of its registries' flights
+	// (flights_watch.go).
+	flights flightWatchers
 }
 
 // New returns a Store over cfg.Client. It does not connect: an
