@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
+	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,6 +59,12 @@ func isTransportError(err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// brokenConn reports the errors of a connection that failed under a
+// request: a transport error, or a pipe or file closed under its write.
+func brokenConn(err error) bool {
+	return isTransportError(err) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE)
 }
 
 // notDelivered reports errors that prove the server did not process the
@@ -197,17 +205,21 @@ func (c *Connector) doRequest(ctx context.Context, what reqName, failed error, s
 				continue
 			}
 			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), err)
-		case errors.Is(cause, errSessionClosed):
-			if safe && first {
-				continue
-			}
-			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), errSessionClosed)
-		case notDelivered(err) && got != deliveryReceived && !in.mayHaveArrived():
+		case (notDelivered(err) || in.neverWritten(l) && (errors.Is(cause, errSessionClosed) || brokenConn(err))) &&
+			got != deliveryReceived && !in.mayHaveArrived():
+			// Refused before it was sent, or never written on a connection
+			// that broke (a session dropped under the call, closed
+			// meanwhile or not): it goes on the next session, safe or not.
 			c.lost(l, err)
 			if first {
 				continue
 			}
 			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), err)
+		case errors.Is(cause, errSessionClosed):
+			if safe && first {
+				continue
+			}
+			return fmt.Errorf("%w: %s of server %s: %v", errs.ErrUnavailable, what, c.serverName(), errSessionClosed)
 		case isRemoteError(err):
 			// The server's *jsonrpc.Error stays in the chain: a gateway
 			// passes its code and message on.

@@ -104,6 +104,13 @@ func markSent(ctx context.Context) {
 	}
 }
 
+// neverWritten reports whether the request provably never reached the
+// server: every write on l's connection is marked (writeMarker), and none
+// of the request went through (it failed, or was never made).
+func (in *inflight) neverWritten(l *live) bool {
+	return in != nil && l.marksWrites && !in.sent.Load()
+}
+
 // inflightKey is the context key of the request a context was made for.
 type inflightKey struct{}
 

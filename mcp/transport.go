@@ -95,6 +95,9 @@ type live struct {
 	waitErr   error
 	reg       *callRegistry
 	listen    *listenWatch // its subscriptions/listen streams (listen.go); nil but over streamable HTTP
+	// marksWrites: each request written on the session's connection
+	// passes a writeMarker (all but the SDK's streamable HTTP one).
+	marksWrites bool
 }
 
 // exited returns a channel closed when a stdio child exits (nil otherwise).
@@ -177,16 +180,18 @@ func (l *live) close() {
 // handshake never leaves it open.
 type trackedTransport struct {
 	sdk.Transport
-	mu   sync.Mutex
-	conn sdk.Connection
+	mu     sync.Mutex
+	conn   sdk.Connection
+	marked bool // conn marks its writes (markWrites)
 }
 
 func (t *trackedTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err == nil {
+		marked := !isStreamableConn(c)
 		c = watchTasks(markWrites(c))
 		t.mu.Lock()
-		t.conn = c
+		t.conn, t.marked = c, marked
 		t.mu.Unlock()
 	}
 	return c, err
@@ -331,8 +336,9 @@ func (t *detachedTransport) Connect(ctx context.Context) (sdk.Connection, error)
 // writeMarker marks each call request it writes as sent (inflight.sent):
 // once a request is written it may run, so it is never taken for
 // undelivered, whatever the transport (stdio, the legacy SSE transport, an
-// OptDialer's). A write that fails leaves the mark to the transport: the
-// round tripper sets it for a POST that broke under way.
+// OptDialer's); one never marked was never written (live.marksWrites), so
+// it may go on the next session. The round tripper marks a streamable
+// HTTP POST that broke under way instead.
 type writeMarker struct {
 	sdk.Connection
 }
@@ -378,7 +384,10 @@ func (c *Connector) handshake(ctx context.Context, cl *sdk.Client, t sdk.Transpo
 		c.handshakeFailed(ctx, version)
 		return nil, err
 	}
-	l := &live{sess: sess, transport: kind, stdio: st, done: make(chan struct{}), reg: &c.calls}
+	tt.mu.Lock()
+	marked := tt.marked
+	tt.mu.Unlock()
+	l := &live{sess: sess, transport: kind, stdio: st, done: make(chan struct{}), reg: &c.calls, marksWrites: marked}
 	go func() {
 		l.waitErr = sess.Wait()
 		close(l.done)
