@@ -113,7 +113,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	body := &watchedBody{rc: rc, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken, held: held}
 	if stream && rt.conn != nil && rt.conn.link.scanned {
 		// The stream of a POST belongs to the request it answers.
-		body.scan = &noteScanner{c: rt.conn, sse: true, owner: inflightFrom(req.Context())}
+		body.scan = &noteScanner{c: rt.conn, sse: true, owner: inflightFrom(req.Context()), pooled: true}
 	}
 	if slot != nil && !stream && mt == "application/json" && req.Method == http.MethodPost {
 		// The answer to a tools/list request in JSON (tools_page.go).
@@ -178,6 +178,10 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 	}
 	if err != nil && err != io.EOF && b.ctx.Err() == nil && b.onBroken != nil {
 		b.once.Do(func() { b.onBroken(err) })
+	}
+	if err != nil && b.scan != nil {
+		b.scan.release()
+		b.scan = nil
 	}
 	if err != nil && b.held != nil {
 		b.held.release()

@@ -75,8 +75,9 @@ type TagStream struct {
 	hold    func(prefix []byte) bool
 	rewrite func(msg []byte) ([]byte, bool)
 
-	buf    []byte // read buffer
-	out    []byte // bytes ready for the reader
+	sc     *Scratch // where the buffers come from; nil: none, or given back
+	buf    []byte   // read buffer
+	out    []byte   // bytes ready for the reader
 	outOff int
 	err    error // src's error, returned once out is drained
 
@@ -113,10 +114,14 @@ func (t *TagStream) Read(p []byte) (int, error) {
 	for t.outOff == len(t.out) {
 		t.out, t.outOff = t.out[:0], 0
 		if t.err != nil {
+			t.release()
 			return 0, t.err
 		}
 		if t.buf == nil {
-			t.buf = make([]byte, min(max(len(p), 4<<10), 32<<10))
+			t.sc, t.buf = takeBuffer(len(p))
+			if t.sc != nil {
+				t.out, t.held, t.data, t.line = t.sc.Out, t.sc.Held, t.sc.Data, t.sc.Line
+			}
 		}
 		n, err := t.src.Read(t.buf)
 		t.feed(t.buf[:n])
@@ -128,6 +133,18 @@ func (t *TagStream) Read(p []byte) (int, error) {
 	n := copy(p, t.out[t.outOff:])
 	t.outOff += n
 	return n, nil
+}
+
+// release gives the stream's buffers back to the pool (scratch.go): it
+// returned the end of src, and flushed everything it held.
+func (t *TagStream) release() {
+	if t.sc == nil {
+		return
+	}
+	t.sc.Out, t.sc.Held, t.sc.Data, t.sc.Line = t.out, t.held, t.data, t.line
+	t.sc.Put()
+	t.sc, t.buf, t.out, t.held, t.data, t.line = nil, nil, nil, nil, nil, nil
+	t.outOff = 0
 }
 
 // feed processes the next bytes of the stream.
