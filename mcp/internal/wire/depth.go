@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"io"
+	"sync/atomic"
 )
 
 // The go-sdk refuses a message that nests more than 1,000 levels deep, and
@@ -183,8 +184,8 @@ type ClampReader struct {
 	out  []byte
 	off  int
 	err  error
-	// OnClamp, if set, is called once, when a value is first replaced.
-	OnClamp func()
+	// Clamped, if set, is set to true when a value is replaced.
+	Clamped *atomic.Bool
 }
 
 // NewClampReader returns a reader of r, clamped: JSON text, or an event
@@ -214,9 +215,8 @@ func (c *ClampReader) Read(p []byte) (int, error) {
 		} else {
 			c.out = c.json.appendClamped(c.out, c.buf[:n])
 		}
-		if c.OnClamp != nil && (c.json.clamped || c.ev.json.clamped) {
-			c.OnClamp()
-			c.OnClamp = nil
+		if c.Clamped != nil && (c.json.clamped || c.ev.json.clamped) {
+			c.Clamped.Store(true)
 		}
 		c.err = err
 	}

@@ -21,11 +21,12 @@ const maxPooled = 64 << 10
 
 // Scratch holds the buffers of one stream reader.
 type Scratch struct {
-	In   []byte // read buffer, ReadSize long
-	Out  []byte // bytes ready for the reader
-	Held []byte // lines or events held back
-	Data []byte // the data of an event
-	Line []byte // the current line
+	In      []byte // read buffer, ReadSize long
+	Out     []byte // bytes ready for the reader
+	Held    []byte // lines or events held back
+	Data    []byte // the data of an event
+	Line    []byte // the current line
+	Clamped []byte // the clamped bytes of a read
 }
 
 var scratchPool = sync.Pool{New: func() any { return &Scratch{In: make([]byte, ReadSize)} }}
@@ -39,6 +40,7 @@ func (s *Scratch) Put() {
 	s.Held = keep(s.Held)
 	s.Data = keep(s.Data)
 	s.Line = keep(s.Line)
+	s.Clamped = keep(s.Clamped)
 	scratchPool.Put(s)
 }
 
