@@ -121,7 +121,8 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	body := &watchedBody{rc: rc, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken, held: held}
 	if stream && rt.conn != nil && rt.conn.link.scanned {
 		// The stream of a POST belongs to the request it answers.
-		body.scan = &noteScanner{c: rt.conn, sse: true, owner: owner, pooled: true}
+		body.scanner = noteScanner{c: rt.conn, sse: true, owner: owner, pooled: true}
+		body.scan = &body.scanner
 	}
 	if slot != nil && !stream && mt == "application/json" && req.Method == http.MethodPost {
 		// The answer to a tools/list request in JSON (tools_page.go).
@@ -178,7 +179,8 @@ type watchedBody struct {
 	ctx      context.Context
 	onBroken func(error)
 	once     sync.Once
-	scan     *noteScanner  // nil: not scanned
+	scan     *noteScanner // nil: not scanned; else scanner
+	scanner  noteScanner
 	held     *answerStream // released when the body ends; nil: none
 }
 
