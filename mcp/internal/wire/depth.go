@@ -236,16 +236,6 @@ func (c *ClampReader) release() {
 	c.sc, c.buf, c.out, c.off = nil, nil, nil, 0
 }
 
-// takeBuffer returns a read buffer for reads of n bytes: a pooled one
-// with its Scratch for up to ReadSize, else one of its own (at most 32 KB).
-func takeBuffer(n int) (*Scratch, []byte) {
-	if n <= ReadSize {
-		sc := GetScratch()
-		return sc, sc.In
-	}
-	return nil, make([]byte, min(n, 32<<10))
-}
-
 // ClampCloser is a ClampReader over an io.ReadCloser: a clamped HTTP
 // response body, or the reader of a custom IOTransport.
 type ClampCloser struct {

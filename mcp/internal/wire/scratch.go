@@ -51,3 +51,13 @@ func keep(b []byte) []byte {
 	}
 	return b[:0]
 }
+
+// takeBuffer returns a read buffer for reads of n bytes: a pooled one
+// with its Scratch for up to ReadSize, else one of its own (at most 32 KB).
+func takeBuffer(n int) (*Scratch, []byte) {
+	if n <= ReadSize {
+		sc := GetScratch()
+		return sc, sc.In
+	}
+	return nil, make([]byte, min(n, 32<<10))
+}
