@@ -56,6 +56,9 @@ func (in *inflight) holdStream(req *http.Request) (*http.Request, *answerStream)
 	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	s := &answerStream{cancel: cancel}
 	s.stop = context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	if in.streams == nil {
+		in.streams = in.stream1[:0]
+	}
 	in.streams = append(in.streams, s)
 	return req.WithContext(hctx), s
 }

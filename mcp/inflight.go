@@ -57,6 +57,7 @@ type inflight struct {
 	// (answerstream.go).
 	streamsMu sync.Mutex
 	streams   []*answerStream
+	stream1   [1]*answerStream // the backing of streams for the usual one POST
 	finished  bool
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/mcp/bridge"
+	"github.com/llmkit/toolkit/mcp/internal/wire"
 )
 
 // The go-sdk client hands notifications to a queue of their own and
@@ -44,6 +45,11 @@ type noteScanner struct {
 	// POST), or nil for a stream shared by every call.
 	owner *inflight
 
+	// pooled: line and data come from a wire.Scratch (sc, once fed), given
+	// back by release when the stream ended.
+	pooled bool
+	sc     *wire.Scratch
+
 	line      []byte
 	skipLine  bool   // the current line is longer than maxNoteLine
 	data      []byte // SSE: the data of the current event
@@ -52,6 +58,10 @@ type noteScanner struct {
 
 // feed scans p, the next bytes of the stream.
 func (s *noteScanner) feed(p []byte) {
+	if s.pooled && s.sc == nil {
+		s.sc = wire.GetScratch()
+		s.line, s.data = s.sc.Line, s.sc.Data
+	}
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		chunk := p
@@ -72,6 +82,17 @@ func (s *noteScanner) feed(p []byte) {
 		s.endLine(bytes.TrimSuffix(s.line, []byte{'\r'}), s.skipLine)
 		s.line, s.skipLine = s.line[:0], false
 	}
+}
+
+// release gives the scanner's buffers back to the pool: the stream ended,
+// and s is not fed again.
+func (s *noteScanner) release() {
+	if s.sc == nil {
+		return
+	}
+	s.sc.Line, s.sc.Data = s.line, s.data
+	s.sc.Put()
+	s.sc, s.line, s.data, s.pooled = nil, nil, nil, false
 }
 
 func (s *noteScanner) max() int { return maxNoteLine }

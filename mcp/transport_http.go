@@ -69,37 +69,45 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			in.posted.CompareAndSwap(0, int32(resp.StatusCode))
 		}
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mt := mediaType(resp.Header.Get("Content-Type"))
 	stream := mt == "text/event-stream"
 	limit := rt.maxBody
 	if stream {
 		limit = 0 // events are bounded one by one by the SDK
 	}
 	rc := resp.Body
-	if (stream && req.Method == http.MethodGet) || (mt == "application/json" || stream) && taskSlotFrom(req.Context()) != nil {
+	owner := inflightFrom(req.Context())
+	slot := taskSlotFrom(req.Context())
+	// The stream of a call's POST (the answer to a call, read, or prompt):
+	// the requests of the server in it belong to that call, and it is
+	// clamped, both in one pass (wire.NewCallStream; see below).
+	callStream := stream && req.Method == http.MethodPost && owner != nil && slot == nil && rt.conn != nil
+	switch {
+	case callStream:
+		rc = wire.NewCallStream(rc, rt.conn.tag(owner), rt.conn.o.maxMessage, &owner.tooDeep)
+	case (stream && req.Method == http.MethodGet) || (mt == "application/json" || stream) && slot != nil:
 		// Clamp what the server sends (package internal/wire): the answer to a
 		// tools/list, and the event streams of GET requests (all of the
 		// legacy SSE transport's messages, a streamable session's own
 		// requests and notifications).
 		rc = wire.NewClampCloser(rc, stream)
-	} else if in := inflightFrom(req.Context()); in != nil && req.Method == http.MethodPost && (mt == "application/json" || stream) {
+	case owner != nil && req.Method == http.MethodPost && (mt == "application/json" || stream):
 		// The answer to a call, read, or prompt: the go-sdk would close
 		// the whole session on one nested past its limit, cutting every
 		// request in flight. Clamped, it decodes, and the request fails
 		// alone (Connector.doRequest).
 		cc := wire.NewClampCloser(rc, stream)
-		cc.OnClamp = func() { in.tooDeep.Store(true) }
+		cc.Clamped = &owner.tooDeep
 		rc = cc
 	}
 	if stream && rt.listen != nil && isListen(req, resp.StatusCode) {
 		rc = &listenBody{ReadCloser: rc, ctx: req.Context(), w: rt.listen}
 	}
-	if owner := inflightFrom(req.Context()); stream && owner != nil && rt.conn != nil {
-		// The stream of a call's POST: the requests of the server in it
-		// belong to that call (package internal/wire).
+	if stream && owner != nil && rt.conn != nil && !callStream {
+		// The stream of a call's request: the requests of the server in
+		// it belong to that call (package internal/wire).
 		rc = wire.NewTagStream(rc, rt.conn.tag(owner), rt.conn.o.maxMessage)
 	}
-	slot := taskSlotFrom(req.Context())
 	if slot != nil && stream && req.Method == http.MethodPost {
 		// The answer to a tools/list request in an event stream: its
 		// page of tools goes to the slot (tools_page.go); every event is
@@ -113,7 +121,8 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	body := &watchedBody{rc: rc, left: limit, limited: limit > 0, ctx: req.Context(), onBroken: rt.onBroken, held: held}
 	if stream && rt.conn != nil && rt.conn.link.scanned {
 		// The stream of a POST belongs to the request it answers.
-		body.scan = &noteScanner{c: rt.conn, sse: true, owner: inflightFrom(req.Context())}
+		body.scanner = noteScanner{c: rt.conn, sse: true, owner: owner, pooled: true}
+		body.scan = &body.scanner
 	}
 	if slot != nil && !stream && mt == "application/json" && req.Method == http.MethodPost {
 		// The answer to a tools/list request in JSON (tools_page.go).
@@ -122,6 +131,18 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = body
 	return resp, nil
+}
+
+// mediaType returns the media type of a Content-Type header, lower case
+// and without parameters; "" when it does not parse. The two types of the
+// protocol, as servers send them, cost no parsing.
+func mediaType(contentType string) string {
+	switch contentType {
+	case "text/event-stream", "application/json":
+		return contentType
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt
 }
 
 // holdEvery holds every event of a stream (newEventRewriter).
@@ -158,7 +179,8 @@ type watchedBody struct {
 	ctx      context.Context
 	onBroken func(error)
 	once     sync.Once
-	scan     *noteScanner  // nil: not scanned
+	scan     *noteScanner // nil: not scanned; else scanner
+	scanner  noteScanner
 	held     *answerStream // released when the body ends; nil: none
 }
 
@@ -178,6 +200,10 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 	}
 	if err != nil && err != io.EOF && b.ctx.Err() == nil && b.onBroken != nil {
 		b.once.Do(func() { b.onBroken(err) })
+	}
+	if err != nil && b.scan != nil {
+		b.scan.release()
+		b.scan = nil
 	}
 	if err != nil && b.held != nil {
 		b.held.release()

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"io"
+	"sync/atomic"
 )
 
 // The go-sdk refuses a message that nests more than 1,000 levels deep, and
@@ -94,10 +95,11 @@ func ClampLine(line []byte) ([]byte, bool) {
 type sseClamp struct {
 	json     depthClamp
 	field    []byte // the start of the current line, while its field is unknown
-	known    bool   // the current line's field is known
-	data     bool   // ... and it is "data": its value is JSON
-	lineText bool   // the current line is not empty
-	lastCR   bool   // the previous line ended with '\r'
+	fieldBuf [maxFieldName]byte
+	known    bool // the current line's field is known
+	data     bool // ... and it is "data": its value is JSON
+	lineText bool // the current line is not empty
+	lastCR   bool // the previous line ended with '\r'
 }
 
 // maxFieldName bounds the bytes held back to tell a line's field.
@@ -130,6 +132,9 @@ func (s *sseClamp) appendClamped(dst, src []byte) []byte {
 				dst = append(dst, b)
 				s.field = s.field[:0]
 			default:
+				if s.field == nil {
+					s.field = s.fieldBuf[:0] // never longer: see above
+				}
 				s.field = append(s.field, b)
 				s.lineText = true
 			}
@@ -174,12 +179,13 @@ type ClampReader struct {
 	sse  bool
 	json depthClamp
 	ev   sseClamp
+	sc   *Scratch // where buf and out come from; nil: none, or given back
 	buf  []byte
 	out  []byte
 	off  int
 	err  error
-	// OnClamp, if set, is called once, when a value is first replaced.
-	OnClamp func()
+	// Clamped, if set, is set to true when a value is replaced.
+	Clamped *atomic.Bool
 }
 
 // NewClampReader returns a reader of r, clamped: JSON text, or an event
@@ -194,10 +200,14 @@ func (c *ClampReader) Read(p []byte) (int, error) {
 	for c.off == len(c.out) {
 		c.out, c.off = c.out[:0], 0
 		if c.err != nil {
+			c.release()
 			return 0, c.err
 		}
 		if c.buf == nil {
-			c.buf = make([]byte, min(max(len(p), 4<<10), 32<<10))
+			c.sc, c.buf = takeBuffer(len(p))
+			if c.sc != nil {
+				c.out = c.sc.Out
+			}
 		}
 		n, err := c.r.Read(c.buf)
 		if c.sse {
@@ -205,15 +215,25 @@ func (c *ClampReader) Read(p []byte) (int, error) {
 		} else {
 			c.out = c.json.appendClamped(c.out, c.buf[:n])
 		}
-		if c.OnClamp != nil && (c.json.clamped || c.ev.json.clamped) {
-			c.OnClamp()
-			c.OnClamp = nil
+		if c.Clamped != nil && (c.json.clamped || c.ev.json.clamped) {
+			c.Clamped.Store(true)
 		}
 		c.err = err
 	}
 	n := copy(p, c.out[c.off:])
 	c.off += n
 	return n, nil
+}
+
+// release gives the reader's buffers back to the pool (scratch.go): it
+// returned the end of r.
+func (c *ClampReader) release() {
+	if c.sc == nil {
+		return
+	}
+	c.sc.Out = c.out
+	c.sc.Put()
+	c.sc, c.buf, c.out, c.off = nil, nil, nil, 0
 }
 
 // ClampCloser is a ClampReader over an io.ReadCloser: a clamped HTTP

@@ -3,6 +3,8 @@
 // deeper than the SDK's decoder accepts (depth.go), so that one hostile
 // value fails one request instead of the whole session, and it tags the
 // server's requests in a call's event stream with that call
-// (tagstream.go), which the SDK's merged streams would lose. Everything
+// (tagstream.go), which the SDK's merged streams would lose. The answer
+// stream of a call gets both from one reader in one pass (NewCallStream),
+// and the readers take their buffers from a pool (scratch.go). Everything
 // else passes byte for byte.
 package wire

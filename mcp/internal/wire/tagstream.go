@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"sync/atomic"
 )
 
 // Over streamable HTTP a server sends a request that belongs to one of the
@@ -73,10 +74,20 @@ type TagStream struct {
 	// may be one to rewrite; rewrite returns the message of such an
 	// event rewritten, and whether it did.
 	hold    func(prefix []byte) bool
-	rewrite func(msg []byte) ([]byte, bool)
+	rewrite func(msg []byte) ([]byte, bool) // nil: TagRequest with tag
+	tag     string
 
-	buf    []byte // read buffer
-	out    []byte // bytes ready for the reader
+	// clamping: the stream is clamped (as a ClampReader clamps an event
+	// stream) before it is looked at; clamped, if set, learns that a
+	// value was replaced.
+	clamping bool
+	clamp    sseClamp
+	clamped  *atomic.Bool
+	cbuf     []byte // the clamped bytes of the last read
+
+	sc     *Scratch // where the buffers come from; nil: none, or given back
+	buf    []byte   // read buffer
+	out    []byte   // bytes ready for the reader
 	outOff int
 	err    error // src's error, returned once out is drained
 
@@ -92,7 +103,15 @@ type TagStream struct {
 // requests to tag in the event stream src; max (positive) bounds an
 // event held back.
 func NewTagStream(src io.ReadCloser, tag string, max int) *TagStream {
-	return NewEventRewriter(src, max, MayBeTagged, func(msg []byte) ([]byte, bool) { return TagRequest(msg, tag) })
+	return &TagStream{src: src, max: max, hold: MayBeTagged, tag: tag}
+}
+
+// NewCallStream returns a TagStream over the event stream of a call's
+// POST that also clamps it first, as NewClampReader would (in the same
+// pass over each read, with the same buffers): the reader of the answer to
+// a call. clamped, if not nil, is set to true when a value is replaced.
+func NewCallStream(src io.ReadCloser, tag string, max int, clamped *atomic.Bool) *TagStream {
+	return &TagStream{src: src, max: max, hold: MayBeTagged, tag: tag, clamping: true, clamped: clamped}
 }
 
 // NewEventRewriter returns a TagStream that rewrites the events hold and
@@ -113,13 +132,25 @@ func (t *TagStream) Read(p []byte) (int, error) {
 	for t.outOff == len(t.out) {
 		t.out, t.outOff = t.out[:0], 0
 		if t.err != nil {
+			t.release()
 			return 0, t.err
 		}
 		if t.buf == nil {
-			t.buf = make([]byte, min(max(len(p), 4<<10), 32<<10))
+			t.sc, t.buf = takeBuffer(len(p))
+			if t.sc != nil {
+				t.out, t.held, t.data, t.line, t.cbuf = t.sc.Out, t.sc.Held, t.sc.Data, t.sc.Line, t.sc.Clamped
+			}
 		}
 		n, err := t.src.Read(t.buf)
-		t.feed(t.buf[:n])
+		in := t.buf[:n]
+		if t.clamping {
+			t.cbuf = t.clamp.appendClamped(t.cbuf[:0], in)
+			in = t.cbuf
+			if t.clamped != nil && t.clamp.json.clamped {
+				t.clamped.Store(true)
+			}
+		}
+		t.feed(in)
 		if err != nil {
 			t.flush()
 			t.err = err
@@ -128,6 +159,18 @@ func (t *TagStream) Read(p []byte) (int, error) {
 	n := copy(p, t.out[t.outOff:])
 	t.outOff += n
 	return n, nil
+}
+
+// release gives the stream's buffers back to the pool (scratch.go): it
+// returned the end of src, and flushed everything it held.
+func (t *TagStream) release() {
+	if t.sc == nil {
+		return
+	}
+	t.sc.Out, t.sc.Held, t.sc.Data, t.sc.Line, t.sc.Clamped = t.out, t.held, t.data, t.line, t.cbuf
+	t.sc.Put()
+	t.sc, t.buf, t.out, t.held, t.data, t.line, t.cbuf = nil, nil, nil, nil, nil, nil, nil
+	t.outOff = 0
 }
 
 // feed processes the next bytes of the stream.
@@ -285,7 +328,7 @@ func (t *TagStream) endEvent() {
 			t.classify()
 		}
 		if t.mode == evHolding {
-			if tagged, ok := t.rewrite(joinData(t.held)); ok {
+			if tagged, ok := t.rewriteEvent(joinData(t.held)); ok {
 				t.out = appendTagged(t.out, t.held, tagged)
 			} else {
 				t.out = append(t.out, t.held...)
@@ -294,6 +337,15 @@ func (t *TagStream) endEvent() {
 	}
 	t.held, t.data = t.held[:0], t.data[:0]
 	t.mode = evUndecided
+}
+
+// rewriteEvent returns msg, the message of a held event, rewritten, and
+// whether it was.
+func (t *TagStream) rewriteEvent(msg []byte) ([]byte, bool) {
+	if t.rewrite == nil {
+		return TagRequest(msg, t.tag)
+	}
+	return t.rewrite(msg)
 }
 
 // flush passes on everything held: the stream ended.

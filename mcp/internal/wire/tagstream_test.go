@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 
@@ -287,6 +288,84 @@ func BenchmarkTagStream(b *testing.B) {
 					break
 				}
 			}
+		}
+	})
+}
+
+// callStreamSeeds are streams for the call stream's tests: deep values,
+// requests to tag, both in one event, odd framing.
+var callStreamSeeds = []string{
+	"id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"sampling/createMessage\",\"params\":{\"x\":" + wiretest.DeepJSON(MaxDepth+5) + "}}\n\n",
+	"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":" + wiretest.DeepJSON(2*MaxDepth) + "}\r\n\r\ndata: {\"id\":2,\"method\":\"roots/list\"}\n\n",
+	"data:{\"id\":1,\ndata:\"method\":\"elicitation/create\",\"params\":{\"_meta\":null}}\n\ndata: x",
+	"\r\r\r\ndat" + strings.Repeat("a", 40) + ": [[[\n\n:" + strings.Repeat("[", 600) + "\n\n",
+	"event: message\nid: 1_0\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}\n\n",
+}
+
+// callStreamAll reads in through NewCallStream in chunks of chunk bytes
+// (all at once for 0), and reports whether it said it clamped.
+func callStreamAll(t testing.TB, in []byte, chunk int) ([]byte, bool) {
+	t.Helper()
+	var src io.Reader = bytes.NewReader(in)
+	var r io.Reader
+	var clamped atomic.Bool
+	if chunk > 0 {
+		src = &wiretest.ChunkReader{B: in, N: chunk}
+		r = iotest.OneByteReader(NewCallStream(io.NopCloser(src), "T", 1<<20, &clamped))
+	} else {
+		r = NewCallStream(io.NopCloser(src), "T", 1<<20, &clamped)
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, clamped.Load()
+}
+
+// clampThenTag reads in as a clamp under a TagStream, the two readers
+// NewCallStream stands for, and reports whether the clamp replaced a value.
+func clampThenTag(t testing.TB, in []byte) ([]byte, bool) {
+	t.Helper()
+	var clamped atomic.Bool
+	cc := NewClampCloser(io.NopCloser(bytes.NewReader(in)), true)
+	cc.Clamped = &clamped
+	out, err := io.ReadAll(NewTagStream(cc, "T", 1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, clamped.Load()
+}
+
+// A call stream gives what a clamp under a TagStream gives: deep values
+// replaced, requests tagged, everything else byte for byte.
+func TestCallStream(t *testing.T) {
+	for i, s := range callStreamSeeds {
+		want, wantClamped := clampThenTag(t, []byte(s))
+		for _, chunk := range []int{0, 1, 7, 512} {
+			got, clamped := callStreamAll(t, []byte(s), chunk)
+			if !bytes.Equal(got, want) || clamped != wantClamped {
+				t.Fatalf("stream %d, chunks of %d: clamped %v, want %v\n%.300q\nwant\n%.300q", i, chunk, clamped, wantClamped, got, want)
+			}
+		}
+	}
+	got, clamped := callStreamAll(t, []byte(callStreamSeeds[0]), 0)
+	if !clamped || !bytes.Contains(got, TooDeepJSON) || !bytes.Contains(got, []byte(CallMetaKey)) {
+		t.Fatalf("a deep sampling request: clamped %v\n%.300q", clamped, got)
+	}
+}
+
+// FuzzCallStream checks, for any stream cut anyhow, that a call stream
+// gives what a clamp under a TagStream gives, and says it clamped when
+// the clamp does.
+func FuzzCallStream(f *testing.F) {
+	for i, s := range callStreamSeeds {
+		f.Add([]byte(s), uint8(i*13))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, chunk uint8) {
+		want, wantClamped := clampThenTag(t, in)
+		got, clamped := callStreamAll(t, in, int(chunk%64))
+		if !bytes.Equal(got, want) || clamped != wantClamped {
+			t.Fatalf("clamped %v, want %v\n%q\nwant\n%q", clamped, wantClamped, got, want)
 		}
 	})
 }
