@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -129,4 +130,65 @@ func BenchmarkDirectCalls(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/innerCalls, "ns/call")
+}
+
+// manyCalls is the number of calls of BenchmarkInnerCall's script: enough
+// that the script's start (a worker started ahead: about a millisecond)
+// is under a microsecond a call.
+const manyCalls = 2000
+
+// BenchmarkInnerCall: the cost of one tool call, side by side in one run:
+// a direct Call of echo, its result read (direct); a script's call in
+// process (in-process); a script's call in a worker started ahead
+// (worker: the timer stops while the next worker starts). An op is
+// manyCalls calls (one script of them); ns/call is the time of one.
+func BenchmarkInnerCall(b *testing.B) {
+	script := fmt.Sprintf(`for (let i = 0; i < %d; i++) await tools.echo({name: "x"}); return 1`, manyCalls)
+	lim := Limits{MaxToolCalls: manyCalls}
+	b.Run("direct", func(b *testing.B) {
+		tk, _ := benchMode(b, false)
+		ctx := context.Background()
+		for b.Loop() {
+			for range manyCalls {
+				in, _ := resource.JSON("input", []byte(`{"name":"x"}`))
+				res, err := tk.Call(ctx, "echo", in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := res.Read(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/manyCalls, "ns/call")
+	})
+	for _, c := range []struct {
+		name   string
+		worker bool
+	}{{"in-process", false}, {"worker", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			tk, _ := benchMode(b, false)
+			var w *Worker
+			if c.worker {
+				w = &Worker{Path: os.Args[0], Args: []string{"-test.run=^$"}, Warm: Warm{Max: 1}}
+			}
+			m, err := New(tk, Config{Limits: lim, Worker: w})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			ctx := context.Background()
+			for b.Loop() {
+				if w != nil {
+					b.StopTimer()
+					w.pool.waitFor(func(wp *workerPool) bool { return len(wp.starting) == 0 })
+					b.StartTimer()
+				}
+				if _, err := m.Run(ctx, script); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/manyCalls, "ns/call")
+		})
+	}
 }

@@ -162,12 +162,12 @@ type toolkitCaller struct {
 
 // callJob is one call handed to the caller's goroutines.
 type callJob struct {
-	ctx  context.Context
-	id   int
-	name string
-	it   toolkit.Item
-	in   toolkit.Resource
-	done chan<- callResult
+	ctx    context.Context
+	id     int
+	name   string
+	it     toolkit.Item
+	in     toolkit.Resource
+	answer func(callResult)
 }
 
 // serve runs the calls handed to it until jobs is closed.
@@ -177,7 +177,7 @@ func (c *toolkitCaller) serve() {
 		// Idle before the engine hears of it: a call it starts next
 		// takes this goroutine.
 		c.idle.Add(1)
-		j.done <- callResult{id: j.id, out: out}
+		j.answer(callResult{id: j.id, out: out})
 	}
 }
 
@@ -190,19 +190,24 @@ func (c *toolkitCaller) close() {
 	}
 }
 
-// start resolves name and hands the call to an idle goroutine, or to a
-// new one when none is idle. Its callers (a script's engine, a worker's
-// parent) start at most Limits.MaxParallelCalls calls at once, one at a
-// time.
+// start starts a script's call (caller): its outcome goes to done.
 func (c *toolkitCaller) start(ctx context.Context, id int, name string, args []byte, done chan<- callResult) {
+	c.call(ctx, id, name, args, func(res callResult) { done <- res })
+}
+
+// call resolves name and hands the call to an idle goroutine, or to a
+// new one when none is idle, which gives its outcome to answer. Its
+// callers (a script's engine, a worker's parent) start at most
+// Limits.MaxParallelCalls calls at once, one at a time.
+func (c *toolkitCaller) call(ctx context.Context, id int, name string, args []byte, answer func(callResult)) {
 	it, ok := c.m.resolve(ctx, name)
 	if !ok || it.Type != toolkit.ListTypeTools || isOwn(it.Value) {
-		done <- callResult{id: id, out: callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeNotFound, Message: fmt.Sprintf("unknown tool %q: see the declarations for the tools' names", name)}}}
+		answer(callResult{id: id, out: callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeNotFound, Message: fmt.Sprintf("unknown tool %q: see the declarations for the tools' names", name)}}})
 		return
 	}
 	in, err := resource.JSON("arguments", json.RawMessage(args))
 	if err != nil {
-		done <- callResult{id: id, out: callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeBadInput, Message: err.Error()}}}
+		answer(callResult{id: id, out: callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeBadInput, Message: err.Error()}}})
 		return
 	}
 	if c.jobs == nil {
@@ -218,7 +223,7 @@ func (c *toolkitCaller) start(ctx context.Context, id int, name string, args []b
 			break
 		}
 	}
-	c.jobs <- callJob{ctx: ctx, id: id, name: name, it: it, in: in, done: done}
+	c.jobs <- callJob{ctx: ctx, id: id, name: name, it: it, in: in, answer: answer}
 }
 
 // result makes one call and reads its result.

@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -111,7 +112,7 @@ type callMsg struct {
 }
 
 // run runs a script in a new worker; its calls go through c.
-func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (*Output, error) {
+func (w *Worker) run(ctx context.Context, script string, lim Limits, c *toolkitCaller) (*Output, error) {
 	if len(script) > lim.MaxScript {
 		return nil, &ScriptError{Message: fmt.Sprintf("the script is %d bytes, more than the %d allowed", len(script), lim.MaxScript), Bound: true}
 	}
@@ -135,41 +136,35 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 	)
 	kill := func() { killOnce.Do(func() { killed = true; _ = cmd.Process.Kill() }) }
 	stop := context.AfterFunc(rctx, kill)
-	// The worker's messages, read on a goroutine of their own, so that
-	// the calls' outcomes go back as they come.
+	// The worker's messages are read, and its calls started, on a
+	// goroutine of their own; each call answers the worker itself, as it
+	// ends. The calls end with the script's time bound, so that the
+	// worker sees a call that does not return fail in time, and stops the
+	// script itself, saying where: the parent tells it why (Stop), in
+	// place of the calls' outcomes.
 	p.msgs.max = lim.MaxMessage
-	msgs := make(chan readMessage)
-	quit := make(chan struct{})
-	var reading sync.WaitGroup
-	reading.Add(1)
-	go func() {
-		defer reading.Done()
-		for {
-			var m message
-			err := p.msgs.read(&m)
-			select {
-			case msgs <- readMessage{m, err}:
-			case <-quit:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	// The calls end with the script's time bound, so that the worker sees
-	// a call that does not return fail in time, and stops the script
-	// itself, saying where.
 	cctx, ccancel := context.WithTimeout(ctx, lim.Timeout)
 	defer ccancel()
-	out, err := converse(cctx, toChildW, msgs, script, lim, c, func() string {
+	ended := make(chan ending, 1)
+	cv := &conversation{ctx: cctx, msgs: p.msgs, lim: lim, c: c, ended: ended, enc: json.NewEncoder(toChildW)}
+	if err := cv.enc.Encode(message{Start: &startMsg{Script: script, Limits: lim}}); err != nil {
+		ended <- ending{nil, err}
+	} else {
+		go cv.read()
+	}
+	var e ending
+	select {
+	case e = <-ended:
+	case <-cctx.Done():
+		why := fmt.Sprintf("the script ran past its time limit (%v)", lim.Timeout)
 		if ctx.Err() != nil {
-			return "the script was stopped: " + ctx.Err().Error()
+			why = "the script was stopped: " + ctx.Err().Error()
 		}
-		return fmt.Sprintf("the script ran past its time limit (%v)", lim.Timeout)
-	})
+		cv.stop(why)
+		e = <-ended
+	}
+	out, err := e.out, e.err
 	stop()
-	close(quit)
 	toChildW.Close()
 	if err != nil {
 		kill()
@@ -179,12 +174,10 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 		// off the script's path (its exit takes a few milliseconds).
 		kill()
 		fromChildR.Close()
-		reading.Wait()
 		w.reap(p)
 		return out, nil
 	}
 	fromChildR.Close()
-	reading.Wait()
 	werr := cmd.Wait()
 	var se *ScriptError
 	if errors.As(err, &se) {
@@ -212,68 +205,96 @@ func brokenProtocol(what string) error {
 	return &ScriptError{Message: "the script's worker " + what + ", and was stopped", Bound: true}
 }
 
-// readMessage is a message read from a worker, or why none was.
-type readMessage struct {
-	m   message
+// conversation is the parent's side of a worker's protocol: read reads
+// the worker's messages and starts the calls it relays (those past
+// Limits.MaxToolCalls, or past Limits.MaxParallelCalls unanswered, break
+// the protocol), until the worker's Done or Fail; each call answers the
+// worker as it ends, on the goroutine that made it; once the calls' time
+// is up, stop tells the worker to stop in place of their outcomes.
+type conversation struct {
+	ctx   context.Context // the calls'
+	msgs  *messageReader
+	lim   Limits
+	c     *toolkitCaller
+	ended chan<- ending // the script's end, once
+
+	mu      sync.Mutex // enc, calls, running
+	enc     *json.Encoder
+	calls   int // the calls the worker relayed
+	running int // the calls started and not answered
+}
+
+// ending is how a worker's script ended: its output or why not.
+type ending struct {
+	out *Output
 	err error
 }
 
-// converse is the parent's side of a worker's protocol: it starts the
-// calls the worker relays (those past Limits.MaxToolCalls, or past
-// Limits.MaxParallelCalls at once, break the protocol) and answers each
-// as it ends, until the worker's Done or Fail. Once ctx ends it tells the
-// worker to stop, saying why (stopped()), in place of the calls'
-// outcomes.
-func converse(ctx context.Context, w *os.File, msgs <-chan readMessage, script string, lim Limits, c caller, stopped func() string) (*Output, error) {
-	enc := json.NewEncoder(w)
-	if err := enc.Encode(message{Start: &startMsg{Script: script, Limits: lim}}); err != nil {
-		return nil, err
-	}
-	// done holds the outcomes of the calls that run when the worker is
-	// done with, so that they never wait.
-	done := make(chan callResult, lim.MaxParallelCalls)
-	calls, running := 0, 0
-	ended := ctx.Done()
+// read reads the worker's messages until its script's end, which it
+// sends on ended, and hands the calls to the caller's goroutines.
+func (cv *conversation) read() {
 	for {
-		select {
-		case <-ended:
-			ended = nil
-			if err := enc.Encode(message{Stop: stopped()}); err != nil {
-				return nil, err
+		var m message
+		if err := cv.msgs.read(&m); err != nil {
+			cv.ended <- ending{nil, err}
+			return
+		}
+		switch {
+		case m.Call != nil:
+			if err := cv.count(); err != nil {
+				cv.ended <- ending{nil, err}
+				return
 			}
-		case res := <-done:
-			running--
-			if ctx.Err() != nil {
-				continue // the worker stops: Stop says why
-			}
-			if err := enc.Encode(message{ID: res.id, Out: &res.out}); err != nil {
-				return nil, err
-			}
-		case rm := <-msgs:
-			if rm.err != nil {
-				return nil, rm.err
-			}
-			m := rm.m
-			switch {
-			case m.Call != nil:
-				calls++
-				running++
-				switch {
-				case calls > lim.MaxToolCalls:
-					return nil, brokenProtocol(fmt.Sprintf("sent more than %d tool calls", lim.MaxToolCalls))
-				case running > lim.MaxParallelCalls:
-					return nil, brokenProtocol(fmt.Sprintf("sent more than %d tool calls at once", lim.MaxParallelCalls))
-				}
-				c.start(ctx, m.ID, m.Call.Name, m.Call.Args, done)
-			case m.Done != nil:
-				return m.Done, nil
-			case m.Fail != nil:
-				return nil, m.Fail
-			default:
-				return nil, brokenProtocol("sent a message that is neither a call nor its script's end")
-			}
+			cv.c.call(cv.ctx, m.ID, m.Call.Name, m.Call.Args, cv.answer)
+		case m.Done != nil:
+			cv.ended <- ending{m.Done, nil}
+			return
+		case m.Fail != nil:
+			cv.ended <- ending{nil, m.Fail}
+			return
+		default:
+			cv.ended <- ending{nil, brokenProtocol("sent a message that is neither a call nor its script's end")}
+			return
 		}
 	}
+}
+
+// count counts a call the worker relayed, which must be within its
+// script's bounds.
+func (cv *conversation) count() error {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	cv.calls++
+	cv.running++
+	switch {
+	case cv.calls > cv.lim.MaxToolCalls:
+		return brokenProtocol(fmt.Sprintf("sent more than %d tool calls", cv.lim.MaxToolCalls))
+	case cv.running > cv.lim.MaxParallelCalls:
+		return brokenProtocol(fmt.Sprintf("sent more than %d tool calls at once", cv.lim.MaxParallelCalls))
+	}
+	return nil
+}
+
+// answer sends a call's outcome to the worker, unless the calls' time is
+// up (Stop says why, in place of the outcomes). The call is counted as
+// answered before the worker can hear of it, so that the call it makes
+// next is never counted beside it. A failed write is the worker's end,
+// which read reads.
+func (cv *conversation) answer(res callResult) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	cv.running--
+	if cv.ctx.Err() == nil {
+		_ = cv.enc.Encode(message{ID: res.id, Out: &res.out})
+	}
+}
+
+// stop tells the worker to stop its script, saying why, once the calls'
+// time is up.
+func (cv *conversation) stop(why string) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	_ = cv.enc.Encode(message{Stop: why})
 }
 
 // ServeWorker makes this process a code-mode worker when it was started
@@ -290,11 +311,12 @@ func ServeWorker() {
 // serveWorker is the worker's side: read the script, bound the process,
 // run it, relay its calls, answer.
 func serveWorker(in, out *os.File) int {
-	msgs, enc := newMessageReader(in), json.NewEncoder(out)
+	msgs, w := newMessageReader(in), bufio.NewWriter(out)
+	enc := json.NewEncoder(w)
 	// The parent is trusted: what it sends is not bounded here.
 	msgs.max = math.MaxInt
 	warmUp()
-	if err := enc.Encode(message{Ready: true}); err != nil {
+	if err := enc.Encode(message{Ready: true}); err != nil || w.Flush() != nil {
 		return 2
 	}
 	var m message
@@ -314,7 +336,7 @@ func serveWorker(in, out *os.File) int {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	res, err := runScript(ctx, m.Start.Script, lim, &relay{enc: enc, msgs: msgs, lost: cancel})
+	res, err := runScript(ctx, m.Start.Script, lim, &relay{w: w, enc: enc, msgs: msgs, lost: cancel})
 	var reply message
 	var se *ScriptError
 	switch {
@@ -325,7 +347,7 @@ func serveWorker(in, out *os.File) int {
 	default:
 		reply.Fail = &ScriptError{Message: truncate(err.Error(), maxMessage)}
 	}
-	if err := enc.Encode(reply); err != nil {
+	if err := enc.Encode(reply); err != nil || w.Flush() != nil {
 		return 2
 	}
 	return 0
@@ -351,44 +373,43 @@ func watchHeap(limit int64) {
 	}()
 }
 
-// relay is the worker's caller: each call goes to the parent, and its
-// outcome comes back, read on a goroutine of its own.
+// relay is the worker's caller: each call goes to the parent, and the
+// engine waits for the outcomes itself (waiter), reading them from the
+// pipe on the VM's goroutine. The calls a script starts in one turn go
+// in one write, once it waits.
 type relay struct {
-	enc     *json.Encoder
-	msgs    *messageReader
-	lost    context.CancelCauseFunc // the parent is gone: the script stops
-	reading bool
+	w    *bufio.Writer // to the parent, under enc
+	enc  *json.Encoder
+	msgs *messageReader
+	lost context.CancelCauseFunc // the parent is gone: the script stops
 }
 
 // errParentLost stops a worker's script whose parent is gone.
 const errParentLost = stopCause("the script's worker lost its parent")
 
-func (r *relay) start(_ context.Context, id int, name string, args []byte, done chan<- callResult) {
-	if !r.reading {
-		r.reading = true
-		go r.read(done)
-	}
+func (r *relay) start(_ context.Context, id int, name string, args []byte, _ chan<- callResult) {
 	if err := r.enc.Encode(message{ID: id, Call: &callMsg{Name: name, Args: args}}); err != nil {
 		r.lost(errParentLost)
 	}
 }
 
-// read hands the calls' outcomes to the script's engine until the pipe
-// ends (the process exits with the script).
-func (r *relay) read(done chan<- callResult) {
-	for {
-		var m message
-		err := r.msgs.read(&m)
-		switch {
-		case err == nil && m.Stop != "":
-			r.lost(stopCause(m.Stop))
-			return
-		case err != nil || m.Out == nil:
-			r.lost(errParentLost)
-			return
-		}
-		done <- callResult{id: m.ID, out: *m.Out}
+// wait sends the calls started, and reads the next outcome; a Stop, or
+// the pipe's end, stops the script.
+func (r *relay) wait() callResult {
+	var m message
+	err := r.w.Flush()
+	if err == nil {
+		err = r.msgs.read(&m)
 	}
+	switch {
+	case err == nil && m.Stop != "":
+		r.lost(stopCause(m.Stop))
+		return callResult{}
+	case err != nil || m.Out == nil:
+		r.lost(errParentLost)
+		return callResult{}
+	}
+	return callResult{id: m.ID, out: *m.Out}
 }
 
 // tailBuffer keeps the first max bytes written to it (a worker's stderr:
