@@ -81,67 +81,17 @@ func BenchmarkWorkerStart(b *testing.B) {
 	}
 }
 
-// innerCalls is the number of calls of the call benchmarks.
-const innerCalls = 100
-
-const hundredCalls = `for (let i = 0; i < 100; i++) await tools.echo({name: "x"}); return 1`
-
-// BenchmarkScriptCalls: a script of 100 calls of echo, in process; with
-// BenchmarkScriptStart and BenchmarkDirectCalls it gives the cost of a
-// script's call beside a direct Call.
-func BenchmarkScriptCalls(b *testing.B) {
-	_, m := benchMode(b, false)
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := m.Run(ctx, hundredCalls); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/innerCalls, "ns/call")
-}
-
-// BenchmarkScriptCallsWorker: the same in a worker process.
-func BenchmarkScriptCallsWorker(b *testing.B) {
-	_, m := benchMode(b, true)
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := m.Run(ctx, hundredCalls); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/innerCalls, "ns/call")
-}
-
-// BenchmarkDirectCalls: the baseline, 100 direct Calls of echo, each
-// result read.
-func BenchmarkDirectCalls(b *testing.B) {
-	tk, _ := benchMode(b, false)
-	ctx := context.Background()
-	for b.Loop() {
-		for range innerCalls {
-			in, _ := resource.JSON("input", []byte(`{"name":"x"}`))
-			res, err := tk.Call(ctx, "echo", in)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := res.Read(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/innerCalls, "ns/call")
-}
-
 // manyCalls is the number of calls of BenchmarkInnerCall's script: enough
 // that the script's start (a worker started ahead: about a millisecond)
 // is under a microsecond a call.
 const manyCalls = 2000
 
-// BenchmarkInnerCall: the cost of one tool call, side by side in one run:
-// a direct Call of echo, its result read (direct); a script's call in
-// process (in-process); a script's call in a worker started ahead
-// (worker: the timer stops while the next worker starts). An op is
-// manyCalls calls (one script of them); ns/call is the time of one.
+// BenchmarkInnerCall: the cost of one tool call, side by side in one
+// run: a direct Call of echo, its result read (direct); a script's call
+// in process (in-process); a script's call in a worker started ahead
+// (worker; the timer stops while the next worker starts). An op is
+// manyCalls calls (one script of them); ns/call is the time of one, and
+// a script's call costs its ns/call less direct's more than a Call.
 func BenchmarkInnerCall(b *testing.B) {
 	script := fmt.Sprintf(`for (let i = 0; i < %d; i++) await tools.echo({name: "x"}); return 1`, manyCalls)
 	lim := Limits{MaxToolCalls: manyCalls}

@@ -1,7 +1,6 @@
 package codemode
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -311,12 +310,11 @@ func ServeWorker() {
 // serveWorker is the worker's side: read the script, bound the process,
 // run it, relay its calls, answer.
 func serveWorker(in, out *os.File) int {
-	msgs, w := newMessageReader(in), bufio.NewWriter(out)
-	enc := json.NewEncoder(w)
+	msgs, enc := newMessageReader(in), json.NewEncoder(out)
 	// The parent is trusted: what it sends is not bounded here.
 	msgs.max = math.MaxInt
 	warmUp()
-	if err := enc.Encode(message{Ready: true}); err != nil || w.Flush() != nil {
+	if err := enc.Encode(message{Ready: true}); err != nil {
 		return 2
 	}
 	var m message
@@ -336,7 +334,7 @@ func serveWorker(in, out *os.File) int {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	res, err := runScript(ctx, m.Start.Script, lim, &relay{w: w, enc: enc, msgs: msgs, lost: cancel})
+	res, err := runScript(ctx, m.Start.Script, lim, &relay{enc: enc, msgs: msgs, lost: cancel})
 	var reply message
 	var se *ScriptError
 	switch {
@@ -347,7 +345,7 @@ func serveWorker(in, out *os.File) int {
 	default:
 		reply.Fail = &ScriptError{Message: truncate(err.Error(), maxMessage)}
 	}
-	if err := enc.Encode(reply); err != nil || w.Flush() != nil {
+	if err := enc.Encode(reply); err != nil {
 		return 2
 	}
 	return 0
@@ -373,12 +371,10 @@ func watchHeap(limit int64) {
 	}()
 }
 
-// relay is the worker's caller: each call goes to the parent, and the
-// engine waits for the outcomes itself (waiter), reading them from the
-// pipe on the VM's goroutine. The calls a script starts in one turn go
-// in one write, once it waits.
+// relay is the worker's caller: each call goes to the parent at once (a
+// message is one write), and the engine waits for the outcomes itself
+// (waiter), reading them from the pipe on the VM's goroutine.
 type relay struct {
-	w    *bufio.Writer // to the parent, under enc
 	enc  *json.Encoder
 	msgs *messageReader
 	lost context.CancelCauseFunc // the parent is gone: the script stops
@@ -393,14 +389,11 @@ func (r *relay) start(_ context.Context, id int, name string, args []byte, _ cha
 	}
 }
 
-// wait sends the calls started, and reads the next outcome; a Stop, or
-// the pipe's end, stops the script.
+// wait reads the next outcome; a Stop, or the pipe's end, stops the
+// script.
 func (r *relay) wait() callResult {
 	var m message
-	err := r.w.Flush()
-	if err == nil {
-		err = r.msgs.read(&m)
-	}
+	err := r.msgs.read(&m)
 	switch {
 	case err == nil && m.Stop != "":
 		r.lost(stopCause(m.Stop))
