@@ -62,7 +62,7 @@ func hostile(how string, in, out *os.File) {
 		}
 	case "calls": // more calls than a script may make, one after another
 		for id := 1; id <= 10000; id++ {
-			if !call(id, "read_file", `{"name":"a"}`) {
+			if !call(id, "read_file", `{"name":"a"}`) || enc.Encode(message{Wait: 1}) != nil {
 				return
 			}
 			if msgs.read(&m) != nil {

@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -84,14 +85,18 @@ const workerGrace = time.Second
 
 // message is one message on a worker's pipes, one a line. From the
 // worker: Ready, then Call (at most Limits.MaxToolCalls, at most
-// Limits.MaxParallelCalls of them unanswered), and Done or Fail; from the
-// parent: Start, then Out for each Call, with the Call's ID, as the calls
-// end, or Stop once they no longer do.
+// Limits.MaxParallelCalls of them unanswered), each time its script waits
+// for the calls' outcomes Wait (how many it has not received), and Done
+// or Fail; from the parent: Start,
+// then Out for each Call, with the Call's ID, as the calls end, or Stop
+// once they no longer do. The worker writes the messages of one turn of
+// its script (the calls it made, then Wait, Done or Fail) in one write.
 type message struct {
 	ID    int          `json:"id,omitempty"`
 	Ready bool         `json:"ready,omitempty"`
 	Start *startMsg    `json:"start,omitempty"`
 	Call  *callMsg     `json:"call,omitempty"`
+	Wait  int          `json:"wait,omitempty"`
 	Out   *callOut     `json:"out,omitempty"`
 	Done  *Output      `json:"done,omitempty"`
 	Fail  *ScriptError `json:"fail,omitempty"`
@@ -216,11 +221,14 @@ type conversation struct {
 	lim   Limits
 	c     *toolkitCaller
 	ended chan<- ending // the script's end, once
+	// turn holds the calls of the worker's turn, started once it ends
+	// (Wait, Done or Fail).
+	turn []message
 
 	mu      sync.Mutex // enc, calls, running
 	enc     *json.Encoder
 	calls   int // the calls the worker relayed
-	running int // the calls started and not answered
+	running int // the calls counted and not answered
 }
 
 // ending is how a worker's script ended: its output or why not.
@@ -230,7 +238,15 @@ type ending struct {
 }
 
 // read reads the worker's messages until its script's end, which it
-// sends on ended, and hands the calls to the caller's goroutines.
+// sends on ended, and starts the calls of each of its turns as the turn
+// ends. One goroutine at a time reads. When the worker waits for one
+// outcome only, that of its turn's one call, and no other call runs (a
+// script that awaits its calls one by one), nothing can come from it
+// before that call's outcome: the call is made on this goroutine, with
+// none woken between the pipe and the tool, unless the calls' time ends
+// first (another goroutine then reads on, and this one ends with its
+// call). Other calls go to the caller's goroutines. A worker that says
+// it waits and still sends is read once the call ends.
 func (cv *conversation) read() {
 	for {
 		var m message
@@ -244,11 +260,21 @@ func (cv *conversation) read() {
 				cv.ended <- ending{nil, err}
 				return
 			}
-			cv.c.call(cv.ctx, m.ID, m.Call.Name, m.Call.Args, cv.answer)
+			cv.turn = append(cv.turn, m)
+		case m.Wait > 0:
+			if m.Wait == 1 && len(cv.turn) == 1 && cv.alone() {
+				if !cv.runHere() {
+					return // another goroutine reads on
+				}
+				continue
+			}
+			cv.startTurn()
 		case m.Done != nil:
+			cv.startTurn()
 			cv.ended <- ending{m.Done, nil}
 			return
 		case m.Fail != nil:
+			cv.startTurn()
 			cv.ended <- ending{nil, m.Fail}
 			return
 		default:
@@ -256,6 +282,38 @@ func (cv *conversation) read() {
 			return
 		}
 	}
+}
+
+// startTurn hands the calls of the turn to the caller's goroutines.
+func (cv *conversation) startTurn() {
+	for i, m := range cv.turn {
+		cv.c.call(cv.ctx, m.ID, m.Call.Name, m.Call.Args, cv.answer)
+		cv.turn[i] = message{}
+	}
+	cv.turn = cv.turn[:0]
+}
+
+// runHere makes the turn's one call on this goroutine, and reports
+// whether this goroutine still reads (false: the calls' time ended while
+// the call ran, and another goroutine read on).
+func (cv *conversation) runHere() bool {
+	m := cv.turn[0]
+	cv.turn[0] = message{}
+	cv.turn = cv.turn[:0]
+	j, ok := cv.c.job(cv.ctx, m.ID, m.Call.Name, m.Call.Args, cv.answer)
+	if !ok {
+		return true // answered
+	}
+	stop := context.AfterFunc(cv.ctx, cv.read)
+	cv.c.run(j)
+	return stop()
+}
+
+// alone reports whether one call only is counted and not answered.
+func (cv *conversation) alone() bool {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	return cv.running == 1
 }
 
 // count counts a call the worker relayed, which must be within its
@@ -310,11 +368,12 @@ func ServeWorker() {
 // serveWorker is the worker's side: read the script, bound the process,
 // run it, relay its calls, answer.
 func serveWorker(in, out *os.File) int {
-	msgs, enc := newMessageReader(in), json.NewEncoder(out)
+	msgs, w := newMessageReader(in), bufio.NewWriter(out)
+	enc := json.NewEncoder(w)
 	// The parent is trusted: what it sends is not bounded here.
 	msgs.max = math.MaxInt
 	warmUp()
-	if err := enc.Encode(message{Ready: true}); err != nil {
+	if err := enc.Encode(message{Ready: true}); err != nil || w.Flush() != nil {
 		return 2
 	}
 	var m message
@@ -334,7 +393,7 @@ func serveWorker(in, out *os.File) int {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	res, err := runScript(ctx, m.Start.Script, lim, &relay{enc: enc, msgs: msgs, lost: cancel})
+	res, err := runScript(ctx, m.Start.Script, lim, &relay{w: w, enc: enc, msgs: msgs, lost: cancel})
 	var reply message
 	var se *ScriptError
 	switch {
@@ -345,7 +404,7 @@ func serveWorker(in, out *os.File) int {
 	default:
 		reply.Fail = &ScriptError{Message: truncate(err.Error(), maxMessage)}
 	}
-	if err := enc.Encode(reply); err != nil {
+	if err := enc.Encode(reply); err != nil || w.Flush() != nil {
 		return 2
 	}
 	return 0
@@ -371,29 +430,39 @@ func watchHeap(limit int64) {
 	}()
 }
 
-// relay is the worker's caller: each call goes to the parent at once (a
-// message is one write), and the engine waits for the outcomes itself
-// (waiter), reading them from the pipe on the VM's goroutine.
+// relay is the worker's caller: the calls of one turn of the script go
+// to the parent in one write, with Wait, once the engine waits for their
+// outcomes, which it does itself (waiter), reading them from the pipe on
+// the VM's goroutine.
 type relay struct {
-	enc  *json.Encoder
-	msgs *messageReader
-	lost context.CancelCauseFunc // the parent is gone: the script stops
+	w       *bufio.Writer // to the parent, under enc
+	enc     *json.Encoder
+	msgs    *messageReader
+	lost    context.CancelCauseFunc // the parent is gone: the script stops
+	waiting int                     // the calls sent whose outcomes were not received
 }
 
 // errParentLost stops a worker's script whose parent is gone.
 const errParentLost = stopCause("the script's worker lost its parent")
 
 func (r *relay) start(_ context.Context, id int, name string, args []byte, _ chan<- callResult) {
+	r.waiting++
 	if err := r.enc.Encode(message{ID: id, Call: &callMsg{Name: name, Args: args}}); err != nil {
 		r.lost(errParentLost)
 	}
 }
 
-// wait reads the next outcome; a Stop, or the pipe's end, stops the
-// script.
+// wait sends the turn's calls and Wait, and reads the next outcome; a
+// Stop, or the pipe's end, stops the script.
 func (r *relay) wait() callResult {
 	var m message
-	err := r.msgs.read(&m)
+	err := r.enc.Encode(message{Wait: r.waiting})
+	if err == nil {
+		err = r.w.Flush()
+	}
+	if err == nil {
+		err = r.msgs.read(&m)
+	}
 	switch {
 	case err == nil && m.Stop != "":
 		r.lost(stopCause(m.Stop))
@@ -402,6 +471,7 @@ func (r *relay) wait() callResult {
 		r.lost(errParentLost)
 		return callResult{}
 	}
+	r.waiting--
 	return callResult{id: m.ID, out: *m.Out}
 }
 
