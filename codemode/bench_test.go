@@ -92,9 +92,12 @@ const manyCalls = 2000
 // (worker; the timer stops while the next worker starts). An op is
 // manyCalls calls (one script of them); ns/call is the time of one, and
 // a script's call costs its ns/call less direct's more than a Call.
+// relay is the worker's share without engine or tool: a worker that
+// only relays (serveHostile's "calls", relayCalls calls one by one, of a
+// tool the toolkit does not have, each answered at once): a pipe round
+// trip and the messages' JSON.
 func BenchmarkInnerCall(b *testing.B) {
 	script := fmt.Sprintf(`for (let i = 0; i < %d; i++) await tools.echo({name: "x"}); return 1`, manyCalls)
-	lim := Limits{MaxToolCalls: manyCalls}
 	b.Run("direct", func(b *testing.B) {
 		tk, _ := benchMode(b, false)
 		ctx := context.Background()
@@ -114,15 +117,21 @@ func BenchmarkInnerCall(b *testing.B) {
 	})
 	for _, c := range []struct {
 		name   string
-		worker bool
-	}{{"in-process", false}, {"worker", true}} {
+		args   []string // the worker's; nil: in process
+		script string
+		calls  int
+	}{
+		{"in-process", nil, script, manyCalls},
+		{"worker", []string{"-test.run=^$"}, script, manyCalls},
+		{"relay", []string{"-test.run=^$", hostileProtocolArg + "calls"}, `return 1`, relayCalls},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			tk, _ := benchMode(b, false)
 			var w *Worker
-			if c.worker {
-				w = &Worker{Path: os.Args[0], Args: []string{"-test.run=^$"}, Warm: Warm{Max: 1}}
+			if c.args != nil {
+				w = &Worker{Path: os.Args[0], Args: c.args, Warm: Warm{Max: 1}}
 			}
-			m, err := New(tk, Config{Limits: lim, Worker: w})
+			m, err := New(tk, Config{Limits: Limits{MaxToolCalls: c.calls}, Worker: w})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -134,11 +143,11 @@ func BenchmarkInnerCall(b *testing.B) {
 					w.pool.waitFor(func(wp *workerPool) bool { return len(wp.starting) == 0 })
 					b.StartTimer()
 				}
-				if _, err := m.Run(ctx, script); err != nil {
+				if _, err := m.Run(ctx, c.script); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/manyCalls, "ns/call")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.calls), "ns/call")
 		})
 	}
 }
