@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -80,53 +81,73 @@ func BenchmarkWorkerStart(b *testing.B) {
 	}
 }
 
-// innerCalls is the number of calls of the call benchmarks.
-const innerCalls = 100
+// manyCalls is the number of calls of BenchmarkInnerCall's script: enough
+// that the script's start (a worker started ahead: about a millisecond)
+// is under a microsecond a call.
+const manyCalls = 2000
 
-const hundredCalls = `for (let i = 0; i < 100; i++) await tools.echo({name: "x"}); return 1`
-
-// BenchmarkScriptCalls: a script of 100 calls of echo, in process; with
-// BenchmarkScriptStart and BenchmarkDirectCalls it gives the cost of a
-// script's call beside a direct Call.
-func BenchmarkScriptCalls(b *testing.B) {
-	_, m := benchMode(b, false)
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := m.Run(ctx, hundredCalls); err != nil {
-			b.Fatal(err)
+// BenchmarkInnerCall: the cost of one tool call, side by side in one
+// run: a direct Call of echo, its result read (direct); a script's call
+// in process (in-process); a script's call in a worker started ahead
+// (worker; the timer stops while the next worker starts). An op is
+// manyCalls calls (one script of them); ns/call is the time of one, and
+// a script's call costs its ns/call less direct's more than a Call.
+// relay is the worker's share without engine or tool: a worker that
+// only relays (serveHostile's "calls", relayCalls calls one by one, of a
+// tool the toolkit does not have, each answered at once): a pipe round
+// trip and the messages' JSON.
+func BenchmarkInnerCall(b *testing.B) {
+	script := fmt.Sprintf(`for (let i = 0; i < %d; i++) await tools.echo({name: "x"}); return 1`, manyCalls)
+	b.Run("direct", func(b *testing.B) {
+		tk, _ := benchMode(b, false)
+		ctx := context.Background()
+		for b.Loop() {
+			for range manyCalls {
+				in, _ := resource.JSON("input", []byte(`{"name":"x"}`))
+				res, err := tk.Call(ctx, "echo", in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := res.Read(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
 		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/innerCalls, "ns/call")
-}
-
-// BenchmarkScriptCallsWorker: the same in a worker process.
-func BenchmarkScriptCallsWorker(b *testing.B) {
-	_, m := benchMode(b, true)
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := m.Run(ctx, hundredCalls); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/innerCalls, "ns/call")
-}
-
-// BenchmarkDirectCalls: the baseline, 100 direct Calls of echo, each
-// result read.
-func BenchmarkDirectCalls(b *testing.B) {
-	tk, _ := benchMode(b, false)
-	ctx := context.Background()
-	for b.Loop() {
-		for range innerCalls {
-			in, _ := resource.JSON("input", []byte(`{"name":"x"}`))
-			res, err := tk.Call(ctx, "echo", in)
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/manyCalls, "ns/call")
+	})
+	for _, c := range []struct {
+		name   string
+		args   []string // the worker's; nil: in process
+		script string
+		calls  int
+	}{
+		{"in-process", nil, script, manyCalls},
+		{"worker", []string{"-test.run=^$"}, script, manyCalls},
+		{"relay", []string{"-test.run=^$", hostileProtocolArg + "calls"}, `return 1`, relayCalls},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			tk, _ := benchMode(b, false)
+			var w *Worker
+			if c.args != nil {
+				w = &Worker{Path: os.Args[0], Args: c.args, Warm: Warm{Max: 1}}
+			}
+			m, err := New(tk, Config{Limits: Limits{MaxToolCalls: c.calls}, Worker: w})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := res.Read(ctx); err != nil {
-				b.Fatal(err)
+			defer m.Close()
+			ctx := context.Background()
+			for b.Loop() {
+				if w != nil {
+					b.StopTimer()
+					w.pool.waitFor(func(wp *workerPool) bool { return len(wp.starting) == 0 })
+					b.StartTimer()
+				}
+				if _, err := m.Run(ctx, c.script); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.calls), "ns/call")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/innerCalls, "ns/call")
 }

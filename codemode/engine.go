@@ -36,6 +36,15 @@ type caller interface {
 	start(ctx context.Context, id int, name string, args []byte, done chan<- callResult)
 }
 
+// waiter is a caller whose outcomes the engine waits for itself, on the
+// VM's goroutine, in place of receiving them from done: a worker reads
+// them from its parent's pipe, with no goroutine between. wait returns
+// the next outcome; when none is to come, it ends the script's context
+// first, with the reason as its cause.
+type waiter interface {
+	wait() callResult
+}
+
 // callResult is the outcome of the call id.
 type callResult struct {
 	id  int
@@ -312,11 +321,16 @@ func (r *run) startQueued() {
 // it), until no call runs or waits. It stops the script when its time is
 // up or its caller gives up, whatever the script catches.
 func (r *run) loop() error {
+	w, _ := r.c.(waiter)
 	for r.running > 0 {
 		var res callResult
-		select {
-		case res = <-r.done:
-		case <-r.ctx.Done():
+		if w != nil {
+			res = w.wait()
+		} else {
+			select {
+			case res = <-r.done:
+			case <-r.ctx.Done():
+			}
 		}
 		// Checked after the outcome came too: a call that failed because
 		// the script's time is up says nothing the script may catch.

@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,9 @@ import (
 	"testing"
 	"time"
 )
+
+// relayCalls is how many calls the worker "calls" of serveHostile makes.
+const relayCalls = 10000
 
 // hostileProtocolArg, among a worker's arguments, makes the test binary a worker
 // that breaks the protocol in the way named after it (see serveHostile).
@@ -61,8 +65,14 @@ func hostile(how string, in, out *os.File) {
 			}
 		}
 	case "calls": // more calls than a script may make, one after another
-		for id := 1; id <= 10000; id++ {
-			if !call(id, "read_file", `{"name":"a"}`) {
+		// Each call and its Wait in one write, as a worker sends them.
+		var turn bytes.Buffer
+		te := json.NewEncoder(&turn)
+		for id := 1; id <= relayCalls; id++ {
+			turn.Reset()
+			_ = te.Encode(message{ID: id, Call: &callMsg{Name: "read_file", Args: json.RawMessage(`{"name":"a"}`)}})
+			_ = te.Encode(message{Wait: 1})
+			if _, err := out.Write(turn.Bytes()); err != nil {
 				return
 			}
 			if msgs.read(&m) != nil {

@@ -162,12 +162,12 @@ type toolkitCaller struct {
 
 // callJob is one call handed to the caller's goroutines.
 type callJob struct {
-	ctx  context.Context
-	id   int
-	name string
-	it   toolkit.Item
-	in   toolkit.Resource
-	done chan<- callResult
+	ctx    context.Context
+	id     int
+	name   string
+	it     toolkit.Item
+	in     toolkit.Resource
+	answer func(callResult)
 }
 
 // serve runs the calls handed to it until jobs is closed.
@@ -177,7 +177,7 @@ func (c *toolkitCaller) serve() {
 		// Idle before the engine hears of it: a call it starts next
 		// takes this goroutine.
 		c.idle.Add(1)
-		j.done <- callResult{id: j.id, out: out}
+		j.answer(callResult{id: j.id, out: out})
 	}
 }
 
@@ -190,21 +190,41 @@ func (c *toolkitCaller) close() {
 	}
 }
 
-// start resolves name and hands the call to an idle goroutine, or to a
-// new one when none is idle. Its callers (a script's engine, a worker's
-// parent) start at most Limits.MaxParallelCalls calls at once, one at a
-// time.
+// start starts a script's call (caller): its outcome goes to done.
 func (c *toolkitCaller) start(ctx context.Context, id int, name string, args []byte, done chan<- callResult) {
+	c.call(ctx, id, name, args, func(res callResult) { done <- res })
+}
+
+// call resolves name and hands the call to an idle goroutine, or to a
+// new one when none is idle, which gives its outcome to answer. Its
+// callers (a script's engine, a worker's parent) start at most
+// Limits.MaxParallelCalls calls at once, one at a time.
+func (c *toolkitCaller) call(ctx context.Context, id int, name string, args []byte, answer func(callResult)) {
+	if j, ok := c.job(ctx, id, name, args, answer); ok {
+		c.hand(j)
+	}
+}
+
+// job resolves a call into the job that makes it; a call of a tool
+// unknown to scripts, or whose arguments are not JSON, is answered at
+// once instead (false).
+func (c *toolkitCaller) job(ctx context.Context, id int, name string, args []byte, answer func(callResult)) (callJob, bool) {
 	it, ok := c.m.resolve(ctx, name)
 	if !ok || it.Type != toolkit.ListTypeTools || isOwn(it.Value) {
-		done <- callResult{id: id, out: callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeNotFound, Message: fmt.Sprintf("unknown tool %q: see the declarations for the tools' names", name)}}}
-		return
+		answer(callResult{id: id, out: callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeNotFound, Message: fmt.Sprintf("unknown tool %q: see the declarations for the tools' names", name)}}})
+		return callJob{}, false
 	}
 	in, err := resource.JSON("arguments", json.RawMessage(args))
 	if err != nil {
-		done <- callResult{id: id, out: callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeBadInput, Message: err.Error()}}}
-		return
+		answer(callResult{id: id, out: callOut{Err: &callError{Tool: name, Outcome: toolkit.OutcomeBadInput, Message: err.Error()}}})
+		return callJob{}, false
 	}
+	return callJob{ctx: ctx, id: id, name: name, it: it, in: in, answer: answer}, true
+}
+
+// hand hands a job to an idle goroutine, or to a new one when none is
+// idle.
+func (c *toolkitCaller) hand(j callJob) {
 	if c.jobs == nil {
 		c.jobs = make(chan callJob, c.m.lim.MaxParallelCalls)
 	}
@@ -218,7 +238,12 @@ func (c *toolkitCaller) start(ctx context.Context, id int, name string, args []b
 			break
 		}
 	}
-	c.jobs <- callJob{ctx: ctx, id: id, name: name, it: it, in: in, done: done}
+	c.jobs <- j
+}
+
+// run makes the call of j on this goroutine, and answers it.
+func (c *toolkitCaller) run(j callJob) {
+	j.answer(callResult{id: j.id, out: c.m.result(j.ctx, j.name, j.it, j.in)})
 }
 
 // result makes one call and reads its result.

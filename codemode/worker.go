@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -84,14 +85,18 @@ const workerGrace = time.Second
 
 // message is one message on a worker's pipes, one a line. From the
 // worker: Ready, then Call (at most Limits.MaxToolCalls, at most
-// Limits.MaxParallelCalls of them unanswered), and Done or Fail; from the
-// parent: Start, then Out for each Call, with the Call's ID, as the calls
-// end, or Stop once they no longer do.
+// Limits.MaxParallelCalls of them unanswered), each time its script waits
+// for the calls' outcomes Wait (how many it has not received), and Done
+// or Fail; from the parent: Start,
+// then Out for each Call, with the Call's ID, as the calls end, or Stop
+// once they no longer do. The worker writes the messages of one turn of
+// its script (the calls it made, then Wait, Done or Fail) in one write.
 type message struct {
 	ID    int          `json:"id,omitempty"`
 	Ready bool         `json:"ready,omitempty"`
 	Start *startMsg    `json:"start,omitempty"`
 	Call  *callMsg     `json:"call,omitempty"`
+	Wait  int          `json:"wait,omitempty"`
 	Out   *callOut     `json:"out,omitempty"`
 	Done  *Output      `json:"done,omitempty"`
 	Fail  *ScriptError `json:"fail,omitempty"`
@@ -111,7 +116,7 @@ type callMsg struct {
 }
 
 // run runs a script in a new worker; its calls go through c.
-func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (*Output, error) {
+func (w *Worker) run(ctx context.Context, script string, lim Limits, c *toolkitCaller) (*Output, error) {
 	if len(script) > lim.MaxScript {
 		return nil, &ScriptError{Message: fmt.Sprintf("the script is %d bytes, more than the %d allowed", len(script), lim.MaxScript), Bound: true}
 	}
@@ -135,41 +140,35 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 	)
 	kill := func() { killOnce.Do(func() { killed = true; _ = cmd.Process.Kill() }) }
 	stop := context.AfterFunc(rctx, kill)
-	// The worker's messages, read on a goroutine of their own, so that
-	// the calls' outcomes go back as they come.
+	// The worker's messages are read, and its calls started, on a
+	// goroutine of their own; each call answers the worker itself, as it
+	// ends. The calls end with the script's time bound, so that the
+	// worker sees a call that does not return fail in time, and stops the
+	// script itself, saying where: the parent tells it why (Stop), in
+	// place of the calls' outcomes.
 	p.msgs.max = lim.MaxMessage
-	msgs := make(chan readMessage)
-	quit := make(chan struct{})
-	var reading sync.WaitGroup
-	reading.Add(1)
-	go func() {
-		defer reading.Done()
-		for {
-			var m message
-			err := p.msgs.read(&m)
-			select {
-			case msgs <- readMessage{m, err}:
-			case <-quit:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	// The calls end with the script's time bound, so that the worker sees
-	// a call that does not return fail in time, and stops the script
-	// itself, saying where.
 	cctx, ccancel := context.WithTimeout(ctx, lim.Timeout)
 	defer ccancel()
-	out, err := converse(cctx, toChildW, msgs, script, lim, c, func() string {
+	ended := make(chan ending, 1)
+	cv := &conversation{ctx: cctx, msgs: p.msgs, lim: lim, c: c, ended: ended, enc: json.NewEncoder(toChildW)}
+	if err := cv.enc.Encode(message{Start: &startMsg{Script: script, Limits: lim}}); err != nil {
+		ended <- ending{nil, err}
+	} else {
+		go cv.read()
+	}
+	var e ending
+	select {
+	case e = <-ended:
+	case <-cctx.Done():
+		why := fmt.Sprintf("the script ran past its time limit (%v)", lim.Timeout)
 		if ctx.Err() != nil {
-			return "the script was stopped: " + ctx.Err().Error()
+			why = "the script was stopped: " + ctx.Err().Error()
 		}
-		return fmt.Sprintf("the script ran past its time limit (%v)", lim.Timeout)
-	})
+		cv.stop(why)
+		e = <-ended
+	}
+	out, err := e.out, e.err
 	stop()
-	close(quit)
 	toChildW.Close()
 	if err != nil {
 		kill()
@@ -179,12 +178,10 @@ func (w *Worker) run(ctx context.Context, script string, lim Limits, c caller) (
 		// off the script's path (its exit takes a few milliseconds).
 		kill()
 		fromChildR.Close()
-		reading.Wait()
 		w.reap(p)
 		return out, nil
 	}
 	fromChildR.Close()
-	reading.Wait()
 	werr := cmd.Wait()
 	var se *ScriptError
 	if errors.As(err, &se) {
@@ -212,68 +209,149 @@ func brokenProtocol(what string) error {
 	return &ScriptError{Message: "the script's worker " + what + ", and was stopped", Bound: true}
 }
 
-// readMessage is a message read from a worker, or why none was.
-type readMessage struct {
-	m   message
+// conversation is the parent's side of a worker's protocol: read reads
+// the worker's messages and starts the calls it relays (those past
+// Limits.MaxToolCalls, or past Limits.MaxParallelCalls unanswered, break
+// the protocol), until the worker's Done or Fail; each call answers the
+// worker as it ends, on the goroutine that made it; once the calls' time
+// is up, stop tells the worker to stop in place of their outcomes.
+type conversation struct {
+	ctx   context.Context // the calls'
+	msgs  *messageReader
+	lim   Limits
+	c     *toolkitCaller
+	ended chan<- ending // the script's end, once
+	// turn holds the calls of the worker's turn, started once it ends
+	// (Wait, Done or Fail).
+	turn []message
+
+	mu      sync.Mutex // enc, calls, running
+	enc     *json.Encoder
+	calls   int // the calls the worker relayed
+	running int // the calls counted and not answered
+}
+
+// ending is how a worker's script ended: its output or why not.
+type ending struct {
+	out *Output
 	err error
 }
 
-// converse is the parent's side of a worker's protocol: it starts the
-// calls the worker relays (those past Limits.MaxToolCalls, or past
-// Limits.MaxParallelCalls at once, break the protocol) and answers each
-// as it ends, until the worker's Done or Fail. Once ctx ends it tells the
-// worker to stop, saying why (stopped()), in place of the calls'
-// outcomes.
-func converse(ctx context.Context, w *os.File, msgs <-chan readMessage, script string, lim Limits, c caller, stopped func() string) (*Output, error) {
-	enc := json.NewEncoder(w)
-	if err := enc.Encode(message{Start: &startMsg{Script: script, Limits: lim}}); err != nil {
-		return nil, err
-	}
-	// done holds the outcomes of the calls that run when the worker is
-	// done with, so that they never wait.
-	done := make(chan callResult, lim.MaxParallelCalls)
-	calls, running := 0, 0
-	ended := ctx.Done()
+// read reads the worker's messages until its script's end, which it
+// sends on ended, and starts the calls of each of its turns as the turn
+// ends. One goroutine at a time reads. When the worker waits for one
+// outcome only, that of its turn's one call, and no other call runs (a
+// script that awaits its calls one by one), nothing can come from it
+// before that call's outcome: the call is made on this goroutine, with
+// none woken between the pipe and the tool, unless the calls' time ends
+// first (another goroutine then reads on, and this one ends with its
+// call). Other calls go to the caller's goroutines. A worker that says
+// it waits and still sends is read once the call ends.
+func (cv *conversation) read() {
 	for {
-		select {
-		case <-ended:
-			ended = nil
-			if err := enc.Encode(message{Stop: stopped()}); err != nil {
-				return nil, err
+		var m message
+		if err := cv.msgs.read(&m); err != nil {
+			cv.ended <- ending{nil, err}
+			return
+		}
+		switch {
+		case m.Call != nil:
+			if err := cv.count(); err != nil {
+				cv.ended <- ending{nil, err}
+				return
 			}
-		case res := <-done:
-			running--
-			if ctx.Err() != nil {
-				continue // the worker stops: Stop says why
-			}
-			if err := enc.Encode(message{ID: res.id, Out: &res.out}); err != nil {
-				return nil, err
-			}
-		case rm := <-msgs:
-			if rm.err != nil {
-				return nil, rm.err
-			}
-			m := rm.m
-			switch {
-			case m.Call != nil:
-				calls++
-				running++
-				switch {
-				case calls > lim.MaxToolCalls:
-					return nil, brokenProtocol(fmt.Sprintf("sent more than %d tool calls", lim.MaxToolCalls))
-				case running > lim.MaxParallelCalls:
-					return nil, brokenProtocol(fmt.Sprintf("sent more than %d tool calls at once", lim.MaxParallelCalls))
+			cv.turn = append(cv.turn, m)
+		case m.Wait > 0:
+			if m.Wait == 1 && len(cv.turn) == 1 && cv.alone() {
+				if !cv.runHere() {
+					return // another goroutine reads on
 				}
-				c.start(ctx, m.ID, m.Call.Name, m.Call.Args, done)
-			case m.Done != nil:
-				return m.Done, nil
-			case m.Fail != nil:
-				return nil, m.Fail
-			default:
-				return nil, brokenProtocol("sent a message that is neither a call nor its script's end")
+				continue
 			}
+			cv.startTurn()
+		case m.Done != nil:
+			cv.startTurn()
+			cv.ended <- ending{m.Done, nil}
+			return
+		case m.Fail != nil:
+			cv.startTurn()
+			cv.ended <- ending{nil, m.Fail}
+			return
+		default:
+			cv.ended <- ending{nil, brokenProtocol("sent a message that is neither a call nor its script's end")}
+			return
 		}
 	}
+}
+
+// startTurn hands the calls of the turn to the caller's goroutines.
+func (cv *conversation) startTurn() {
+	for i, m := range cv.turn {
+		cv.c.call(cv.ctx, m.ID, m.Call.Name, m.Call.Args, cv.answer)
+		cv.turn[i] = message{}
+	}
+	cv.turn = cv.turn[:0]
+}
+
+// runHere makes the turn's one call on this goroutine, and reports
+// whether this goroutine still reads (false: the calls' time ended while
+// the call ran, and another goroutine read on).
+func (cv *conversation) runHere() bool {
+	m := cv.turn[0]
+	cv.turn[0] = message{}
+	cv.turn = cv.turn[:0]
+	j, ok := cv.c.job(cv.ctx, m.ID, m.Call.Name, m.Call.Args, cv.answer)
+	if !ok {
+		return true // answered
+	}
+	stop := context.AfterFunc(cv.ctx, cv.read)
+	cv.c.run(j)
+	return stop()
+}
+
+// alone reports whether one call only is counted and not answered.
+func (cv *conversation) alone() bool {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	return cv.running == 1
+}
+
+// count counts a call the worker relayed, which must be within its
+// script's bounds.
+func (cv *conversation) count() error {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	cv.calls++
+	cv.running++
+	switch {
+	case cv.calls > cv.lim.MaxToolCalls:
+		return brokenProtocol(fmt.Sprintf("sent more than %d tool calls", cv.lim.MaxToolCalls))
+	case cv.running > cv.lim.MaxParallelCalls:
+		return brokenProtocol(fmt.Sprintf("sent more than %d tool calls at once", cv.lim.MaxParallelCalls))
+	}
+	return nil
+}
+
+// answer sends a call's outcome to the worker, unless the calls' time is
+// up (Stop says why, in place of the outcomes). The call is counted as
+// answered before the worker can hear of it, so that the call it makes
+// next is never counted beside it. A failed write is the worker's end,
+// which read reads.
+func (cv *conversation) answer(res callResult) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	cv.running--
+	if cv.ctx.Err() == nil {
+		_ = cv.enc.Encode(message{ID: res.id, Out: &res.out})
+	}
+}
+
+// stop tells the worker to stop its script, saying why, once the calls'
+// time is up.
+func (cv *conversation) stop(why string) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	_ = cv.enc.Encode(message{Stop: why})
 }
 
 // ServeWorker makes this process a code-mode worker when it was started
@@ -290,11 +368,12 @@ func ServeWorker() {
 // serveWorker is the worker's side: read the script, bound the process,
 // run it, relay its calls, answer.
 func serveWorker(in, out *os.File) int {
-	msgs, enc := newMessageReader(in), json.NewEncoder(out)
+	msgs, w := newMessageReader(in), bufio.NewWriter(out)
+	enc := json.NewEncoder(w)
 	// The parent is trusted: what it sends is not bounded here.
 	msgs.max = math.MaxInt
 	warmUp()
-	if err := enc.Encode(message{Ready: true}); err != nil {
+	if err := enc.Encode(message{Ready: true}); err != nil || w.Flush() != nil {
 		return 2
 	}
 	var m message
@@ -314,7 +393,7 @@ func serveWorker(in, out *os.File) int {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	res, err := runScript(ctx, m.Start.Script, lim, &relay{enc: enc, msgs: msgs, lost: cancel})
+	res, err := runScript(ctx, m.Start.Script, lim, &relay{w: w, enc: enc, msgs: msgs, lost: cancel})
 	var reply message
 	var se *ScriptError
 	switch {
@@ -325,7 +404,7 @@ func serveWorker(in, out *os.File) int {
 	default:
 		reply.Fail = &ScriptError{Message: truncate(err.Error(), maxMessage)}
 	}
-	if err := enc.Encode(reply); err != nil {
+	if err := enc.Encode(reply); err != nil || w.Flush() != nil {
 		return 2
 	}
 	return 0
@@ -351,44 +430,49 @@ func watchHeap(limit int64) {
 	}()
 }
 
-// relay is the worker's caller: each call goes to the parent, and its
-// outcome comes back, read on a goroutine of its own.
+// relay is the worker's caller: the calls of one turn of the script go
+// to the parent in one write, with Wait, once the engine waits for their
+// outcomes, which it does itself (waiter), reading them from the pipe on
+// the VM's goroutine.
 type relay struct {
+	w       *bufio.Writer // to the parent, under enc
 	enc     *json.Encoder
 	msgs    *messageReader
 	lost    context.CancelCauseFunc // the parent is gone: the script stops
-	reading bool
+	waiting int                     // the calls sent whose outcomes were not received
 }
 
 // errParentLost stops a worker's script whose parent is gone.
 const errParentLost = stopCause("the script's worker lost its parent")
 
-func (r *relay) start(_ context.Context, id int, name string, args []byte, done chan<- callResult) {
-	if !r.reading {
-		r.reading = true
-		go r.read(done)
-	}
+func (r *relay) start(_ context.Context, id int, name string, args []byte, _ chan<- callResult) {
+	r.waiting++
 	if err := r.enc.Encode(message{ID: id, Call: &callMsg{Name: name, Args: args}}); err != nil {
 		r.lost(errParentLost)
 	}
 }
 
-// read hands the calls' outcomes to the script's engine until the pipe
-// ends (the process exits with the script).
-func (r *relay) read(done chan<- callResult) {
-	for {
-		var m message
-		err := r.msgs.read(&m)
-		switch {
-		case err == nil && m.Stop != "":
-			r.lost(stopCause(m.Stop))
-			return
-		case err != nil || m.Out == nil:
-			r.lost(errParentLost)
-			return
-		}
-		done <- callResult{id: m.ID, out: *m.Out}
+// wait sends the turn's calls and Wait, and reads the next outcome; a
+// Stop, or the pipe's end, stops the script.
+func (r *relay) wait() callResult {
+	var m message
+	err := r.enc.Encode(message{Wait: r.waiting})
+	if err == nil {
+		err = r.w.Flush()
 	}
+	if err == nil {
+		err = r.msgs.read(&m)
+	}
+	switch {
+	case err == nil && m.Stop != "":
+		r.lost(stopCause(m.Stop))
+		return callResult{}
+	case err != nil || m.Out == nil:
+		r.lost(errParentLost)
+		return callResult{}
+	}
+	r.waiting--
+	return callResult{id: m.ID, out: *m.Out}
 }
 
 // tailBuffer keeps the first max bytes written to it (a worker's stderr:

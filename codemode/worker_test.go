@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmkit/toolkit"
+	"github.com/llmkit/toolkit/tool"
 )
 
 // warmMode is the fixture's toolkit with a code mode whose scripts run in
@@ -316,5 +317,27 @@ func TestWorkerNeverReady(t *testing.T) {
 	}
 	if kids := children(os.Getpid()); len(kids) > 0 {
 		t.Errorf("child processes left after Close: %v", kids)
+	}
+}
+
+// TestWorkerCallIgnoringItsEnd: a script awaiting one call whose tool
+// does not return when the script's time is up still stops at its time
+// limit: the parent reads the worker's end while the call goes on, and
+// the call is left to finish on its own.
+func TestWorkerCallIgnoringItsEnd(t *testing.T) {
+	f := newFixture(t, true, Limits{Timeout: 300 * time.Millisecond})
+	release := make(chan struct{})
+	defer close(release)
+	stuck := tool.Must("stuck", "Returns once the test ends, whatever its context.", func(context.Context, empty) (string, error) {
+		<-release
+		return "late", nil
+	})
+	if err := f.tk.AddTool(stuck); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.m.Run(context.Background(), `return await tools.stuck({})`)
+	var se *ScriptError
+	if !errors.As(err, &se) || !errors.Is(err, ErrBound) || !strings.Contains(se.Message, "time limit") {
+		t.Fatalf("error %v, want the time limit", err)
 	}
 }
