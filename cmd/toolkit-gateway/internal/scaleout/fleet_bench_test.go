@@ -14,18 +14,39 @@ import (
 // that 16 clients get from three replicas sharing their state on Redis
 // behind haproxy and from one replica alone, without shared state. Both
 // have the same rate limit (never reached): the fleet's budget lives in
-// Redis, the lone replica's in memory. It logs the ratio.
+// Redis, the lone replica's in memory. It logs the ratios of two cases:
+//
+//   - gateway-bound: one upstream for all, answering at once; each call's
+//     cost is the replicas' own work (and the extra hops: haproxy, Redis),
+//     which scales with the cores the replicas get;
+//   - upstream-bound: each replica has an upstream of its own serving one
+//     lookup at a time in 5 ms (as a stdio server each replica runs), so a
+//     replica's capacity is its upstream's: three replicas should give
+//     about three times one, if nothing they share serialises them.
 func BenchmarkFleetThroughput(b *testing.B) {
-	const clients = 16
 	limit := "{name: fleet, rate: 1000000/s, burst: 1000000}"
+	b.Run("gateway-bound", func(b *testing.B) {
+		compareThroughput(b, fleetOptions{shared: true, rateLimit: limit})
+	})
+	b.Run("upstream-bound", func(b *testing.B) {
+		compareThroughput(b, fleetOptions{rateLimit: limit, upstreamWork: 5 * time.Millisecond})
+	})
+}
+
+// compareThroughput runs 16 clients against three replicas started with o
+// and against one replica alone started with o, and logs the ratio.
+func compareThroughput(b *testing.B, o fleetOptions) {
+	const clients = 16
+	alone := o
+	alone.alone = true
 	// The fleet first: it checks for leftover processes when the
 	// benchmark ends, after the lone replica has stopped.
 	deployments := []struct {
 		name string
 		f    *fleet
 	}{
-		{"three-replicas-redis-haproxy", startFleet(b, fleetOptions{shared: true, rateLimit: limit})},
-		{"one-replica-alone", startFleet(b, fleetOptions{shared: true, rateLimit: limit, alone: true})},
+		{"three-replicas-redis-haproxy", startFleet(b, o)},
+		{"one-replica-alone", startFleet(b, alone)},
 	}
 	perSec := map[string]float64{}
 	for _, d := range deployments {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -60,6 +61,11 @@ type upstream struct {
 	server   *sdk.Server
 	http     *testserver.HTTP
 	executed *atomic.Int64
+	// work, when not zero, is how long each lookup takes, one at a time
+	// (serial): an upstream whose capacity bounds its replica's, as a
+	// stdio server each replica runs does.
+	work   time.Duration
+	serial sync.Mutex
 }
 
 // lookupArgs are the arguments of the lookup tool.
@@ -75,6 +81,11 @@ func (u *upstream) setLookup(description string) {
 	sdk.AddTool(u.server, &sdk.Tool{Name: "lookup", Description: description},
 		func(_ context.Context, _ *sdk.CallToolRequest, in lookupArgs) (*sdk.CallToolResult, any, error) {
 			u.executed.Add(1)
+			if u.work > 0 {
+				u.serial.Lock()
+				time.Sleep(u.work) // the lookup's work, not a wait for an event
+				u.serial.Unlock()
+			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "definition: " + in.Word}}}, nil, nil
 		})
 }
@@ -84,9 +95,10 @@ func (u *upstream) setLookup(description string) {
 const upstreamState = "upstream-state"
 
 // newUpstream starts an upstream counting its lookups and its answered
-// rounds in executed, served in mode.
-func newUpstream(t testing.TB, executed *atomic.Int64, mode testserver.Mode) *upstream {
-	u := &upstream{server: sdk.NewServer(&sdk.Implementation{Name: "dictionary", Version: "1.0.0"}, nil), executed: executed}
+// rounds in executed, served in mode, each lookup taking work (see
+// upstream.work).
+func newUpstream(t testing.TB, executed *atomic.Int64, mode testserver.Mode, work time.Duration) *upstream {
+	u := &upstream{server: sdk.NewServer(&sdk.Implementation{Name: "dictionary", Version: "1.0.0"}, nil), executed: executed, work: work}
 	u.setLookup(lookupDescription)
 	elicit := &sdk.ElicitParams{Message: "name?",
 		RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}}
@@ -128,6 +140,9 @@ type fleetOptions struct {
 	shared bool
 	// upstreamMode is how the upstreams serve (default: with sessions).
 	upstreamMode testserver.Mode
+	// upstreamWork is how long each upstream's lookups take, one at a
+	// time (see upstream.work); zero: no time.
+	upstreamWork time.Duration
 	// alone: one gateway, without shared state nor haproxy, to compare
 	// with. It does not check for leftover processes at the end, so that
 	// a fleet started before it in the same test can.
@@ -151,7 +166,7 @@ func startFleet(t testing.TB, o fleetOptions) *fleet {
 	dir := testDir(t)
 	for i := range replicas {
 		if i == 0 || !o.shared {
-			f.ups = append(f.ups, newUpstream(t, &f.executed, o.upstreamMode))
+			f.ups = append(f.ups, newUpstream(t, &f.executed, o.upstreamMode, o.upstreamWork))
 		}
 		u := f.ups[len(f.ups)-1]
 		cfgFile := filepath.Join(dir, fmt.Sprintf("gateway%d.yaml", i))
