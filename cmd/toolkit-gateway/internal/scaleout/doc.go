@@ -36,7 +36,8 @@
 //     answered (rate limits fail open), /healthz says the state is
 //     unavailable, then ok once Redis is back, with no approval lost.
 //   - BenchmarkFleetThroughput compares the fleet's calls a second under
-//     16 clients with one replica's alone, without shared state.
+//     16 clients with one replica's alone, without shared state, when the
+//     replicas' own work bounds them and when their upstreams do.
 //
 // haproxy retries only a connection that failed to open (retry-on
 // conn-failure, option redispatch), never a request that may have reached a

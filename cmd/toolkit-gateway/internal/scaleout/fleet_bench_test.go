@@ -20,7 +20,7 @@ import (
 //     cost is the replicas' own work (and the extra hops: haproxy, Redis),
 //     which scales with the cores the replicas get;
 //   - upstream-bound: each replica has an upstream of its own serving one
-//     lookup at a time in 5 ms (as a stdio server each replica runs), so a
+//     lookup at a time in 10 ms (as a stdio server each replica runs), so a
 //     replica's capacity is its upstream's: three replicas should give
 //     about three times one, if nothing they share serialises them.
 func BenchmarkFleetThroughput(b *testing.B) {
@@ -29,7 +29,7 @@ func BenchmarkFleetThroughput(b *testing.B) {
 		compareThroughput(b, fleetOptions{shared: true, rateLimit: limit})
 	})
 	b.Run("upstream-bound", func(b *testing.B) {
-		compareThroughput(b, fleetOptions{rateLimit: limit, upstreamWork: 5 * time.Millisecond})
+		compareThroughput(b, fleetOptions{rateLimit: limit, upstreamWork: 10 * time.Millisecond})
 	})
 }
 
