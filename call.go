@@ -267,8 +267,10 @@ func toolInput(ctx context.Context, name string, resources []Resource) (json.Raw
 // schema, or a schema that does not resolve, wraps ErrSchema. A schema
 // whose validation cost depends on the input (a recursive one) has a
 // plan, which first bounds the input's depth and the work of validating
-// it (an input past the bounds wraps ErrBadParameter). The tool is then
-// given the same bytes.
+// it (an input past the bounds wraps ErrBadParameter). A flat schema
+// (see flatSchema) checks the decoded input first: what it accepts, the
+// validator would; what it refuses goes to the validator for its error.
+// The tool is then given the same bytes.
 func checkInput(name string, sc *toolSchemas, input json.RawMessage) error {
 	var v any
 	switch {
@@ -287,6 +289,9 @@ func checkInput(name string, sc *toolSchemas, input json.RawMessage) error {
 		if v, err = decodeJSON(input); err != nil {
 			return fmt.Errorf("%w: tool %q: input is not valid JSON", ErrBadParameter, name)
 		}
+	}
+	if sc.inFlat != nil && sc.inFlat.valid(v) {
+		return nil
 	}
 	if sc.inPlan != nil {
 		if err := sc.inPlan.Check(v); err != nil {

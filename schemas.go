@@ -23,6 +23,9 @@ type toolSchemas struct {
 type resolvedSchemas struct {
 	in, out         *jsonschema.Resolved
 	inPlan, outPlan *schemaguard.Plan
+	// inFlat accepts the inputs that in accepts, faster, when the input
+	// schema is flat (see flatSchema); nil otherwise.
+	inFlat *flatSchema
 }
 
 // schemasOf returns the resolved schemas of a tool: cached on its entry, or
@@ -123,6 +126,9 @@ func resolveToolSchemas(t Tool) (r resolvedSchemas, err error) {
 		}
 		if r.in, err = s.Resolve(nil); err != nil {
 			return resolvedSchemas{}, fmt.Errorf("input schema: %w", err)
+		}
+		if r.inPlan == nil {
+			r.inFlat = newFlatSchema(s)
 		}
 	}
 	s, err = t.OutputSchema()

@@ -36,7 +36,8 @@ func benchToolkit(b testing.TB, url string, opts ...Option) *toolkit.Toolkit {
 // echo tool, a direct Run of the connector's tool, and a raw SDK CallTool:
 // each alone, and all three in turn in one loop (paired), which reports
 // each one's median and its ratio to the raw SDK's, the figure that holds
-// on a loaded machine.
+// on a loaded machine; and a toolkit Call paired with a Run of the same
+// tool (layer), the toolkit's own share.
 func benchCalls(b *testing.B, url string, opts []Option, rawTransport func() sdk.Transport) {
 	b.Run("toolkit", func(b *testing.B) { benchLoop(b, toolkitEcho(b, url, opts)) })
 	b.Run("connector", func(b *testing.B) { benchLoop(b, connectorEcho(b, url, opts)) })
@@ -46,6 +47,22 @@ func benchCalls(b *testing.B, url string, opts []Option, rawTransport func() sdk
 			benchpair.Variant{Name: "sdk", Run: sdkEcho(b, rawTransport())},
 			benchpair.Variant{Name: "toolkit", Run: toolkitEcho(b, url, opts)},
 			benchpair.Variant{Name: "connector", Run: connectorEcho(b, url, opts)})
+	})
+	// The toolkit's own cost: a toolkit Call and a Run of the same tool
+	// of the same connector, over the same connection (two connections
+	// to one server may differ by a few percent for the whole run).
+	b.Run("layer", func(b *testing.B) {
+		tk, echo := toolkitTool(b, url, opts)
+		in := jsonInput(`{"text":"x"}`)
+		benchpair.Run(b,
+			benchpair.Variant{Name: "connector", Run: func() error {
+				_, err := echo.Run(context.Background(), []byte(`{"text":"x"}`))
+				return err
+			}},
+			benchpair.Variant{Name: "toolkit", Run: func() error {
+				_, err := tk.Call(context.Background(), echo, in)
+				return err
+			}})
 	})
 }
 
@@ -63,14 +80,21 @@ func benchLoop(b *testing.B, f func() error) {
 // toolkitEcho returns a toolkit Call of the echo tool of the server at url.
 func toolkitEcho(b *testing.B, url string, opts []Option) func() error {
 	ctx := context.Background()
-	tk := benchToolkit(b, url, opts...)
-	echo, err := tk.Lookup(ctx, "remote.echo")
-	mustNotErr(b, err)
+	tk, echo := toolkitTool(b, url, opts)
 	in := jsonInput(`{"text":"x"}`)
 	return func() error {
 		_, err := tk.Call(ctx, echo, in)
 		return err
 	}
+}
+
+// toolkitTool returns a running toolkit (see benchToolkit) and its
+// remote echo tool.
+func toolkitTool(b *testing.B, url string, opts []Option) (*toolkit.Toolkit, toolkit.Tool) {
+	tk := benchToolkit(b, url, opts...)
+	echo, err := tk.Lookup(context.Background(), "remote.echo")
+	mustNotErr(b, err)
+	return tk, echo.(toolkit.Tool)
 }
 
 // connectorEcho returns a direct Run of the connector's echo tool.

@@ -1,13 +1,19 @@
 // Package benchpair times variants of one operation beside their baseline
 // in the same benchmark, call by call in turn, so that the load of a
 // shared machine weighs on every variant alike: each round of b.N runs
-// every variant once, in an order that rotates from round to round. It
+// every variant once, in an order shuffled from round to round (with a
+// fixed seed), so that each variant runs after each other one as often.
+// An order that only rotated would keep the same neighbours: what one
+// operation leaves running as it returns (its goroutines finishing, its
+// connection going back to the pool) would weigh on the start of the
+// one after it, always the same one. It
 // reports each variant's median time (name-ns/op) and the ratio of each
 // median to the baseline's (name/baseline), the figure to compare across
 // runs (benchstat summarises both).
 package benchpair
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -35,9 +41,14 @@ func Run(b *testing.B, variants ...Variant) {
 	times := make([][]time.Duration, len(variants))
 	b.ReportAllocs()
 	b.ResetTimer()
-	for round := 0; b.Loop(); round++ {
-		for k := range variants {
-			i := (round + k) % len(variants)
+	order := make([]int, len(variants))
+	for i := range order {
+		order[i] = i
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for b.Loop() {
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, i := range order {
 			t0 := time.Now()
 			err := variants[i].Run()
 			times[i] = append(times[i], time.Since(t0))
