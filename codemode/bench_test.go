@@ -96,7 +96,9 @@ const manyCalls = 2000
 // relay is the worker's share without engine or tool: a worker that
 // only relays (serveHostile's "calls", relayCalls calls one by one, of a
 // tool the toolkit does not have, each answered at once): a pipe round
-// trip and the messages' JSON.
+// trip and the messages' JSON. engine is the engine's share alone: the
+// script's calls answered at once, on the script's goroutine, with no
+// tool.
 func BenchmarkInnerCall(b *testing.B) {
 	script := fmt.Sprintf(`for (let i = 0; i < %d; i++) await tools.echo({name: "x"}); return 1`, manyCalls)
 	b.Run("direct", func(b *testing.B) {
@@ -112,6 +114,19 @@ func BenchmarkInnerCall(b *testing.B) {
 				if _, err := res.Read(ctx); err != nil {
 					b.Fatal(err)
 				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/manyCalls, "ns/call")
+	})
+	b.Run("engine", func(b *testing.B) {
+		lim, err := Limits{MaxToolCalls: manyCalls}.withDefaults()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := runScript(context.Background(), script, lim, answeringCaller{}); err != nil {
+				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/manyCalls, "ns/call")
@@ -158,4 +173,11 @@ func BenchmarkInnerCall(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.calls), "ns/call")
 		})
 	}
+}
+
+// answeringCaller answers each call at once with echo's result.
+type answeringCaller struct{}
+
+func (answeringCaller) start(_ context.Context, id int, _ string, _ []byte, done chan<- callResult) {
+	done <- callResult{id: id, out: callOut{JSON: []byte(`{"name":"x"}`)}}
 }
