@@ -89,13 +89,16 @@ const manyCalls = 2000
 // BenchmarkInnerCall: the cost of one tool call, side by side in one
 // run: a direct Call of echo, its result read (direct); a script's call
 // in process (in-process); a script's call in a worker started ahead
-// (worker; the timer stops while the next worker starts). An op is
+// (worker; the timer stops while the next worker starts, and the
+// first, started for the script before it, runs untimed). An op is
 // manyCalls calls (one script of them); ns/call is the time of one, and
 // a script's call costs its ns/call less direct's more than a Call.
 // relay is the worker's share without engine or tool: a worker that
 // only relays (serveHostile's "calls", relayCalls calls one by one, of a
 // tool the toolkit does not have, each answered at once): a pipe round
-// trip and the messages' JSON.
+// trip and the messages' JSON. engine is the engine's share alone: the
+// script's calls answered at once, on the script's goroutine, with no
+// tool.
 func BenchmarkInnerCall(b *testing.B) {
 	script := fmt.Sprintf(`for (let i = 0; i < %d; i++) await tools.echo({name: "x"}); return 1`, manyCalls)
 	b.Run("direct", func(b *testing.B) {
@@ -111,6 +114,19 @@ func BenchmarkInnerCall(b *testing.B) {
 				if _, err := res.Read(ctx); err != nil {
 					b.Fatal(err)
 				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/manyCalls, "ns/call")
+	})
+	b.Run("engine", func(b *testing.B) {
+		lim, err := Limits{MaxToolCalls: manyCalls}.withDefaults()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := runScript(context.Background(), script, lim, answeringCaller{}); err != nil {
+				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/manyCalls, "ns/call")
@@ -137,6 +153,13 @@ func BenchmarkInnerCall(b *testing.B) {
 			}
 			defer m.Close()
 			ctx := context.Background()
+			if w != nil {
+				// The first script's worker is started for it, not
+				// ahead: it runs before the timer does.
+				if _, err := m.Run(ctx, `return 1`); err != nil {
+					b.Fatal(err)
+				}
+			}
 			for b.Loop() {
 				if w != nil {
 					b.StopTimer()
@@ -150,4 +173,11 @@ func BenchmarkInnerCall(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.calls), "ns/call")
 		})
 	}
+}
+
+// answeringCaller answers each call at once with echo's result.
+type answeringCaller struct{}
+
+func (answeringCaller) start(_ context.Context, id int, _ string, _ []byte, done chan<- callResult) {
+	done <- callResult{id: id, out: callOut{JSON: []byte(`{"name":"x"}`)}}
 }

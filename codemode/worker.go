@@ -78,6 +78,10 @@ const DefaultWarmIdle = 5 * time.Minute
 // workerEnv marks a worker process; its value is the protocol's version.
 const workerEnv = "TOOLKIT_CODEMODE_WORKER"
 
+// workerAheadEnv marks a worker started ahead of its script (Warm): it
+// touches its heap's first pages before it says it is ready.
+const workerAheadEnv = "TOOLKIT_CODEMODE_WORKER_AHEAD"
+
 // workerGrace is how long after its Timeout a worker is killed: the time
 // bound inside it fires first, unless the script is in a builtin that
 // cannot be interrupted.
@@ -372,7 +376,7 @@ func serveWorker(in, out *os.File) int {
 	enc := json.NewEncoder(w)
 	// The parent is trusted: what it sends is not bounded here.
 	msgs.max = math.MaxInt
-	warmUp()
+	warmUp(os.Getenv(workerAheadEnv) != "")
 	if err := enc.Encode(message{Ready: true}); err != nil || w.Flush() != nil {
 		return 2
 	}

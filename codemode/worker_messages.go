@@ -23,13 +23,17 @@ func newMessageReader(r io.Reader) *messageReader {
 	return &messageReader{r: bufio.NewReader(r), max: readyBound}
 }
 
-// read reads the next message into m.
+// read reads the next message into m. A line that the reader's buffer
+// holds whole is decoded where it is, with no copy.
 func (mr *messageReader) read(m *message) error {
 	var line []byte
 	for {
 		chunk, err := mr.r.ReadSlice('\n')
 		if len(line)+len(chunk) > mr.max {
 			return &ScriptError{Message: fmt.Sprintf("the script's worker sent a message of more than %d bytes, and was stopped", mr.max), Bound: true}
+		}
+		if err == nil && line == nil {
+			return json.Unmarshal(chunk, m)
 		}
 		line = append(line, chunk...)
 		if err == nil {

@@ -52,8 +52,9 @@ func (w *Worker) warm() Warm {
 
 // start starts a worker and returns once it is ready for its script
 // (the runtime and the program's packages initialised, the engine warmed
-// up).
-func (w *Worker) start() (*proc, error) {
+// up, and, for a worker started ahead of its script, its heap's first
+// pages touched).
+func (w *Worker) start(ahead bool) (*proc, error) {
 	path := w.Path
 	if path == "" {
 		var err error
@@ -73,6 +74,9 @@ func (w *Worker) start() (*proc, error) {
 	}
 	p := &proc{cmd: exec.Command(path, w.Args...), toChild: toChildW, fromChild: fromChildR, stderr: &tailBuffer{max: 4 << 10}}
 	p.cmd.Env = []string{workerEnv + "=1"}
+	if ahead {
+		p.cmd.Env = append(p.cmd.Env, workerAheadEnv+"=1")
+	}
 	p.cmd.ExtraFiles = []*os.File{toChildR, fromChildW}
 	p.cmd.Stderr = p.stderr
 	err = p.cmd.Start()
@@ -139,7 +143,7 @@ func (w *Worker) take(principal string) (*proc, error) {
 	if p != nil {
 		return p, nil
 	}
-	return w.start()
+	return w.start(false)
 }
 
 // refill starts workers to wait for principal's scripts, up to the
@@ -198,7 +202,7 @@ func (wp *workerPool) evictOldest() bool {
 func (w *Worker) startIdle(principal string, idle time.Duration) {
 	wp := &w.pool
 	defer wp.wg.Done()
-	p, err := w.start()
+	p, err := w.start(true)
 	wp.mu.Lock()
 	defer wp.mu.Unlock()
 	if wp.starting[principal]--; wp.starting[principal] == 0 {

@@ -341,3 +341,28 @@ func TestWorkerCallIgnoringItsEnd(t *testing.T) {
 		t.Fatalf("error %v, want the time limit", err)
 	}
 }
+
+// TestWarmWorkerMemoryBound: a worker started ahead, whose heap's first
+// pages were touched before its script came, still holds its script to
+// its memory bound, and the next script runs.
+func TestWarmWorkerMemoryBound(t *testing.T) {
+	wm := newWarmMode(t, Warm{Max: 1}, Limits{Memory: 64 << 20})
+	if _, err := wm.run("a", `return 1`); err != nil {
+		t.Fatal(err)
+	}
+	wm.settle()
+	first := wm.last()
+	_, err := wm.run("a", `const keep = []; for (;;) keep.push(new Array(1e5).fill(1))`)
+	var se *ScriptError
+	if !errors.As(err, &se) || !se.Bound || !strings.Contains(se.Message, "memory bound") {
+		t.Fatalf("a script allocating without end in a worker started ahead: %v, want its memory bound", err)
+	}
+	if wm.last() == first {
+		t.Fatal("the script ran in the worker started for the first, not in one started ahead")
+	}
+	wm.settle()
+	if out, err := wm.run("a", `return 2`); err != nil || string(out.JSON) != "2" {
+		t.Fatalf("the next script: %v, %v", out, err)
+	}
+	wm.closeAndCheck(t)
+}
