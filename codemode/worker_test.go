@@ -346,7 +346,7 @@ func TestWorkerCallIgnoringItsEnd(t *testing.T) {
 // pages were touched before its script came, still holds its script to
 // its memory bound, and the next script runs.
 func TestWarmWorkerMemoryBound(t *testing.T) {
-	wm := newWarmMode(t, Warm{Max: 1}, Limits{Memory: 64 << 20})
+	wm := newWarmMode(t, Warm{Max: 1}, Limits{Memory: 64 << 20, Timeout: time.Minute}) // the memory bound, not the time, stops it however slow the machine
 	if _, err := wm.run("a", `return 1`); err != nil {
 		t.Fatal(err)
 	}
