@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -130,6 +131,9 @@ type pendingAuthorization struct {
 	expected *oauth.Expected
 	done     chan struct{}           // closed once it is over, token saved or not
 	cancel   context.CancelCauseFunc // ends it
+	// followed: the other replica's authorization it followed is over,
+	// so a new call no longer shares it, even before done.
+	followed atomic.Bool
 
 	mu     sync.Mutex
 	asking bool                        // a client was asked, or is
@@ -246,7 +250,7 @@ func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, prin
 	if ua.closed {
 		return nil, fmt.Errorf("%w: openapi: the user authorization is closed", toolkit.ErrUnavailable)
 	}
-	if p, ok := ua.pending[principal]; ok {
+	if p, ok := ua.pending[principal]; ok && !p.followed.Load() {
 		return p, nil
 	}
 	verifier := oauth2.GenerateVerifier()
@@ -290,13 +294,15 @@ func (ua *UserAuthorization) start(ctx context.Context, cfg *oauth2.Config, prin
 				ua.end(key) // once the token, if any, is saved
 			}
 			ua.mu.Lock()
-			delete(ua.pending, principal)
+			if ua.pending[principal] == p {
+				delete(ua.pending, principal)
+			}
 			ua.mu.Unlock()
 			close(p.done)
 		}()
 		if e == nil {
 			// Another replica's authorization: its token comes to Store.
-			if ua.follow(wctx, key, principal, resource, authURL) {
+			if ua.follow(wctx, key, principal, resource, authURL, &p.followed) {
 				p.completed(wctx)
 			}
 			return
@@ -355,8 +361,9 @@ func (ua *UserAuthorization) end(key string) {
 // follow waits for the token of principal that another replica's
 // authorization, recorded under key, brings to Store, and reports
 // whether it came; false when that authorization ended without one (the
-// user's next call asks at a URL of this replica's) or ctx ended.
-func (ua *UserAuthorization) follow(ctx context.Context, key, principal, resource, authURL string) bool {
+// user's next call asks at a URL of this replica's) or ctx ended. It sets
+// over as soon as that authorization is seen over, token or not.
+func (ua *UserAuthorization) follow(ctx context.Context, key, principal, resource, authURL string, over *atomic.Bool) bool {
 	stored := func() bool {
 		st, err := ua.load(ctx, principal, resource)
 		return err == nil && st != nil && st.Token != nil
@@ -364,6 +371,7 @@ func (ua *UserAuthorization) follow(ctx context.Context, key, principal, resourc
 	got := false
 	oauth.FollowFlight(ctx, ua.Flights, key, func() bool {
 		if got = stored(); got {
+			over.Store(true)
 			return true
 		}
 		if _, mine, err := ua.Flights.Begin(ctx, key, authURL, oauth.DefaultRedirectExpiry); err != nil || !mine {
@@ -372,6 +380,7 @@ func (ua *UserAuthorization) follow(ctx context.Context, key, principal, resourc
 		// Over: the token, if it came, was saved before the record went.
 		ua.end(key)
 		got = stored()
+		over.Store(true)
 		return true
 	})
 	return got
