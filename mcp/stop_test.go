@@ -1,11 +1,17 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkit/toolkit"
 	"github.com/llmkit/toolkit/internal/testing/testserver"
@@ -30,6 +36,23 @@ func testStopCancelsCallsUpstream(t *testing.T, mode testserver.Mode) {
 	if mode == testserver.SSE {
 		url = h.SSEURL
 	}
+	// The cancellations the server had been sent when the DELETE that
+	// closes the session came (streamable HTTP).
+	var cancels, atDelete atomic.Int64
+	atDelete.Store(-1)
+	h.Intercept(func(_ http.ResponseWriter, r *http.Request) bool {
+		switch r.Method {
+		case http.MethodPost:
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+				cancels.Add(1)
+			}
+		case http.MethodDelete:
+			atDelete.CompareAndSwap(-1, cancels.Load())
+		}
+		return false
+	})
 	r := start(t, url, false, fastBackoff)
 	const n = 3
 	done := make(chan error, n)
@@ -42,6 +65,10 @@ func testStopCancelsCallsUpstream(t *testing.T, mode testserver.Mode) {
 	for range n {
 		recvString(t, s.Started)
 	}
+	var sessions []*sdk.ServerSession
+	for ss := range s.Server.Sessions() {
+		sessions = append(sessions, ss)
+	}
 	mustNotErr(t, r.stop(t))
 	for range n {
 		select {
@@ -53,29 +80,27 @@ func testStopCancelsCallsUpstream(t *testing.T, mode testserver.Mode) {
 			t.Fatal("a call outlived the stop")
 		}
 	}
-	// Every handler was cancelled by the client, not by the test's
-	// cleanup closing the server. Over streamable HTTP the DELETE that
-	// closed the session returned after the handlers did; an SSE server
-	// notices the end of its stream on its own time.
+	// Every handler is cancelled by the client, not by the test's
+	// cleanup closing the server: over streamable HTTP every cancellation
+	// was sent before the DELETE that closed the session. (The go-sdk
+	// server may still take the DELETE before it has read them, and then
+	// waits for the handlers; they end with their cancellations.)
+	if mode != testserver.SSE {
+		if got := atDelete.Load(); got != n {
+			t.Errorf("%d cancellations sent before the session's DELETE, want %d", got, n)
+		}
+	}
 	for range n {
-		if mode == testserver.SSE {
-			recvString(t, s.Cancelled)
-			continue
-		}
+		recvString(t, s.Cancelled)
+	}
+	// The server keeps no session.
+	for _, ss := range sessions {
+		ended := make(chan struct{})
+		go func() { ss.Wait(); close(ended) }()
 		select {
-		case <-s.Cancelled:
-		default:
-			t.Fatal("a handler was still running upstream when Run returned")
+		case <-ended:
+		case <-time.After(waitLimit):
+			t.Fatal("the server kept the session")
 		}
-	}
-	if mode == testserver.SSE {
-		return
-	}
-	sessions := 0
-	for range s.Server.Sessions() {
-		sessions++
-	}
-	if sessions != 0 {
-		t.Errorf("%d sessions left on the server", sessions)
 	}
 }
